@@ -1,0 +1,125 @@
+//! Retire events: what the core tells the trace module about each retired instruction.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Control-flow class of an instruction, as the trace module's interface sees it
+/// (paper Fig. 1: direct/indirect, conditional/unconditional, plus returns).
+///
+/// The class is a property of the instruction *encoding*; whether it was taken is
+/// carried separately. Exceptions are a separate flag on [`RetireEvent`] because an
+/// exception can follow an instruction of any class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[repr(u8)]
+pub enum BranchClass {
+    /// Not a control-flow instruction (includes SWI: its departure is the exception flag).
+    #[default]
+    None = 0,
+    /// Conditional branch whose target is in the encoding (ARM B/BL with cond != AL, Thumb Bcc).
+    DirectCond = 1,
+    /// Unconditional branch whose target is in the encoding (B, BL, BLX imm, Thumb B, BL pair).
+    DirectUncond = 2,
+    /// Conditional instruction that writes the PC from a register or memory.
+    IndirectCond = 3,
+    /// Unconditional instruction that writes the PC from a register or memory.
+    IndirectUncond = 4,
+    /// Function return (BX lr, MOV pc,lr, POP/LDM sp with pc, LDR pc,[sp]...), any condition.
+    Return = 5,
+}
+
+impl BranchClass {
+    pub const ALL: [BranchClass; 6] = [
+        BranchClass::None,
+        BranchClass::DirectCond,
+        BranchClass::DirectUncond,
+        BranchClass::IndirectCond,
+        BranchClass::IndirectUncond,
+        BranchClass::Return,
+    ];
+
+    /// True if a *taken* instruction of this class ends a stream (paper Fig. 2, condition (a)).
+    /// Direct unconditional branches are followed inside a stream.
+    #[inline]
+    pub fn ends_stream_when_taken(self) -> bool {
+        !matches!(self, BranchClass::None | BranchClass::DirectUncond)
+    }
+
+    /// True if the target is not in the encoding.
+    #[inline]
+    pub fn is_indirect(self) -> bool {
+        matches!(
+            self,
+            BranchClass::IndirectCond | BranchClass::IndirectUncond | BranchClass::Return
+        )
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BranchClass::None => "none",
+            BranchClass::DirectCond => "dcond",
+            BranchClass::DirectUncond => "duncond",
+            BranchClass::IndirectCond => "icond",
+            BranchClass::IndirectUncond => "iuncond",
+            BranchClass::Return => "ret",
+        }
+    }
+}
+
+impl fmt::Display for BranchClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for BranchClass {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        BranchClass::ALL
+            .iter()
+            .copied()
+            .find(|c| c.name() == s)
+            .ok_or_else(|| {
+                format!("unknown branch class '{s}' (expected none, dcond, duncond, icond, iuncond or ret)")
+            })
+    }
+}
+
+/// One retired instruction, as delivered by the core (DESIGN.md "RetireEvent").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct RetireEvent {
+    /// Address of the instruction (halfword aligned in Thumb, word aligned in ARM state).
+    pub pc: u32,
+    /// Instruction word (Thumb: the halfword in the low 16 bits).
+    pub insn: u32,
+    /// Executed in Thumb state.
+    pub thumb: bool,
+    /// Static control-flow class of the encoding.
+    pub class: BranchClass,
+    /// The instruction changed the PC (a branch whose condition passed).
+    pub taken: bool,
+    /// Address of the next instruction to execute (with bit 0 = Thumb state of that instruction).
+    pub next_pc: u32,
+    /// Control leaves this instruction for an exception vector (SWI, undefined, abort, or an
+    /// interrupt taken right after it). `next_pc` is then the vector.
+    pub exception: bool,
+    /// Retire cycle (0 when the producer has no timing).
+    pub cycle: u64,
+}
+
+impl RetireEvent {
+    /// The instruction's address in interworking form: bit 0 carries the Thumb state.
+    #[inline]
+    pub fn iw_addr(&self) -> u32 {
+        self.pc | self.thumb as u32
+    }
+
+    /// Size of the instruction in bytes.
+    #[inline]
+    pub fn size(&self) -> u32 {
+        if self.thumb {
+            2
+        } else {
+            4
+        }
+    }
+}
