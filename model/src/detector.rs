@@ -1,0 +1,123 @@
+//! Stream detector (docs/trace-format.md section 3; paper Fig. 2).
+
+use crate::event::{BranchClass, RetireEvent};
+
+/// A completed stream: start address (interworking form), length, and how it ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct StreamDescriptor {
+    /// Start address, bit 0 = Thumb.
+    pub sa: u32,
+    /// Number of instructions, 1..=maxSL.
+    pub sl: u32,
+    /// Class of the last instruction of the stream.
+    pub last_class: BranchClass,
+    /// The stream ended because an exception was taken after its last instruction.
+    pub exception: bool,
+}
+
+impl StreamDescriptor {
+    /// Whether the *next* stream's start address is inferable (section 3.1).
+    #[inline]
+    pub fn next_inferable(&self, max_sl: u32) -> bool {
+        self.last_class == BranchClass::DirectCond && self.sl < max_sl && !self.exception
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct StreamDetector {
+    max_sl: u32,
+    sa: u32,
+    sl: u32,
+    last_class: BranchClass,
+}
+
+impl StreamDetector {
+    pub fn new(max_sl: u32) -> Self {
+        StreamDetector { max_sl, sa: 0, sl: 0, last_class: BranchClass::None }
+    }
+
+    /// Instructions in the current, unfinished stream.
+    pub fn current_len(&self) -> u32 {
+        self.sl
+    }
+
+    /// One retired instruction; returns the descriptor of a stream that ends with it.
+    #[inline]
+    pub fn push(&mut self, ev: &RetireEvent) -> Option<StreamDescriptor> {
+        if self.sl == 0 {
+            self.sa = ev.iw_addr();
+        }
+        self.sl += 1;
+        self.last_class = ev.class;
+        let end = (ev.taken && ev.class.ends_stream_when_taken()) || ev.exception || self.sl == self.max_sl;
+        if end {
+            let d = StreamDescriptor { sa: self.sa, sl: self.sl, last_class: ev.class, exception: ev.exception };
+            self.sl = 0;
+            Some(d)
+        } else {
+            None
+        }
+    }
+
+    /// End the current stream early (flush at end of trace, requested sync).
+    pub fn cut(&mut self) -> Option<StreamDescriptor> {
+        if self.sl == 0 {
+            return None;
+        }
+        let d = StreamDescriptor { sa: self.sa, sl: self.sl, last_class: self.last_class, exception: false };
+        self.sl = 0;
+        Some(d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(pc: u32, class: BranchClass, taken: bool) -> RetireEvent {
+        RetireEvent { pc, class, taken, next_pc: pc + 4, ..Default::default() }
+    }
+
+    #[test]
+    fn rules_of_fig2() {
+        let mut d = StreamDetector::new(255);
+        assert_eq!(d.push(&ev(0x100, BranchClass::None, false)), None);
+        assert_eq!(d.push(&ev(0x104, BranchClass::DirectUncond, true)), None, "B is followed");
+        assert_eq!(d.push(&ev(0x200, BranchClass::DirectCond, false)), None, "not taken continues");
+        assert_eq!(d.push(&ev(0x204, BranchClass::IndirectCond, false)), None);
+        let s = d.push(&ev(0x208, BranchClass::DirectCond, true)).unwrap();
+        assert_eq!(s, StreamDescriptor { sa: 0x100, sl: 5, last_class: BranchClass::DirectCond, exception: false });
+        assert!(s.next_inferable(255));
+        for class in [BranchClass::IndirectCond, BranchClass::IndirectUncond, BranchClass::Return] {
+            let s = d.push(&ev(0x300, class, true)).unwrap();
+            assert_eq!((s.sa, s.sl), (0x300, 1));
+            assert!(!s.next_inferable(255));
+        }
+        let mut e = ev(0x400, BranchClass::DirectCond, true);
+        e.exception = true;
+        let s = d.push(&e).unwrap();
+        assert!(s.exception && !s.next_inferable(255), "exception after a dcond: address is sent");
+        let mut t = ev(0x501, BranchClass::None, false);
+        t.pc = 0x500;
+        t.thumb = true;
+        d.push(&t);
+        let s = d.cut().unwrap();
+        assert_eq!((s.sa, s.sl), (0x501, 1), "Thumb start address carries bit 0");
+        assert_eq!(d.cut(), None);
+    }
+
+    #[test]
+    fn max_length_cut() {
+        let mut d = StreamDetector::new(4);
+        for i in 0..3 {
+            assert_eq!(d.push(&ev(i * 4, BranchClass::None, false)), None);
+        }
+        let s = d.push(&ev(12, BranchClass::DirectCond, true)).unwrap();
+        assert_eq!(s.sl, 4);
+        assert!(!s.next_inferable(4), "a stream of maxSL never makes the next address inferable");
+        for i in 0..4 {
+            let r = d.push(&ev(16 + i * 4, BranchClass::None, false));
+            assert_eq!(r.is_some(), i == 3);
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! Functional-mode trace encoder: retire events (or captured stream descriptors) in,
+//! trace-port bits out (docs/trace-format.md sections 3 and 6).
+
+use thiserror::Error;
+
+use crate::bits::BitWriter;
+use crate::compressor::{CompressorState, StreamOutcome};
+use crate::config::{Config, IsaMode, Scheme};
+use crate::detector::{StreamDescriptor, StreamDetector};
+use crate::event::RetireEvent;
+use crate::format::{write_nexs_diff, EscapeType, ESCAPE_TYPE_BITS, OVERFLOW_COUNT_BITS, SYNC_MARKER};
+use crate::stats::{DescriptorSet, Stats};
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum EncodeError {
+    #[error("event {index}: Thumb instruction at {pc:#010x} but the configuration has isa=arm")]
+    ThumbInArmOnly { index: u64, pc: u32 },
+    #[error("event {index}: pc {pc:#010x} is not aligned for the {state} instruction set")]
+    Misaligned { index: u64, pc: u32, state: &'static str },
+    #[error("event {index}: pc {pc:#010x} (state {state}) does not follow the previous event's next_pc {expected:#010x}")]
+    Discontinuity { index: u64, pc: u32, state: &'static str, expected: u32 },
+}
+
+/// Which component a bit belongs to, for the statistics.
+#[derive(Clone, Copy)]
+enum Component {
+    LspHit,
+    SdcHit,
+    Miss,
+    Escape,
+}
+
+/// The encoded trace: bytes (zero-padded) and the exact number of bits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EncodedTrace {
+    pub bytes: Vec<u8>,
+    pub bit_len: u64,
+}
+
+pub struct Encoder {
+    cfg: Config,
+    detector: StreamDetector,
+    state: CompressorState,
+    out: BitWriter,
+    stats: Stats,
+    unique: DescriptorSet,
+    sum_sl: u64,
+    events: u64,
+    /// next_pc of the previous event (interworking form), for the continuity check.
+    expected_pc: Option<u32>,
+    k: u32,
+    slw: u32,
+}
+
+impl Encoder {
+    /// `cfg` must be valid (`Config::validate`); parsing from text guarantees it.
+    pub fn new(cfg: &Config) -> Self {
+        debug_assert!(cfg.validate().is_ok());
+        Encoder {
+            cfg: *cfg,
+            detector: StreamDetector::new(cfg.max_sl),
+            state: CompressorState::new(cfg),
+            out: BitWriter::with_capacity(1 << 16),
+            stats: Stats { config: cfg.to_string(), ..Default::default() },
+            unique: DescriptorSet::new(),
+            sum_sl: 0,
+            events: 0,
+            expected_pc: None,
+            k: cfg.index_bits(),
+            slw: cfg.sl_bits(),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Bits emitted so far.
+    pub fn bit_len(&self) -> u64 {
+        self.out.bit_len()
+    }
+
+    /// One retired instruction. Checks the event against the configuration and against the
+    /// previous event, so a corrupt event source is reported instead of silently producing a
+    /// trace that decodes to something else.
+    pub fn push(&mut self, ev: &RetireEvent) -> Result<(), EncodeError> {
+        let index = self.events;
+        let state = if ev.thumb { "Thumb" } else { "ARM" };
+        if ev.thumb && self.cfg.isa == IsaMode::ArmOnly {
+            return Err(EncodeError::ThumbInArmOnly { index, pc: ev.pc });
+        }
+        if ev.pc & (ev.size() - 1) != 0 {
+            return Err(EncodeError::Misaligned { index, pc: ev.pc, state });
+        }
+        if let Some(expected) = self.expected_pc {
+            if expected != ev.iw_addr() {
+                return Err(EncodeError::Discontinuity { index, pc: ev.pc, state, expected });
+            }
+        }
+        self.expected_pc = Some(ev.next_pc);
+        self.events += 1;
+        self.stats.instructions += 1;
+        if let Some(d) = self.detector.push(ev) {
+            self.encode_stream(&d);
+        }
+        Ok(())
+    }
+
+    /// Encode a whole slice of events.
+    pub fn push_all(&mut self, events: &[RetireEvent]) -> Result<(), EncodeError> {
+        events.iter().try_for_each(|e| self.push(e))
+    }
+
+    /// Replay a stream descriptor captured earlier (sweeps use this instead of re-simulating;
+    /// the descriptor's instructions count toward the statistics).
+    #[inline]
+    pub fn push_descriptor(&mut self, d: &StreamDescriptor) {
+        self.stats.instructions += d.sl as u64;
+        self.encode_stream(d);
+    }
+
+    /// Cut the current stream and emit SYNC (section 7, requested sync).
+    pub fn request_sync(&mut self) {
+        if let Some(d) = self.detector.cut() {
+            self.encode_stream(&d);
+        }
+        self.sync();
+    }
+
+    /// Records were dropped (cycle mode): emit OVERFLOW with the lost instruction count and
+    /// reset. The unfinished current stream is part of the loss.
+    pub fn overflow(&mut self, lost_instructions: u64) {
+        let _lost_with_stream = self.detector.cut();
+        self.flush_run();
+        self.escape(EscapeType::Overflow);
+        let lost = lost_instructions.min(u32::MAX as u64);
+        self.put(Component::Escape, lost, OVERFLOW_COUNT_BITS);
+        self.marker_and_reset();
+    }
+
+    /// Flush the partial stream, emit END, and return the trace and statistics.
+    pub fn finish(mut self) -> (EncodedTrace, Stats) {
+        if let Some(d) = self.detector.cut() {
+            self.encode_stream(&d);
+        }
+        self.flush_run();
+        self.escape(EscapeType::End);
+        let before = self.out.bit_len();
+        self.out.pad_to_byte();
+        self.stats.bits.escape += self.out.bit_len() - before;
+        let bit_len = self.out.bit_len();
+        self.stats.unique_streams = self.unique.len() as u64;
+        if let Some(a) = &self.state.aolc {
+            self.stats.aolc_resizes = a.resizes();
+        }
+        self.stats.finish(self.sum_sl);
+        (EncodedTrace { bytes: self.out.into_bytes(), bit_len }, self.stats)
+    }
+
+    #[inline]
+    fn put(&mut self, c: Component, value: u64, n: u32) {
+        self.out.put_wide(value, n);
+        let b = &mut self.stats.bits;
+        match c {
+            Component::LspHit => b.lsp_hit += n as u64,
+            Component::SdcHit => b.sdc_hit += n as u64,
+            Component::Miss => b.miss += n as u64,
+            Component::Escape => b.escape += n as u64,
+        }
+    }
+
+    #[inline]
+    fn encode_stream(&mut self, d: &StreamDescriptor) {
+        self.stats.streams += 1;
+        self.sum_sl += d.sl as u64;
+        self.stats.max_sl = self.stats.max_sl.max(d.sl);
+        self.unique.insert(((d.sa as u64) << 16) | d.sl as u64);
+        if self.cfg.scheme.uses_sdc() {
+            self.encode_sdc_stream(d);
+        } else {
+            self.encode_baseline_stream(d);
+        }
+        self.state.after_stream(d);
+        if d.exception {
+            self.stats.exceptions += 1;
+            self.flush_run();
+            self.escape(EscapeType::Exception);
+        }
+        if self.state.sync_due() {
+            self.sync();
+        }
+    }
+
+    fn encode_sdc_stream(&mut self, d: &StreamDescriptor) {
+        self.stats.sdc_lookups += 1;
+        match self.state.access(d.sa, d.sl) {
+            StreamOutcome::LspHit { .. } => {
+                self.stats.sdc_hits += 1;
+                self.stats.lsp_hits += 1;
+                match &mut self.state.aolc {
+                    None => self.put(Component::LspHit, 1, 1),
+                    Some(aolc) => {
+                        let width = aolc.width();
+                        if let Some(n) = aolc.count_hit() {
+                            self.put_run(n, width);
+                        }
+                    }
+                }
+            }
+            StreamOutcome::SdcHit { si } => {
+                self.stats.sdc_hits += 1;
+                self.flush_run();
+                self.put(Component::SdcHit, si as u64, 1 + self.k);
+            }
+            StreamOutcome::SdcMiss { forced } => {
+                self.stats.forced_misses += forced as u64;
+                self.flush_run();
+                // '0' + SI=0 is 1 + k zero bits, then SL.
+                self.put(Component::Miss, d.sl as u64, 1 + self.k + self.slw);
+                if self.state.infer {
+                    self.stats.inferred_records += 1;
+                } else {
+                    self.stats.address_records += 1;
+                    self.put_address(d.sa);
+                }
+            }
+        }
+    }
+
+    /// The address field of a miss record: A(32) for bSDC, `L` for e/rSDC.
+    fn put_address(&mut self, a: u32) {
+        let Some(lvsa) = &mut self.state.lvsa else {
+            self.put(Component::Miss, a as u64, 32);
+            return;
+        };
+        let low = self.cfg.low_bits();
+        let u = lvsa.width();
+        let hit = lvsa.matches(a);
+        if self.cfg.scheme == Scheme::ESdc {
+            lvsa.update(a);
+        }
+        if hit {
+            self.stats.lvsa_hits += 1;
+            let lower = (a & (u32::MAX >> u)) >> low;
+            self.put(Component::Miss, (1u64 << (32 - u - low)) | lower as u64, 1 + 32 - u - low);
+        } else {
+            self.put(Component::Miss, (a >> low) as u64, 1 + 32 - low);
+        }
+    }
+
+    fn encode_baseline_stream(&mut self, d: &StreamDescriptor) {
+        self.put(Component::Miss, d.sl as u64, self.slw);
+        match self.cfg.scheme {
+            Scheme::FBase => self.put(Component::Miss, d.sa as u64, 32),
+            _ if self.state.infer => self.stats.inferred_records += 1,
+            Scheme::Base => {
+                self.stats.address_records += 1;
+                self.put(Component::Miss, d.sa as u64, 32)
+            }
+            Scheme::Nexs => {
+                self.stats.address_records += 1;
+                let n = write_nexs_diff(&mut self.out, d.sa ^ self.state.prev_sa);
+                self.stats.bits.miss += n as u64;
+            }
+            _ => unreachable!("SDC schemes take the other path"),
+        }
+    }
+
+    #[inline]
+    fn put_run(&mut self, n: u32, width: u32) {
+        self.stats.run_records += 1;
+        self.put(Component::LspHit, (1u64 << width) | (n - 1) as u64, 1 + width);
+        if let Some(a) = &mut self.state.aolc {
+            a.after_run(n);
+        }
+    }
+
+    fn flush_run(&mut self) {
+        if let Some(aolc) = &mut self.state.aolc {
+            let width = aolc.width();
+            if let Some(n) = aolc.take_pending() {
+                self.put_run(n, width);
+            }
+        }
+    }
+
+    fn escape(&mut self, t: EscapeType) {
+        let prefix = if self.cfg.scheme.uses_sdc() { 1 + self.k + self.slw } else { self.slw };
+        self.put(Component::Escape, 0, prefix);
+        self.put(Component::Escape, t as u64, ESCAPE_TYPE_BITS);
+    }
+
+    fn sync(&mut self) {
+        self.flush_run();
+        self.escape(EscapeType::Sync);
+        self.marker_and_reset();
+    }
+
+    fn marker_and_reset(&mut self) {
+        let before = self.out.bit_len();
+        self.out.pad_to_byte();
+        for b in SYNC_MARKER {
+            self.out.put(b as u64, 8);
+        }
+        self.stats.bits.escape += self.out.bit_len() - before;
+        self.stats.syncs += 1;
+        self.state.reset();
+    }
+}
+
+/// Encode a slice of events in one call.
+pub fn encode_events(cfg: &Config, events: &[RetireEvent]) -> Result<(EncodedTrace, Stats), EncodeError> {
+    let mut e = Encoder::new(cfg);
+    e.push_all(events)?;
+    Ok(e.finish())
+}
