@@ -1,1 +1,20 @@
-//! placeholder
+//! streamtrace-isa: the ARMv5TE instruction-set knowledge shared by the core model and
+//! the decoder.
+//!
+//! * [`classify`]: the control-flow classifier ([`classify_arm`], [`classify_thumb`]),
+//!   whose rules are the contract between the trace producer and the decoder.
+//! * [`image`]: the [`ProgramImage`] read interface and the sparse [`MemoryImage`].
+//! * [`elf`]: [`ElfImage`], a program image loaded from a 32-bit little-endian ARM ELF.
+
+pub mod classify;
+pub mod elf;
+pub mod error;
+pub mod image;
+
+pub use classify::{
+    classify_arm, classify_thumb, insn_size, is_thumb_bl_prefix, is_thumb_bl_suffix, Classified,
+};
+pub use elf::{ElfImage, Mapping, Symbol, SymbolKind};
+pub use error::ImageError;
+pub use image::{MemoryImage, ProgramImage, Segment};
+pub use streamtrace_model::BranchClass;
