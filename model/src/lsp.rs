@@ -83,9 +83,12 @@ mod tests {
         let mut p = lsp("bsdc-16x4-16,hist=3");
         p.access(3);
         p.access(5);
-        p.access(6);
-        // h0=6, h1=5, h2=3: 6 ^ 10 ^ 12 = 0 -> & 15 = 0
-        assert_eq!(p.index(), (6 ^ (5 << 1) ^ (3 << 2)) & 15);
+        p.access(9);
+        // h0=9, h1=5, h2=3: 0b1001 ^ 0b1010 ^ 0b1100 = 0b1111
+        assert_eq!(p.index(), 15);
+        p.access(1);
+        // h0=1, h1=9, h2=5: 0b00001 ^ 0b10010 ^ 0b10100 = 0b00111 (bit 4 masked anyway)
+        assert_eq!(p.index(), 7);
         let mut q = lsp("bsdc-16x4-4");
         q.access(7);
         assert_eq!(q.index(), 3, "previous index masked to the table size");

@@ -196,12 +196,12 @@ mod tests {
     fn paper_fig4_index_and_first_fill() {
         // 64-entry 4-way, iSet = SA[7:4] xor SL[3:0]: (0x020001f4, 9) -> set 6, way 0, SI 0b011000.
         let mut sdc = StreamDescriptorCache::new(&cfg("bsdc-16x4-64"));
-        assert_eq!(sdc.set_index(0x0200_01f4, 9), 6);
-        assert_eq!(sdc.lookup(0x0200_01f4, 9), None);
-        assert_eq!(sdc.fill(0x0200_01f4, 9), 0b011000);
-        assert_eq!(sdc.lookup(0x0200_01f4, 9), Some(0b011000));
-        assert_eq!(sdc.entry(0b011000), Some((0x0200_01f4, 9)));
-        assert_eq!(sdc.lookup(0x0200_01f4, 10), None, "SL is part of the descriptor");
+        assert_eq!(sdc.set_index(0x0200_01F4, 9), 6);
+        assert_eq!(sdc.lookup(0x0200_01F4, 9), None);
+        assert_eq!(sdc.fill(0x0200_01F4, 9), 0b011000);
+        assert_eq!(sdc.lookup(0x0200_01F4, 9), Some(0b011000));
+        assert_eq!(sdc.entry(0b011000), Some((0x0200_01F4, 9)));
+        assert_eq!(sdc.lookup(0x0200_01F4, 10), None, "SL is part of the descriptor");
     }
 
     /// Fill `n` distinct streams that all map to set `set` (same SL, SA differing above the index).
@@ -296,8 +296,8 @@ mod tests {
     #[test]
     fn rsdc_tag_drops_upper_bits() {
         let mut sdc = StreamDescriptorCache::new(&cfg("rsdc-32x4-128"));
-        let si = sdc.fill(0x0200_01f4, 9);
-        assert_eq!(sdc.entry(si), Some((0x0000_01f4, 9)));
-        assert_eq!(sdc.lookup(0x7F40_01f4, 9), Some(si), "aliases: upper 12 bits are the LVSA's job");
+        let si = sdc.fill(0x0200_01F4, 9);
+        assert_eq!(sdc.entry(si), Some((0x0000_01F4, 9)));
+        assert_eq!(sdc.lookup(0x7F40_01F4, 9), Some(si), "aliases: upper 12 bits are the LVSA's job");
     }
 }
