@@ -17,6 +17,7 @@ pub mod lsp;
 pub mod lvsa;
 pub mod sdc;
 pub mod stats;
+pub mod storage;
 
 pub use aolc::AdaptiveOneLengthCounter;
 pub use compressor::{CompressorState, StreamOutcome};
@@ -28,3 +29,4 @@ pub use lsp::LastStreamPredictor;
 pub use lvsa::LastValueStartAddress;
 pub use sdc::StreamDescriptorCache;
 pub use stats::{ComponentBits, Stats};
+pub use storage::{storage_bits, StorageBits};
