@@ -1,0 +1,16 @@
+//! streamtrace-sim: the XScale-like ARMv5TE core model. It loads ELF programs, executes ARM
+//! and Thumb code with the ARM exception model and rdimon semihosting, and reports every
+//! retired instruction (with its memory accesses) to a hook: the trace module, a PC trace
+//! writer, later a timing model.
+
+pub mod arm;
+pub mod cpu;
+pub mod machine;
+pub mod memory;
+pub mod semihost;
+pub mod thumb;
+
+pub use cpu::{Cpu, ExceptionKind, Mode};
+pub use machine::{Bus, ExceptionPolicy, Flow, Machine, MemAccess, NoHook, RetireHook, SimError, StepOutcome};
+pub use memory::{MemFault, Memory};
+pub use semihost::{Semihost, SemihostOutcome};

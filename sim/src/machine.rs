@@ -1,0 +1,377 @@
+//! The machine: CPU + memory + semihosting, the fetch/execute loop, and retire events.
+//!
+//! The loop is the one place every instruction passes through; a retire hook (the trace
+//! module, a timing model, a PC trace writer) sees each retired instruction with its memory
+//! accesses. Hooks are generic parameters, so the functional path pays nothing for them
+//! when the hook is empty.
+
+use thiserror::Error;
+
+use streamtrace_isa::{classify_arm, classify_thumb, is_thumb_bl_suffix, ElfImage};
+use streamtrace_model::{BranchClass, RetireEvent};
+
+use crate::cpu::{Cpu, ExceptionKind};
+use crate::memory::{MemFault, Memory};
+use crate::semihost::{Semihost, SemihostOutcome};
+
+/// One data access of an instruction, for the host-side stages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct MemAccess {
+    pub addr: u32,
+    /// 1, 2 or 4 bytes.
+    pub size: u8,
+    pub write: bool,
+    /// Value read or written (zero-extended).
+    pub value: u32,
+}
+
+/// Memory as the executors see it: every access is checked and, when logging is on,
+/// recorded for the retire hook.
+pub struct Bus<'a> {
+    pub mem: &'a mut Memory,
+    pub log: &'a mut Vec<MemAccess>,
+    pub logging: bool,
+    /// The first access that faulted (executors turn it into a data abort).
+    pub fault: Option<MemFault>,
+}
+
+impl Bus<'_> {
+    #[inline]
+    fn check<T>(&mut self, r: Result<T, MemFault>) -> Result<T, MemFault> {
+        if let Err(f) = &r {
+            self.fault.get_or_insert(*f);
+        }
+        r
+    }
+
+    #[inline]
+    fn record(&mut self, addr: u32, size: u8, write: bool, value: u32) {
+        if self.logging {
+            self.log.push(MemAccess { addr, size, write, value });
+        }
+    }
+
+    #[inline]
+    pub fn read8(&mut self, addr: u32) -> Result<u8, MemFault> {
+        let r = self.mem.read8(addr);
+        let v = self.check(r)?;
+        self.record(addr, 1, false, v as u32);
+        Ok(v)
+    }
+
+    #[inline]
+    pub fn read16(&mut self, addr: u32) -> Result<u16, MemFault> {
+        let r = self.mem.read16(addr);
+        let v = self.check(r)?;
+        self.record(addr, 2, false, v as u32);
+        Ok(v)
+    }
+
+    /// Word read at `addr` exactly (no alignment or rotation: that is the executor's rule).
+    #[inline]
+    pub fn read32(&mut self, addr: u32) -> Result<u32, MemFault> {
+        let r = self.mem.read32(addr);
+        let v = self.check(r)?;
+        self.record(addr, 4, false, v);
+        Ok(v)
+    }
+
+    #[inline]
+    pub fn write8(&mut self, addr: u32, v: u8) -> Result<(), MemFault> {
+        let r = self.mem.write8(addr, v);
+        self.check(r)?;
+        self.record(addr, 1, true, v as u32);
+        Ok(())
+    }
+
+    #[inline]
+    pub fn write16(&mut self, addr: u32, v: u16) -> Result<(), MemFault> {
+        let r = self.mem.write16(addr, v);
+        self.check(r)?;
+        self.record(addr, 2, true, v as u32);
+        Ok(())
+    }
+
+    #[inline]
+    pub fn write32(&mut self, addr: u32, v: u32) -> Result<(), MemFault> {
+        let r = self.mem.write32(addr, v);
+        self.check(r)?;
+        self.record(addr, 4, true, v);
+        Ok(())
+    }
+}
+
+/// What an executed instruction did to control flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// Continue with the next sequential instruction (also: condition failed).
+    Next,
+    /// The instruction wrote the PC: `cpu.r[15]` and `cpu.thumb` hold the target.
+    Jump,
+    /// The instruction raises an exception. Architectural state is as the ARM ARM leaves
+    /// it before the exception entry (the machine performs the entry).
+    Exception(ExceptionKind),
+    /// Semihosting trap (SVC 0x123456 in ARM state, SVC 0xAB in Thumb state).
+    Semihost,
+}
+
+/// Why a run stopped abnormally. Every variant names where.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum SimError {
+    #[error("undefined instruction {insn:#010x} at {pc:#010x} ({state} state)")]
+    Undefined { pc: u32, insn: u32, state: &'static str },
+    #[error("instruction fetch from unmapped address {pc:#010x}")]
+    FetchFault { pc: u32 },
+    #[error("data {kind} of unmapped address {addr:#010x} by the instruction at {pc:#010x}")]
+    DataFault { pc: u32, addr: u32, kind: &'static str },
+    #[error("{what} at {pc:#010x}: no handler in a user program (use system mode for vectors)")]
+    UnhandledException { pc: u32, what: &'static str },
+    #[error("unpredictable instruction {insn:#010x} at {pc:#010x}: {reason}")]
+    Unpredictable { pc: u32, insn: u32, reason: &'static str },
+    #[error("semihosting call at {pc:#010x}: {reason}")]
+    Semihosting { pc: u32, reason: String },
+    #[error("instruction limit of {limit} reached at {pc:#010x}")]
+    InstructionLimit { limit: u64, pc: u32 },
+}
+
+/// Receives every retired instruction.
+pub trait RetireHook {
+    /// `accesses` is empty unless the machine logs memory accesses.
+    fn retire(&mut self, ev: &RetireEvent, accesses: &[MemAccess]);
+}
+
+/// A hook that does nothing (functional runs).
+pub struct NoHook;
+
+impl RetireHook for NoHook {
+    #[inline]
+    fn retire(&mut self, _: &RetireEvent, _: &[MemAccess]) {}
+}
+
+impl<F: FnMut(&RetireEvent, &[MemAccess])> RetireHook for F {
+    #[inline]
+    fn retire(&mut self, ev: &RetireEvent, accesses: &[MemAccess]) {
+        self(ev, accesses)
+    }
+}
+
+/// How exceptions other than semihosting are handled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExceptionPolicy {
+    /// User programs (newlib): an exception is an error that stops the run.
+    Stop,
+    /// Bare-metal programs with vectors: take the exception.
+    Vector,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepOutcome {
+    Running,
+    Exited(i32),
+}
+
+/// Direct-mapped cache of the classifier's answer per instruction address (the
+/// classification is needed for every retire event; the word check makes it exact even
+/// for self-modifying code).
+struct ClassCache {
+    keys: Vec<u32>,
+    words: Vec<u32>,
+    classes: Vec<BranchClass>,
+}
+
+const CLASS_CACHE: usize = 1 << 14;
+
+impl ClassCache {
+    fn new() -> Self {
+        ClassCache {
+            keys: vec![u32::MAX; CLASS_CACHE],
+            words: vec![0; CLASS_CACHE],
+            classes: vec![BranchClass::None; CLASS_CACHE],
+        }
+    }
+
+    #[inline]
+    fn class(&mut self, mem: &Memory, iw: u32, word: u32) -> BranchClass {
+        let i = (iw >> 1) as usize & (CLASS_CACHE - 1);
+        if self.keys[i] == iw && self.words[i] == word {
+            return self.classes[i];
+        }
+        let pc = iw & !1;
+        let c = if iw & 1 == 1 {
+            let hw = word as u16;
+            let prev = if is_thumb_bl_suffix(hw) { mem.read16(pc.wrapping_sub(2)).ok() } else { None };
+            classify_thumb(hw, prev, pc)
+        } else {
+            classify_arm(word, pc)
+        };
+        // A Thumb BL/BLX suffix depends on the halfword before it; do not cache those.
+        if !(iw & 1 == 1 && is_thumb_bl_suffix(word as u16)) {
+            self.keys[i] = iw;
+            self.words[i] = word;
+            self.classes[i] = c.class;
+        }
+        c.class
+    }
+}
+
+pub struct Machine {
+    pub cpu: Cpu,
+    pub mem: Memory,
+    pub semihost: Semihost,
+    pub policy: ExceptionPolicy,
+    /// Record data accesses for the retire hook.
+    pub log_accesses: bool,
+    pub retired: u64,
+    accesses: Vec<MemAccess>,
+    classes: ClassCache,
+    exit: Option<i32>,
+}
+
+/// Where user programs get their stack (the same value QEMU's linux-user reports is not
+/// needed for the PC stream; HEAPINFO returns it).
+pub const DEFAULT_STACK_TOP: u32 = 0x4080_0000;
+pub const DEFAULT_STACK_SIZE: u32 = 8 << 20;
+pub const DEFAULT_HEAP_SIZE: u32 = 128 << 20;
+
+impl Machine {
+    pub fn new(mem: Memory, semihost: Semihost) -> Self {
+        Machine {
+            cpu: Cpu::new(),
+            mem,
+            semihost,
+            policy: ExceptionPolicy::Stop,
+            log_accesses: false,
+            retired: 0,
+            accesses: Vec::with_capacity(32),
+            classes: ClassCache::new(),
+            exit: None,
+        }
+    }
+
+    /// A user-mode machine for a newlib program: segments loaded, heap after the highest
+    /// segment, stack below `DEFAULT_STACK_TOP`, PC at the entry point.
+    pub fn for_elf(elf: &ElfImage, semihost: Semihost) -> Machine {
+        let mut mem = Memory::new();
+        mem.load_image(elf.memory()).expect("ELF segments were validated by the loader");
+        let heap_base = elf
+            .memory()
+            .segments()
+            .iter()
+            .map(|s| s.end())
+            .max()
+            .unwrap_or(0)
+            .next_multiple_of(8) as u32;
+        mem.map_region(heap_base, DEFAULT_HEAP_SIZE as u64);
+        mem.map_region(DEFAULT_STACK_TOP - DEFAULT_STACK_SIZE, DEFAULT_STACK_SIZE as u64 + 0x1_0000);
+        let mut m = Machine::new(mem, semihost);
+        m.semihost.set_memory_layout(heap_base, heap_base.wrapping_add(DEFAULT_HEAP_SIZE), DEFAULT_STACK_TOP, 0);
+        let entry = elf.entry();
+        m.cpu.thumb = entry & 1 == 1;
+        m.cpu.r[15] = entry & !1;
+        m.cpu.r[13] = DEFAULT_STACK_TOP;
+        m
+    }
+
+    pub fn exit_code(&self) -> Option<i32> {
+        self.exit
+    }
+
+    /// Execute one instruction and report it to `hook`.
+    #[inline]
+    pub fn step<H: RetireHook + ?Sized>(&mut self, hook: &mut H) -> Result<StepOutcome, SimError> {
+        if let Some(code) = self.exit {
+            return Ok(StepOutcome::Exited(code));
+        }
+        let pc = self.cpu.r[15];
+        let thumb = self.cpu.thumb;
+        let iw = pc | thumb as u32;
+        let word = if thumb {
+            self.mem.read16(pc).map(|h| h as u32)
+        } else {
+            self.mem.read32(pc)
+        }
+        .map_err(|_| SimError::FetchFault { pc })?;
+        let class = self.classes.class(&self.mem, iw, word);
+        self.accesses.clear();
+        let (flow, fault) = {
+            let mut bus =
+                Bus { mem: &mut self.mem, log: &mut self.accesses, logging: self.log_accesses, fault: None };
+            let flow = if thumb {
+                crate::thumb::execute(&mut self.cpu, &mut bus, word as u16)?
+            } else {
+                crate::arm::execute(&mut self.cpu, &mut bus, word)?
+            };
+            (flow, bus.fault)
+        };
+        let size = if thumb { 2 } else { 4 };
+        let mut exception = false;
+        let taken;
+        match flow {
+            Flow::Next => {
+                taken = false;
+                self.cpu.r[15] = pc.wrapping_add(size);
+            }
+            Flow::Jump => {
+                taken = true;
+                if class == BranchClass::None {
+                    return Err(SimError::Unpredictable {
+                        pc,
+                        insn: word,
+                        reason: "writes the PC but is not a control-flow instruction of the ARMv5TE classifier",
+                    });
+                }
+            }
+            Flow::Semihost => {
+                taken = false;
+                self.cpu.r[15] = pc.wrapping_add(size);
+                match self.semihost.call(&mut self.cpu, &mut self.mem).map_err(|reason| SimError::Semihosting { pc, reason })? {
+                    SemihostOutcome::Continue => {}
+                    SemihostOutcome::Exit(code) => self.exit = Some(code),
+                }
+            }
+            Flow::Exception(kind) => {
+                if self.policy == ExceptionPolicy::Stop {
+                    return Err(match kind {
+                        ExceptionKind::Undefined => {
+                            SimError::Undefined { pc, insn: word, state: if thumb { "Thumb" } else { "ARM" } }
+                        }
+                        ExceptionKind::DataAbort => SimError::DataFault {
+                            pc,
+                            addr: fault.map_or(0, |f| f.addr),
+                            kind: if fault.is_some_and(|f| f.write) { "write" } else { "read" },
+                        },
+                        other => SimError::UnhandledException { pc, what: other.name() },
+                    });
+                }
+                taken = false;
+                exception = true;
+                // Return links: SWI/UND -> next instruction; aborts -> +8/+4 per the ARM ARM.
+                let link = match kind {
+                    ExceptionKind::Swi | ExceptionKind::Undefined => pc.wrapping_add(size),
+                    ExceptionKind::PrefetchAbort => pc.wrapping_add(4),
+                    ExceptionKind::DataAbort => pc.wrapping_add(8),
+                    _ => pc.wrapping_add(4),
+                };
+                self.cpu.enter_exception(kind, link);
+            }
+        }
+        self.retired += 1;
+        let next_pc = self.cpu.r[15] | self.cpu.thumb as u32;
+        let ev = RetireEvent { pc, insn: word, thumb, class, taken, next_pc, exception, cycle: 0 };
+        hook.retire(&ev, &self.accesses);
+        Ok(match self.exit {
+            Some(code) => StepOutcome::Exited(code),
+            None => StepOutcome::Running,
+        })
+    }
+
+    /// Run until the program exits or `max_insns` instructions retired.
+    pub fn run<H: RetireHook + ?Sized>(&mut self, max_insns: u64, hook: &mut H) -> Result<i32, SimError> {
+        while self.retired < max_insns {
+            if let StepOutcome::Exited(code) = self.step(hook)? {
+                return Ok(code);
+            }
+        }
+        Err(SimError::InstructionLimit { limit: max_insns, pc: self.cpu.r[15] })
+    }
+}

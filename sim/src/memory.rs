@@ -1,0 +1,224 @@
+//! Sparse, paged, little-endian memory of the simulated machine.
+//!
+//! Pages are 4 KiB and allocated on first write inside an allowed region (ELF segments,
+//! heap, stack); reads of an allowed page that was never written return zeros. Accesses
+//! outside every region are faults, reported with the address.
+
+use streamtrace_isa::ProgramImage;
+
+pub const PAGE_BITS: u32 = 12;
+pub const PAGE_SIZE: usize = 1 << PAGE_BITS;
+const PAGES: usize = 1 << (32 - PAGE_BITS);
+
+type Page = [u8; PAGE_SIZE];
+
+/// An access to an address no region covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemFault {
+    pub addr: u32,
+    pub write: bool,
+}
+
+pub struct Memory {
+    pages: Vec<Option<Box<Page>>>,
+    /// One bit per page: may be allocated on demand.
+    allowed: Vec<u64>,
+}
+
+impl Default for Memory {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Memory {
+    pub fn new() -> Self {
+        let mut pages = Vec::with_capacity(PAGES);
+        pages.resize_with(PAGES, || None);
+        Memory { pages, allowed: vec![0; PAGES / 64] }
+    }
+
+    /// Allow `[base, base + len)` (rounded out to pages).
+    pub fn map_region(&mut self, base: u32, len: u64) {
+        if len == 0 {
+            return;
+        }
+        let first = (base >> PAGE_BITS) as u64;
+        let last = ((base as u64 + len - 1) >> PAGE_BITS).min(PAGES as u64 - 1);
+        for p in first..=last {
+            self.allowed[(p / 64) as usize] |= 1 << (p % 64);
+        }
+    }
+
+    #[inline]
+    fn is_allowed(&self, page: usize) -> bool {
+        self.allowed[page / 64] >> (page % 64) & 1 == 1
+    }
+
+    /// Is `addr` inside an allowed region?
+    pub fn is_mapped(&self, addr: u32) -> bool {
+        self.is_allowed((addr >> PAGE_BITS) as usize)
+    }
+
+    #[inline]
+    fn page_mut(&mut self, addr: u32) -> Result<&mut Page, MemFault> {
+        let idx = (addr >> PAGE_BITS) as usize;
+        if self.pages[idx].is_none() {
+            if !self.is_allowed(idx) {
+                return Err(MemFault { addr, write: true });
+            }
+            self.pages[idx] = Some(Box::new([0u8; PAGE_SIZE]));
+        }
+        Ok(self.pages[idx].as_mut().expect("allocated above"))
+    }
+
+    #[inline]
+    fn byte(&self, addr: u32) -> Result<u8, MemFault> {
+        let idx = (addr >> PAGE_BITS) as usize;
+        match &self.pages[idx] {
+            Some(p) => Ok(p[addr as usize & (PAGE_SIZE - 1)]),
+            None if self.is_allowed(idx) => Ok(0),
+            None => Err(MemFault { addr, write: false }),
+        }
+    }
+
+    #[inline]
+    pub fn read8(&self, addr: u32) -> Result<u8, MemFault> {
+        self.byte(addr)
+    }
+
+    /// Little-endian halfword at any address (alignment is the caller's rule).
+    #[inline]
+    pub fn read16(&self, addr: u32) -> Result<u16, MemFault> {
+        let off = addr as usize & (PAGE_SIZE - 1);
+        if off + 2 <= PAGE_SIZE {
+            let idx = (addr >> PAGE_BITS) as usize;
+            if let Some(p) = &self.pages[idx] {
+                return Ok(u16::from_le_bytes([p[off], p[off + 1]]));
+            }
+        }
+        Ok(u16::from_le_bytes([self.byte(addr)?, self.byte(addr.wrapping_add(1))?]))
+    }
+
+    /// Little-endian word at any address (alignment and rotation are the caller's rules).
+    #[inline]
+    pub fn read32(&self, addr: u32) -> Result<u32, MemFault> {
+        let off = addr as usize & (PAGE_SIZE - 1);
+        if off + 4 <= PAGE_SIZE {
+            let idx = (addr >> PAGE_BITS) as usize;
+            if let Some(p) = &self.pages[idx] {
+                return Ok(u32::from_le_bytes([p[off], p[off + 1], p[off + 2], p[off + 3]]));
+            }
+        }
+        let mut b = [0u8; 4];
+        for (i, v) in b.iter_mut().enumerate() {
+            *v = self.byte(addr.wrapping_add(i as u32))?;
+        }
+        Ok(u32::from_le_bytes(b))
+    }
+
+    #[inline]
+    pub fn write8(&mut self, addr: u32, v: u8) -> Result<(), MemFault> {
+        let p = self.page_mut(addr)?;
+        p[addr as usize & (PAGE_SIZE - 1)] = v;
+        Ok(())
+    }
+
+    #[inline]
+    pub fn write16(&mut self, addr: u32, v: u16) -> Result<(), MemFault> {
+        let off = addr as usize & (PAGE_SIZE - 1);
+        if off + 2 <= PAGE_SIZE {
+            let p = self.page_mut(addr)?;
+            p[off..off + 2].copy_from_slice(&v.to_le_bytes());
+            return Ok(());
+        }
+        self.write_bytes(addr, &v.to_le_bytes())
+    }
+
+    #[inline]
+    pub fn write32(&mut self, addr: u32, v: u32) -> Result<(), MemFault> {
+        let off = addr as usize & (PAGE_SIZE - 1);
+        if off + 4 <= PAGE_SIZE {
+            let p = self.page_mut(addr)?;
+            p[off..off + 4].copy_from_slice(&v.to_le_bytes());
+            return Ok(());
+        }
+        self.write_bytes(addr, &v.to_le_bytes())
+    }
+
+    /// Write bytes; all-or-nothing with respect to faults.
+    pub fn write_bytes(&mut self, addr: u32, data: &[u8]) -> Result<(), MemFault> {
+        for i in 0..data.len() as u32 {
+            let a = addr.wrapping_add(i);
+            if !self.is_mapped(a) {
+                return Err(MemFault { addr: a, write: true });
+            }
+        }
+        for (i, &b) in data.iter().enumerate() {
+            self.write8(addr.wrapping_add(i as u32), b)?;
+        }
+        Ok(())
+    }
+
+    /// Read `len` bytes (for semihosting buffers).
+    pub fn read_bytes(&self, addr: u32, len: usize) -> Result<Vec<u8>, MemFault> {
+        (0..len as u32).map(|i| self.byte(addr.wrapping_add(i))).collect()
+    }
+
+    /// Read a NUL-terminated string of at most `max` bytes.
+    pub fn read_cstr(&self, addr: u32, max: usize) -> Result<Vec<u8>, MemFault> {
+        let mut out = Vec::new();
+        for i in 0..max as u32 {
+            let b = self.byte(addr.wrapping_add(i))?;
+            if b == 0 {
+                break;
+            }
+            out.push(b);
+        }
+        Ok(out)
+    }
+
+    /// Copy every segment of a program image in and allow its range.
+    pub fn load_image(&mut self, image: &streamtrace_isa::MemoryImage) -> Result<(), MemFault> {
+        for seg in image.segments() {
+            self.map_region(seg.base(), seg.len() as u64);
+            self.write_bytes(seg.base(), seg.bytes())?;
+        }
+        Ok(())
+    }
+}
+
+impl ProgramImage for Memory {
+    #[inline]
+    fn read_u32(&self, addr: u32) -> Option<u32> {
+        self.read32(addr).ok()
+    }
+
+    #[inline]
+    fn read_u16(&self, addr: u32) -> Option<u16> {
+        self.read16(addr).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regions_pages_and_faults() {
+        let mut m = Memory::new();
+        assert_eq!(m.read32(0x8000), Err(MemFault { addr: 0x8000, write: false }));
+        m.map_region(0x8000, 0x2000);
+        assert_eq!(m.read32(0x8000), Ok(0), "allowed, never written");
+        m.write32(0x8FFE, 0x1122_3344).unwrap(); // straddles two pages
+        assert_eq!(m.read32(0x8FFE), Ok(0x1122_3344));
+        assert_eq!(m.read16(0x8FFF), Ok(0x2233));
+        assert_eq!(m.read8(0x9001), Ok(0x11));
+        assert_eq!(m.write32(0x9FFE, 1), Err(MemFault { addr: 0xA000, write: true }), "last 2 bytes outside");
+        assert_eq!(m.read16(0x9FFE), Ok(0), "nothing was written by the failed store");
+        m.map_region(0xFFFF_F000, 0x1000);
+        m.write8(0xFFFF_FFFF, 7).unwrap();
+        assert_eq!(m.read_cstr(0xFFFF_FFFF, 4), Err(MemFault { addr: 0, write: false }));
+        assert_eq!(ProgramImage::read_u32(&m, 0x8FFE), Some(0x1122_3344));
+    }
+}
