@@ -1,1 +1,174 @@
-fn main() {}
+//! `streamtrace`: the command-line front end of the trace compressor. It is kept thin:
+//! each subcommand parses its arguments, calls the library crates (`streamtrace-model`,
+//! `streamtrace-isa`, `streamtrace-sw-decoder`) and prints what they return.
+
+mod cmd_config;
+mod cmd_decode;
+mod cmd_demo;
+mod cmd_dump;
+mod cmd_encode;
+mod io_util;
+mod table;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Program trace compression with stream descriptor caches and last stream predictors.
+///
+/// Encodes retired-instruction events into trace-port bits, decodes them back to instruction
+/// addresses with the program's ELF, lists records, and compares schemes (after Milenkovic
+/// et al., "Caches and Predictors for Real-time, Unobtrusive, and Cost-Effective Program
+/// Tracing in Embedded Systems").
+#[derive(Parser, Debug)]
+#[command(name = "streamtrace", version, propagate_version = true)]
+#[command(
+    after_help = "Configuration strings: SCHEME[-SETSxWAYS-LSP][,key=value]..., e.g. rsdc-32x4-128 \
+or esdc-64x4-256,repl=lru (docs/trace-format.md section 4). Exit codes: 0 success, 1 error, \
+2 usage or configuration error."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Encode a text file of retire events into a trace-port bitstream.
+    Encode(EncodeArgs),
+    /// Decode a trace with the program's ELF into instruction addresses, optionally verifying them.
+    Decode(DecodeArgs),
+    /// List every record of a trace with its bit offset and the stream(s) it stands for.
+    Dump(DumpArgs),
+    /// Encode, decode and verify a built-in synthetic program under several configurations
+    /// and compare them (needs nothing but this binary).
+    Demo(DemoArgs),
+    /// Validate a configuration string and print its canonical form and derived parameters.
+    Config(ConfigArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct EncodeArgs {
+    /// Trace module configuration, e.g. rsdc-32x4-128.
+    #[arg(short, long, value_name = "CONFIG")]
+    pub config: String,
+    /// Retire events, one per line (docs/events-format.md).
+    #[arg(short, long, value_name = "FILE")]
+    pub events: PathBuf,
+    /// Where to write the trace bytes.
+    #[arg(short, long, value_name = "TRACE")]
+    pub output: PathBuf,
+    /// Print the statistics as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the statistics as JSON to this file.
+    #[arg(long, value_name = "FILE.json")]
+    pub stats_out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct DecodeArgs {
+    /// The configuration the trace was encoded with.
+    #[arg(short, long, value_name = "CONFIG")]
+    pub config: String,
+    /// The traced program (32-bit little-endian ARM ELF).
+    #[arg(long, value_name = "PROG")]
+    pub elf: PathBuf,
+    /// The trace file.
+    #[arg(short, long, value_name = "TRACE")]
+    pub trace: PathBuf,
+    /// Write the decoded instruction addresses, one per line: `%08x A|T`.
+    #[arg(short, long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Compare the decoded addresses with this events file; fails at the first difference.
+    #[arg(long, value_name = "EVENTS", conflicts_with = "from_sync")]
+    pub verify: Option<PathBuf>,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Start at the first sync marker instead of bit 0 (for traces captured mid-run).
+    #[arg(long)]
+    pub from_sync: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct DumpArgs {
+    /// The configuration the trace was encoded with.
+    #[arg(short, long, value_name = "CONFIG")]
+    pub config: String,
+    /// The traced program (32-bit little-endian ARM ELF).
+    #[arg(long, value_name = "PROG")]
+    pub elf: PathBuf,
+    /// The trace file.
+    #[arg(short, long, value_name = "TRACE")]
+    pub trace: PathBuf,
+    /// Stop after this many records.
+    #[arg(short = 'n', long, value_name = "N")]
+    pub limit: Option<u64>,
+    /// Print a JSON array of records instead of text lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// A configuration to compare (repeatable). Default: fbase, base, nexs, bsdc-32x4-128,
+    /// esdc-32x4-128, rsdc-32x4-128.
+    #[arg(short, long = "config", value_name = "CONFIG")]
+    pub configs: Vec<String>,
+    /// Number of retired instructions of the synthetic run.
+    #[arg(short = 'n', long, value_name = "N", default_value_t = 2_000_000)]
+    pub instructions: usize,
+    /// Seed of the synthetic program and run.
+    #[arg(short, long, value_name = "S", default_value_t = 1)]
+    pub seed: u64,
+    /// Print the comparison as JSON.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print the comparison as CSV.
+    #[arg(long)]
+    pub csv: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ConfigArgs {
+    /// Configuration string, e.g. rsdc-32x4-128,repl=lru.
+    #[arg(value_name = "CONFIG")]
+    pub config: String,
+    /// Print as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Exit code for usage and configuration errors (clap uses the same).
+const EXIT_USAGE: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Encode(a) => cmd_encode::run(&a),
+        Command::Decode(a) => cmd_decode::run(&a),
+        Command::Dump(a) => cmd_dump::run(&a),
+        Command::Demo(a) => cmd_demo::run(&a),
+        Command::Config(a) => cmd_config::run(&a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // A closed pipe (`streamtrace dump ... | head`) is not an error.
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("streamtrace: error: {e:#}");
+            if e.chain().any(|c| c.is::<streamtrace_model::ConfigError>()) {
+                ExitCode::from(EXIT_USAGE)
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+    }
+}

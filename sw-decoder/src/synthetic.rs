@@ -57,7 +57,9 @@ pub struct SyntheticSpec {
     pub indirect_targets: u32,
 }
 
-pub const THUMB_BASE: u32 = 0x0010_0000;
+/// Below 1 MiB, so the whole program shares its upper 12 address bits as real programs do
+/// (rSDC's LVSA tracks them).
+pub const THUMB_BASE: u32 = 0x0001_0000;
 
 impl SyntheticSpec {
     pub fn new(seed: u64, instructions: usize) -> Self {
@@ -120,10 +122,10 @@ impl Builder {
         }
         if !self.rng.chance(self.spec.branch_density) {
             // ALU/loads/stores/SWI: no control flow.
-            return match self.rng.below(64) {
-                0 => 0xEF00_0000 | self.rng.below(256) as u32, // swi
-                1..=20 => 0xE1A0_0000,                         // mov r0, r0
-                21..=40 => 0xE591_2004,                        // ldr r2, [r1, #4]
+            return match self.rng.below(1024) {
+                0 => 0xEF00_0000 | self.rng.below(256) as u32, // swi (rare, as in real code)
+                1..=340 => 0xE1A0_0000,                        // mov r0, r0
+                341..=680 => 0xE591_2004,                      // ldr r2, [r1, #4]
                 _ => 0xE082_3004,                              // add r3, r2, r4
             };
         }
@@ -165,7 +167,7 @@ impl Builder {
         }
         let pick = |rng: &mut SplitMix64| Self::thumb_addr(rng.below((n - 1) as u64) as u32);
         if !self.rng.chance(self.spec.branch_density) {
-            out.push(if self.rng.below(64) == 0 { 0xDF00 | self.rng.below(256) as u16 } else { 0x46C0 });
+            out.push(if self.rng.below(1024) == 0 { 0xDF00 | self.rng.below(256) as u16 } else { 0x46C0 });
             return;
         }
         match self.rng.below(9) {

@@ -1,0 +1,282 @@
+//! File handling shared by the subcommands: configuration and ELF loading with errors that
+//! name the file, a streaming reader of the events file that keeps line numbers, a buffered
+//! writer of decoded addresses, and a streaming verifier of decoded addresses.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use streamtrace_isa::ElfImage;
+use streamtrace_model::events_file::parse_event_line;
+use streamtrace_model::{Config, RetireEvent};
+use streamtrace_sw_decoder::AddressSink;
+
+/// Parse a configuration string; the `ConfigError` stays in the chain so `main` exits 2.
+pub fn parse_config(text: &str) -> Result<Config> {
+    Ok(text.parse::<Config>()?)
+}
+
+pub fn load_elf(path: &Path) -> Result<ElfImage> {
+    // ImageError already names the file.
+    Ok(ElfImage::open(path)?)
+}
+
+pub fn read_trace(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("cannot read trace file {}", path.display()))
+}
+
+/// `pc state` of an interworking address, e.g. `0x00008021` -> `00008020 T`.
+pub fn fmt_iw(a: u32) -> String {
+    format!("{:08x} {}", a & !1, state(a))
+}
+
+pub fn state(a: u32) -> char {
+    if a & 1 == 1 {
+        'T'
+    } else {
+        'A'
+    }
+}
+
+/// Reads an events file one event at a time, remembering the line of each event, so that
+/// neither encoding nor verification needs the whole run in memory.
+pub struct EventLines {
+    reader: BufReader<File>,
+    name: String,
+    line_no: u64,
+    buf: String,
+}
+
+impl EventLines {
+    pub fn open(path: &Path) -> Result<EventLines> {
+        let file = File::open(path)
+            .with_context(|| format!("cannot open events file {}", path.display()))?;
+        Ok(EventLines {
+            reader: BufReader::with_capacity(1 << 16, file),
+            name: path.display().to_string(),
+            line_no: 0,
+            buf: String::new(),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The next event and its 1-based line number; `Ok(None)` at the end of the file.
+    /// Errors read `FILE:LINE: reason`.
+    pub fn next_event(&mut self) -> Result<Option<(RetireEvent, u64)>> {
+        loop {
+            self.buf.clear();
+            let n = self
+                .reader
+                .read_line(&mut self.buf)
+                .with_context(|| format!("{}:{}: read error", self.name, self.line_no + 1))?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.line_no += 1;
+            match parse_event_line(&self.buf) {
+                Ok(Some(ev)) => return Ok(Some((ev, self.line_no))),
+                Ok(None) => {}
+                Err(reason) => anyhow::bail!("{}:{}: {reason}", self.name, self.line_no),
+            }
+        }
+    }
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Writes decoded addresses as text lines `%08x A|T`, buffered; remembers the first I/O
+/// error (the sink interface cannot return one) for `finish`.
+pub struct AddrWriter {
+    out: BufWriter<File>,
+    name: String,
+    line: Vec<u8>,
+    error: Option<io::Error>,
+}
+
+impl AddrWriter {
+    pub fn create(path: &Path) -> Result<AddrWriter> {
+        let file =
+            File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+        Ok(AddrWriter {
+            out: BufWriter::with_capacity(1 << 18, file),
+            name: path.display().to_string(),
+            line: Vec::with_capacity(1 << 14),
+            error: None,
+        })
+    }
+
+    pub fn finish(mut self) -> Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e).with_context(|| format!("cannot write {}", self.name));
+        }
+        self.out
+            .flush()
+            .with_context(|| format!("cannot write {}", self.name))
+    }
+}
+
+impl AddressSink for AddrWriter {
+    fn addresses(&mut self, addrs: &[u32]) {
+        if self.error.is_some() {
+            return;
+        }
+        for chunk in addrs.chunks(1024) {
+            self.line.clear();
+            for &a in chunk {
+                let pc = a & !1;
+                for i in (0..8).rev() {
+                    self.line.push(HEX[((pc >> (4 * i)) & 0xF) as usize]);
+                }
+                self.line.push(b' ');
+                self.line.push(state(a) as u8);
+                self.line.push(b'\n');
+            }
+            if let Err(e) = self.out.write_all(&self.line) {
+                self.error = Some(e);
+                return;
+            }
+        }
+    }
+}
+
+/// The first difference between the decoded addresses and an events file.
+#[derive(Debug)]
+pub enum Mismatch {
+    /// Instruction `index` (0-based) differs.
+    Differs {
+        index: u64,
+        line: u64,
+        expected: u32,
+        got: u32,
+    },
+    /// The decoder produced more instructions than the file holds.
+    Extra { index: u64, got: u32 },
+    /// The file holds more instructions than the decoder produced.
+    Missing {
+        index: u64,
+        line: u64,
+        expected: u32,
+    },
+    /// The events file itself is unreadable or malformed.
+    Events(anyhow::Error),
+}
+
+/// Compares decoded addresses with the events file as they arrive.
+pub struct Verifier {
+    events: EventLines,
+    index: u64,
+    mismatch: Option<Mismatch>,
+}
+
+impl Verifier {
+    pub fn open(path: &Path) -> Result<Verifier> {
+        Ok(Verifier {
+            events: EventLines::open(path)?,
+            index: 0,
+            mismatch: None,
+        })
+    }
+
+    /// `Ok` if every event matched and nothing is left over; else a message naming the first
+    /// mismatching instruction index (0-based, as in the events file without comments) and
+    /// both addresses.
+    pub fn finish(mut self) -> std::result::Result<u64, String> {
+        if self.mismatch.is_none() {
+            match self.events.next_event() {
+                Ok(None) => {}
+                Ok(Some((ev, line))) => {
+                    self.mismatch = Some(Mismatch::Missing {
+                        index: self.index,
+                        line,
+                        expected: ev.iw_addr(),
+                    })
+                }
+                Err(e) => self.mismatch = Some(Mismatch::Events(e)),
+            }
+        }
+        let name = self.events.name().to_string();
+        match self.mismatch {
+            None => Ok(self.index),
+            Some(Mismatch::Differs { index, line, expected, got }) => Err(format!(
+                "verification failed at instruction {index} ({name}:{line}): expected {}, decoded {}",
+                fmt_iw(expected),
+                fmt_iw(got)
+            )),
+            Some(Mismatch::Extra { index, got }) => Err(format!(
+                "verification failed at instruction {index}: decoded {} but {name} ends after {index} instructions",
+                fmt_iw(got)
+            )),
+            Some(Mismatch::Missing { index, line, expected }) => Err(format!(
+                "verification failed at instruction {index} ({name}:{line}): expected {}, but the decoder produced only {index} instructions",
+                fmt_iw(expected)
+            )),
+            Some(Mismatch::Events(e)) => Err(format!("verification failed: {e:#}")),
+        }
+    }
+}
+
+impl AddressSink for Verifier {
+    fn addresses(&mut self, addrs: &[u32]) {
+        if self.mismatch.is_some() {
+            return;
+        }
+        for &got in addrs {
+            match self.events.next_event() {
+                Ok(Some((ev, line))) => {
+                    if ev.iw_addr() != got {
+                        self.mismatch = Some(Mismatch::Differs {
+                            index: self.index,
+                            line,
+                            expected: ev.iw_addr(),
+                            got,
+                        });
+                        return;
+                    }
+                }
+                Ok(None) => {
+                    self.mismatch = Some(Mismatch::Extra {
+                        index: self.index,
+                        got,
+                    });
+                    return;
+                }
+                Err(e) => {
+                    self.mismatch = Some(Mismatch::Events(e));
+                    return;
+                }
+            }
+            self.index += 1;
+        }
+    }
+}
+
+/// Writes `bytes` to `path`, naming the file on error.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Percentage `part / whole * 100`, 0 for an empty whole.
+pub fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+/// `1234567` -> `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
