@@ -30,10 +30,11 @@ enum Component {
     Escape,
 }
 
-/// The encoded trace: bytes (zero-padded) and the exact number of bits.
+/// The encoded trace: bytes, ending with END and its zero padding.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EncodedTrace {
     pub bytes: Vec<u8>,
+    /// Bits in `bytes` (a multiple of 8: the padding after END is included).
     pub bit_len: u64,
 }
 
@@ -73,6 +74,11 @@ impl Encoder {
 
     pub fn config(&self) -> &Config {
         &self.cfg
+    }
+
+    /// Instructions in the stream the detector is building (not yet encoded).
+    pub fn current_stream_len(&self) -> u32 {
+        self.detector.current_len()
     }
 
     /// Bits emitted so far.
@@ -127,10 +133,11 @@ impl Encoder {
         self.sync();
     }
 
-    /// Records were dropped (cycle mode): emit OVERFLOW with the lost instruction count and
-    /// reset. The unfinished current stream is part of the loss.
+    /// Records were dropped (cycle mode): discard the stream in progress, emit OVERFLOW with
+    /// `lost_instructions` (which must count the dropped records' instructions plus
+    /// [`Encoder::current_stream_len`], docs/trace-format.md section 7) and reset.
     pub fn overflow(&mut self, lost_instructions: u64) {
-        let _lost_with_stream = self.detector.cut();
+        let _discarded = self.detector.cut();
         self.flush_run();
         self.escape(EscapeType::Overflow);
         let lost = lost_instructions.min(u32::MAX as u64);
