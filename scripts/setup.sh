@@ -6,7 +6,9 @@
 # system packages go when later issues need them (Verilator, Yosys, a cross assembler...).
 set -euo pipefail
 
-APT_PACKAGES=()
+# qemu-user: the independent oracle of the core model (sim/tests/qemu_diff.rs).
+# binutils-arm-none-eabi: disassembly in divergence reports.
+APT_PACKAGES=(qemu-user binutils-arm-none-eabi)
 
 log() { echo "setup: $*" >&2; }
 

@@ -7,10 +7,12 @@ pub mod arm;
 pub mod cpu;
 pub mod machine;
 pub mod memory;
+pub mod report;
 pub mod semihost;
 pub mod thumb;
 
 pub use cpu::{Cpu, ExceptionKind, Mode};
 pub use machine::{Bus, ExceptionPolicy, Flow, Machine, MemAccess, NoHook, RetireHook, SimError, StepOutcome};
 pub use memory::{MemFault, Memory};
+pub use report::{ProfileHook, ProgramProfile};
 pub use semihost::{Semihost, SemihostOutcome};

@@ -324,6 +324,7 @@ impl Machine {
             Flow::Semihost => {
                 taken = false;
                 self.cpu.r[15] = pc.wrapping_add(size);
+                self.semihost.set_retired(self.retired);
                 match self.semihost.call(&mut self.cpu, &mut self.mem).map_err(|reason| SimError::Semihosting { pc, reason })? {
                     SemihostOutcome::Continue => {}
                     SemihostOutcome::Exit(code) => self.exit = Some(code),

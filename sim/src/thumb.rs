@@ -1,10 +1,677 @@
-//! Thumb-state (ARMv5T) instruction execution. STUB: to be completed (issue 3).
+//! Thumb-state instruction execution: the ARMv5T Thumb instruction set (Thumb-1, formats
+//! 1-19 of the classic encoding table) as implemented by XScale (PXA270).
+//!
+//! # Dispatch
+//!
+//! Every encoding is decided by `hw[15:6]`, so [`execute`] indexes a 1024-entry table of
+//! handlers built at compile time (`hw >> 6`). Handlers are monomorphised on the fields
+//! that lie in those ten bits (ALU opcode, shift type, load/store opcode, condition).
+//!
+//! # Semantics and the choices this model makes
+//!
+//! * `r[15]` is the address of the current instruction; the PC operand of the hi-register
+//!   operations (ADD/CMP/MOV/BX with Rm or Rn = 15) reads `r[15] + 4`; `LDR Rd, [PC, #imm]`
+//!   and `ADD Rd, PC, #imm` use `(r[15] + 4) & !3`.
+//! * PC writes happen only where the classifier (`streamtrace_isa::classify_thumb`) sees a
+//!   control-flow instruction: Bcc, B, the BL/BLX suffix, BX/BLX register, hi-register
+//!   MOV/ADD with Rd = 15 and POP with pc.
+//! * Hi-register `MOV pc, Rm` / `ADD pc, Rm` write `result & !1` and stay in Thumb state
+//!   (on ARMv5 they do not interwork). BX, BLX (register) and POP {pc} interwork: bit 0 of
+//!   the value selects Thumb state. An ARM-state target with bit 1 set is UNPREDICTABLE and
+//!   reported as [`SimError::Unpredictable`].
+//! * BL/BLX are two instructions, as the ARMv5T architecture defines them and as the
+//!   classifier's table counts them: the prefix (`11110`) sets
+//!   `lr = pc + 4 + (sext(imm11) << 12)`; the BL suffix (`11111`) branches to
+//!   `lr + (imm11 << 1)` in Thumb state, the BLX suffix (`11101`) to
+//!   `(lr + (imm11 << 1)) & !3` in ARM state; both set `lr = (pc + 2) | 1`. A BLX suffix
+//!   with bit 0 set is undefined. (QEMU 7.2 `-cpu pxa270` retires a prefix and the suffix
+//!   after it as *one* instruction, unless the prefix is the last halfword of a 4 KiB page;
+//!   a comparison of PC streams with QEMU has to merge the two.)
+//! * Flags: logical ALU operations, MOV #imm8, the shifts and MUL set N and Z only (shifts
+//!   also C, from the shifter; `LSL #0` leaves C alone). MUL leaves C and V unchanged
+//!   (ARMv5 behaviour; ARMv4 left C UNPREDICTABLE). Register shifts use `Rs[7:0]`.
+//! * Unaligned accesses (no alignment checking, CP15 c1.A = 0): LDR (every form) loads the
+//!   word at `addr & !3` rotated right by `8 * (addr & 3)`, as ARM-state LDR does on ARMv5;
+//!   STR writes the word at `addr & !3`; LDRH/LDRSH/STRH use `addr & !1` (ARMv5 leaves
+//!   unaligned halfword accesses UNPREDICTABLE; the model ignores bit 0). PUSH, POP,
+//!   LDMIA and STMIA ignore address bits [1:0] for every transfer (the written-back SP or Rn
+//!   keeps them).
+//! * Data aborts: a faulting access returns `Flow::Exception(DataAbort)` (the [`Bus`]
+//!   remembers the address). Loads commit no register — not even the base of LDMIA/POP —
+//!   unless every load succeeded. Stores commit the base (SP of PUSH, Rn of STMIA) only if
+//!   every store succeeded; the words stored before the fault stay in memory (ARMv5 allows
+//!   this for an aborted STM).
+//!
+//! ## UNPREDICTABLE / IMPLEMENTATION DEFINED cases
+//!
+//! | Case | This model |
+//! | --- | --- |
+//! | PUSH/POP/LDMIA/STMIA with an empty list | `SimError::Unpredictable` |
+//! | `BLX pc` | `SimError::Unpredictable` |
+//! | interworking branch (BX, BLX reg, POP {pc}) to an ARM address with bit 1 set (includes `BX pc` at an address ≡ 2 mod 4) | `SimError::Unpredictable` |
+//! | hi-register ADD/CMP/MOV with two low registers (H1 = H2 = 0) | executed as the obvious operation (their ARMv6 meaning): ADD/MOV without flags, CMP with flags |
+//! | BX/BLX with hw\[2:0\] != 0 (SBZ) | the bits are ignored |
+//! | `LDMIA Rn!, {..Rn..}` | Rn gets the loaded value, no writeback (ARMv5 ARM ARM rule) |
+//! | `STMIA Rn!, {..Rn..}` with Rn not the lowest register | the original Rn is stored (as for lowest); Rn is written back |
+//! | `MUL Rd, Rm` with Rd = Rm (UNPREDICTABLE before ARMv6) | `Rd := Rd * Rd` |
+//! | unaligned LDRH/LDRSH/STRH | address bit 0 ignored |
+//! | `CMP`/`ADD`/`MOV` hi with Rn/Rm = pc | pc reads as `r[15] + 4` |
+//!
+//! Undefined encodings (`Flow::Exception(Undefined)`): `1101 1110 xxxxxxxx` (the
+//! permanently undefined space), the BLX suffix with bit 0 set, and the `1011` miscellaneous
+//! space apart from ADD/SUB SP, PUSH, POP and BKPT (ARMv6+ SXTH/REV/CPS/SETEND and the
+//! Thumb-2 CBZ/IT/hints are not ARMv5T). BKPT gives `Flow::Exception(PrefetchAbort)`;
+//! `SWI 0xAB` gives `Flow::Semihost`, every other SWI `Flow::Exception(Swi)`.
 
-use crate::cpu::{Cpu, ExceptionKind};
+use crate::cpu::{add_with_carry, shift_imm, shift_reg, Cpu, ExceptionKind, ShiftType};
 use crate::machine::{Bus, Flow, SimError};
 
-/// Execute one Thumb instruction at `cpu.r[15]`.
+type Handler = fn(&mut Cpu, &mut Bus<'_>, u16) -> Result<Flow, SimError>;
+
+/// Handler table indexed by `hw >> 6`.
+static TABLE: [Handler; 1024] = build_table();
+
+/// Execute one Thumb instruction `hw` located at `cpu.r[15]`.
+#[inline]
 pub fn execute(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
-    let _ = (cpu, bus, hw);
+    TABLE[(hw >> 6) as usize](cpu, bus, hw)
+}
+
+const DATA_ABORT: Flow = Flow::Exception(ExceptionKind::DataAbort);
+
+/// Unwrap a bus access, turning a fault into a data abort of the instruction.
+macro_rules! mem {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(_) => return Ok(DATA_ABORT),
+        }
+    };
+}
+
+/// Pick the monomorphised handler `$f::<N>` for a runtime value in `0..=15` (const context).
+macro_rules! pick {
+    ($f:ident, $v:expr) => {
+        match $v {
+            0 => $f::<0> as Handler,
+            1 => $f::<1>,
+            2 => $f::<2>,
+            3 => $f::<3>,
+            4 => $f::<4>,
+            5 => $f::<5>,
+            6 => $f::<6>,
+            7 => $f::<7>,
+            8 => $f::<8>,
+            9 => $f::<9>,
+            10 => $f::<10>,
+            11 => $f::<11>,
+            12 => $f::<12>,
+            13 => $f::<13>,
+            14 => $f::<14>,
+            _ => $f::<15>,
+        }
+    };
+}
+
+const fn build_table() -> [Handler; 1024] {
+    let mut t: [Handler; 1024] = [undefined as Handler; 1024];
+    let mut i = 0;
+    while i < 1024 {
+        t[i] = select(i as u32);
+        i += 1;
+    }
+    t
+}
+
+/// The handler for every halfword whose bits [15:6] are `idx`.
+const fn select(idx: u32) -> Handler {
+    let hw = idx << 6;
+    match hw >> 11 {
+        // Format 1: LSL/LSR/ASR Rd, Rm, #imm5.
+        0b00000 => shift_by_imm::<0>,
+        0b00001 => shift_by_imm::<1>,
+        0b00010 => shift_by_imm::<2>,
+        // Format 2: ADD/SUB Rd, Rn, Rm / #imm3 (bit 10 = immediate, bit 9 = subtract).
+        0b00011 => pick!(add_sub, (hw >> 9) & 3),
+        // Format 3: MOV/CMP/ADD/SUB Rd, #imm8.
+        0b00100..=0b00111 => pick!(imm8, (hw >> 11) & 3),
+        0b01000 => {
+            if hw & (1 << 10) == 0 {
+                // Format 4: ALU operations.
+                pick!(alu, (hw >> 6) & 15)
+            } else {
+                // Format 5: hi-register operations and BX/BLX.
+                match (hw >> 8) & 3 {
+                    0 => hi_add,
+                    1 => hi_cmp,
+                    2 => hi_mov,
+                    _ => {
+                        if hw & (1 << 7) == 0 {
+                            bx
+                        } else {
+                            blx_reg
+                        }
+                    }
+                }
+            }
+        }
+        // Format 6: LDR Rd, [PC, #imm8 * 4].
+        0b01001 => ldr_pc,
+        // Formats 7/8: load/store with register offset (opcode = hw[11:9]).
+        0b01010 | 0b01011 => pick!(ldst_reg, (hw >> 9) & 7),
+        // Format 9: LDR/STR{B} Rd, [Rn, #imm5].
+        0b01100 => ldst_imm::<OP_STR, 4>,
+        0b01101 => ldst_imm::<OP_LDR, 4>,
+        0b01110 => ldst_imm::<OP_STRB, 1>,
+        0b01111 => ldst_imm::<OP_LDRB, 1>,
+        // Format 10: LDRH/STRH Rd, [Rn, #imm5 * 2].
+        0b10000 => ldst_imm::<OP_STRH, 2>,
+        0b10001 => ldst_imm::<OP_LDRH, 2>,
+        // Format 11: LDR/STR Rd, [SP, #imm8 * 4].
+        0b10010 => ldst_sp::<OP_STR>,
+        0b10011 => ldst_sp::<OP_LDR>,
+        // Format 12: ADD Rd, PC/SP, #imm8 * 4.
+        0b10100 => add_pc,
+        0b10101 => add_sp,
+        // Miscellaneous (hw[11:8]).
+        0b10110 | 0b10111 => match (hw >> 8) & 15 {
+            0b0000 => adjust_sp,
+            0b0100 | 0b0101 => push,
+            0b1100 | 0b1101 => pop,
+            0b1110 => bkpt,
+            _ => undefined,
+        },
+        // Format 15: STMIA/LDMIA Rn!, {list}.
+        0b11000 => stmia,
+        0b11001 => ldmia,
+        // Format 16/17: Bcc, undefined (1110), SWI (1111).
+        0b11010 | 0b11011 => match (hw >> 8) & 15 {
+            14 => undefined,
+            15 => swi,
+            c => pick!(bcc, c),
+        },
+        // Format 18: B.
+        0b11100 => b,
+        // Format 19: BLX suffix, BL/BLX prefix, BL suffix.
+        0b11101 => blx_suffix,
+        0b11110 => bl_prefix,
+        _ => bl_suffix,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+
+/// Low register number at bit `shift`.
+#[inline(always)]
+fn lo(hw: u16, shift: u32) -> usize {
+    ((hw as u32 >> shift) & 7) as usize
+}
+
+/// Read a register as an operand of a hi-register instruction (pc reads as pc + 4).
+#[inline(always)]
+fn read_hi(cpu: &Cpu, r: usize) -> u32 {
+    if r == 15 {
+        cpu.r[15].wrapping_add(4)
+    } else {
+        cpu.r[r]
+    }
+}
+
+#[inline(always)]
+fn set_nzcv(cpu: &mut Cpu, (result, c, v): (u32, bool, bool)) -> u32 {
+    cpu.set_nz(result);
+    cpu.c = c;
+    cpu.v = v;
+    result
+}
+
+#[inline(always)]
+fn sub(a: u32, b: u32) -> (u32, bool, bool) {
+    add_with_carry(a, !b, true)
+}
+
+#[inline(always)]
+fn sext(value: u32, bits: u32) -> u32 {
+    let s = 32 - bits;
+    (((value << s) as i32) >> s) as u32
+}
+
+#[cold]
+fn unpredictable(cpu: &Cpu, hw: u16, reason: &'static str) -> SimError {
+    SimError::Unpredictable { pc: cpu.r[15], insn: hw as u32, reason }
+}
+
+/// Decode an interworking branch target: (pc, thumb), or None if UNPREDICTABLE (ARM
+/// target with bit 1 set).
+#[inline(always)]
+fn interwork_target(target: u32) -> Option<(u32, bool)> {
+    if target & 1 == 1 {
+        Some((target & !1, true))
+    } else if target & 2 == 0 {
+        Some((target, false))
+    } else {
+        None
+    }
+}
+
+/// ARMv5 word load: the aligned word rotated so that the addressed byte is the LSB.
+#[inline(always)]
+fn load_word(bus: &mut Bus<'_>, addr: u32) -> Result<u32, crate::memory::MemFault> {
+    let w = bus.read32(addr & !3)?;
+    Ok(w.rotate_right((addr & 3) * 8))
+}
+
+// ---------------------------------------------------------------------------------------
+// Data processing
+
+/// Format 1: `LSL/LSR/ASR Rd, Rm, #imm5` (LSR/ASR #0 encode #32).
+fn shift_by_imm<const TY: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    let (v, c) = shift_imm(cpu.r[lo(hw, 3)], ShiftType::from_bits(TY), (hw as u32 >> 6) & 31, cpu.c);
+    cpu.r[lo(hw, 0)] = v;
+    cpu.c = c;
+    cpu.set_nz(v);
+    Ok(Flow::Next)
+}
+
+/// Format 2: `ADD/SUB Rd, Rn, Rm` (OP 0/1) and `ADD/SUB Rd, Rn, #imm3` (OP 2/3).
+fn add_sub<const OP: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    let field = (hw as u32 >> 6) & 7;
+    let b = if OP & 2 != 0 { field } else { cpu.r[field as usize] };
+    let a = cpu.r[lo(hw, 3)];
+    let res = if OP & 1 != 0 { sub(a, b) } else { add_with_carry(a, b, false) };
+    cpu.r[lo(hw, 0)] = set_nzcv(cpu, res);
+    Ok(Flow::Next)
+}
+
+/// Format 3: `MOV/CMP/ADD/SUB Rd, #imm8`.
+fn imm8<const OP: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    let rd = lo(hw, 8);
+    let imm = hw as u32 & 0xFF;
+    match OP {
+        0 => {
+            cpu.r[rd] = imm;
+            cpu.set_nz(imm);
+        }
+        1 => {
+            set_nzcv(cpu, sub(cpu.r[rd], imm));
+        }
+        2 => cpu.r[rd] = set_nzcv(cpu, add_with_carry(cpu.r[rd], imm, false)),
+        _ => cpu.r[rd] = set_nzcv(cpu, sub(cpu.r[rd], imm)),
+    }
+    Ok(Flow::Next)
+}
+
+/// Format 4: the sixteen ALU operations `op Rd, Rm` (Rs for the register shifts).
+fn alu<const OP: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    let rd = lo(hw, 0);
+    let a = cpu.r[rd];
+    let b = cpu.r[lo(hw, 3)];
+    let logical = |cpu: &mut Cpu, r: u32| {
+        cpu.set_nz(r);
+        r
+    };
+    let shift = |cpu: &mut Cpu, ty: ShiftType| {
+        let (r, c) = shift_reg(a, ty, b & 0xFF, cpu.c);
+        cpu.c = c;
+        cpu.set_nz(r);
+        r
+    };
+    match OP {
+        0x0 => cpu.r[rd] = logical(cpu, a & b),                         // AND
+        0x1 => cpu.r[rd] = logical(cpu, a ^ b),                         // EOR
+        0x2 => cpu.r[rd] = shift(cpu, ShiftType::Lsl),                  // LSL
+        0x3 => cpu.r[rd] = shift(cpu, ShiftType::Lsr),                  // LSR
+        0x4 => cpu.r[rd] = shift(cpu, ShiftType::Asr),                  // ASR
+        0x5 => cpu.r[rd] = set_nzcv(cpu, add_with_carry(a, b, cpu.c)),  // ADC
+        0x6 => cpu.r[rd] = set_nzcv(cpu, add_with_carry(a, !b, cpu.c)), // SBC
+        0x7 => cpu.r[rd] = shift(cpu, ShiftType::Ror),                  // ROR
+        0x8 => {
+            logical(cpu, a & b); // TST
+        }
+        0x9 => cpu.r[rd] = set_nzcv(cpu, sub(0, b)), // NEG
+        0xA => {
+            set_nzcv(cpu, sub(a, b)); // CMP
+        }
+        0xB => {
+            set_nzcv(cpu, add_with_carry(a, b, false)); // CMN
+        }
+        0xC => cpu.r[rd] = logical(cpu, a | b),             // ORR
+        0xD => cpu.r[rd] = logical(cpu, b.wrapping_mul(a)), // MUL: N, Z only (ARMv5)
+        0xE => cpu.r[rd] = logical(cpu, a & !b),            // BIC
+        _ => cpu.r[rd] = logical(cpu, !b),                  // MVN
+    }
+    Ok(Flow::Next)
+}
+
+/// Format 5 register fields: (Rd/Rn with H1, Rm with H2).
+#[inline(always)]
+fn hi_regs(hw: u16) -> (usize, usize) {
+    let hw = hw as usize;
+    (((hw >> 4) & 8) | (hw & 7), (hw >> 3) & 15)
+}
+
+/// `ADD Rd, Rm` (hi registers, no flags). Rd = pc branches, staying in Thumb state.
+fn hi_add(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    let (rd, rm) = hi_regs(hw);
+    let r = read_hi(cpu, rd).wrapping_add(read_hi(cpu, rm));
+    if rd == 15 {
+        cpu.r[15] = r & !1;
+        return Ok(Flow::Jump);
+    }
+    cpu.r[rd] = r;
+    Ok(Flow::Next)
+}
+
+/// `CMP Rn, Rm` (hi registers).
+fn hi_cmp(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    let (rn, rm) = hi_regs(hw);
+    set_nzcv(cpu, sub(read_hi(cpu, rn), read_hi(cpu, rm)));
+    Ok(Flow::Next)
+}
+
+/// `MOV Rd, Rm` (hi registers, no flags). Rd = pc branches, staying in Thumb state.
+fn hi_mov(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    let (rd, rm) = hi_regs(hw);
+    let v = read_hi(cpu, rm);
+    if rd == 15 {
+        cpu.r[15] = v & !1;
+        return Ok(Flow::Jump);
+    }
+    cpu.r[rd] = v;
+    Ok(Flow::Next)
+}
+
+/// `BX Rm`: interworking branch.
+fn bx(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    let (_, rm) = hi_regs(hw);
+    let Some((pc, thumb)) = interwork_target(read_hi(cpu, rm)) else {
+        return Err(unpredictable(cpu, hw, "BX to an ARM-state address with bit 1 set"));
+    };
+    cpu.r[15] = pc;
+    cpu.thumb = thumb;
+    Ok(Flow::Jump)
+}
+
+/// `BLX Rm`: interworking call, lr = next instruction | 1.
+fn blx_reg(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    let (_, rm) = hi_regs(hw);
+    if rm == 15 {
+        return Err(unpredictable(cpu, hw, "BLX pc"));
+    }
+    let Some((pc, thumb)) = interwork_target(cpu.r[rm]) else {
+        return Err(unpredictable(cpu, hw, "BLX to an ARM-state address with bit 1 set"));
+    };
+    cpu.r[14] = cpu.r[15].wrapping_add(2) | 1;
+    cpu.r[15] = pc;
+    cpu.thumb = thumb;
+    Ok(Flow::Jump)
+}
+
+/// Format 12: `ADD Rd, PC, #imm8 * 4` (PC word-aligned).
+fn add_pc(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    cpu.r[lo(hw, 8)] = (cpu.r[15].wrapping_add(4) & !3).wrapping_add((hw as u32 & 0xFF) << 2);
+    Ok(Flow::Next)
+}
+
+/// Format 12: `ADD Rd, SP, #imm8 * 4`.
+fn add_sp(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    cpu.r[lo(hw, 8)] = cpu.r[13].wrapping_add((hw as u32 & 0xFF) << 2);
+    Ok(Flow::Next)
+}
+
+/// Format 13: `ADD SP, #imm7 * 4` / `SUB SP, #imm7 * 4` (bit 7).
+fn adjust_sp(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    let off = (hw as u32 & 0x7F) << 2;
+    cpu.r[13] = if hw & 0x80 != 0 { cpu.r[13].wrapping_sub(off) } else { cpu.r[13].wrapping_add(off) };
+    Ok(Flow::Next)
+}
+
+// ---------------------------------------------------------------------------------------
+// Loads and stores
+
+const OP_STR: u32 = 0;
+const OP_STRH: u32 = 1;
+const OP_STRB: u32 = 2;
+const OP_LDRSB: u32 = 3;
+const OP_LDR: u32 = 4;
+const OP_LDRH: u32 = 5;
+const OP_LDRB: u32 = 6;
+const OP_LDRSH: u32 = 7;
+
+/// One single-register transfer with the format 7/8 opcode `OP` (see the `OP_*` constants).
+#[inline(always)]
+fn transfer<const OP: u32>(cpu: &mut Cpu, bus: &mut Bus<'_>, rd: usize, addr: u32) -> Result<Flow, SimError> {
+    match OP {
+        OP_STR => mem!(bus.write32(addr & !3, cpu.r[rd])),
+        OP_STRH => mem!(bus.write16(addr & !1, cpu.r[rd] as u16)),
+        OP_STRB => mem!(bus.write8(addr, cpu.r[rd] as u8)),
+        OP_LDRSB => cpu.r[rd] = mem!(bus.read8(addr)) as i8 as u32,
+        OP_LDR => cpu.r[rd] = mem!(load_word(bus, addr)),
+        OP_LDRH => cpu.r[rd] = mem!(bus.read16(addr & !1)) as u32,
+        OP_LDRB => cpu.r[rd] = mem!(bus.read8(addr)) as u32,
+        OP_LDRSH => cpu.r[rd] = mem!(bus.read16(addr & !1)) as i16 as u32,
+        _ => unreachable!("format 7/8 opcodes are 3 bits"),
+    }
+    Ok(Flow::Next)
+}
+
+/// Formats 7/8: `op Rd, [Rn, Rm]`.
+fn ldst_reg<const OP: u32>(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    let addr = cpu.r[lo(hw, 3)].wrapping_add(cpu.r[lo(hw, 6)]);
+    transfer::<OP>(cpu, bus, lo(hw, 0), addr)
+}
+
+/// Formats 9/10: `op Rd, [Rn, #imm5 * SCALE]`.
+fn ldst_imm<const OP: u32, const SCALE: u32>(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    let addr = cpu.r[lo(hw, 3)].wrapping_add(((hw as u32 >> 6) & 31) * SCALE);
+    transfer::<OP>(cpu, bus, lo(hw, 0), addr)
+}
+
+/// Format 11: `LDR/STR Rd, [SP, #imm8 * 4]`.
+fn ldst_sp<const OP: u32>(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    let addr = cpu.r[13].wrapping_add((hw as u32 & 0xFF) << 2);
+    transfer::<OP>(cpu, bus, lo(hw, 8), addr)
+}
+
+/// Format 6: `LDR Rd, [PC, #imm8 * 4]`.
+fn ldr_pc(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    let addr = (cpu.r[15].wrapping_add(4) & !3).wrapping_add((hw as u32 & 0xFF) << 2);
+    cpu.r[lo(hw, 8)] = mem!(bus.read32(addr));
+    Ok(Flow::Next)
+}
+
+/// Format 14: `PUSH {list[, lr]}` (full descending: lowest register at the lowest address).
+fn push(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    let list = hw as u32 & 0xFF;
+    let with_lr = hw & 0x100 != 0;
+    let n = list.count_ones() + with_lr as u32;
+    if n == 0 {
+        return Err(unpredictable(cpu, hw, "PUSH with an empty register list"));
+    }
+    let start = cpu.r[13].wrapping_sub(4 * n);
+    let mut addr = start;
+    let mut bits = list;
+    while bits != 0 {
+        let i = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        mem!(bus.write32(addr & !3, cpu.r[i]));
+        addr = addr.wrapping_add(4);
+    }
+    if with_lr {
+        mem!(bus.write32(addr & !3, cpu.r[14]));
+    }
+    cpu.r[13] = start;
+    Ok(Flow::Next)
+}
+
+/// Format 14: `POP {list[, pc]}`; a loaded pc interworks (bit 0 selects Thumb state).
+fn pop(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    let list = hw as u32 & 0xFF;
+    let with_pc = hw & 0x100 != 0;
+    let n = list.count_ones() + with_pc as u32;
+    if n == 0 {
+        return Err(unpredictable(cpu, hw, "POP with an empty register list"));
+    }
+    let mut vals = [0u32; 8];
+    let mut addr = cpu.r[13];
+    let mut bits = list;
+    while bits != 0 {
+        let i = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        vals[i] = mem!(bus.read32(addr & !3));
+        addr = addr.wrapping_add(4);
+    }
+    let target = if with_pc {
+        let v = mem!(bus.read32(addr & !3));
+        match interwork_target(v) {
+            Some(t) => Some(t),
+            None => return Err(unpredictable(cpu, hw, "POP {pc} of an ARM-state address with bit 1 set")),
+        }
+    } else {
+        None
+    };
+    let mut bits = list;
+    while bits != 0 {
+        let i = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        cpu.r[i] = vals[i];
+    }
+    cpu.r[13] = cpu.r[13].wrapping_add(4 * n);
+    match target {
+        Some((pc, thumb)) => {
+            cpu.r[15] = pc;
+            cpu.thumb = thumb;
+            Ok(Flow::Jump)
+        }
+        None => Ok(Flow::Next),
+    }
+}
+
+/// Format 15: `STMIA Rn!, {list}`. The original Rn is stored if Rn is in the list.
+fn stmia(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    let rn = lo(hw, 8);
+    let list = hw as u32 & 0xFF;
+    if list == 0 {
+        return Err(unpredictable(cpu, hw, "STMIA with an empty register list"));
+    }
+    let base = cpu.r[rn];
+    let mut addr = base;
+    let mut bits = list;
+    while bits != 0 {
+        let i = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        mem!(bus.write32(addr & !3, cpu.r[i]));
+        addr = addr.wrapping_add(4);
+    }
+    cpu.r[rn] = addr;
+    Ok(Flow::Next)
+}
+
+/// Format 15: `LDMIA Rn!, {list}`. If Rn is in the list it gets the loaded value and is
+/// not written back (ARMv5).
+fn ldmia(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    let rn = lo(hw, 8);
+    let list = hw as u32 & 0xFF;
+    if list == 0 {
+        return Err(unpredictable(cpu, hw, "LDMIA with an empty register list"));
+    }
+    let mut vals = [0u32; 8];
+    let mut addr = cpu.r[rn];
+    let mut bits = list;
+    while bits != 0 {
+        let i = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        vals[i] = mem!(bus.read32(addr & !3));
+        addr = addr.wrapping_add(4);
+    }
+    cpu.r[rn] = addr;
+    let mut bits = list;
+    while bits != 0 {
+        let i = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        cpu.r[i] = vals[i];
+    }
+    Ok(Flow::Next)
+}
+
+// ---------------------------------------------------------------------------------------
+// Branches and exceptions
+
+/// Format 16: `B<cond> label` (cond 0..=13).
+fn bcc<const COND: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    if !cpu.cond_passed(COND) {
+        return Ok(Flow::Next);
+    }
+    cpu.r[15] = cpu.r[15].wrapping_add(4).wrapping_add(sext(hw as u32 & 0xFF, 8) << 1);
+    Ok(Flow::Jump)
+}
+
+/// Format 18: `B label`.
+fn b(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    cpu.r[15] = cpu.r[15].wrapping_add(4).wrapping_add(sext(hw as u32 & 0x7FF, 11) << 1);
+    Ok(Flow::Jump)
+}
+
+/// Format 19, first half: `lr = pc + 4 + (sext(imm11) << 12)`.
+fn bl_prefix(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    cpu.r[14] = cpu.r[15].wrapping_add(4).wrapping_add(sext(hw as u32 & 0x7FF, 11) << 12);
+    Ok(Flow::Next)
+}
+
+/// Format 19, BL second half: branch to `lr + (imm11 << 1)` in Thumb state.
+fn bl_suffix(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    let target = cpu.r[14].wrapping_add((hw as u32 & 0x7FF) << 1);
+    cpu.r[14] = cpu.r[15].wrapping_add(2) | 1;
+    cpu.r[15] = target & !1;
+    Ok(Flow::Jump)
+}
+
+/// Format 19, BLX second half: branch to `(lr + (imm11 << 1)) & !3` in ARM state.
+fn blx_suffix(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    if hw & 1 != 0 {
+        return Ok(Flow::Exception(ExceptionKind::Undefined));
+    }
+    let target = cpu.r[14].wrapping_add((hw as u32 & 0x7FF) << 1);
+    cpu.r[14] = cpu.r[15].wrapping_add(2) | 1;
+    cpu.r[15] = target & !3;
+    cpu.thumb = false;
+    Ok(Flow::Jump)
+}
+
+/// Format 17: `SWI imm8`; `SWI 0xAB` is the semihosting trap.
+fn swi(_: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+    Ok(if hw & 0xFF == 0xAB { Flow::Semihost } else { Flow::Exception(ExceptionKind::Swi) })
+}
+
+/// `BKPT imm8` (ARMv5T): prefetch abort.
+fn bkpt(_: &mut Cpu, _: &mut Bus<'_>, _: u16) -> Result<Flow, SimError> {
+    Ok(Flow::Exception(ExceptionKind::PrefetchAbort))
+}
+
+fn undefined(_: &mut Cpu, _: &mut Bus<'_>, _: u16) -> Result<Flow, SimError> {
     Ok(Flow::Exception(ExceptionKind::Undefined))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_covers_the_formats() {
+        // Spot checks of the decode table against the format boundaries.
+        let same = |a: Handler, b: Handler| std::ptr::fn_addr_eq(a, b);
+        assert!(same(TABLE[0xDE00 >> 6], undefined as Handler));
+        assert!(same(TABLE[0xDF00 >> 6], swi as Handler));
+        assert!(same(TABLE[0xBE00 >> 6], bkpt as Handler));
+        assert!(same(TABLE[0xB500 >> 6], push as Handler));
+        assert!(same(TABLE[0xBD00 >> 6], pop as Handler));
+        assert!(same(TABLE[0xB080 >> 6], adjust_sp as Handler));
+        assert!(same(TABLE[0xB200 >> 6], undefined as Handler));
+        assert!(same(TABLE[0x4770 >> 6], bx as Handler));
+        assert!(same(TABLE[0x4780 >> 6], blx_reg as Handler));
+        assert!(same(TABLE[0xE800 >> 6], blx_suffix as Handler));
+        assert!(same(TABLE[0xF000 >> 6], bl_prefix as Handler));
+        assert!(same(TABLE[0xF800 >> 6], bl_suffix as Handler));
+    }
 }

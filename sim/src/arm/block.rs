@@ -1,0 +1,127 @@
+//! Block data transfers LDM/STM: the four addressing modes, writeback, pc in the list and
+//! the `^` forms (user-bank registers, exception return).
+
+use super::dp::exception_return;
+use super::{field, interwork_to, unpredictable};
+use crate::cpu::{Cpu, ExceptionKind};
+use crate::machine::{Bus, Flow, SimError};
+
+const P: u32 = 1 << 24;
+const U: u32 = 1 << 23;
+const S: u32 = 1 << 22;
+const W: u32 = 1 << 21;
+
+/// (lowest address accessed, written-back base). Bits[1:0] of the base are ignored for the
+/// accesses.
+#[inline(always)]
+fn block_addresses(word: u32, base: u32, count: u32) -> (u32, u32) {
+    let size = count * 4;
+    let (start, new_base) = if word & U != 0 {
+        let start = if word & P != 0 { base.wrapping_add(4) } else { base };
+        (start, base.wrapping_add(size))
+    } else {
+        let start = if word & P != 0 { base.wrapping_sub(size) } else { base.wrapping_sub(size).wrapping_add(4) };
+        (start, base.wrapping_sub(size))
+    };
+    (start & !3, new_base)
+}
+
+/// LDM (all addressing modes, with or without `^`).
+pub(super) fn ldm(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+    let rn = field(word, 16);
+    let list = word & 0xFFFF;
+    if list == 0 {
+        return unpredictable(cpu, word, "LDM with an empty register list");
+    }
+    if rn == 15 {
+        return unpredictable(cpu, word, "LDM with Rn = pc");
+    }
+    let writeback = word & W != 0;
+    let pc_in_list = list & 0x8000 != 0;
+    let user_bank = word & S != 0 && !pc_in_list;
+    if user_bank {
+        if writeback {
+            return unpredictable(cpu, word, "LDM^ (user registers) with writeback");
+        }
+        if !cpu.mode().has_spsr() {
+            return unpredictable(cpu, word, "LDM^ in User or System mode");
+        }
+    }
+    let (start, new_base) = block_addresses(word, cpu.r[rn], list.count_ones());
+    // Load everything first: a fault leaves the registers untouched.
+    let mut values = [0u32; 16];
+    let mut addr = start;
+    let mut bits = list;
+    while bits != 0 {
+        let i = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        values[i & 15] = mem_try!(bus.read32(addr));
+        addr = addr.wrapping_add(4);
+    }
+    if writeback {
+        // Rn in the list: the loaded value (written below) wins.
+        cpu.r[rn] = new_base;
+    }
+    let mut bits = list & 0x7FFF;
+    while bits != 0 {
+        let i = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        if user_bank {
+            cpu.set_user_reg(i, values[i & 15]);
+        } else {
+            cpu.r[i & 15] = values[i & 15];
+        }
+    }
+    if pc_in_list {
+        if word & S != 0 {
+            return exception_return(cpu, word, values[15]);
+        }
+        return interwork_to(cpu, word, values[15]);
+    }
+    Ok(Flow::Next)
+}
+
+/// STM (all addressing modes, with or without `^`). pc is stored as its address + 8.
+pub(super) fn stm(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+    let rn = field(word, 16);
+    let list = word & 0xFFFF;
+    if list == 0 {
+        return unpredictable(cpu, word, "STM with an empty register list");
+    }
+    if rn == 15 {
+        return unpredictable(cpu, word, "STM with Rn = pc");
+    }
+    let writeback = word & W != 0;
+    let user_bank = word & S != 0;
+    if user_bank {
+        if writeback {
+            return unpredictable(cpu, word, "STM^ (user registers) with writeback");
+        }
+        if !cpu.mode().has_spsr() {
+            return unpredictable(cpu, word, "STM^ in User or System mode");
+        }
+    }
+    if writeback && list & (1 << rn) != 0 && list & ((1 << rn) - 1) != 0 {
+        return unpredictable(cpu, word, "STM with writeback and Rn in the list but not the lowest register");
+    }
+    let (start, new_base) = block_addresses(word, cpu.r[rn], list.count_ones());
+    let mut addr = start;
+    let mut bits = list;
+    while bits != 0 {
+        let i = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        let v = if i == 15 {
+            cpu.r[15].wrapping_add(8)
+        } else if user_bank {
+            cpu.user_reg(i)
+        } else {
+            cpu.r[i & 15]
+        };
+        mem_try!(bus.write32(addr, v));
+        addr = addr.wrapping_add(4);
+    }
+    if writeback {
+        cpu.r[rn] = new_base;
+    }
+    Ok(Flow::Next)
+}

@@ -1,0 +1,94 @@
+//! Coprocessor register transfers: CP15 (ID, cache type, control) and the XScale CP0
+//! accumulator (MIA, MIAPH, MIAxy through MCR space; MAR/MRA through MCRR/MRRC).
+
+use super::{field, half, read_reg, unpredictable, CP15_CACHE_TYPE, CP15_MAIN_ID};
+use crate::cpu::{Cpu, ExceptionKind};
+use crate::machine::{Bus, Flow, SimError};
+
+const ACC_MASK: u64 = (1 << 40) - 1;
+
+const UNDEFINED: Result<Flow, SimError> = Ok(Flow::Exception(ExceptionKind::Undefined));
+
+/// MCR/MRC (bits[27:24] = 1110, bit 4 = 1).
+pub(super) fn mcr_mrc(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+    let load = word & (1 << 20) != 0;
+    let opc1 = (word >> 21) & 7;
+    let crn = (word >> 16) & 15;
+    let rd = field(word, 12);
+    let opc2 = (word >> 5) & 7;
+    match (word >> 8) & 15 {
+        15 => {
+            if !cpu.mode().is_privileged() {
+                return UNDEFINED;
+            }
+            if load {
+                let v = match (opc1, crn, opc2) {
+                    (0, 0, 1) => CP15_CACHE_TYPE,
+                    (0, 0, _) => CP15_MAIN_ID,
+                    (0, 1, 0) => cpu.cp15_control,
+                    _ => 0,
+                };
+                if rd == 15 {
+                    cpu.n = v & (1 << 31) != 0;
+                    cpu.z = v & (1 << 30) != 0;
+                    cpu.c = v & (1 << 29) != 0;
+                    cpu.v = v & (1 << 28) != 0;
+                } else {
+                    cpu.r[rd] = v;
+                }
+            } else if (opc1, crn, opc2) == (0, 1, 0) {
+                cpu.cp15_control = read_reg(cpu, rd);
+            }
+            Ok(Flow::Next)
+        }
+        0 if !load && opc1 == 1 => mia(cpu, word),
+        _ => UNDEFINED,
+    }
+}
+
+/// MIA (opcode_3 = 0000), MIAPH (1000), MIAxy (11xy): acc0 += products, 40-bit wrap.
+/// opcode_3 = bits[19:16], Rs = [15:12], acc = [7:5], Rm = [3:0].
+fn mia(cpu: &mut Cpu, word: u32) -> Result<Flow, SimError> {
+    let (rs, rm) = (field(word, 12), field(word, 0));
+    if rs == 15 || rm == 15 {
+        return unpredictable(cpu, word, "MIA with pc as an operand");
+    }
+    if (word >> 5) & 7 != 0 {
+        return unpredictable(cpu, word, "MIA on an accumulator other than acc0");
+    }
+    let (a, b) = (cpu.r[rm], cpu.r[rs]);
+    let add = match (word >> 16) & 15 {
+        0b0000 => (a as i32 as i64).wrapping_mul(b as i32 as i64),
+        0b1000 => (half(a, true) as i64 * half(b, true) as i64) + (half(a, false) as i64 * half(b, false) as i64),
+        op @ 0b1100..=0b1111 => half(a, op & 2 != 0) as i64 * half(b, op & 1 != 0) as i64,
+        _ => return unpredictable(cpu, word, "MIA with an undefined opcode_3"),
+    };
+    cpu.acc0 = cpu.acc0.wrapping_add(add as u64) & ACC_MASK;
+    Ok(Flow::Next)
+}
+
+/// MCRR/MRRC (bits[27:21] = 1100010): only MAR/MRA (p0, opcode 0, acc0) exist.
+pub(super) fn mcrr_mrrc(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+    if (word >> 8) & 15 != 0 || (word >> 4) & 15 != 0 {
+        return UNDEFINED;
+    }
+    let (hi, lo) = (field(word, 16), field(word, 12));
+    if hi == 15 || lo == 15 {
+        return unpredictable(cpu, word, "MAR/MRA with pc as a register");
+    }
+    if word & 15 != 0 {
+        return unpredictable(cpu, word, "MAR/MRA on an accumulator other than acc0");
+    }
+    if word & (1 << 20) == 0 {
+        // MAR acc0, RdLo, RdHi
+        cpu.acc0 = ((cpu.r[hi] as u64 & 0xFF) << 32) | cpu.r[lo] as u64;
+    } else {
+        // MRA RdLo, RdHi, acc0
+        if hi == lo {
+            return unpredictable(cpu, word, "MRA with RdHi = RdLo");
+        }
+        cpu.r[lo] = cpu.acc0 as u32;
+        cpu.r[hi] = ((cpu.acc0 >> 32) as u8) as i8 as i32 as u32;
+    }
+    Ok(Flow::Next)
+}

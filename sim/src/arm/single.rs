@@ -1,0 +1,231 @@
+//! Single data transfers: LDR/STR/LDRB/STRB (and the T forms), the extra load/stores
+//! LDRH/STRH/LDRSB/LDRSH/LDRD/STRD, and SWP/SWPB.
+
+use super::{field, interwork_to, read_reg, unpredictable, Handler};
+use crate::cpu::{shift_imm, Cpu, ExceptionKind, ShiftType};
+use crate::machine::{Bus, Flow, SimError};
+
+const P: u32 = 1 << 24;
+const U: u32 = 1 << 23;
+const W: u32 = 1 << 21;
+
+/// Word load with the ARMv5 unaligned rule: the aligned word rotated right by 8 * addr[1:0].
+#[inline(always)]
+fn load_word_rotated(bus: &mut Bus<'_>, addr: u32) -> Result<u32, crate::memory::MemFault> {
+    let v = bus.read32(addr & !3)?;
+    Ok(v.rotate_right(8 * (addr & 3)))
+}
+
+/// Address computation shared by the single and extra transfers:
+/// (access address, address written back).
+#[inline(always)]
+fn addresses(word: u32, base: u32, offset: u32) -> (u32, u32) {
+    let offset_addr = if word & U != 0 { base.wrapping_add(offset) } else { base.wrapping_sub(offset) };
+    let addr = if word & P != 0 { offset_addr } else { base };
+    (addr, offset_addr)
+}
+
+/// LDR/STR/LDRB/STRB: `L` load, `B` byte, `REG` scaled register offset (else imm12).
+/// P = 0 forms always write back (W = 1 there means the T variants: user-mode access, which
+/// is the same memory in this model).
+pub(super) fn single<const L: bool, const B: bool, const REG: bool>(
+    cpu: &mut Cpu,
+    bus: &mut Bus<'_>,
+    word: u32,
+) -> Result<Flow, SimError> {
+    let (rn, rd) = (field(word, 16), field(word, 12));
+    let offset = if REG {
+        let rm = read_reg(cpu, field(word, 0));
+        shift_imm(rm, ShiftType::from_bits(word >> 5), (word >> 7) & 31, cpu.c).0
+    } else {
+        word & 0xFFF
+    };
+    let (addr, wb_addr) = addresses(word, read_reg(cpu, rn), offset);
+    let writeback = word & P == 0 || word & W != 0;
+    if writeback && rn == 15 {
+        return unpredictable(cpu, word, "load/store with base writeback and Rn = pc");
+    }
+    if L {
+        if writeback && rn == rd {
+            return unpredictable(cpu, word, "load with base writeback and Rn = Rd");
+        }
+        if rd == 15 && (B || word & (P | W) == W) {
+            return unpredictable(cpu, word, "LDRB/LDRT/LDRBT into pc");
+        }
+        let v = if B { mem_try!(bus.read8(addr)) as u32 } else { mem_try!(load_word_rotated(bus, addr)) };
+        if writeback {
+            cpu.r[rn] = wb_addr;
+        }
+        if rd == 15 {
+            return interwork_to(cpu, word, v);
+        }
+        cpu.r[rd] = v;
+    } else {
+        let v = read_reg(cpu, rd);
+        if B {
+            mem_try!(bus.write8(addr, v as u8));
+        } else {
+            mem_try!(bus.write32(addr & !3, v));
+        }
+        if writeback {
+            cpu.r[rn] = wb_addr;
+        }
+    }
+    Ok(Flow::Next)
+}
+
+/// Handler for bits[27:25] = 010 (`reg` = false) or 011 with bit 4 = 0 (`reg` = true).
+pub(super) const fn select_single(hi: u32, reg: bool) -> Handler {
+    let l = hi & 1 != 0;
+    let b = hi & 4 != 0;
+    match (l, b, reg) {
+        (false, false, false) => single::<false, false, false>,
+        (false, false, true) => single::<false, false, true>,
+        (false, true, false) => single::<false, true, false>,
+        (false, true, true) => single::<false, true, true>,
+        (true, false, false) => single::<true, false, false>,
+        (true, false, true) => single::<true, false, true>,
+        (true, true, false) => single::<true, true, false>,
+        (true, true, true) => single::<true, true, true>,
+    }
+}
+
+const STRH: u32 = 0;
+const LDRH: u32 = 1;
+const LDRSB: u32 = 2;
+const LDRSH: u32 = 3;
+const LDRD: u32 = 4;
+const STRD: u32 = 5;
+
+/// Extra load/store `KIND`; `IMM`: offset = bits[11:8]:[3:0], else Rm.
+pub(super) fn extra<const KIND: u32, const IMM: bool>(
+    cpu: &mut Cpu,
+    bus: &mut Bus<'_>,
+    word: u32,
+) -> Result<Flow, SimError> {
+    let (rn, rd, rm) = (field(word, 16), field(word, 12), field(word, 0));
+    let offset = if IMM { ((word >> 4) & 0xF0) | (word & 0xF) } else { read_reg(cpu, rm) };
+    let (addr, wb_addr) = addresses(word, read_reg(cpu, rn), offset);
+    let writeback = word & P == 0 || word & W != 0;
+    if word & (P | W) == W {
+        return unpredictable(cpu, word, "post-indexed halfword/doubleword transfer with W = 1");
+    }
+    if writeback && rn == 15 {
+        return unpredictable(cpu, word, "load/store with base writeback and Rn = pc");
+    }
+    match KIND {
+        STRH => {
+            let v = read_reg(cpu, rd);
+            mem_try!(bus.write16(addr & !1, v as u16));
+        }
+        LDRH | LDRSB | LDRSH => {
+            if rd == 15 {
+                return unpredictable(cpu, word, "halfword or signed byte load into pc");
+            }
+            if writeback && rn == rd {
+                return unpredictable(cpu, word, "load with base writeback and Rn = Rd");
+            }
+            let v = match KIND {
+                LDRH => mem_try!(bus.read16(addr & !1)) as u32,
+                LDRSB => mem_try!(bus.read8(addr)) as i8 as i32 as u32,
+                _ => mem_try!(bus.read16(addr & !1)) as i16 as i32 as u32,
+            };
+            if writeback {
+                cpu.r[rn] = wb_addr;
+            }
+            cpu.r[rd] = v;
+            return Ok(Flow::Next);
+        }
+        _ => {
+            if rd & 1 != 0 {
+                return unpredictable(cpu, word, "LDRD/STRD with an odd Rd");
+            }
+            if rd == 14 {
+                return unpredictable(cpu, word, "LDRD/STRD with Rd = lr (second register pc)");
+            }
+            let a = addr & !3;
+            if KIND == LDRD {
+                if writeback && (rn == rd || rn == rd + 1) {
+                    return unpredictable(cpu, word, "LDRD with writeback and Rn = Rd or Rd+1");
+                }
+                if !IMM && (rm == rd || rm == rd + 1) {
+                    return unpredictable(cpu, word, "LDRD with Rm = Rd or Rd+1");
+                }
+                let lo = mem_try!(bus.read32(a));
+                let hi = mem_try!(bus.read32(a.wrapping_add(4)));
+                if writeback {
+                    cpu.r[rn] = wb_addr;
+                }
+                cpu.r[rd] = lo;
+                cpu.r[rd + 1] = hi;
+                return Ok(Flow::Next);
+            }
+            let (lo, hi) = (cpu.r[rd], cpu.r[rd + 1]);
+            mem_try!(bus.write32(a, lo));
+            mem_try!(bus.write32(a.wrapping_add(4), hi));
+        }
+    }
+    if writeback {
+        cpu.r[rn] = wb_addr;
+    }
+    Ok(Flow::Next)
+}
+
+/// Handler of the extra load/store space (bits[27:25] = 000, bit 7 = bit 4 = 1, bits[6:5] != 00).
+pub(super) const fn select_extra(hi: u32, lo: u32) -> Handler {
+    let imm = hi & 4 != 0;
+    let kind = match (hi & 1, (lo >> 1) & 3) {
+        (0, 1) => STRH,
+        (1, 1) => LDRH,
+        (1, 2) => LDRSB,
+        (1, 3) => LDRSH,
+        (0, 2) => LDRD,
+        _ => STRD,
+    };
+    match (kind, imm) {
+        (STRH, false) => extra::<STRH, false>,
+        (STRH, true) => extra::<STRH, true>,
+        (LDRH, false) => extra::<LDRH, false>,
+        (LDRH, true) => extra::<LDRH, true>,
+        (LDRSB, false) => extra::<LDRSB, false>,
+        (LDRSB, true) => extra::<LDRSB, true>,
+        (LDRSH, false) => extra::<LDRSH, false>,
+        (LDRSH, true) => extra::<LDRSH, true>,
+        (LDRD, false) => extra::<LDRD, false>,
+        (LDRD, true) => extra::<LDRD, true>,
+        (_, false) => extra::<STRD, false>,
+        (_, true) => extra::<STRD, true>,
+    }
+}
+
+/// SWP/SWPB Rd, Rm, [Rn]: read, then write Rm; Rd gets the value read.
+pub(super) fn swp<const B: bool>(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+    let (rn, rd, rm) = (field(word, 16), field(word, 12), field(word, 0));
+    if rn == 15 || rd == 15 || rm == 15 {
+        return unpredictable(cpu, word, "SWP with pc as a register");
+    }
+    if rn == rd || rn == rm {
+        return unpredictable(cpu, word, "SWP with Rn = Rd or Rn = Rm");
+    }
+    let addr = cpu.r[rn];
+    let store = cpu.r[rm];
+    let v = if B {
+        let v = mem_try!(bus.read8(addr));
+        mem_try!(bus.write8(addr, store as u8));
+        v as u32
+    } else {
+        let v = mem_try!(load_word_rotated(bus, addr));
+        mem_try!(bus.write32(addr & !3, store));
+        v
+    };
+    cpu.r[rd] = v;
+    Ok(Flow::Next)
+}
+
+pub(super) const fn select_swp(hi: u32) -> Handler {
+    if hi & 4 != 0 {
+        swp::<true>
+    } else {
+        swp::<false>
+    }
+}

@@ -1,0 +1,223 @@
+//! Per-program stream statistics: the columns of the paper's Table 1 (instruction count,
+//! unique streams, maximum and average stream length, and the number of unique streams that
+//! make up 90% of the executed streams), computed by running the trace module's own
+//! [`StreamDetector`] over the retire events of a run.
+//!
+//! A stream is identified by its start address (interworking form, bit 0 = Thumb) and its
+//! length, as a stream descriptor cache identifies it: two streams that start at the same
+//! address but end at different branches are different streams.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use streamtrace_model::{RetireEvent, StreamDescriptor, StreamDetector};
+
+use crate::machine::{MemAccess, RetireHook};
+
+/// Stream statistics of one run (JSON via serde).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ProgramProfile {
+    /// Retired instructions (Table 1 column IC, not in millions).
+    pub instructions: u64,
+    /// Of which in Thumb state.
+    pub thumb_instructions: u64,
+    /// Dynamically executed streams (the last, unfinished one included).
+    pub streams: u64,
+    /// Distinct (start address, length) pairs (column (b), USC).
+    pub unique_streams: u64,
+    /// Longest stream (column (c), maxSL).
+    pub max_stream_len: u32,
+    /// Instructions per executed stream (column (d), avgSL).
+    pub avg_stream_len: f64,
+    /// Fewest unique streams whose executions add up to 90% of the executed streams
+    /// (column (e), CDF 90%).
+    pub streams_for_90pct: u64,
+    /// Retire events that left for an exception vector.
+    pub exceptions: u64,
+    /// The detector's stream length limit (`u32::MAX`: none, as in Table 1).
+    pub max_sl_limit: u32,
+}
+
+/// A retire hook that profiles streams; call [`ProfileHook::finish`] after the run.
+#[derive(Clone, Debug)]
+pub struct ProfileHook {
+    detector: StreamDetector,
+    max_sl: u32,
+    counts: HashMap<(u32, u32), u64>,
+    instructions: u64,
+    thumb_instructions: u64,
+    exceptions: u64,
+}
+
+impl Default for ProfileHook {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ProfileHook {
+    /// Streams without a length limit (the paper's Table 1).
+    pub fn new() -> Self {
+        Self::with_max_sl(u32::MAX)
+    }
+
+    /// Streams cut at `max_sl` instructions, as the trace module cuts them.
+    pub fn with_max_sl(max_sl: u32) -> Self {
+        let max_sl = max_sl.max(1);
+        ProfileHook {
+            detector: StreamDetector::new(max_sl),
+            max_sl,
+            counts: HashMap::new(),
+            instructions: 0,
+            thumb_instructions: 0,
+            exceptions: 0,
+        }
+    }
+
+    /// Feed one retired instruction (what [`RetireHook::retire`] does).
+    #[inline]
+    pub fn push(&mut self, ev: &RetireEvent) {
+        self.instructions += 1;
+        self.thumb_instructions += ev.thumb as u64;
+        self.exceptions += ev.exception as u64;
+        if let Some(d) = self.detector.push(ev) {
+            self.count(&d);
+        }
+    }
+
+    #[inline]
+    fn count(&mut self, d: &StreamDescriptor) {
+        *self.counts.entry((d.sa, d.sl)).or_insert(0) += 1;
+    }
+
+    /// Close the unfinished stream and compute the profile.
+    pub fn finish(mut self) -> ProgramProfile {
+        if let Some(d) = self.detector.cut() {
+            self.count(&d);
+        }
+        let streams: u64 = self.counts.values().sum();
+        let max_stream_len = self.counts.keys().map(|&(_, sl)| sl).max().unwrap_or(0);
+        let mut freq: Vec<u64> = self.counts.values().copied().collect();
+        freq.sort_unstable_by(|a, b| b.cmp(a));
+        ProgramProfile {
+            instructions: self.instructions,
+            thumb_instructions: self.thumb_instructions,
+            streams,
+            unique_streams: self.counts.len() as u64,
+            max_stream_len,
+            avg_stream_len: if streams == 0 { 0.0 } else { self.instructions as f64 / streams as f64 },
+            streams_for_90pct: coverage_count(&freq, 0.9),
+            exceptions: self.exceptions,
+            max_sl_limit: self.max_sl,
+        }
+    }
+}
+
+impl RetireHook for ProfileHook {
+    #[inline]
+    fn retire(&mut self, ev: &RetireEvent, _: &[MemAccess]) {
+        self.push(ev);
+    }
+}
+
+/// How many of the most frequent items (counts sorted in descending order) it takes to
+/// reach `fraction` of the total. Exact integer arithmetic: the smallest k with
+/// `sum(top k) >= ceil(fraction * total)`.
+pub fn coverage_count(sorted_desc: &[u64], fraction: f64) -> u64 {
+    let total: u64 = sorted_desc.iter().sum();
+    if total == 0 {
+        return 0;
+    }
+    let need = ((total as f64) * fraction).ceil().max(1.0) as u64;
+    let mut acc = 0u64;
+    for (i, &c) in sorted_desc.iter().enumerate() {
+        acc += c;
+        if acc >= need {
+            return i as u64 + 1;
+        }
+    }
+    sorted_desc.len() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use streamtrace_model::BranchClass;
+
+    fn ev(pc: u32, class: BranchClass, taken: bool, next: u32) -> RetireEvent {
+        RetireEvent { pc, class, taken, next_pc: next, ..Default::default() }
+    }
+
+    /// A loop: `0x100: add; 0x104: subs; 0x108: bne 0x100` run `n` times, then
+    /// `0x10c: mov; 0x110: bx lr` (return to 0x200).
+    fn loop_events(n: u32) -> Vec<RetireEvent> {
+        let mut v = Vec::new();
+        for i in 0..n {
+            v.push(ev(0x100, BranchClass::None, false, 0x104));
+            v.push(ev(0x104, BranchClass::None, false, 0x108));
+            let last = i + 1 == n;
+            v.push(ev(0x108, BranchClass::DirectCond, !last, if last { 0x10C } else { 0x100 }));
+        }
+        v.push(ev(0x10C, BranchClass::None, false, 0x110));
+        v.push(ev(0x110, BranchClass::Return, true, 0x200));
+        v
+    }
+
+    #[test]
+    fn hand_made_sequence() {
+        let mut h = ProfileHook::new();
+        for e in loop_events(10) {
+            h.retire(&e, &[]);
+        }
+        // Streams: (0x100,3) x9 taken loop-backs, then the last iteration falls through:
+        // (0x100, 5) ending at the return. Then two instructions in Thumb state, one of
+        // which raises an exception (SWI), and an unfinished stream of one.
+        let mut t = ev(0x200, BranchClass::None, false, 0x202);
+        t.thumb = true;
+        h.retire(&t, &[]);
+        let mut swi = ev(0x202, BranchClass::None, false, 0x8);
+        swi.thumb = true;
+        swi.exception = true;
+        h.retire(&swi, &[]);
+        h.retire(&ev(0x8, BranchClass::None, false, 0xC), &[]);
+        let p = h.finish();
+        assert_eq!(p.instructions, 30 + 2 + 3);
+        assert_eq!(p.thumb_instructions, 2);
+        assert_eq!(p.exceptions, 1);
+        // (0x100,3)x9, (0x100,5)x1, (0x201,2)x1, (0x8,1)x1
+        assert_eq!(p.streams, 12);
+        assert_eq!(p.unique_streams, 4);
+        assert_eq!(p.max_stream_len, 5);
+        assert!((p.avg_stream_len - 35.0 / 12.0).abs() < 1e-12);
+        // 90% of 12 = 10.8 -> 11 streams: 9 + 1 + 1 -> 3 unique streams.
+        assert_eq!(p.streams_for_90pct, 3);
+        assert_eq!(p.max_sl_limit, u32::MAX);
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(json["unique_streams"], 4);
+        assert_eq!(json["streams_for_90pct"], 3);
+    }
+
+    #[test]
+    fn length_limit_cuts_streams() {
+        let mut h = ProfileHook::with_max_sl(2);
+        for e in loop_events(1) {
+            h.push(&e);
+        }
+        // 5 instructions in one would-be stream -> 2 + 2 + 1.
+        let p = h.finish();
+        assert_eq!((p.streams, p.unique_streams, p.max_stream_len), (3, 3, 2));
+        assert_eq!(p.max_sl_limit, 2);
+    }
+
+    #[test]
+    fn coverage() {
+        assert_eq!(coverage_count(&[], 0.9), 0);
+        assert_eq!(coverage_count(&[100], 0.9), 1);
+        assert_eq!(coverage_count(&[90, 5, 5], 0.9), 1);
+        assert_eq!(coverage_count(&[89, 6, 5], 0.9), 2);
+        assert_eq!(coverage_count(&[1; 10], 0.9), 9);
+        assert_eq!(coverage_count(&[1; 10], 1.0), 10);
+        let empty = ProfileHook::new().finish();
+        assert_eq!((empty.streams, empty.avg_stream_len, empty.streams_for_90pct), (0, 0.0, 0));
+    }
+}
