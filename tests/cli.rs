@@ -944,3 +944,64 @@ fn checked_in_tiny_events_match_the_elf() {
     ]);
     assert_ok(&o);
 }
+
+// ---- run: the core model on real programs --------------------------------------------------
+
+fn programs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testbenches/programs")
+}
+
+#[test]
+fn run_builtin_program_reports_and_exits_with_its_status() {
+    let o = streamtrace(&["run", "--json"]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    assert!(out.starts_with("jpeg_dct: 128x96"), "program output passes through first: {out}");
+    let json: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(json["exit_code"], 0);
+    assert!(json["instructions"].as_u64().unwrap() > 5_000_000);
+    assert!(json["mips"].as_f64().unwrap() > 0.0);
+    assert_eq!(json["profile"]["instructions"], json["instructions"]);
+}
+
+#[test]
+fn run_trace_out_decodes_to_the_pc_trace() {
+    let dir = TempDir::new().unwrap();
+    let elf = programs_dir().join("bin/tiny.elf");
+    let pcs = dir.path().join("pcs.txt");
+    let trace = dir.path().join("t.bin");
+    let addrs = dir.path().join("addrs.txt");
+    let (elf_s, pcs_s, trace_s, addrs_s) =
+        (elf.to_str().unwrap(), pcs.to_str().unwrap(), trace.to_str().unwrap(), addrs.to_str().unwrap());
+    for cfg in ["rsdc-32x4-128", "nexs", "esdc-8x4-32,sync=500"] {
+        let o = streamtrace(&["run", elf_s, "--config", cfg, "--trace-out", trace_s, "--pc-trace", pcs_s]);
+        assert_ok(&o);
+        assert!(stdout(&o).contains("fib(20)=6765"), "{}", stdout(&o));
+        assert!(stderr(&o).contains("bits/instr"), "{}", stderr(&o));
+        assert_ok(&streamtrace(&["decode", "--config", cfg, "--elf", elf_s, "--trace", trace_s, "--out", addrs_s]));
+        let want: Vec<String> = std::fs::read_to_string(&pcs).unwrap().lines().map(String::from).collect();
+        let got: Vec<String> = std::fs::read_to_string(&addrs)
+            .unwrap()
+            .lines()
+            .map(|l| l.split_whitespace().next().unwrap().to_string())
+            .collect();
+        assert!(want.len() > 4000, "{cfg}: {} PCs", want.len());
+        assert_eq!(got, want, "{cfg}");
+    }
+}
+
+#[test]
+fn run_bad_inputs_fail_clearly() {
+    let dir = TempDir::new().unwrap();
+    let elf = programs_dir().join("bin/tiny.elf");
+    let o = streamtrace(&["run", elf.to_str().unwrap(), "--max-insns", "1000"]);
+    assert_fails(&o, 1, &["instruction limit of 1,000 reached"]);
+    let o = streamtrace(&["run", "/bin/true"]);
+    assert_fails(&o, 1, &["/bin/true", "x86-64"]);
+    let o = streamtrace(&["run", dir.path().join("missing.elf").to_str().unwrap()]);
+    assert_fails(&o, 1, &["missing.elf"]);
+    let o = streamtrace(&["run", elf.to_str().unwrap(), "-c", "rsdc-33x4-128"]);
+    assert_fails(&o, 2, &["not a power of two"]);
+    let o = streamtrace(&["run", elf.to_str().unwrap(), "-c", "base", "-c", "nexs", "--trace-out", "x.bin"]);
+    assert_fails(&o, 1, &["exactly one --config"]);
+}

@@ -232,6 +232,26 @@ fn check_range(
 }
 
 fn load(data: &[u8], file: &str) -> Result<ElfImage, ImageError> {
+    // The ELF reader requires its input aligned for the header structs; data embedded with
+    // include_bytes! or sliced from a larger buffer may not be, so parse an aligned copy.
+    if !(data.as_ptr() as usize).is_multiple_of(8) {
+        let mut words = vec![0u64; data.len().div_ceil(8)];
+        let bytes: &mut [u8] = as_bytes_mut(&mut words, data.len());
+        bytes.copy_from_slice(data);
+        return load_aligned(bytes, file);
+    }
+    load_aligned(data, file)
+}
+
+/// View the first `len` bytes of a u64 buffer as bytes.
+fn as_bytes_mut(words: &mut [u64], len: usize) -> &mut [u8] {
+    assert!(len <= words.len() * 8);
+    // SAFETY: u64 has no padding or invalid bit patterns, u8 has alignment 1, and `len` is
+    // within the buffer, so the byte view is valid for the lifetime of the borrow.
+    unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), len) }
+}
+
+fn load_aligned(data: &[u8], file: &str) -> Result<ElfImage, ImageError> {
     const EI_NIDENT: u64 = 16;
     let kind = match FileKind::parse(data) {
         Ok(kind) => kind,

@@ -271,3 +271,14 @@ fn segment_errors() {
     let e = ElfImage::from_bytes(&patched(PH + 8, &0xffff_fff0u32.to_le_bytes())).unwrap_err();
     assert!(e.to_string().contains("32-bit address space"), "{e}");
 }
+
+#[test]
+fn misaligned_input_loads() {
+    let data = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.elf")).unwrap();
+    let mut shifted = vec![0u8; data.len() + 1];
+    shifted[1..].copy_from_slice(&data);
+    let a = streamtrace_isa::ElfImage::from_bytes(&data).unwrap();
+    let b = streamtrace_isa::ElfImage::from_bytes(&shifted[1..]).unwrap();
+    assert_eq!(a.entry(), b.entry());
+    assert_eq!(a.memory(), b.memory());
+}

@@ -510,14 +510,25 @@ pub struct Mismatch {
 
 /// Compare decoded interworking addresses with the events' addresses.
 pub fn verify_addresses(decoded: &[u32], events: &[RetireEvent]) -> Result<(), Mismatch> {
-    for (i, ev) in events.iter().enumerate() {
+    verify_against(decoded, events.iter().map(RetireEvent::iw_addr))
+}
+
+/// Compare decoded interworking addresses with expected interworking addresses.
+pub fn verify_addresses_iw(decoded: &[u32], expected: &[u32]) -> Result<(), Mismatch> {
+    verify_against(decoded, expected.iter().copied())
+}
+
+fn verify_against(decoded: &[u32], expected: impl Iterator<Item = u32>) -> Result<(), Mismatch> {
+    let mut n = 0;
+    for (i, want) in expected.enumerate() {
         let got = decoded.get(i).copied();
-        if got != Some(ev.iw_addr()) {
-            return Err(Mismatch { index: i, expected: Some(ev.iw_addr()), got });
+        if got != Some(want) {
+            return Err(Mismatch { index: i, expected: Some(want), got });
         }
+        n = i + 1;
     }
-    if decoded.len() > events.len() {
-        return Err(Mismatch { index: events.len(), expected: None, got: Some(decoded[events.len()]) });
+    if decoded.len() > n {
+        return Err(Mismatch { index: n, expected: None, got: Some(decoded[n]) });
     }
     Ok(())
 }

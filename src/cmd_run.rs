@@ -1,0 +1,193 @@
+//! `streamtrace run`: run an ARM program on the core model, optionally through the trace
+//! module. The program's own output passes through on stdout; the simulator's reports go
+//! to stderr (or, with --json, one JSON object on stdout after the program's output).
+
+use std::io::{BufWriter, Write};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use serde_json::json;
+
+use streamtrace_isa::ElfImage;
+use streamtrace_model::{Config, Encoder, RetireEvent, Stats};
+use streamtrace_sim::{Machine, MemAccess, ProfileHook, RetireHook, Semihost, StepOutcome};
+
+use crate::cmd_encode::print_stats;
+use crate::io_util::{parse_config, pct, thousands, write_file};
+use crate::table::Table;
+use crate::RunArgs;
+
+/// The built-in default program (testbenches/programs/src/jpeg_dct.c): an 8x8 integer DCT
+/// and bit packing of a generated image, about 5.6 M instructions.
+const BUILTIN_ELF: &[u8] = include_bytes!("../testbenches/programs/bin/jpeg_dct.elf");
+const BUILTIN_CMDLINE: &str = "jpeg_dct.elf 128 96";
+
+struct RunHook {
+    profile: ProfileHook,
+    encoders: Vec<Encoder>,
+    encode_error: Option<String>,
+    pc_trace: Option<BufWriter<std::fs::File>>,
+    pc_trace_error: Option<std::io::Error>,
+}
+
+impl RetireHook for RunHook {
+    #[inline]
+    fn retire(&mut self, ev: &RetireEvent, _: &[MemAccess]) {
+        self.profile.push(ev);
+        for e in &mut self.encoders {
+            if let Err(err) = e.push(ev) {
+                self.encode_error.get_or_insert_with(|| err.to_string());
+            }
+        }
+        if let Some(w) = &mut self.pc_trace {
+            if let Err(e) = writeln!(w, "{:08x}", ev.pc) {
+                self.pc_trace_error.get_or_insert(e);
+            }
+        }
+    }
+}
+
+pub fn run(args: &RunArgs) -> Result<u8> {
+    let (elf, cmdline, name) = match &args.program {
+        Some(path) => {
+            let elf = ElfImage::open(path).with_context(|| format!("loading {}", path.display()))?;
+            let mut cmd = path.display().to_string();
+            for a in &args.args {
+                cmd.push(' ');
+                cmd.push_str(a);
+            }
+            (elf, cmd, path.display().to_string())
+        }
+        None => {
+            if !args.args.is_empty() {
+                bail!("program arguments given without a program");
+            }
+            let elf = ElfImage::from_bytes_named(BUILTIN_ELF, "built-in jpeg_dct.elf")?;
+            (elf, BUILTIN_CMDLINE.to_string(), "built-in jpeg_dct".to_string())
+        }
+    };
+    let configs: Vec<Config> = args.configs.iter().map(|c| parse_config(c)).collect::<Result<_>>()?;
+    if args.trace_out.is_some() && configs.len() != 1 {
+        bail!("--trace-out needs exactly one --config (got {})", configs.len());
+    }
+    let pc_trace = match &args.pc_trace {
+        Some(p) => Some(BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
+        )),
+        None => None,
+    };
+    let semihost = Semihost::new()
+        .with_cmdline(cmdline)
+        .with_stdout(std::io::stdout())
+        .with_stderr(std::io::stderr());
+    let mut machine = Machine::for_elf(&elf, semihost);
+    let mut hook = RunHook {
+        profile: ProfileHook::new(),
+        encoders: configs.iter().map(Encoder::new).collect(),
+        encode_error: None,
+        pc_trace,
+        pc_trace_error: None,
+    };
+    let start = Instant::now();
+    let mut exit = None;
+    let mut failure = None;
+    while exit.is_none() {
+        if machine.retired >= args.max_insns {
+            failure = Some(format!(
+                "instruction limit of {} reached at {:#010x} (raise --max-insns)",
+                thousands(args.max_insns),
+                machine.cpu.r[15]
+            ));
+            break;
+        }
+        match machine.step(&mut hook) {
+            Ok(StepOutcome::Running) => {}
+            Ok(StepOutcome::Exited(code)) => exit = Some(code),
+            Err(e) => {
+                failure = Some(format!("{name}: {e} after {} instructions", thousands(machine.retired)));
+                break;
+            }
+        }
+        if let Some(e) = &hook.encode_error {
+            bail!("trace module rejected a retire event: {e}");
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    machine.semihost.flush().context("flushing the program's output")?;
+    if let Some(mut w) = hook.pc_trace.take() {
+        w.flush()?;
+    }
+    if let Some(e) = hook.pc_trace_error {
+        return Err(e).context("writing the PC trace");
+    }
+    let profile = hook.profile.finish();
+    let stats: Vec<Stats> = hook
+        .encoders
+        .into_iter()
+        .map(|e| {
+            let (trace, stats) = e.finish();
+            if let Some(path) = &args.trace_out {
+                write_file(path, &trace.bytes)?;
+            }
+            Ok(stats)
+        })
+        .collect::<Result<_>>()?;
+    let mips = if seconds > 0.0 { machine.retired as f64 / seconds / 1e6 } else { 0.0 };
+    let summary = json!({
+        "program": name,
+        "instructions": machine.retired,
+        "exit_code": exit,
+        "error": failure,
+        "seconds": seconds,
+        "mips": mips,
+        "profile": profile,
+        "trace": stats,
+    });
+    if let Some(path) = &args.stats_out {
+        write_file(path, serde_json::to_string_pretty(&summary)?.as_bytes())?;
+    }
+    if args.json {
+        println!("{summary}");
+    } else {
+        let mut err = std::io::stderr().lock();
+        writeln!(err, "\n{name}: {} instructions in {seconds:.2} s ({mips:.1} MIPS)", thousands(machine.retired))?;
+        writeln!(
+            err,
+            "streams {} (unique {}), max SL {}, avg SL {:.1}, {} unique streams cover 90% of executed streams, {} Thumb instructions, {} exceptions",
+            thousands(profile.streams),
+            thousands(profile.unique_streams),
+            profile.max_stream_len,
+            profile.avg_stream_len,
+            thousands(profile.streams_for_90pct),
+            thousands(profile.thumb_instructions),
+            thousands(profile.exceptions),
+        )?;
+        if let [one] = stats.as_slice() {
+            writeln!(err)?;
+            print_stats(&mut err, one)?;
+        } else if !stats.is_empty() {
+            writeln!(err)?;
+            let mut t = Table::new(["config", "bits/instr", "hrSDC", "hrLSP", "mSDCt", "hSDCt", "hLSPt", "escape"]);
+            for s in &stats {
+                let share = |b: u64| format!("{:.1}%", pct(b, s.total_bits));
+                let rate = |r: f64| if s.sdc_lookups > 0 { format!("{r:.3}") } else { "-".to_string() };
+                t.row([
+                    s.config.clone(),
+                    format!("{:.4}", s.bits_per_instruction),
+                    rate(s.hr_sdc),
+                    rate(s.hr_lsp),
+                    share(s.bits.miss),
+                    share(s.bits.sdc_hit),
+                    share(s.bits.lsp_hit),
+                    share(s.bits.escape),
+                ]);
+            }
+            t.print(&mut err)?;
+        }
+    }
+    if let Some(f) = failure {
+        bail!(f);
+    }
+    // The program's exit status becomes ours (truncated to 8 bits as by a shell).
+    Ok(exit.unwrap_or(0) as u8)
+}
