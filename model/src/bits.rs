@@ -5,8 +5,9 @@
 #[derive(Clone, Debug, Default)]
 pub struct BitWriter {
     bytes: Vec<u8>,
-    /// Pending bits, right-aligned; `nacc` of them are valid.
+    /// Pending bits: the low `nacc` bits of `acc` (higher bits are stale and never read).
     acc: u64,
+    /// Always below 32 between calls: whole 32-bit words are flushed at once.
     nacc: u32,
 }
 
@@ -19,39 +20,49 @@ impl BitWriter {
         BitWriter { bytes: Vec::with_capacity(bytes), acc: 0, nacc: 0 }
     }
 
-    /// Append the low `n` bits of `value`, most significant first. `n <= 57`.
+    /// Append the low `n <= 32` bits of `value`, most significant first.
     #[inline]
-    pub fn put(&mut self, value: u64, n: u32) {
-        debug_assert!(n <= 57);
+    fn put32(&mut self, value: u64, n: u32) {
+        debug_assert!(n <= 32);
         if n == 0 {
             return;
         }
         let mask = (1u64 << n) - 1;
         self.acc = (self.acc << n) | (value & mask);
         self.nacc += n;
-        while self.nacc >= 8 {
-            self.nacc -= 8;
-            self.bytes.push((self.acc >> self.nacc) as u8);
+        if self.nacc >= 32 {
+            self.nacc -= 32;
+            self.bytes.extend_from_slice(&((self.acc >> self.nacc) as u32).to_be_bytes());
         }
-        // Keep only the not yet written bits so the shift above never overflows.
-        self.acc &= (1u64 << self.nacc) - 1;
+    }
+
+    /// Append the low `n` bits of `value`, most significant first. `n <= 57`.
+    #[inline]
+    pub fn put(&mut self, value: u64, n: u32) {
+        debug_assert!(n <= 57);
+        self.put_wide(value, n);
     }
 
     /// Append up to 64 bits.
     #[inline]
     pub fn put_wide(&mut self, value: u64, n: u32) {
         if n > 32 {
-            self.put(value >> 32, n - 32);
-            self.put(value & 0xFFFF_FFFF, 32);
+            self.put32(value >> 32, n - 32);
+            self.put32(value & 0xFFFF_FFFF, 32);
         } else {
-            self.put(value, n);
+            self.put32(value, n);
         }
     }
 
     /// Zero bits up to the next byte boundary.
     pub fn pad_to_byte(&mut self) {
-        if self.nacc > 0 {
-            self.put(0, 8 - self.nacc);
+        let rem = self.nacc % 8;
+        if rem > 0 {
+            self.put32(0, 8 - rem);
+        }
+        while self.nacc >= 8 {
+            self.nacc -= 8;
+            self.bytes.push((self.acc >> self.nacc) as u8);
         }
     }
 
@@ -65,11 +76,6 @@ impl BitWriter {
     pub fn into_bytes(mut self) -> Vec<u8> {
         self.pad_to_byte();
         self.bytes
-    }
-
-    /// Bytes complete so far (the partial byte is not included).
-    pub fn complete_bytes(&self) -> &[u8] {
-        &self.bytes
     }
 }
 
@@ -124,19 +130,25 @@ impl<'a> BitReader<'a> {
         if self.remaining() < n as u64 {
             return Err(OutOfBits { offset: self.pos });
         }
-        let mut value = 0u64;
-        let mut left = n;
-        while left > 0 {
-            let byte = self.bytes[(self.pos >> 3) as usize];
-            let bit_in_byte = (self.pos & 7) as u32;
-            let avail = 8 - bit_in_byte;
-            let take = avail.min(left);
-            let chunk = (byte as u32 >> (avail - take)) & ((1u32 << take) - 1);
-            value = (value << take) | chunk as u64;
-            left -= take;
-            self.pos += take as u64;
+        if n > 56 {
+            let hi = self.get(n - 32)?;
+            let lo = self.get(32)?;
+            return Ok((hi << 32) | lo);
         }
-        Ok(value)
+        // One big-endian 8-byte load covers any field of up to 56 bits at any bit offset.
+        let b = (self.pos >> 3) as usize;
+        let word = match self.bytes.get(b..b + 8) {
+            Some(w) => u64::from_be_bytes(w.try_into().expect("8 bytes")),
+            None => {
+                let mut w = [0u8; 8];
+                let tail = &self.bytes[b..];
+                w[..tail.len()].copy_from_slice(tail);
+                u64::from_be_bytes(w)
+            }
+        };
+        let v = (word << (self.pos & 7)) >> (64 - n);
+        self.pos += n as u64;
+        Ok(v)
     }
 
     #[inline]

@@ -17,8 +17,11 @@ pub struct StreamDescriptorCache {
     repl: Replacement,
     /// `tag << 16 | SL`, 0 = invalid. Index = set * ways + way.
     keys: Vec<u64>,
-    /// MRU: the MRU bit; LRU: age (0 = most recent).
+    /// LRU: age per entry (0 = most recent).
     state: Vec<u32>,
+    /// MRU bits as bit masks: `mru_words` u64 words per set (bit w%64 of word w/64 = way w).
+    mru: Vec<u64>,
+    mru_words: usize,
     /// FIFO pointer per set.
     fifo: Vec<u32>,
     lfsr: u16,
@@ -45,6 +48,8 @@ impl StreamDescriptorCache {
             repl: cfg.repl,
             keys: vec![0; n],
             state: vec![0; n],
+            mru: vec![0; cfg.sets as usize * (cfg.ways as usize).div_ceil(64)],
+            mru_words: (cfg.ways as usize).div_ceil(64),
             fifo: vec![0; cfg.sets as usize],
             lfsr: LFSR_SEED,
         };
@@ -68,6 +73,20 @@ impl StreamDescriptorCache {
             }
         }
         self.lfsr = LFSR_SEED;
+        self.mru.iter_mut().for_each(|m| *m = 0);
+    }
+
+    /// Existing ways of `set` among ways `64*word .. 64*word+63`, as a bit mask.
+    #[inline]
+    fn exist_mask(&self, set: u32, word: usize) -> u64 {
+        let lo = word as u32 * 64;
+        let n = (self.ways - lo).min(64);
+        let all = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+        if set == 0 && word == 0 {
+            all & !1
+        } else {
+            all
+        }
     }
 
     /// Lowest existing way of a set (entry 0 does not exist).
@@ -95,7 +114,10 @@ impl StreamDescriptorCache {
         let key = pack(self.tag_of(a), sl);
         let base = (set * self.ways) as usize;
         let ways = &self.keys[base..base + self.ways as usize];
-        ways.iter().position(|&k| k == key).map(|w| (set << self.way_bits) | w as u32)
+        // At most one way matches; a branch-free scan beats an early exit whose way is
+        // unpredictable.
+        let w = ways.iter().enumerate().fold(usize::MAX, |acc, (w, &k)| if k == key { w } else { acc });
+        (w != usize::MAX).then(|| (set << self.way_bits) | w as u32)
     }
 
     /// Contents of entry `si` as `(tag, SL)`, if it exists and is valid.
@@ -117,12 +139,16 @@ impl StreamDescriptorCache {
         let first = self.first_way(set);
         match self.repl {
             Replacement::Mru => {
-                self.state[si as usize] = 1;
-                let range = (base + first) as usize..(base + self.ways) as usize;
-                if self.state[range.clone()].iter().all(|&b| b == 1) {
-                    for i in range {
-                        self.state[i] = (i == si as usize) as u32;
-                    }
+                let way = (si & (self.ways - 1)) as usize;
+                let words = set as usize * self.mru_words..(set as usize + 1) * self.mru_words;
+                self.mru[words.start + way / 64] |= 1 << (way % 64);
+                let full = self.mru[words.clone()]
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &m)| m == self.exist_mask(set, i));
+                if full {
+                    self.mru[words.clone()].iter_mut().for_each(|m| *m = 0);
+                    self.mru[words.start + way / 64] = 1 << (way % 64);
                 }
             }
             Replacement::Lru => {
@@ -157,10 +183,17 @@ impl StreamDescriptorCache {
                 way
             }
             _ if invalid.is_some() => invalid.unwrap(),
-            Replacement::Mru => self.state[range.clone()]
-                .iter()
-                .position(|&b| b == 0)
-                .map_or(first, |p| p as u32 + first),
+            Replacement::Mru => {
+                let words = set as usize * self.mru_words..(set as usize + 1) * self.mru_words;
+                self.mru[words]
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, &m)| {
+                        let clear = !m & self.exist_mask(set, i);
+                        (clear != 0).then(|| i as u32 * 64 + clear.trailing_zeros())
+                    })
+                    .unwrap_or(first)
+            }
             Replacement::Lru => {
                 let ages = &self.state[range];
                 let oldest = ages.iter().enumerate().max_by_key(|&(_, &age)| age).map_or(0, |(i, _)| i);
@@ -187,6 +220,15 @@ impl StreamDescriptorCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl StreamDescriptorCache {
+        /// MRU bits of the ways of `set`, lowest way first.
+        fn mru_bits(&self, set: u32) -> Vec<u32> {
+            (0..self.ways as usize)
+                .map(|w| (self.mru[set as usize * self.mru_words + w / 64] >> (w % 64) & 1) as u32)
+                .collect()
+        }
+    }
 
     fn cfg(text: &str) -> Config {
         text.parse().unwrap()
@@ -234,17 +276,33 @@ mod tests {
             assert_eq!(sdc.fill(a, sl), base | i as u32, "invalid ways fill lowest first");
         }
         // After the 4th fill all bits were set, so all but way 3 were cleared.
-        assert_eq!(&sdc.state[8..12], &[0, 0, 0, 1]);
+        assert_eq!(sdc.mru_bits(2), &[0, 0, 0, 1]);
         sdc.touch(base | 1);
-        assert_eq!(&sdc.state[8..12], &[0, 1, 0, 1]);
+        assert_eq!(sdc.mru_bits(2), &[0, 1, 0, 1]);
         // Victim: lowest way with a clear bit.
         assert_eq!(sdc.fill(s[4].0, s[4].1), base);
-        assert_eq!(&sdc.state[8..12], &[1, 1, 0, 1]);
+        assert_eq!(sdc.mru_bits(2), &[1, 1, 0, 1]);
         assert_eq!(sdc.fill(s[5].0, s[5].1), base | 2);
-        assert_eq!(&sdc.state[8..12], &[0, 0, 1, 0], "set full of MRU bits: all but the accessed cleared");
+        assert_eq!(sdc.mru_bits(2), &[0, 0, 1, 0], "set full of MRU bits: all but the accessed cleared");
         assert_eq!(sdc.lookup(s[1].0, s[1].1), Some(base | 1), "recently touched way 1 survives");
         assert_eq!(sdc.lookup(s[0].0, s[0].1), None);
         assert_eq!(sdc.lookup(s[2].0, s[2].1), None);
+    }
+
+    #[test]
+    fn mru_with_more_than_64_ways() {
+        let mut sdc = StreamDescriptorCache::new(&cfg("bsdc-1x128-128"));
+        let s = same_set_streams(0, 129);
+        for (i, &(a, sl)) in s[..127].iter().enumerate() {
+            assert_eq!(sdc.fill(a, sl), i as u32 + 1, "ways 1..=127 fill in order (way 0 does not exist)");
+        }
+        let bits = sdc.mru_bits(0);
+        assert_eq!(bits.iter().sum::<u32>(), 1, "the 127th access set the last bit: all others cleared");
+        assert_eq!(bits[127], 1);
+        assert_eq!(sdc.fill(s[127].0, s[127].1), 1, "lowest clear existing way");
+        sdc.touch(65);
+        assert_eq!(sdc.fill(s[128].0, s[128].1), 2);
+        assert_eq!(sdc.mru_bits(0).iter().sum::<u32>(), 4);
     }
 
     #[test]
