@@ -1,0 +1,219 @@
+//! Decoder throughput, docs/performance.md.
+//!
+//! Two synthetic runs (sw-decoder `synthetic::generate`, 2M instructions each over a 64 KB
+//! ARM + 32 KB Thumb image) are encoded once per scheme; each bench decodes a whole trace
+//! from bit 0, in instruction addresses per second:
+//!
+//! * workload `loops`: 8 indirect-branch targets (low entropy, like real call/return
+//!   behaviour), so the run stays in a small hot set with high SDC hit rates;
+//! * workload `wide`: 256 indirect targets: ~10x more unique streams, mostly SDC misses,
+//!   the decoder's slow path (address fields, stream-cache misses).
+//!
+//! * `decoder/counting/<workload>/<scheme>`: into a `CountingSink` (count + checksum of every
+//!   address); peer `decoder/counting/memcpy-u32` copies the same number of u32 addresses.
+//! * `decoder/vec/loops/<scheme>`: into a `Vec<u32>` (cleared, capacity kept between
+//!   iterations); same peer.
+//!
+//! After the run the medians are read back from criterion's `estimates.json` and printed as
+//! ratios against the memcpy peer.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
+use streamtrace_isa::MemoryImage;
+use streamtrace_model::{Config, Encoder, RetireEvent};
+use streamtrace_sw_decoder::synthetic::{generate, SyntheticSpec};
+use streamtrace_sw_decoder::{AddressSink, CountingSink, Decoder};
+
+const INSTRUCTIONS: usize = 2_000_000;
+const SCHEMES: &[&str] = &["base", "nexs", "bsdc-32x4-128", "esdc-32x4-128", "rsdc-32x4-128"];
+const VEC_SCHEMES: &[&str] = &["base", "rsdc-32x4-128"];
+
+/// Workload names and their specs (docs/performance.md explains the choice): `loops` has an
+/// average stream length of ~12 instructions and ~90 unique streams; `wide` ~800 unique
+/// streams and mostly SDC misses.
+fn workloads() -> Vec<(&'static str, SyntheticSpec)> {
+    let base = |targets: u32, density: u64, taken: u64| {
+        let mut s = SyntheticSpec::new(1, INSTRUCTIONS);
+        s.arm_words = 16 * 1024;
+        s.thumb_halfwords = 16 * 1024;
+        s.branch_density = density;
+        s.taken_bias = taken;
+        s.exception_rate = 0; // SWIs in the code still raise exceptions
+        s.indirect_targets = targets;
+        s
+    };
+    vec![("loops", base(8, 150, 600)), ("wide", base(256, 150, 600))]
+}
+
+fn encode(cfg: &Config, events: &[RetireEvent]) -> Vec<u8> {
+    let mut enc = Encoder::new(cfg);
+    for e in events {
+        enc.push(e).expect("synthetic events are consistent");
+    }
+    let (trace, stats) = enc.finish();
+    eprintln!(
+        "  {:>14}: {:>9} bytes, {:.4} bits/instr, avg SL {:.2}, {} unique streams, hrSDC {:.3}, hrLSP {:.3}",
+        cfg.to_string(),
+        trace.bytes.len(),
+        stats.bits_per_instruction,
+        stats.avg_sl,
+        stats.unique_streams,
+        stats.hr_sdc,
+        stats.hr_lsp
+    );
+    trace.bytes
+}
+
+fn decode_into<S: AddressSink>(cfg: &Config, bytes: &[u8], image: &MemoryImage, sink: &mut S) {
+    let mut dec = Decoder::new(cfg, bytes, image);
+    while dec.next_element(sink).expect("valid trace").is_some() {}
+}
+
+struct Prepared {
+    workload: &'static str,
+    image: MemoryImage,
+    n: u64,
+    traces: Vec<(Config, Vec<u8>)>,
+}
+
+fn benches(c: &mut Criterion, work: &[Prepared]) {
+    let n = work[0].n;
+    assert!(work.iter().all(|w| w.n == n));
+    let src: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(4)).collect();
+    let mut dst = vec![0u32; n as usize];
+
+    let mut g = c.benchmark_group("decoder/counting");
+    g.sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_millis(1500));
+    g.sampling_mode(SamplingMode::Flat);
+    g.throughput(Throughput::Elements(n));
+    g.bench_function("memcpy-u32", |b| {
+        b.iter(|| {
+            dst.copy_from_slice(black_box(&src));
+            black_box(&dst);
+        })
+    });
+    for w in work {
+        for (cfg, bytes) in &w.traces {
+            g.bench_function(BenchmarkId::new(w.workload, cfg), |b| {
+                b.iter(|| {
+                    let mut sink = CountingSink::default();
+                    decode_into(cfg, black_box(bytes), &w.image, &mut sink);
+                    assert_eq!(sink.count, n);
+                    sink.checksum
+                })
+            });
+        }
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("decoder/vec");
+    g.sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_millis(1500));
+    g.sampling_mode(SamplingMode::Flat);
+    g.throughput(Throughput::Elements(n));
+    let mut out: Vec<u32> = Vec::with_capacity(n as usize);
+    let w = &work[0];
+    for (cfg, bytes) in w
+        .traces
+        .iter()
+        .filter(|(c, _)| VEC_SCHEMES.contains(&c.to_string().as_str()))
+    {
+        g.bench_function(BenchmarkId::new(w.workload, cfg), |b| {
+            b.iter(|| {
+                out.clear();
+                decode_into(cfg, black_box(bytes), &w.image, &mut out);
+                assert_eq!(out.len() as u64, n);
+                black_box(&out);
+            })
+        });
+    }
+    g.finish();
+}
+
+fn criterion_dir() -> Option<PathBuf> {
+    if let Some(h) = std::env::var_os("CRITERION_HOME") {
+        return Some(PathBuf::from(h));
+    }
+    if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
+        return Some(PathBuf::from(t).join("criterion"));
+    }
+    let exe = std::env::current_exe().ok()?;
+    Some(exe.parent()?.parent()?.parent()?.join("criterion"))
+}
+
+/// Median time per iteration (ns), from criterion's `new/estimates.json`.
+fn median_ns(group: &str, id: &str) -> Option<f64> {
+    let path = criterion_dir()?
+        .join(group.replace('/', "_"))
+        .join(id)
+        .join("new/estimates.json");
+    let text = std::fs::read_to_string(path).ok()?;
+    let rest = &text[text.find("\"median\"")?..];
+    let rest = &rest[rest.find("\"point_estimate\":")? + "\"point_estimate\":".len()..];
+    let end = rest.find([',', '}'])?;
+    rest[..end].trim().parse().ok()
+}
+
+fn summary(n: u64) {
+    let peer = median_ns("decoder/counting", "memcpy-u32");
+    eprintln!("\nratio summary (criterion medians of this run; ratio = decode time / memcpy time):");
+    if let Some(p) = peer {
+        eprintln!("  {:>28}: {:8.1} M addresses/s", "memcpy-u32", n as f64 / p * 1e3);
+    }
+    for group in ["decoder/counting", "decoder/vec"] {
+        for (workload, _) in workloads() {
+            for s in SCHEMES {
+                if let Some(t) = median_ns(group, &format!("{workload}/{s}")) {
+                    let ratio = peer.map_or(String::from("-"), |p| format!("{:.1}x", t / p));
+                    let name = format!("{}/{workload}/{s}", &group["decoder/".len()..]);
+                    eprintln!(
+                        "  {name:>28}: {:8.1} M addresses/s, {ratio} the memcpy time",
+                        n as f64 / t * 1e3
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn main() {
+    let work: Vec<Prepared> = workloads()
+        .into_iter()
+        .map(|(workload, spec)| {
+            let run = generate(&spec);
+            let n = run.events.len() as u64;
+            eprintln!(
+                "workload {workload}: {n} instructions, image {} bytes; traces:",
+                run.image.mapped_bytes()
+            );
+            let traces = SCHEMES
+                .iter()
+                .map(|text| {
+                    let cfg: Config = text.parse().unwrap();
+                    let bytes = encode(&cfg, &run.events);
+                    (cfg, bytes)
+                })
+                .collect();
+            Prepared {
+                workload,
+                image: run.image,
+                n,
+                traces,
+            }
+        })
+        .collect();
+    // Fewer bootstrap resamples than the default 100 000: the analysis otherwise costs more
+    // than the measurement on this 2-core machine.
+    let mut c = Criterion::default().nresamples(10_000).configure_from_args();
+    benches(&mut c, &work);
+    c.final_summary();
+    if std::env::args().any(|a| a == "--bench") {
+        summary(work[0].n);
+    }
+}
