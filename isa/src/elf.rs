@@ -211,6 +211,12 @@ fn malformed(file: &str, what: impl std::fmt::Display) -> ImageError {
 }
 
 /// Error unless `offset..offset + size` lies within the file.
+/// A header table of `count` entries of `entsize` bytes at `offset` must lie in the file.
+fn check_table(file: &str, data: &[u8], what: &str, offset: u64, count: u16, entsize: u16) -> Result<(), ImageError> {
+    let size = count as u64 * entsize as u64;
+    check_range(file, data.len(), || format!("{what} table ({count} entries)"), offset, size)
+}
+
 fn check_range(
     file: &str,
     len: usize,
@@ -325,14 +331,7 @@ fn load_aligned(data: &[u8], file: &str) -> Result<ElfImage, ImageError> {
     let phoff = header.e_phoff(endian) as u64;
     let phnum = header.e_phnum(endian);
     if phoff != 0 && phnum != 0 && phnum != elf::PN_XNUM {
-        let size = phnum as u64 * header.e_phentsize(endian) as u64;
-        check_range(
-            file,
-            data.len(),
-            || format!("program header table ({phnum} entries)"),
-            phoff,
-            size,
-        )?;
+        check_table(file, data, "program header", phoff, phnum, header.e_phentsize(endian))?;
     }
     let phdrs = header
         .program_headers(endian, data)
@@ -404,14 +403,7 @@ fn load_symbols(
     let shoff = header.e_shoff(endian) as u64;
     let shnum = header.e_shnum(endian);
     if shoff != 0 && shnum != 0 {
-        let size = shnum as u64 * header.e_shentsize(endian) as u64;
-        check_range(
-            file,
-            data.len(),
-            || format!("section header table ({shnum} entries)"),
-            shoff,
-            size,
-        )?;
+        check_table(file, data, "section header", shoff, shnum, header.e_shentsize(endian))?;
     }
     let sections = header
         .sections(endian, data)

@@ -20,7 +20,9 @@
 //! `estimates.json` and printed as ratios against the peer.
 
 use std::hint::black_box;
-use std::path::PathBuf;
+#[path = "../../scripts/bench-support/criterion_medians.rs"]
+mod criterion_medians;
+use criterion_medians::median_ns;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
@@ -360,31 +362,6 @@ fn benches(c: &mut Criterion, descs: &[StreamDescriptor], events: &[RetireEvent]
 
 // ---------------------------------------------------------------------------------------------
 // Ratio summary from criterion's own estimates.
-
-fn criterion_dir() -> Option<PathBuf> {
-    if let Some(h) = std::env::var_os("CRITERION_HOME") {
-        return Some(PathBuf::from(h));
-    }
-    if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
-        return Some(PathBuf::from(t).join("criterion"));
-    }
-    // target/release/deps/encoder-xxxx -> target/criterion
-    let exe = std::env::current_exe().ok()?;
-    Some(exe.parent()?.parent()?.parent()?.join("criterion"))
-}
-
-/// Median time per iteration (ns) of a bench, from `<dir>/<group>/<id>/new/estimates.json`.
-fn median_ns(group: &str, id: &str) -> Option<f64> {
-    let path = criterion_dir()?
-        .join(group.replace('/', "_"))
-        .join(id)
-        .join("new/estimates.json");
-    let text = std::fs::read_to_string(path).ok()?;
-    let rest = &text[text.find("\"median\"")?..];
-    let rest = &rest[rest.find("\"point_estimate\":")? + "\"point_estimate\":".len()..];
-    let end = rest.find([',', '}'])?;
-    rest[..end].trim().parse().ok()
-}
 
 fn summary(descriptors: usize, events: usize) {
     let peer = median_ns("encoder/descriptors", "serialize-5B");

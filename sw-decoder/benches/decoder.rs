@@ -18,7 +18,9 @@
 //! ratios against the memcpy peer.
 
 use std::hint::black_box;
-use std::path::PathBuf;
+#[path = "../../scripts/bench-support/criterion_medians.rs"]
+mod criterion_medians;
+use criterion_medians::median_ns;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
@@ -136,29 +138,6 @@ fn benches(c: &mut Criterion, work: &[Prepared]) {
     g.finish();
 }
 
-fn criterion_dir() -> Option<PathBuf> {
-    if let Some(h) = std::env::var_os("CRITERION_HOME") {
-        return Some(PathBuf::from(h));
-    }
-    if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
-        return Some(PathBuf::from(t).join("criterion"));
-    }
-    let exe = std::env::current_exe().ok()?;
-    Some(exe.parent()?.parent()?.parent()?.join("criterion"))
-}
-
-/// Median time per iteration (ns), from criterion's `new/estimates.json`.
-fn median_ns(group: &str, id: &str) -> Option<f64> {
-    let path = criterion_dir()?
-        .join(group.replace('/', "_"))
-        .join(id)
-        .join("new/estimates.json");
-    let text = std::fs::read_to_string(path).ok()?;
-    let rest = &text[text.find("\"median\"")?..];
-    let rest = &rest[rest.find("\"point_estimate\":")? + "\"point_estimate\":".len()..];
-    let end = rest.find([',', '}'])?;
-    rest[..end].trim().parse().ok()
-}
 
 fn summary(n: u64) {
     let peer = median_ns("decoder/counting", "memcpy-u32");
