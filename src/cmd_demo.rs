@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use streamtrace_model::{Config, Encoder, IsaMode, RetireEvent, Stats};
 use streamtrace_sw_decoder::synthetic::{generate, SyntheticRun, SyntheticSpec};
-use streamtrace_sw_decoder::{verify_addresses, Decoder, TraceElement};
+use streamtrace_sw_decoder::{decode_trace, verify_addresses};
 
 use crate::io_util::{fmt_iw, parse_config, pct, thousands};
 use crate::table::Table;
@@ -73,7 +73,7 @@ fn mips(n: u64, d: Duration) -> f64 {
 }
 
 /// Encode, decode and verify one configuration.
-fn run_config(cfg: &Config, run: &SyntheticRun, addrs: &mut Vec<u32>) -> Row {
+fn run_config(cfg: &Config, run: &SyntheticRun) -> Row {
     let events: &[RetireEvent] = &run.events;
     let mut problem = None;
     let t0 = Instant::now();
@@ -84,29 +84,17 @@ fn run_config(cfg: &Config, run: &SyntheticRun, addrs: &mut Vec<u32>) -> Row {
     let (trace, stats) = enc.finish();
     let t_enc = t0.elapsed();
 
-    addrs.clear();
     let t1 = Instant::now();
-    let mut dec = Decoder::new(cfg, &trace.bytes, &run.image);
-    let mut ended = false;
-    loop {
-        match dec.next_element(addrs) {
-            Ok(Some(TraceElement::End { .. })) => ended = true,
-            Ok(Some(_)) => {}
-            Ok(None) => break,
-            Err(e) => {
-                problem.get_or_insert_with(|| format!("decode: {e}"));
-                if dec.resync().is_none() {
-                    break;
-                }
-            }
-        }
-    }
+    let decoded = decode_trace(cfg, &trace.bytes, &run.image, false);
     let t_dec = t1.elapsed();
-    if problem.is_none() && !ended {
+    if let Some(e) = decoded.errors.first() {
+        problem.get_or_insert_with(|| format!("decode: {e}"));
+    }
+    if problem.is_none() && !decoded.ended {
         problem = Some("decode: no END record".into());
     }
     if problem.is_none() {
-        if let Err(m) = verify_addresses(addrs, events) {
+        if let Err(m) = verify_addresses(&decoded.addresses, events) {
             problem = Some(format!(
                 "instruction {}: expected {}, decoded {}",
                 m.index,
@@ -187,7 +175,6 @@ pub fn run(args: &DemoArgs) -> Result<()> {
 
     // Touch the address buffer once so the first configuration's decode time does not
     // include page faults the others do not pay.
-    let mut addrs = vec![0u32; args.instructions];
     let mut rows = Vec::new();
     for cfg in &configs {
         bar.set_message(format!("{cfg}: encode, decode, verify"));
@@ -195,7 +182,7 @@ pub fn run(args: &DemoArgs) -> Result<()> {
             (IsaMode::ArmOnly, Some(r)) => r,
             _ => &run_iw,
         };
-        rows.push(run_config(cfg, run, &mut addrs));
+        rows.push(run_config(cfg, run));
         bar.inc(1);
     }
     bar.finish_and_clear();
