@@ -90,6 +90,16 @@ impl Encoder {
     /// previous event, so a corrupt event source is reported instead of silently producing a
     /// trace that decodes to something else.
     pub fn push(&mut self, ev: &RetireEvent) -> Result<(), EncodeError> {
+        self.accept(ev)?;
+        if let Some(d) = self.detector.push(ev) {
+            let _ = self.encode_stream(&d);
+        }
+        Ok(())
+    }
+
+    /// Check one event and count it, without stream detection (cycle mode runs its own
+    /// detector and feeds descriptors later, through the buffers).
+    pub(crate) fn accept(&mut self, ev: &RetireEvent) -> Result<(), EncodeError> {
         let index = self.events;
         let state = if ev.thumb { "Thumb" } else { "ARM" };
         if ev.thumb && self.cfg.isa == IsaMode::ArmOnly {
@@ -106,10 +116,29 @@ impl Encoder {
         self.expected_pc = Some(ev.next_pc);
         self.events += 1;
         self.stats.instructions += 1;
-        if let Some(d) = self.detector.push(ev) {
-            self.encode_stream(&d);
-        }
         Ok(())
+    }
+
+    /// Encode one descriptor whose instructions were already counted; returns the bits it
+    /// produced (records and escapes) and whether it missed in the SDC, which decides its
+    /// service time in cycle mode (docs/trace-timing.md section 3).
+    pub(crate) fn service_descriptor(&mut self, d: &StreamDescriptor) -> (u64, bool) {
+        let before = self.out.bit_len();
+        let miss = self.encode_stream(d);
+        (self.out.bit_len() - before, miss)
+    }
+
+    /// Emit an OVERFLOW escape for `lost` instructions and reset (cycle mode's overflow
+    /// entry); returns the bits produced.
+    pub(crate) fn service_overflow(&mut self, lost: u64) -> u64 {
+        let before = self.out.bit_len();
+        self.overflow_record(lost);
+        self.out.bit_len() - before
+    }
+
+    /// Count instructions that arrive as a captured descriptor (cycle-mode replay).
+    pub(crate) fn count_instructions(&mut self, n: u64) {
+        self.stats.instructions += n;
     }
 
     /// Encode a whole slice of events.
@@ -122,13 +151,13 @@ impl Encoder {
     #[inline]
     pub fn push_descriptor(&mut self, d: &StreamDescriptor) {
         self.stats.instructions += d.sl as u64;
-        self.encode_stream(d);
+        let _ = self.encode_stream(d);
     }
 
     /// Cut the current stream and emit SYNC (section 7, requested sync).
     pub fn request_sync(&mut self) {
         if let Some(d) = self.detector.cut() {
-            self.encode_stream(&d);
+            let _ = self.encode_stream(&d);
         }
         self.sync();
     }
@@ -138,6 +167,10 @@ impl Encoder {
     /// [`Encoder::current_stream_len`], docs/trace-format.md section 7) and reset.
     pub fn overflow(&mut self, lost_instructions: u64) {
         let _discarded = self.detector.cut();
+        self.overflow_record(lost_instructions);
+    }
+
+    fn overflow_record(&mut self, lost_instructions: u64) {
         self.flush_run();
         self.escape(EscapeType::Overflow);
         let lost = lost_instructions.min(u32::MAX as u64);
@@ -148,7 +181,7 @@ impl Encoder {
     /// Flush the partial stream, emit END, and return the trace and statistics.
     pub fn finish(mut self) -> (EncodedTrace, Stats) {
         if let Some(d) = self.detector.cut() {
-            self.encode_stream(&d);
+            let _ = self.encode_stream(&d);
         }
         self.flush_run();
         self.escape(EscapeType::End);
@@ -176,17 +209,19 @@ impl Encoder {
         }
     }
 
+    /// Returns whether the descriptor missed in the SDC (always false for the baselines).
     #[inline]
-    fn encode_stream(&mut self, d: &StreamDescriptor) {
+    fn encode_stream(&mut self, d: &StreamDescriptor) -> bool {
         self.stats.streams += 1;
         self.sum_sl += d.sl as u64;
         self.stats.max_sl = self.stats.max_sl.max(d.sl);
         self.unique.insert(((d.sa as u64) << 16) | d.sl as u64);
-        if self.cfg.scheme.uses_sdc() {
-            self.encode_sdc_stream(d);
+        let miss = if self.cfg.scheme.uses_sdc() {
+            self.encode_sdc_stream(d)
         } else {
             self.encode_baseline_stream(d);
-        }
+            false
+        };
         self.state.after_stream(d);
         if d.exception {
             self.stats.exceptions += 1;
@@ -196,9 +231,10 @@ impl Encoder {
         if self.state.sync_due() {
             self.sync();
         }
+        miss
     }
 
-    fn encode_sdc_stream(&mut self, d: &StreamDescriptor) {
+    fn encode_sdc_stream(&mut self, d: &StreamDescriptor) -> bool {
         self.stats.sdc_lookups += 1;
         match self.state.access(d.sa, d.sl) {
             StreamOutcome::LspHit { .. } => {
@@ -213,11 +249,13 @@ impl Encoder {
                         }
                     }
                 }
+                false
             }
             StreamOutcome::SdcHit { si } => {
                 self.stats.sdc_hits += 1;
                 self.flush_run();
                 self.put(Component::SdcHit, si as u64, 1 + self.k);
+                false
             }
             StreamOutcome::SdcMiss { forced } => {
                 self.stats.forced_misses += forced as u64;
@@ -230,6 +268,7 @@ impl Encoder {
                     self.stats.address_records += 1;
                     self.put_address(d.sa);
                 }
+                true
             }
         }
     }

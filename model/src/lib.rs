@@ -8,6 +8,7 @@ pub mod aolc;
 pub mod bits;
 pub mod compressor;
 pub mod config;
+pub mod cycle;
 pub mod detector;
 pub mod encoder;
 pub mod event;
@@ -21,6 +22,7 @@ pub mod storage;
 
 pub use aolc::AdaptiveOneLengthCounter;
 pub use compressor::{CompressorState, StreamOutcome};
+pub use cycle::{BufferConfig, CycleError, CycleOutput, CycleStats, CycleTraceModule, FullPolicy, PortBeat};
 pub use config::{Config, ConfigError, IsaMode, Replacement, Scheme};
 pub use detector::{StreamDescriptor, StreamDetector};
 pub use encoder::{encode_events, EncodeError, EncodedTrace, Encoder};

@@ -470,7 +470,16 @@ pub struct DecodedTrace {
     pub elements: Vec<TraceElement>,
     /// Errors met, each followed by a resync (if a marker was found).
     pub errors: Vec<DecodeError>,
+    /// Where OVERFLOW records said instructions are missing.
+    pub gaps: Vec<Gap>,
     pub ended: bool,
+}
+
+/// `lost` instructions are missing before `addresses[at]` (an OVERFLOW record).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gap {
+    pub at: usize,
+    pub lost: u64,
 }
 
 /// Decode a whole trace from bit 0, resynchronizing after errors. Streams are kept as
@@ -481,8 +490,12 @@ pub fn decode_trace<I: ProgramImage + ?Sized>(cfg: &Config, bytes: &[u8], image:
     loop {
         match dec.next_element(&mut out.addresses) {
             Ok(Some(el)) => {
-                if matches!(el, TraceElement::End { .. }) {
-                    out.ended = true;
+                match el {
+                    TraceElement::End { .. } => out.ended = true,
+                    TraceElement::Overflow { lost, .. } => {
+                        out.gaps.push(Gap { at: out.addresses.len(), lost: lost as u64 })
+                    }
+                    _ => {}
                 }
                 if keep_elements || !matches!(el, TraceElement::Stream { .. }) {
                     out.elements.push(el);
@@ -511,6 +524,32 @@ pub struct Mismatch {
 /// Compare decoded interworking addresses with the events' addresses.
 pub fn verify_addresses(decoded: &[u32], events: &[RetireEvent]) -> Result<(), Mismatch> {
     verify_against(decoded, events.iter().map(RetireEvent::iw_addr))
+}
+
+/// Compare decoded addresses that have overflow gaps with the complete expected sequence:
+/// every decoded address must equal the expected one once the lost instructions of each
+/// gap before it are skipped, and nothing may be missing or extra. `index` in a mismatch
+/// is the position in `expected`.
+pub fn verify_addresses_with_gaps(decoded: &[u32], gaps: &[Gap], expected: &[u32]) -> Result<(), Mismatch> {
+    let mut e = 0usize;
+    let mut d = 0usize;
+    let mut gap = gaps.iter().peekable();
+    loop {
+        while let Some(g) = gap.peek() {
+            if g.at != d {
+                break;
+            }
+            e = e.saturating_add(g.lost as usize);
+            gap.next();
+        }
+        match (decoded.get(d), expected.get(e)) {
+            (None, None) => return Ok(()),
+            (got, want) if got == want => {}
+            (got, want) => return Err(Mismatch { index: e, expected: want.copied(), got: got.copied() }),
+        }
+        d += 1;
+        e += 1;
+    }
 }
 
 /// Compare decoded interworking addresses with expected interworking addresses.

@@ -1,0 +1,586 @@
+//! Cycle mode of the trace module: the stream descriptor buffer, the compressor's service
+//! time, the output buffer and the trace port, clock by clock, as docs/trace-timing.md
+//! specifies. The bits are produced by the functional [`Encoder`], so they equal functional
+//! mode's whenever nothing is dropped.
+//!
+//! Only stream-ending retirements interact with the buffers, so the model advances from one
+//! produced descriptor to the next, simulating the cycles in between one at a time while
+//! anything is in flight and skipping idle stretches in one step.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::config::Config;
+use crate::detector::{StreamDescriptor, StreamDetector};
+use crate::encoder::{EncodeError, EncodedTrace, Encoder};
+use crate::event::RetireEvent;
+use crate::stats::Stats;
+
+/// What happens when a descriptor finds the SDB full (docs/trace-timing.md section 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FullPolicy {
+    /// Stall the core: the trace is complete.
+    Stall,
+    /// Drop descriptors and send an OVERFLOW record with the lost instruction count.
+    Drop,
+}
+
+/// Buffer and timing parameters of cycle mode (docs/trace-timing.md section 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct BufferConfig {
+    /// SDB depth in descriptors; `None` = unbounded.
+    pub sdb: Option<u32>,
+    /// Output buffer in bits; `None` = unbounded.
+    pub obuf: Option<u64>,
+    /// Trace port width in bits per port clock.
+    pub port: u32,
+    /// Core cycles per port clock.
+    pub ratio: u32,
+    pub svc_hit: u32,
+    pub svc_miss: u32,
+    pub policy: FullPolicy,
+}
+
+impl Default for BufferConfig {
+    /// The paper's sizing (section 4.2): SDB 2, 80-bit output buffer, one bit per cycle.
+    fn default() -> Self {
+        BufferConfig { sdb: Some(2), obuf: Some(80), port: 1, ratio: 1, svc_hit: 1, svc_miss: 2, policy: FullPolicy::Stall }
+    }
+}
+
+impl BufferConfig {
+    /// Unbounded buffers, for measuring the sizes a run needs.
+    pub fn unbounded(self) -> Self {
+        BufferConfig { sdb: None, obuf: None, ..self }
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if self.sdb == Some(0) {
+            return Err("sdb must be at least 1".into());
+        }
+        if self.obuf == Some(0) {
+            return Err("obuf must be at least 1".into());
+        }
+        if self.port == 0 || self.port > 64 {
+            return Err(format!("port={} out of range 1..=64", self.port));
+        }
+        if self.ratio == 0 || self.ratio > 1024 {
+            return Err(format!("ratio={} out of range 1..=1024", self.ratio));
+        }
+        if self.svc_hit == 0 || self.svc_hit > self.svc_miss || self.svc_miss > 16 {
+            return Err(format!("need 1 <= svc_hit ({}) <= svc_miss ({}) <= 16", self.svc_hit, self.svc_miss));
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for BufferConfig {
+    type Err = String;
+
+    /// `sdb=2,obuf=80,port=1,ratio=1,svc_hit=1,svc_miss=2,policy=stall`, every key optional.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let mut b = BufferConfig::default();
+        for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let (key, value) =
+                item.split_once('=').ok_or_else(|| format!("'{item}': expected key=value"))?;
+            let num = |v: &str| -> Result<u64, String> {
+                v.parse::<u64>().map_err(|_| format!("{key}={v}: not a non-negative integer"))
+            };
+            let small = |v: &str| -> Result<u32, String> {
+                u32::try_from(num(v)?).map_err(|_| format!("{key}={v}: too large"))
+            };
+            match key {
+                "sdb" => b.sdb = if value == "inf" { None } else { Some(small(value)?) },
+                "obuf" => b.obuf = if value == "inf" { None } else { Some(num(value)?) },
+                "port" => b.port = small(value)?,
+                "ratio" => b.ratio = small(value)?,
+                "svc_hit" => b.svc_hit = small(value)?,
+                "svc_miss" => b.svc_miss = small(value)?,
+                "policy" => {
+                    b.policy = match value {
+                        "stall" => FullPolicy::Stall,
+                        "drop" => FullPolicy::Drop,
+                        other => return Err(format!("policy={other}: expected stall or drop")),
+                    }
+                }
+                other => {
+                    return Err(format!(
+                        "unknown key '{other}' (known: sdb, obuf, port, ratio, svc_hit, svc_miss, policy)"
+                    ))
+                }
+            }
+        }
+        b.validate()?;
+        Ok(b)
+    }
+}
+
+impl fmt::Display for BufferConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let inf = |v: Option<u64>| v.map_or("inf".to_string(), |v| v.to_string());
+        write!(
+            f,
+            "sdb={},obuf={},port={},ratio={},svc_hit={},svc_miss={},policy={}",
+            inf(self.sdb.map(u64::from)),
+            inf(self.obuf),
+            self.port,
+            self.ratio,
+            self.svc_hit,
+            self.svc_miss,
+            match self.policy {
+                FullPolicy::Stall => "stall",
+                FullPolicy::Drop => "drop",
+            }
+        )
+    }
+}
+
+/// What cycle mode measured (docs/trace-timing.md section 5).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CycleStats {
+    pub buffers: String,
+    /// Cycles from the first retirement to the last bit on the port, stalls included.
+    pub cycles: u64,
+    pub stall_cycles: u64,
+    pub overflows: u64,
+    pub lost_instructions: u64,
+    /// Descriptors that found the SDB full.
+    pub sdb_full_events: u64,
+    /// Cycles in which the record register held bits back for lack of output-buffer space.
+    pub obuf_full_cycles: u64,
+    pub max_sdb: u32,
+    pub max_obuf_bits: u64,
+    pub sdb_needed: u32,
+    pub obuf_needed_bits: u64,
+    pub port_bits: u64,
+    pub port_busy_cycles: u64,
+}
+
+#[derive(Debug, Error)]
+pub enum CycleError {
+    #[error(transparent)]
+    Event(#[from] EncodeError),
+    #[error("event {index}: retire cycle {cycle} does not follow the previous event's cycle {previous} (cycles must increase strictly)")]
+    Cycle { index: u64, cycle: u64, previous: u64 },
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Entry {
+    Stream(StreamDescriptor),
+    Overflow(u64),
+}
+
+/// One bit count the port sent in one cycle (cosimulation observes these).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortBeat {
+    pub cycle: u64,
+    pub bits: u32,
+}
+
+/// Everything a cycle-mode run produces.
+pub struct CycleOutput {
+    pub trace: EncodedTrace,
+    pub stats: Stats,
+    pub cycle: CycleStats,
+    /// Present when the module was built [`CycleTraceModule::with_port_log`].
+    pub port_log: Option<Vec<PortBeat>>,
+}
+
+pub struct CycleTraceModule {
+    enc: Encoder,
+    detector: StreamDetector,
+    buf: BufferConfig,
+    sdb_cap: usize,
+    obuf_cap: u64,
+    /// The next cycle to simulate: cycles before it are done.
+    now: u64,
+    /// Core stall so far; every input cycle is shifted by it.
+    delay: u64,
+    /// Input cycle of the previous event, for the strictly-increasing check.
+    last_input: Option<u64>,
+    events: u64,
+    /// The first input cycle, which is the module's cycle 0.
+    origin: Option<u64>,
+    sdb: VecDeque<Entry>,
+    /// Descriptor in service: the cycle it completes and the bits it produces.
+    in_service: Option<(u64, u64)>,
+    record_bits: u64,
+    obuf_bits: u64,
+    dropping: Option<u64>,
+    port_log: Option<Vec<PortBeat>>,
+    stats: CycleStats,
+}
+
+impl CycleTraceModule {
+    /// `cfg` must be valid; `buf` must pass [`BufferConfig::validate`].
+    pub fn new(cfg: &Config, buf: &BufferConfig) -> Self {
+        debug_assert!(buf.validate().is_ok());
+        CycleTraceModule {
+            enc: Encoder::new(cfg),
+            detector: StreamDetector::new(cfg.max_sl),
+            buf: *buf,
+            sdb_cap: buf.sdb.map_or(usize::MAX, |d| d as usize),
+            obuf_cap: buf.obuf.unwrap_or(u64::MAX),
+            now: 0,
+            delay: 0,
+            last_input: None,
+            events: 0,
+            origin: None,
+            sdb: VecDeque::new(),
+            in_service: None,
+            record_bits: 0,
+            obuf_bits: 0,
+            dropping: None,
+            port_log: None,
+            stats: CycleStats { buffers: buf.to_string(), sdb_needed: 1, ..Default::default() },
+        }
+    }
+
+    /// Record every cycle in which the port sent bits (for cosimulation; it also turns off
+    /// the idle skip so every beat is seen).
+    pub fn with_port_log(mut self) -> Self {
+        self.port_log = Some(Vec::new());
+        self
+    }
+
+    pub fn config(&self) -> &Config {
+        self.enc.config()
+    }
+
+    /// Core stall cycles so far (the caller's core is frozen this long in total).
+    pub fn stall_cycles(&self) -> u64 {
+        self.stats.stall_cycles
+    }
+
+    /// The input cycle of the first retirement (the module's cycle 0), for replays of
+    /// captured descriptors; call before the first descriptor.
+    pub fn start_at(&mut self, first_retire_cycle: u64) {
+        debug_assert!(self.origin.is_none());
+        self.origin = Some(first_retire_cycle);
+    }
+
+    /// One retired instruction at its retire cycle `ev.cycle`.
+    pub fn push(&mut self, ev: &RetireEvent) -> Result<(), CycleError> {
+        self.push_at(ev, ev.cycle)
+    }
+
+    /// One retired instruction at retire cycle `cycle` (IPC = 1 runs pass the event index).
+    pub fn push_at(&mut self, ev: &RetireEvent, cycle: u64) -> Result<(), CycleError> {
+        if let Some(previous) = self.last_input {
+            if cycle <= previous {
+                return Err(CycleError::Cycle { index: self.events, cycle, previous });
+            }
+        }
+        self.enc.accept(ev)?;
+        self.origin.get_or_insert(cycle);
+        self.last_input = Some(cycle);
+        self.events += 1;
+        if let Some(d) = self.detector.push(ev) {
+            self.produce(Entry::Stream(d), cycle);
+        }
+        Ok(())
+    }
+
+    /// A descriptor captured earlier whose last instruction retired at `end_cycle` (sweeps
+    /// replay captures with this; cycles must increase strictly across calls).
+    pub fn push_descriptor(&mut self, d: &StreamDescriptor, end_cycle: u64) {
+        debug_assert!(self.last_input.is_none_or(|p| end_cycle > p));
+        // Without `start_at`, assume IPC = 1 inside the first stream.
+        self.origin.get_or_insert(end_cycle.saturating_sub(d.sl.saturating_sub(1) as u64));
+        self.last_input = Some(end_cycle);
+        self.events += d.sl as u64;
+        self.enc.count_instructions(d.sl as u64);
+        self.produce(Entry::Stream(*d), end_cycle);
+    }
+
+    /// End of trace: the partial stream one cycle after the last retirement, any pending
+    /// overflow entry, the drain, END, and the drain of END.
+    pub fn finish(mut self) -> CycleOutput {
+        let after_last = self.last_input.map_or(0, |c| c + 1);
+        if let Some(d) = self.detector.cut() {
+            self.produce(Entry::Stream(d), after_last);
+        }
+        // Trace ends while dropping: push the overflow entry as soon as there is room.
+        while let Some(lost) = self.dropping {
+            let c = self.now;
+            if self.cycle_steps(c) < self.sdb_cap {
+                self.sdb.push_back(Entry::Overflow(lost));
+                self.stats.overflows += 1;
+                self.dropping = None;
+            }
+            self.end_of_cycle();
+        }
+        while !self.sdb.is_empty() || self.in_service.is_some() || self.record_bits > 0 {
+            let c = self.now;
+            self.cycle_steps(c);
+            self.end_of_cycle();
+        }
+        // END is serviced like a record: one svc_hit service starting now.
+        let before = self.enc.bit_len();
+        let (trace, stats) = self.enc_finish_bits();
+        self.in_service = Some((self.now + self.buf.svc_hit as u64 - 1, trace.bit_len - before));
+        while self.in_service.is_some() || self.record_bits > 0 {
+            let c = self.now;
+            self.cycle_steps(c);
+            self.end_of_cycle();
+        }
+        if self.obuf_bits > 0 {
+            // The first port cycle at or after `now`, then one port cycle per `port` bits.
+            let ratio = self.buf.ratio as u64;
+            let first = self.now.div_ceil(ratio) * ratio;
+            let last = first + (self.obuf_bits.div_ceil(self.buf.port as u64) - 1) * ratio;
+            self.advance_to(last + 1);
+        }
+        debug_assert_eq!(self.obuf_bits, 0);
+        self.stats.cycles = self.now;
+        CycleOutput { trace, stats, cycle: self.stats, port_log: self.port_log }
+    }
+
+    fn enc_finish_bits(&mut self) -> (EncodedTrace, Stats) {
+        let cfg = *self.enc.config();
+        let enc = std::mem::replace(&mut self.enc, Encoder::new(&cfg));
+        enc.finish()
+    }
+
+    /// A descriptor (or overflow entry) produced by the detector in input cycle `input`.
+    fn produce(&mut self, entry: Entry, input: u64) {
+        let origin = *self.origin.get_or_insert(input);
+        let mut c = input.saturating_sub(origin) + self.delay;
+        self.advance_to(c);
+        loop {
+            let start_len = self.cycle_steps(c);
+            self.stats.sdb_needed = self.stats.sdb_needed.max(start_len.saturating_add(1).min(u32::MAX as usize) as u32);
+            let full = start_len >= self.sdb_cap;
+            if full {
+                self.stats.sdb_full_events += 1;
+            }
+            match (self.buf.policy, full) {
+                (_, false) => {
+                    match (entry, self.dropping.take()) {
+                        (Entry::Stream(d), Some(lost)) => {
+                            self.sdb.push_back(Entry::Overflow(lost + d.sl as u64));
+                            self.lose(d.sl as u64);
+                            self.stats.overflows += 1;
+                        }
+                        (e, _) => self.sdb.push_back(e),
+                    }
+                    self.end_of_cycle();
+                    return;
+                }
+                (FullPolicy::Stall, true) => {
+                    // The core holds the instruction and retries next cycle.
+                    self.stats.stall_cycles += 1;
+                    self.delay += 1;
+                    self.end_of_cycle();
+                    c += 1;
+                }
+                (FullPolicy::Drop, true) => {
+                    if let Entry::Stream(d) = entry {
+                        *self.dropping.get_or_insert(0) += d.sl as u64;
+                        self.lose(d.sl as u64);
+                    }
+                    self.end_of_cycle();
+                    return;
+                }
+            }
+        }
+    }
+
+    fn lose(&mut self, n: u64) {
+        self.stats.lost_instructions += n;
+    }
+
+    /// Simulate every cycle before `target` (steps 1-4 only: nothing is produced in them).
+    fn advance_to(&mut self, target: u64) {
+        while self.now < target {
+            let quiet = self.sdb.is_empty() && self.in_service.is_none() && self.record_bits == 0;
+            if quiet && self.port_log.is_none() {
+                self.drain_idle(target);
+                return;
+            }
+            let c = self.now;
+            self.cycle_steps(c);
+            self.end_of_cycle();
+        }
+    }
+
+    /// Nothing but the port is active from `now` to `target`: drain in one step.
+    fn drain_idle(&mut self, target: u64) {
+        let ratio = self.buf.ratio as u64;
+        let port = self.buf.port as u64;
+        if self.obuf_bits > 0 {
+            // Port cycles c in [now, target) with c % ratio == 0.
+            let first = self.now.div_ceil(ratio) * ratio;
+            let port_cycles = if first >= target { 0 } else { (target - 1 - first) / ratio + 1 };
+            let needed = self.obuf_bits.div_ceil(port);
+            let used = needed.min(port_cycles);
+            let sent = (used * port).min(self.obuf_bits);
+            self.obuf_bits -= sent;
+            self.stats.port_bits += sent;
+            self.stats.port_busy_cycles += used;
+        }
+        self.now = target;
+    }
+
+    /// Steps 1-4 of cycle `c` (`c == self.now`); returns the SDB occupancy at its start.
+    fn cycle_steps(&mut self, c: u64) -> usize {
+        debug_assert_eq!(c, self.now);
+        let start_len = self.sdb.len();
+        // 1. Port.
+        if c % self.buf.ratio as u64 == 0 && self.obuf_bits > 0 {
+            let sent = self.obuf_bits.min(self.buf.port as u64);
+            self.obuf_bits -= sent;
+            self.stats.port_bits += sent;
+            self.stats.port_busy_cycles += 1;
+            if let Some(log) = &mut self.port_log {
+                log.push(PortBeat { cycle: c, bits: sent as u32 });
+            }
+        }
+        // 2. Compressor start (idle at start of cycle, SDB non-empty at start of cycle).
+        if self.in_service.is_none() && self.record_bits == 0 {
+            if let Some(entry) = self.sdb.pop_front() {
+                let (bits, service) = match entry {
+                    Entry::Stream(d) => {
+                        let (bits, miss) = self.enc.service_descriptor(&d);
+                        (bits, if miss { self.buf.svc_miss } else { self.buf.svc_hit })
+                    }
+                    Entry::Overflow(lost) => (self.enc.service_overflow(lost), self.buf.svc_hit),
+                };
+                self.in_service = Some((c + service as u64 - 1, bits));
+            }
+        }
+        // 3. Completion.
+        if let Some((done, bits)) = self.in_service {
+            if done == c {
+                self.record_bits += bits;
+                self.in_service = None;
+            }
+        }
+        // 4. Record register -> output buffer.
+        let moved = self.record_bits.min(self.obuf_cap - self.obuf_bits);
+        self.obuf_bits += moved;
+        self.record_bits -= moved;
+        if self.record_bits > 0 {
+            self.stats.obuf_full_cycles += 1;
+        }
+        self.stats.obuf_needed_bits = self.stats.obuf_needed_bits.max(self.obuf_bits + self.record_bits);
+        self.stats.max_obuf_bits = self.stats.max_obuf_bits.max(self.obuf_bits);
+        start_len
+    }
+
+    fn end_of_cycle(&mut self) {
+        self.stats.max_sdb = self.stats.max_sdb.max(self.sdb.len().min(u32::MAX as usize) as u32);
+        self.now += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encoder::encode_events;
+    use crate::event::BranchClass;
+
+    /// Four instructions, three streams, fbase: every record is SL(8) + A(32) = 40 bits and
+    /// END is 8 + 2 bits padded to 16.
+    fn three_streams() -> Vec<RetireEvent> {
+        let ev = |pc: u32, class: BranchClass, taken: bool, next_pc: u32| RetireEvent {
+            pc,
+            class,
+            taken,
+            next_pc,
+            ..Default::default()
+        };
+        vec![
+            ev(0x100, BranchClass::None, false, 0x104),
+            ev(0x104, BranchClass::DirectCond, true, 0x200),
+            ev(0x200, BranchClass::IndirectUncond, true, 0x300),
+            ev(0x300, BranchClass::Return, true, 0x400),
+        ]
+    }
+
+    fn run(buffers: &str) -> CycleOutput {
+        let cfg: Config = "fbase".parse().unwrap();
+        let buf: BufferConfig = buffers.parse().unwrap();
+        let mut m = CycleTraceModule::new(&cfg, &buf);
+        for (i, e) in three_streams().iter().enumerate() {
+            m.push_at(e, i as u64).unwrap();
+        }
+        m.finish()
+    }
+
+    #[test]
+    fn unbounded_buffers_follow_the_hand_timeline() {
+        // c1 push S1; c2 pop S1 (40 bits in), push S2 (SDB held S1 at start: needed 2);
+        // c3 send 1, pop S2, push S3; c4 send 1, pop S3 -> 118; c5 send 1, END (16) -> 133;
+        // c6..c138 send the remaining 133 bits: 139 cycles, 136 bits.
+        let out = run("sdb=inf,obuf=inf");
+        let c = &out.cycle;
+        assert_eq!((c.cycles, c.port_bits, c.port_busy_cycles), (139, 136, 136));
+        assert_eq!((c.max_obuf_bits, c.obuf_needed_bits, c.max_sdb, c.sdb_needed), (133, 133, 1, 2));
+        assert_eq!((c.stall_cycles, c.overflows, c.obuf_full_cycles), (0, 0, 0));
+        assert_eq!(out.trace.bit_len, 136);
+    }
+
+    #[test]
+    fn a_full_sdb_stalls_the_core_and_keeps_the_bits() {
+        // sdb=1: S2 finds S1 in the SDB at start of c2 (stall, produced at c3); S3 finds S2
+        // at start of c4 (stall, produced at c5). S3 is popped at c6 with 76 bits in the
+        // 80-bit buffer: 4 move, 36 wait and trickle in one per cycle (c6..c41 held back),
+        // END at c43 waits 15 cycles more; the port is busy every cycle from c3.
+        let out = run("sdb=1,obuf=80,policy=stall");
+        let c = &out.cycle;
+        assert_eq!(c.stall_cycles, 2);
+        assert_eq!(c.sdb_full_events, 2);
+        assert_eq!(c.obuf_full_cycles, 36 + 15);
+        assert_eq!((c.max_obuf_bits, c.cycles, c.port_bits), (80, 139, 136));
+        let (functional, _) = encode_events(&"fbase".parse().unwrap(), &three_streams()).unwrap();
+        assert_eq!(out.trace, functional);
+    }
+
+    #[test]
+    fn a_full_sdb_drops_and_reports_the_lost_instructions() {
+        // sdb=1, drop: S2 is dropped at c2 (lost 1); S3 at c3 finds the SDB empty and is
+        // replaced by the overflow entry for 2 instructions.
+        let out = run("sdb=1,policy=drop");
+        assert_eq!((out.cycle.overflows, out.cycle.lost_instructions, out.cycle.stall_cycles), (1, 2, 0));
+        assert_eq!(out.stats.instructions, 4);
+        let (functional, _) = encode_events(&"fbase".parse().unwrap(), &three_streams()).unwrap();
+        assert_ne!(out.trace, functional);
+    }
+
+    #[test]
+    fn cycles_must_increase() {
+        let cfg: Config = "fbase".parse().unwrap();
+        let mut m = CycleTraceModule::new(&cfg, &BufferConfig::default());
+        let evs = three_streams();
+        m.push_at(&evs[0], 5).unwrap();
+        let err = m.push_at(&evs[1], 5).unwrap_err().to_string();
+        assert!(err.contains("event 1") && err.contains("increase strictly"), "{err}");
+    }
+
+    #[test]
+    fn buffer_config_text_round_trips_and_rejects_nonsense() {
+        for text in ["sdb=2,obuf=80,port=1,ratio=1,svc_hit=1,svc_miss=2,policy=stall", "sdb=inf,obuf=inf,port=4,ratio=2,svc_hit=1,svc_miss=3,policy=drop"] {
+            let b: BufferConfig = text.parse().unwrap();
+            assert_eq!(b.to_string(), text);
+        }
+        assert_eq!("".parse::<BufferConfig>().unwrap(), BufferConfig::default());
+        for (bad, msg) in [
+            ("sdb=0", "at least 1"),
+            ("port=0", "port=0"),
+            ("svc_hit=3", "svc_hit"),
+            ("policy=maybe", "stall or drop"),
+            ("depth=3", "unknown key"),
+            ("obuf", "key=value"),
+            ("ratio=-1", "non-negative"),
+        ] {
+            let e = bad.parse::<BufferConfig>().unwrap_err();
+            assert!(e.contains(msg), "{bad}: {e}");
+        }
+    }
+}
