@@ -8,6 +8,7 @@ mod cmd_demo;
 mod cmd_dump;
 mod cmd_encode;
 mod cmd_run;
+mod cmd_sweep;
 mod io_util;
 mod table;
 
@@ -48,6 +49,12 @@ enum Command {
     /// Validate a configuration string and print its canonical form and derived parameters.
     Config(ConfigArgs),
     Run(RunArgs),
+    /// Sweep trace module configurations and buffer sizes over programs: capture each
+    /// program once, replay every configuration in cycle mode in parallel, and write the
+    /// paper's tables and plots.
+    Sweep(cmd_sweep::SweepArgs),
+    /// Join the outputs of sharded sweeps (`sweep --shard k/N`) into one set of tables.
+    Merge(cmd_sweep::MergeArgs),
 }
 
 #[derive(Args, Debug)]
@@ -186,6 +193,8 @@ fn main() -> ExitCode {
         Command::Demo(a) => cmd_demo::run(&a).map(|()| 0),
         Command::Config(a) => cmd_config::run(&a).map(|()| 0),
         Command::Run(a) => cmd_run::run(&a),
+        Command::Sweep(a) => cmd_sweep::run_sweep(&a).map(|()| 0),
+        Command::Merge(a) => cmd_sweep::run_merge(&a).map(|()| 0),
     };
     match result {
         Ok(code) => ExitCode::from(code),

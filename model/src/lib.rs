@@ -6,6 +6,7 @@
 
 pub mod aolc;
 pub mod bits;
+pub mod capture;
 pub mod compressor;
 pub mod config;
 pub mod cycle;

@@ -9,6 +9,7 @@ pub mod machine;
 pub mod memory;
 pub mod report;
 pub mod semihost;
+pub mod sweep;
 pub mod thumb;
 
 pub use cpu::{Cpu, ExceptionKind, Mode};

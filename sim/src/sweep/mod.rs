@@ -1,0 +1,400 @@
+//! Design-space sweeps (issue 4, docs/sweeps.md): run each program once on the core model,
+//! capture its stream descriptors with retire cycles, then replay every trace module
+//! configuration from the capture in cycle mode, in parallel. A sweep's cost is per stream,
+//! not per instruction, and captures are reused across invocations.
+
+pub mod plot;
+pub mod report;
+
+use std::fs::File;
+use std::io::{self, BufWriter};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use streamtrace_isa::ElfImage;
+use streamtrace_model::capture::{Capture, CaptureInfo, CaptureWriter};
+use streamtrace_model::{storage_bits, BufferConfig, Config, CycleOutput, CycleTraceModule, IsaMode, StreamDetector};
+
+use crate::machine::{Machine, StepOutcome};
+use crate::semihost::Semihost;
+
+/// One program of a sweep: an ELF, its arguments and the directory it runs in.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ProgramSpec {
+    pub name: String,
+    pub elf: PathBuf,
+    /// argv[0] and the arguments joined by spaces (what SYS_GET_CMDLINE returns).
+    pub cmdline: String,
+    pub workdir: PathBuf,
+}
+
+#[derive(Deserialize)]
+struct ManifestEntry {
+    name: String,
+    elf: String,
+    cmdline: String,
+}
+
+#[derive(Deserialize)]
+struct Manifest {
+    programs: Vec<ManifestEntry>,
+}
+
+/// The programs of a `programs.json` manifest (testbenches/programs), which run from the
+/// manifest's directory with the command lines it records.
+pub fn programs_from_manifest(path: &Path) -> Result<Vec<ProgramSpec>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let m: Manifest = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    Ok(m.programs
+        .into_iter()
+        .map(|p| ProgramSpec { name: p.name, elf: dir.join(&p.elf), cmdline: p.cmdline, workdir: dir.clone() })
+        .collect())
+}
+
+/// `--programs` argument: a directory with `programs.json`, a manifest file, or a comma
+/// list of ELF files (run without arguments in the current directory).
+pub fn resolve_programs(arg: &str) -> Result<Vec<ProgramSpec>, String> {
+    let p = Path::new(arg);
+    if p.is_dir() {
+        return programs_from_manifest(&p.join("programs.json"));
+    }
+    if p.extension().is_some_and(|e| e == "json") {
+        return programs_from_manifest(p);
+    }
+    arg.split(',')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            let path = PathBuf::from(s);
+            if !path.is_file() {
+                return Err(format!("{s}: no such program"));
+            }
+            let name = path.file_stem().map_or(s.to_string(), |n| n.to_string_lossy().into_owned());
+            Ok(ProgramSpec { name, cmdline: s.to_string(), elf: path, workdir: PathBuf::from(".") })
+        })
+        .collect()
+}
+
+/// Where retire cycles come from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CycleSource {
+    /// Instruction *i* retires at cycle *i* (the paper's bandwidth assumption).
+    Ipc1,
+}
+
+impl CycleSource {
+    fn label(&self) -> String {
+        match self {
+            CycleSource::Ipc1 => "ipc1".into(),
+        }
+    }
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// Capture options shared by every program of a sweep.
+#[derive(Clone, Debug)]
+pub struct CaptureOptions {
+    pub dir: PathBuf,
+    pub cycles: CycleSource,
+    pub max_insns: u64,
+}
+
+fn capture_path(dir: &Path, key: &str, max_sl: u32) -> PathBuf {
+    dir.join(format!("{key}-sl{max_sl}.stcap"))
+}
+
+fn capture_key(p: &ProgramSpec, elf_bytes: &[u8], opts: &CaptureOptions) -> String {
+    let mut id = elf_bytes.to_vec();
+    id.extend_from_slice(p.cmdline.as_bytes());
+    id.extend_from_slice(opts.cycles.label().as_bytes());
+    id.extend_from_slice(&opts.max_insns.to_le_bytes());
+    let clean: String = p.name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '-' }).collect();
+    format!("{clean}-{:016x}", fnv1a(&id))
+}
+
+/// Make sure a capture exists for `program` at every `max_sl` (one simulation writes all
+/// missing ones); returns their paths in the order of `max_sls`.
+pub fn ensure_captures(p: &ProgramSpec, max_sls: &[u32], opts: &CaptureOptions) -> Result<Vec<PathBuf>, String> {
+    let elf_bytes = std::fs::read(&p.elf).map_err(|e| format!("{}: {e}", p.elf.display()))?;
+    let key = capture_key(p, &elf_bytes, opts);
+    let paths: Vec<PathBuf> = max_sls.iter().map(|&m| capture_path(&opts.dir, &key, m)).collect();
+    let missing: Vec<(u32, PathBuf)> = max_sls
+        .iter()
+        .zip(&paths)
+        .filter(|(_, path)| {
+            std::fs::read(path).ok().and_then(|b| Capture::read_info(&b).ok()).is_none_or(|(i, _)| i.key != key)
+        })
+        .map(|(&m, path)| (m, path.clone()))
+        .collect();
+    if missing.is_empty() {
+        return Ok(paths);
+    }
+    std::fs::create_dir_all(&opts.dir).map_err(|e| format!("{}: {e}", opts.dir.display()))?;
+    let elf = ElfImage::from_bytes_named(&elf_bytes, &p.elf.display().to_string()).map_err(|e| e.to_string())?;
+    capture_run(p, &elf, &key, &missing, opts)?;
+    Ok(paths)
+}
+
+struct CaptureSink {
+    detector: StreamDetector,
+    writer: CaptureWriter<BufWriter<File>>,
+    tmp: PathBuf,
+    path: PathBuf,
+    max_sl: u32,
+}
+
+fn capture_run(
+    p: &ProgramSpec,
+    elf: &ElfImage,
+    key: &str,
+    targets: &[(u32, PathBuf)],
+    opts: &CaptureOptions,
+) -> Result<(), String> {
+    let mut sinks = targets
+        .iter()
+        .map(|(m, path)| {
+            // Write beside the target and rename at the end, so an interrupted capture never
+            // looks complete.
+            let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+            let f = File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+            let writer = CaptureWriter::new(BufWriter::with_capacity(1 << 20, f)).map_err(|e| e.to_string())?;
+            Ok(CaptureSink { detector: StreamDetector::new(*m), writer, tmp, path: path.clone(), max_sl: *m })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let semihost = Semihost::new()
+        .with_cmdline(p.cmdline.clone())
+        .with_workdir(p.workdir.clone())
+        .with_stdout(io::sink())
+        .with_stderr(io::sink())
+        .with_deterministic_clock(100_000_000);
+    let mut m = Machine::for_elf(elf, semihost);
+    let ipc1 = opts.cycles == CycleSource::Ipc1;
+    let mut first: Option<u64> = None;
+    let mut last = 0u64;
+    let mut index = 0u64;
+    let mut io_error: Option<io::Error> = None;
+    let mut hook = |ev: &streamtrace_model::RetireEvent, _: &[crate::machine::MemAccess]| {
+        let cycle = if ipc1 { index } else { ev.cycle };
+        index += 1;
+        let f = *first.get_or_insert(cycle);
+        last = cycle;
+        for s in sinks.iter_mut() {
+            if let Some(d) = s.detector.push(ev) {
+                if let Err(e) = s.writer.push(&d, cycle, f) {
+                    io_error.get_or_insert(e);
+                }
+            }
+        }
+    };
+    let exit = loop {
+        if m.retired >= opts.max_insns {
+            break None;
+        }
+        match m.step(&mut hook) {
+            Ok(StepOutcome::Running) => {}
+            Ok(StepOutcome::Exited(code)) => break Some(code),
+            Err(e) => return Err(format!("{}: {e} after {} instructions", p.name, m.retired)),
+        }
+    };
+    if let Some(e) = io_error {
+        return Err(format!("writing the capture of {}: {e}", p.name));
+    }
+    let first = first.unwrap_or(0);
+    for mut s in sinks {
+        // The partial last stream is produced one cycle after the last retirement
+        // (docs/trace-timing.md section 2).
+        if let Some(d) = s.detector.cut() {
+            s.writer.push(&d, last + 1, first).map_err(|e| e.to_string())?;
+        }
+        let info = CaptureInfo {
+            program: p.name.clone(),
+            cmdline: p.cmdline.clone(),
+            max_sl: s.max_sl,
+            timing: opts.cycles.label(),
+            instructions: m.retired,
+            descriptors: s.writer.count(),
+            first_cycle: first,
+            last_cycle: last,
+            exit_code: exit,
+            key: key.to_string(),
+        };
+        s.writer.finish(&info).map_err(|e| format!("{}: {e}", s.tmp.display()))?;
+        std::fs::rename(&s.tmp, &s.path).map_err(|e| format!("{}: {e}", s.path.display()))?;
+    }
+    Ok(())
+}
+
+/// Load a capture file.
+pub fn load_capture(path: &Path) -> Result<Capture, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Capture::parse(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Replay a capture through the trace module in cycle mode.
+pub fn replay(capture: &Capture, cfg: &Config, buf: &BufferConfig) -> CycleOutput {
+    let mut m = CycleTraceModule::new(cfg, buf);
+    m.start_at(capture.info.first_cycle);
+    for t in &capture.descriptors {
+        m.push_descriptor(&t.descriptor, t.end_cycle);
+    }
+    m.finish()
+}
+
+/// One result row: a program under one configuration and buffer setting.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct SweepRow {
+    pub program: String,
+    pub config: String,
+    pub buffers: String,
+    pub timing: String,
+    pub instructions: u64,
+    pub streams: u64,
+    pub total_bits: u64,
+    pub bits_per_instruction: f64,
+    pub hr_sdc: f64,
+    pub hr_lsp: f64,
+    pub sdc_lookups: u64,
+    pub sdc_hits: u64,
+    pub lsp_hits: u64,
+    pub lsp_hit_bits: u64,
+    pub sdc_hit_bits: u64,
+    pub miss_bits: u64,
+    pub escape_bits: u64,
+    /// Storage bits of the configuration with this row's SDB depth and output buffer.
+    pub storage_bits: u64,
+    pub cycles: u64,
+    pub stall_cycles: u64,
+    pub overflows: u64,
+    pub lost_instructions: u64,
+    pub max_sdb: u32,
+    pub max_obuf_bits: u64,
+    /// Sizes measured with unbounded buffers (never stall or drop for this run).
+    pub sdb_needed: u32,
+    pub obuf_needed_bits: u64,
+}
+
+/// What to sweep.
+#[derive(Clone, Debug)]
+pub struct SweepPlan {
+    pub configs: Vec<Config>,
+    /// Buffer settings; their port width / ratio / service times also define sizing runs.
+    pub buffers: Vec<BufferConfig>,
+    /// Run only jobs `i` with `i % shard.1 == shard.0` (0-based).
+    pub shard: (usize, usize),
+}
+
+/// A unit of parallel work: one program capture, one configuration, every buffer setting.
+struct Job {
+    config: Config,
+    /// Indices into the plan's buffers sharing one sizing run.
+    groups: Vec<(BufferConfig, Vec<BufferConfig>)>,
+}
+
+fn sizing_groups(buffers: &[BufferConfig]) -> Vec<(BufferConfig, Vec<BufferConfig>)> {
+    let mut groups: Vec<(BufferConfig, Vec<BufferConfig>)> = Vec::new();
+    for b in buffers {
+        let key = b.unbounded();
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(*b),
+            None => groups.push((key, vec![*b])),
+        }
+    }
+    groups
+}
+
+fn row(program: &str, timing: &str, cfg: &Config, buf: &BufferConfig, out: &CycleOutput, sizing: &CycleOutput) -> SweepRow {
+    let s = &out.stats;
+    let c = &out.cycle;
+    let storage = storage_bits(cfg, buf.sdb.unwrap_or(0), buf.obuf.unwrap_or(0).min(u32::MAX as u64) as u32);
+    SweepRow {
+        program: program.to_string(),
+        config: cfg.to_string(),
+        buffers: buf.to_string(),
+        timing: timing.to_string(),
+        instructions: s.instructions,
+        streams: s.streams,
+        total_bits: s.total_bits,
+        bits_per_instruction: s.bits_per_instruction,
+        hr_sdc: s.hr_sdc,
+        hr_lsp: s.hr_lsp,
+        sdc_lookups: s.sdc_lookups,
+        sdc_hits: s.sdc_hits,
+        lsp_hits: s.lsp_hits,
+        lsp_hit_bits: s.bits.lsp_hit,
+        sdc_hit_bits: s.bits.sdc_hit,
+        miss_bits: s.bits.miss,
+        escape_bits: s.bits.escape,
+        storage_bits: storage.total,
+        cycles: c.cycles,
+        stall_cycles: c.stall_cycles,
+        overflows: c.overflows,
+        lost_instructions: c.lost_instructions,
+        max_sdb: c.max_sdb,
+        max_obuf_bits: c.max_obuf_bits,
+        sdb_needed: sizing.cycle.sdb_needed,
+        obuf_needed_bits: sizing.cycle.obuf_needed_bits,
+    }
+}
+
+/// Run the jobs of one program's captures (`captures[i]` was cut with `max_sls[i]`).
+/// `progress` is called with the number of descriptors replayed by each finished job.
+pub fn sweep_program(
+    captures: &[(u32, Capture)],
+    plan: &SweepPlan,
+    job_offset: usize,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<SweepRow>, String> {
+    let groups = sizing_groups(&plan.buffers);
+    let jobs: Vec<Job> = plan
+        .configs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| (job_offset + i) % plan.shard.1 == plan.shard.0)
+        .map(|(_, c)| Job { config: *c, groups: groups.clone() })
+        .collect();
+    let done = AtomicU64::new(0);
+    let rows: Vec<Result<Vec<SweepRow>, String>> = jobs
+        .par_iter()
+        .map(|job| {
+            let cap = &captures
+                .iter()
+                .find(|(m, _)| *m == job.config.max_sl)
+                .ok_or_else(|| format!("no capture for maxsl={}", job.config.max_sl))?
+                .1;
+            if job.config.isa == IsaMode::ArmOnly && cap.descriptors.iter().any(|t| t.descriptor.sa & 1 == 1) {
+                return Err(format!("{}: {} has isa=arm but the program runs Thumb code", cap.info.program, job.config));
+            }
+            let mut out = Vec::new();
+            for (unbounded, settings) in &job.groups {
+                let sizing = replay(cap, &job.config, unbounded);
+                let mut replays = 1;
+                for b in settings {
+                    let fits = b.sdb.is_none_or(|d| d >= sizing.cycle.sdb_needed)
+                        && b.obuf.is_none_or(|o| o >= sizing.cycle.obuf_needed_bits);
+                    // Buffers at least the needed sizes behave exactly as unbounded ones
+                    // (docs/trace-timing.md section 5): no second replay.
+                    if fits {
+                        out.push(row(&cap.info.program, &cap.info.timing, &job.config, b, &sizing, &sizing));
+                    } else {
+                        let constrained = replay(cap, &job.config, b);
+                        replays += 1;
+                        out.push(row(&cap.info.program, &cap.info.timing, &job.config, b, &constrained, &sizing));
+                    }
+                }
+                progress(cap.descriptors.len() as u64 * replays);
+            }
+            done.fetch_add(1, Ordering::Relaxed);
+            Ok(out)
+        })
+        .collect();
+    let mut all = Vec::new();
+    for r in rows {
+        all.extend(r?);
+    }
+    Ok(all)
+}

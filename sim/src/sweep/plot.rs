@@ -1,0 +1,271 @@
+//! Sweep plots in SVG and PNG (plotters): the paper's Fig. 5 (hit rate and bits/instruction
+//! against SDC size for 1, 2, 4, 8 ways), Fig. 6 (average, minimum and maximum
+//! bits/instruction per scheme) and Fig. 7 right (bits/instruction against storage bits).
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use streamtrace_model::Scheme;
+
+use super::report::{size_series, SweepResults};
+use super::SweepRow;
+
+/// Text needs a TrueType font; DejaVu Sans is the Debian default (fonts-dejavu-core).
+const FONT_PATHS: &[&str] = &[
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/TTF/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+];
+
+fn ensure_font() -> Result<(), String> {
+    static FONT: OnceLock<Result<(), String>> = OnceLock::new();
+    FONT.get_or_init(|| {
+        let candidates: Vec<PathBuf> = std::env::var_os("STREAMTRACE_FONT")
+            .map(PathBuf::from)
+            .into_iter()
+            .chain(FONT_PATHS.iter().map(PathBuf::from))
+            .collect();
+        let path = candidates.iter().find(|p| p.is_file()).ok_or_else(|| {
+            "plots need a TrueType font: install fonts-dejavu-core (scripts/setup.sh does) or set STREAMTRACE_FONT"
+                .to_string()
+        })?;
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        // plotters keeps fonts for the life of the process.
+        let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+        plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
+            .map_err(|_| format!("{}: not a usable TrueType font", path.display()))
+    })
+    .clone()
+}
+
+const COLORS: [RGBColor; 6] = [
+    RGBColor(0x1f, 0x77, 0xb4),
+    RGBColor(0xd6, 0x27, 0x28),
+    RGBColor(0x2c, 0xa0, 0x2c),
+    RGBColor(0x94, 0x67, 0xbd),
+    RGBColor(0xff, 0x7f, 0x0e),
+    RGBColor(0x8c, 0x56, 0x4b),
+];
+
+type DrawResult = Result<(), Box<dyn std::error::Error>>;
+
+/// Write every plot the results support into `dir` as `NAME.svg` and `NAME.png`; returns
+/// the files written.
+pub fn write_plots(results: &SweepResults, dir: &Path) -> Result<Vec<PathBuf>, String> {
+    ensure_font()?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let first = results.rows.first().map(|r| r.buffers.clone()).unwrap_or_default();
+    let rows: Vec<&SweepRow> = results.rows.iter().filter(|r| r.buffers == first).collect();
+    let mut written = Vec::new();
+    let plots: [(&str, (u32, u32), bool); 3] = [
+        ("fig5-sdc-size", (1100, 450), (1..=8).any(|w| !size_series(&rows, Scheme::BSdc, w).is_empty())),
+        ("fig6-schemes", (800, 450), !rows.is_empty()),
+        (
+            "fig7-storage",
+            (800, 450),
+            [Scheme::BSdc, Scheme::ESdc, Scheme::RSdc].iter().any(|s| !size_series(&rows, *s, 4).is_empty()),
+        ),
+    ];
+    for (which, (name, size, applicable)) in plots.into_iter().enumerate() {
+        if !applicable {
+            continue;
+        }
+        let svg_path = dir.join(format!("{name}.svg"));
+        {
+            let area = SVGBackend::new(&svg_path, size).into_drawing_area();
+            draw(which, &rows, &area).map_err(|e| format!("{}: {e}", svg_path.display()))?;
+            area.present().map_err(|e| format!("{}: {e}", svg_path.display()))?;
+        }
+        let png_path = dir.join(format!("{name}.png"));
+        {
+            let area = BitMapBackend::new(&png_path, size).into_drawing_area();
+            draw(which, &rows, &area).map_err(|e| format!("{}: {e}", png_path.display()))?;
+            area.present().map_err(|e| format!("{}: {e}", png_path.display()))?;
+        }
+        written.push(svg_path);
+        written.push(png_path);
+    }
+    Ok(written)
+}
+
+fn draw<DB: DrawingBackend>(which: usize, rows: &[&SweepRow], area: &DrawingArea<DB, Shift>) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    match which {
+        0 => fig5(rows, area),
+        1 => fig6(rows, area),
+        _ => fig7(rows, area),
+    }
+}
+
+/// Weighted average of a metric over programs for one configuration.
+fn avg(rows: &[&SweepRow], config: &str, f: impl Fn(&SweepRow) -> f64) -> f64 {
+    let sel: Vec<&&SweepRow> = rows.iter().filter(|r| r.config == config).collect();
+    let ic: u64 = sel.iter().map(|r| r.instructions).sum();
+    if ic == 0 {
+        return 0.0;
+    }
+    sel.iter().map(|r| f(r) * r.instructions as f64).sum::<f64>() / ic as f64
+}
+
+fn fig5<DB: DrawingBackend>(rows: &[&SweepRow], area: &DrawingArea<DB, Shift>) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    area.fill(&WHITE)?;
+    let (left, right) = area.split_horizontally(area.dim_in_pixel().0 / 2);
+    let series: Vec<(u32, Vec<(u32, String)>)> =
+        [1u32, 2, 4, 8].iter().map(|&w| (w, size_series(rows, Scheme::BSdc, w))).filter(|(_, s)| !s.is_empty()).collect();
+    let sizes: Vec<u32> = series.iter().flat_map(|(_, s)| s.iter().map(|(e, _)| *e)).collect();
+    let (xmin, xmax) = (*sizes.iter().min().unwrap_or(&32), *sizes.iter().max().unwrap_or(&1024));
+    let (xmin, xmax) = (xmin as f64 / 1.3, xmax as f64 * 1.3);
+    let panels: [(&DrawingArea<DB, Shift>, &str, bool); 2] =
+        [(&left, "SDC hit rate (bSDC-LSP)", true), (&right, "bits/instruction (bSDC-LSP)", false)];
+    for (panel, title, hit_rate) in panels {
+        let values: Vec<f64> = series
+            .iter()
+            .flat_map(|(_, s)| s.iter().map(|(_, c)| if hit_rate { avg(rows, c, |r| r.hr_sdc) } else { avg(rows, c, |r| r.bits_per_instruction) }))
+            .collect();
+        let ymax = values.iter().cloned().fold(0.0, f64::max);
+        let (y0, y1) = if hit_rate {
+            (values.iter().cloned().fold(1.0, f64::min).min(0.95) - 0.02, 1.0)
+        } else {
+            (0.0, ymax * 1.1 + 1e-3)
+        };
+        let mut chart = ChartBuilder::on(panel)
+            .caption(title, ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(55)
+            .build_cartesian_2d((xmin..xmax).log_scale(), y0..y1)?;
+        chart
+            .configure_mesh()
+            .x_desc("SDC entries")
+            .y_desc(if hit_rate { "hrSDC" } else { "bits/ins" })
+            .x_label_formatter(&|x| format!("{:.0}", x))
+            .draw()?;
+        for (i, (ways, s)) in series.iter().enumerate() {
+            let color = COLORS[i % COLORS.len()];
+            let pts: Vec<(f64, f64)> = s
+                .iter()
+                .map(|(e, c)| {
+                    (*e as f64, if hit_rate { avg(rows, c, |r| r.hr_sdc) } else { avg(rows, c, |r| r.bits_per_instruction) })
+                })
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
+                .label(format!("{ways}-way"))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            chart.draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))?;
+        }
+        chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+    }
+    Ok(())
+}
+
+fn scheme_label(config: &str) -> String {
+    config.to_string()
+}
+
+fn fig6<DB: DrawingBackend>(rows: &[&SweepRow], area: &DrawingArea<DB, Shift>) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    area.fill(&WHITE)?;
+    // One bar per configuration at the Table 8 size: baselines and [32x4, 128].
+    let mut configs: Vec<String> = Vec::new();
+    for r in rows {
+        let keep = matches!(r.config.as_str(), "fbase" | "base" | "nexs") || r.config.contains("-32x4-128");
+        if keep && !configs.contains(&r.config) {
+            configs.push(r.config.clone());
+        }
+    }
+    if configs.is_empty() {
+        for r in rows {
+            if !configs.contains(&r.config) {
+                configs.push(r.config.clone());
+            }
+        }
+    }
+    let stats: Vec<(String, f64, f64, f64)> = configs
+        .iter()
+        .map(|c| {
+            let sel: Vec<f64> = rows.iter().filter(|r| &r.config == c).map(|r| r.bits_per_instruction).collect();
+            let mn = sel.iter().cloned().fold(f64::INFINITY, f64::min);
+            let mx = sel.iter().cloned().fold(0.0, f64::max);
+            (scheme_label(c), avg(rows, c, |r| r.bits_per_instruction), mn, mx)
+        })
+        .collect();
+    let ymax = stats.iter().map(|s| s.3).fold(0.0, f64::max) * 1.1 + 1e-3;
+    let n = stats.len();
+    let mut chart = ChartBuilder::on(area)
+        .caption("Trace port bandwidth per scheme (average, min, max)", ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(70)
+        .y_label_area_size(55)
+        .build_cartesian_2d((0..n).into_segmented(), 0.0..ymax)?;
+    let labels: Vec<String> = stats.iter().map(|s| s.0.clone()).collect();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .y_desc("bits/ins")
+        .x_labels(n)
+        .x_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        .x_label_style(("sans-serif", 11))
+        .draw()?;
+    chart.draw_series(stats.iter().enumerate().map(|(i, s)| {
+        Rectangle::new([(SegmentValue::Exact(i), 0.0), (SegmentValue::Exact(i + 1), s.1)], COLORS[0].mix(0.7).filled())
+    }))?;
+    chart.draw_series(stats.iter().enumerate().map(|(i, s)| {
+        ErrorBar::new_vertical(SegmentValue::CenterOf(i), s.2, s.1, s.3, BLACK.stroke_width(1), 10)
+    }))?;
+    Ok(())
+}
+
+fn fig7<DB: DrawingBackend>(rows: &[&SweepRow], area: &DrawingArea<DB, Shift>) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    area.fill(&WHITE)?;
+    let series: Vec<(&str, Vec<(f64, f64)>)> = [(Scheme::BSdc, "bSDC-LSP"), (Scheme::ESdc, "eSDC-LSP"), (Scheme::RSdc, "rSDC-LSP")]
+        .iter()
+        .map(|(s, label)| {
+            let pts = size_series(rows, *s, 4)
+                .iter()
+                .filter_map(|(_, c)| {
+                    let storage = rows.iter().find(|r| &r.config == c)?.storage_bits as f64;
+                    Some((storage, avg(rows, c, |r| r.bits_per_instruction)))
+                })
+                .collect();
+            (*label, pts)
+        })
+        .filter(|(_, p): &(&str, Vec<(f64, f64)>)| !p.is_empty())
+        .collect();
+    let xs: Vec<f64> = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.0)).collect();
+    let ys: Vec<f64> = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.1)).collect();
+    let (x0, x1) = (xs.iter().cloned().fold(f64::INFINITY, f64::min) / 1.3, xs.iter().cloned().fold(0.0, f64::max) * 1.3);
+    let y1 = ys.iter().cloned().fold(0.0, f64::max) * 1.1 + 1e-3;
+    let mut chart = ChartBuilder::on(area)
+        .caption("bits/instruction against storage bits", ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(55)
+        .build_cartesian_2d((x0..x1).log_scale(), 0.0..y1)?;
+    chart.configure_mesh().x_desc("storage bits (SDB 2, 80-bit buffer)").y_desc("bits/ins").x_label_formatter(&|x| format!("{:.0}", x)).draw()?;
+    for (i, (label, pts)) in series.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
+            .label(*label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+        chart.draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))?;
+    }
+    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+    Ok(())
+}

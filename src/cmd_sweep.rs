@@ -1,0 +1,310 @@
+//! `streamtrace sweep` and `streamtrace merge`: design-space sweeps over programs and trace
+//! module configurations (the work is in `streamtrace_sim::sweep`; docs/sweeps.md).
+
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use streamtrace_model::{BufferConfig, Config, Scheme};
+use streamtrace_sim::sweep::plot::write_plots;
+use streamtrace_sim::sweep::report::SweepResults;
+use streamtrace_sim::sweep::{ensure_captures, load_capture, resolve_programs, sweep_program, CaptureOptions, CycleSource, SweepPlan};
+
+use crate::io_util::parse_config;
+
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// Programs: a directory with programs.json (testbenches/programs), a manifest file, or a
+    /// comma list of ELF files.
+    #[arg(long, value_name = "DIR|LIST", default_value = "testbenches/programs")]
+    pub programs: String,
+    /// Configurations separated by ';' (keys use ','), or a preset: `paper` (b/e/rSDC-LSP
+    /// from [8x4,32] to [256x4,1024], bSDC-LSP also 1/2/8-way, fBASE, BASE, NEXS),
+    /// `table8` (the baselines and the three schemes at [32x4,128]). Repeatable.
+    #[arg(long, value_name = "LIST", default_value = "table8")]
+    pub configs: Vec<String>,
+    /// Buffer settings every row starts from (docs/trace-timing.md section 1).
+    #[arg(long, value_name = "BUFFERS", default_value = "sdb=2,obuf=80,port=1,ratio=1,svc_hit=1,svc_miss=2,policy=stall")]
+    pub buffers: String,
+    /// Trace port widths to sweep (comma list), overriding `port` of --buffers.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub port_widths: Vec<u32>,
+    /// SDB depths to sweep (comma list; `inf` allowed).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub sdb: Vec<String>,
+    /// Output buffer sizes in bits to sweep (comma list; `inf` allowed).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub obuf: Vec<String>,
+    /// Rows as CSV.
+    #[arg(short, long, value_name = "FILE.csv")]
+    pub output: Option<PathBuf>,
+    /// Rows, weighted averages and tables as JSON.
+    #[arg(long, value_name = "FILE.json")]
+    pub json: Option<PathBuf>,
+    /// Write the tables as text, CSV and Markdown into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub tables: Option<PathBuf>,
+    /// Write the plots (SVG and PNG) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+    /// Run only shard k of N (1-based, e.g. 3/16), for cluster array jobs; join with `merge`.
+    #[arg(long, value_name = "k/N")]
+    pub shard: Option<String>,
+    /// Where captures are kept and reused.
+    #[arg(long, value_name = "DIR", default_value = ".streamtrace/captures")]
+    pub capture_dir: PathBuf,
+    /// Stop each program after this many instructions.
+    #[arg(long, value_name = "N", default_value_t = 1_000_000_000)]
+    pub max_insns: u64,
+    /// Worker threads (default: all cores).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Do not print the tables.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// Shard outputs: CSV (`-o`) or JSON (`--json`) files of `streamtrace sweep --shard`.
+    #[arg(required = true, value_name = "FILE")]
+    pub inputs: Vec<PathBuf>,
+    #[arg(short, long, value_name = "FILE.csv")]
+    pub output: Option<PathBuf>,
+    #[arg(long, value_name = "FILE.json")]
+    pub json: Option<PathBuf>,
+    #[arg(long, value_name = "DIR")]
+    pub tables: Option<PathBuf>,
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// The paper's size grid: [8x4,32] .. [256x4,1024], LSP entries = SDC entries.
+const PAPER_ENTRIES: [u32; 6] = [32, 64, 128, 256, 512, 1024];
+
+fn expand_configs(items: &[String]) -> Result<Vec<Config>> {
+    let mut out: Vec<Config> = Vec::new();
+    let mut push = |c: Config| {
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    };
+    for item in items {
+        for part in item.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+            match part {
+                "paper" | "table8" => {
+                    for s in [Scheme::FBase, Scheme::Base, Scheme::Nexs] {
+                        push(Config::new(s, 0, 0, 0));
+                    }
+                    let entries: &[u32] = if part == "paper" { &PAPER_ENTRIES } else { &[128] };
+                    for s in [Scheme::BSdc, Scheme::ESdc, Scheme::RSdc] {
+                        for &e in entries {
+                            push(Config::new(s, e / 4, 4, e));
+                        }
+                    }
+                    if part == "paper" {
+                        for ways in [1, 2, 8] {
+                            for &e in &PAPER_ENTRIES {
+                                push(Config::new(Scheme::BSdc, e / ways, ways, e));
+                            }
+                        }
+                    }
+                }
+                text => push(parse_config(text)?),
+            }
+        }
+    }
+    if out.is_empty() {
+        bail!("--configs named no configuration");
+    }
+    Ok(out)
+}
+
+fn expand_buffers(a: &SweepArgs) -> Result<Vec<BufferConfig>> {
+    let base: BufferConfig = a.buffers.parse().map_err(|e| anyhow!("--buffers: {e}"))?;
+    let mut list = vec![base];
+    let vary = |list: Vec<BufferConfig>, key: &str, values: &[String]| -> Result<Vec<BufferConfig>> {
+        if values.is_empty() {
+            return Ok(list);
+        }
+        let mut out = Vec::new();
+        for b in &list {
+            for v in values {
+                let text = format!("{b},{key}={v}");
+                out.push(text.parse::<BufferConfig>().map_err(|e| anyhow!("--{key} {v}: {e}"))?);
+            }
+        }
+        Ok(out)
+    };
+    let ports: Vec<String> = a.port_widths.iter().map(u32::to_string).collect();
+    list = vary(list, "port", &ports)?;
+    list = vary(list, "sdb", &a.sdb)?;
+    list = vary(list, "obuf", &a.obuf)?;
+    Ok(list)
+}
+
+fn parse_shard(s: Option<&str>) -> Result<(usize, usize)> {
+    let Some(s) = s else { return Ok((0, 1)) };
+    let (k, n) = s.split_once('/').ok_or_else(|| anyhow!("--shard {s}: expected k/N"))?;
+    let k: usize = k.parse().map_err(|_| anyhow!("--shard {s}: k is not a number"))?;
+    let n: usize = n.parse().map_err(|_| anyhow!("--shard {s}: N is not a number"))?;
+    if n == 0 || k == 0 || k > n {
+        bail!("--shard {s}: need 1 <= k <= N");
+    }
+    Ok((k - 1, n))
+}
+
+pub fn run_sweep(a: &SweepArgs) -> Result<()> {
+    let configs = expand_configs(&a.configs)?;
+    let buffers = expand_buffers(a)?;
+    let shard = parse_shard(a.shard.as_deref())?;
+    let programs = resolve_programs(&a.programs).map_err(|e| anyhow!("--programs: {e}"))?;
+    if programs.is_empty() {
+        bail!("--programs {}: no programs", a.programs);
+    }
+    if let Some(j) = a.jobs {
+        rayon::ThreadPoolBuilder::new().num_threads(j.max(1)).build_global().context("starting worker threads")?;
+    }
+    let mut max_sls: Vec<u32> = configs.iter().map(|c| c.max_sl).collect();
+    max_sls.sort_unstable();
+    max_sls.dedup();
+    let opts = CaptureOptions { dir: a.capture_dir.clone(), cycles: CycleSource::Ipc1, max_insns: a.max_insns };
+    let start = Instant::now();
+    let bar = ProgressBar::new(programs.len() as u64 * 2).with_style(
+        ProgressStyle::with_template("{elapsed:>4} [{bar:30}] {pos}/{len} {msg}").expect("valid template").progress_chars("=> "),
+    );
+    let mut results = SweepResults::default();
+    let mut descriptors = 0u64;
+    for (pi, p) in programs.iter().enumerate() {
+        // Jobs are numbered program-major so shards spread every program.
+        let offset = pi * configs.len();
+        let mine = (0..configs.len()).any(|i| (offset + i) % shard.1 == shard.0);
+        bar.set_message(format!("capturing {}", p.name));
+        if !mine {
+            bar.inc(2);
+            continue;
+        }
+        let paths = ensure_captures(p, &max_sls, &opts).map_err(|e| anyhow!("{e}"))?;
+        bar.inc(1);
+        bar.set_message(format!("replaying {}", p.name));
+        let captures = max_sls
+            .iter()
+            .zip(&paths)
+            .map(|(m, path)| Ok((*m, load_capture(path).map_err(|e| anyhow!("{e}"))?)))
+            .collect::<Result<Vec<_>>>()?;
+        if let Some((_, c)) = captures.first() {
+            if c.info.exit_code.is_none() {
+                bar.println(format!(
+                    "note: {} stopped at the --max-insns limit of {} instructions",
+                    p.name, c.info.instructions
+                ));
+            }
+        }
+        let plan = SweepPlan { configs: configs.clone(), buffers: buffers.clone(), shard };
+        let counted = std::sync::atomic::AtomicU64::new(0);
+        let rows = sweep_program(&captures, &plan, offset, &|n| {
+            counted.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        })
+        .map_err(|e| anyhow!("{e}"))?;
+        descriptors += counted.into_inner();
+        results.rows.extend(rows);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let secs = start.elapsed().as_secs_f64();
+    eprintln!(
+        "sweep: {} rows ({} programs x {} configurations x {} buffer settings{}), {} descriptors replayed in {:.1} s",
+        results.rows.len(),
+        programs.len(),
+        configs.len(),
+        buffers.len(),
+        if shard.1 > 1 { format!(", shard {}/{}", shard.0 + 1, shard.1) } else { String::new() },
+        descriptors,
+        secs
+    );
+    emit(&mut results, a.output.as_deref(), a.json.as_deref(), a.tables.as_deref(), a.plot.as_deref(), a.quiet)
+}
+
+pub fn run_merge(a: &MergeArgs) -> Result<()> {
+    let mut results = SweepResults::default();
+    for path in &a.inputs {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let part = if text.trim_start().starts_with('{') {
+            #[derive(serde::Deserialize)]
+            struct Saved {
+                rows: Vec<streamtrace_sim::sweep::SweepRow>,
+            }
+            let s: Saved = serde_json::from_str(&text).with_context(|| format!("{}: not a sweep JSON file", path.display()))?;
+            SweepResults { rows: s.rows }
+        } else {
+            SweepResults::read_csv(&text, &path.display().to_string()).map_err(|e| anyhow!("{e}"))?
+        };
+        for r in part.rows {
+            if results.rows.iter().any(|x| x.program == r.program && x.config == r.config && x.buffers == r.buffers) {
+                bail!("{}: row {} / {} / {} appears in more than one input", path.display(), r.program, r.config, r.buffers);
+            }
+            results.rows.push(r);
+        }
+    }
+    emit(&mut results, a.output.as_deref(), a.json.as_deref(), a.tables.as_deref(), a.plot.as_deref(), a.quiet)
+}
+
+fn create(path: &Path) -> Result<BufWriter<std::fs::File>> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    Ok(BufWriter::new(std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?))
+}
+
+fn emit(
+    results: &mut SweepResults,
+    csv: Option<&Path>,
+    json: Option<&Path>,
+    tables_dir: Option<&Path>,
+    plot_dir: Option<&Path>,
+    quiet: bool,
+) -> Result<()> {
+    results.sort();
+    let tables = results.tables();
+    if let Some(path) = csv {
+        let mut w = create(path)?;
+        results.write_csv(&mut w)?;
+        w.flush()?;
+    }
+    if let Some(path) = json {
+        let doc = serde_json::json!({
+            "rows": results.rows,
+            "averages": results.averages(),
+            "tables": tables,
+        });
+        let mut w = create(path)?;
+        serde_json::to_writer_pretty(&mut w, &doc)?;
+        writeln!(w)?;
+        w.flush()?;
+    }
+    if let Some(dir) = tables_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        for t in &tables {
+            for (ext, body) in [("txt", t.to_text()), ("csv", t.to_csv()), ("md", t.to_markdown())] {
+                let path = dir.join(format!("{}.{ext}", t.id));
+                std::fs::write(&path, body).with_context(|| format!("writing {}", path.display()))?;
+            }
+        }
+    }
+    if let Some(dir) = plot_dir {
+        let files = write_plots(results, dir).map_err(|e| anyhow!("{e}"))?;
+        eprintln!("plots: {}", files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+    }
+    if !quiet {
+        let mut out = std::io::stdout().lock();
+        for t in &tables {
+            writeln!(out, "{}", t.to_text())?;
+        }
+    }
+    Ok(())
+}
