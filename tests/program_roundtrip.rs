@@ -5,10 +5,10 @@
 use std::path::{Path, PathBuf};
 
 use streamtrace_isa::ElfImage;
-use streamtrace_model::{Config, Encoder};
+use streamtrace_model::{BufferConfig, Config, CycleTraceModule, Encoder, RetireEvent};
 use streamtrace_sim::semihost::SharedBuffer;
 use streamtrace_sim::{Machine, MemAccess, Semihost, StepOutcome};
-use streamtrace_sw_decoder::{decode_trace, verify_addresses_iw};
+use streamtrace_sw_decoder::{decode_trace, verify_addresses_iw, verify_addresses_with_gaps};
 
 /// Instructions per program: enough to cover start-up, printf and the hot loops.
 const LIMIT: u64 = 1_500_000;
@@ -28,42 +28,53 @@ fn programs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testbenches/programs")
 }
 
-#[test]
-fn every_program_decodes_exactly_under_every_scheme() {
+fn manifest_programs() -> Vec<serde_json::Value> {
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(programs_dir().join("programs.json")).unwrap()).unwrap();
-    let programs = manifest["programs"].as_array().unwrap();
+    let programs = manifest["programs"].as_array().unwrap().clone();
     assert!(programs.len() >= 12);
-    for prog in programs {
+    programs
+}
+
+/// Run one manifest program for at most LIMIT instructions, calling `hook` per retirement;
+/// returns its ELF.
+fn run_program(prog: &serde_json::Value, mut hook: impl FnMut(&RetireEvent)) -> ElfImage {
+    let name = prog["name"].as_str().unwrap();
+    let elf_path = programs_dir().join(prog["elf"].as_str().unwrap());
+    let elf = ElfImage::open(&elf_path).unwrap();
+    let sh = Semihost::new()
+        .with_cmdline(prog["cmdline"].as_str().unwrap())
+        .with_workdir(programs_dir())
+        .with_stdin(std::io::empty())
+        .with_stdout(SharedBuffer::new())
+        .with_stderr(SharedBuffer::new());
+    let mut m = Machine::for_elf(&elf, sh);
+    let mut h = |ev: &RetireEvent, _: &[MemAccess]| hook(ev);
+    while m.retired < LIMIT {
+        match m.step(&mut h).unwrap_or_else(|e| panic!("{name}: {e}")) {
+            StepOutcome::Running => {}
+            StepOutcome::Exited(code) => {
+                assert_eq!(code, prog["exit_code"].as_i64().unwrap() as i32, "{name}");
+                break;
+            }
+        }
+    }
+    elf
+}
+
+#[test]
+fn every_program_decodes_exactly_under_every_scheme() {
+    for prog in manifest_programs() {
         let name = prog["name"].as_str().unwrap();
-        let elf_path = programs_dir().join(prog["elf"].as_str().unwrap());
-        let elf = ElfImage::open(&elf_path).unwrap();
-        let out = SharedBuffer::new();
-        let sh = Semihost::new()
-            .with_cmdline(prog["cmdline"].as_str().unwrap())
-            .with_workdir(programs_dir())
-            .with_stdin(std::io::empty())
-            .with_stdout(out.clone())
-            .with_stderr(SharedBuffer::new());
-        let mut m = Machine::for_elf(&elf, sh);
         let configs: Vec<Config> = CONFIGS.iter().map(|c| c.parse().unwrap()).collect();
         let mut encoders: Vec<Encoder> = configs.iter().map(Encoder::new).collect();
         let mut pcs: Vec<u32> = Vec::with_capacity(LIMIT as usize);
-        let mut hook = |ev: &streamtrace_model::RetireEvent, _: &[MemAccess]| {
+        let elf = run_program(&prog, |ev| {
             pcs.push(ev.iw_addr());
             for e in &mut encoders {
                 e.push(ev).unwrap_or_else(|err| panic!("{name}: {err}"));
             }
-        };
-        while m.retired < LIMIT {
-            match m.step(&mut hook).unwrap_or_else(|e| panic!("{name}: {e}")) {
-                StepOutcome::Running => {}
-                StepOutcome::Exited(code) => {
-                    assert_eq!(code, prog["exit_code"].as_i64().unwrap() as i32, "{name}");
-                    break;
-                }
-            }
-        }
+        });
         assert!(pcs.len() > 1000, "{name}: ran {} instructions", pcs.len());
         for (cfg, enc) in configs.iter().zip(encoders) {
             let (trace, stats) = enc.finish();
@@ -76,4 +87,55 @@ fn every_program_decodes_exactly_under_every_scheme() {
             assert_eq!(stats.instructions, pcs.len() as u64);
         }
     }
+}
+
+/// Cycle mode (docs/trace-timing.md) on every program at IPC = 1, one bit per cycle: with
+/// the stall policy the bits equal functional mode's; with a tiny buffer and the drop
+/// policy the decoder rebuilds every instruction outside the reported lost ranges.
+#[test]
+fn cycle_mode_on_every_program() {
+    let configs: Vec<Config> = ["nexs", "rsdc-32x4-128"].iter().map(|c| c.parse().unwrap()).collect();
+    let stall: BufferConfig = "sdb=2,obuf=80,policy=stall".parse().unwrap();
+    let drop: BufferConfig = "sdb=1,obuf=24,policy=drop".parse().unwrap();
+    let mut total_stalls = 0;
+    let mut total_overflows = 0;
+    for prog in manifest_programs() {
+        let name = prog["name"].as_str().unwrap();
+        let mut functional: Vec<Encoder> = configs.iter().map(Encoder::new).collect();
+        let mut modules: Vec<CycleTraceModule> = configs
+            .iter()
+            .flat_map(|c| [CycleTraceModule::new(c, &stall), CycleTraceModule::new(c, &drop)])
+            .collect();
+        let mut pcs: Vec<u32> = Vec::with_capacity(LIMIT as usize);
+        let elf = run_program(&prog, |ev| {
+            let cycle = pcs.len() as u64;
+            pcs.push(ev.iw_addr());
+            for e in &mut functional {
+                e.push(ev).unwrap();
+            }
+            for m in &mut modules {
+                m.push_at(ev, cycle).unwrap();
+            }
+        });
+        let mut modules = modules.into_iter();
+        for (cfg, f) in configs.iter().zip(functional) {
+            let (ftrace, _) = f.finish();
+            let stalled = modules.next().unwrap().finish();
+            assert_eq!(stalled.cycle.overflows, 0);
+            assert!(stalled.trace == ftrace, "{name} {cfg}: stall-policy bits differ from functional mode");
+            total_stalls += stalled.cycle.stall_cycles;
+            let dropped = modules.next().unwrap().finish();
+            assert_eq!(dropped.cycle.stall_cycles, 0);
+            assert_eq!(dropped.trace == ftrace, dropped.cycle.overflows == 0, "{name} {cfg}");
+            total_overflows += dropped.cycle.overflows;
+            let decoded = decode_trace(cfg, &dropped.trace.bytes, &elf, false);
+            assert!(decoded.errors.is_empty() && decoded.ended, "{name} {cfg}: {:?}", decoded.errors);
+            assert_eq!(decoded.gaps.iter().map(|g| g.lost).sum::<u64>(), dropped.cycle.lost_instructions);
+            if let Err(mm) = verify_addresses_with_gaps(&decoded.addresses, &decoded.gaps, &pcs) {
+                panic!("{name} {cfg} (drop): first mismatch {mm:?}");
+            }
+        }
+    }
+    // NEXS needs about a bit per instruction: one bit per cycle must stall and drop.
+    assert!(total_stalls > 0 && total_overflows > 0, "stalls {total_stalls}, overflows {total_overflows}");
 }

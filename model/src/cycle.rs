@@ -432,7 +432,7 @@ impl CycleTraceModule {
         debug_assert_eq!(c, self.now);
         let start_len = self.sdb.len();
         // 1. Port.
-        if c % self.buf.ratio as u64 == 0 && self.obuf_bits > 0 {
+        if c.is_multiple_of(self.buf.ratio as u64) && self.obuf_bits > 0 {
             let sent = self.obuf_bits.min(self.buf.port as u64);
             self.obuf_bits -= sent;
             self.stats.port_bits += sent;

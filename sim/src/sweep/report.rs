@@ -1,7 +1,6 @@
 //! Sweep results: weighted averages and the paper's table layouts (Tables 3, 4, 6, 7, 8 of
 //! `shared/seeds/003_…`), as text, CSV and JSON.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -40,18 +39,18 @@ pub struct Average {
 }
 
 impl SweepResults {
-    /// Rows in a stable order (configuration order of first appearance, then program).
+    /// Rows in a canonical order that does not depend on how they were produced (shards
+    /// merge into the same file): scheme, SDC entries, ways, configuration text, buffers,
+    /// program.
     pub fn sort(&mut self) {
-        let mut order: BTreeMap<(String, String), usize> = BTreeMap::new();
-        for r in &self.rows {
-            let n = order.len();
-            order.entry((r.config.clone(), r.buffers.clone())).or_insert(n);
+        fn key(r: &SweepRow) -> (usize, u32, u32, String, String, String) {
+            let (scheme, entries, ways) = match r.config.parse::<Config>() {
+                Ok(c) => (Scheme::ALL.iter().position(|s| *s == c.scheme).unwrap_or(99), c.sets * c.ways, c.ways),
+                Err(_) => (99, 0, 0),
+            };
+            (scheme, entries, ways, r.config.clone(), r.buffers.clone(), r.program.clone())
         }
-        self.rows.sort_by(|a, b| {
-            order[&(a.config.clone(), a.buffers.clone())]
-                .cmp(&order[&(b.config.clone(), b.buffers.clone())])
-                .then_with(|| a.program.cmp(&b.program))
-        });
+        self.rows.sort_by_cached_key(key);
     }
 
     /// Configurations and buffer settings in order of first appearance.
@@ -240,10 +239,9 @@ overflows,lost_instructions,max_sdb,max_obuf_bits,sdb_needed,obuf_needed_bits"
         let bsdc = series(Scheme::BSdc);
         if !bsdc.is_empty() {
             let mut t = Table::new("table3", "Table 3: hit rates and trace port bandwidth of bSDC-LSP", "Program/Size");
-            for (metric, f) in [("hrSDC", 0), ("hrLSP", 1), ("bits/ins", 2)] {
+            for metric in ["hrSDC", "hrLSP", "bits/ins"] {
                 for (entries, _) in &bsdc {
                     t.header.push(format!("{metric} {entries}"));
-                    let _ = f;
                 }
             }
             for p in programs.iter().map(Some).chain([None]) {
