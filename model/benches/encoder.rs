@@ -16,6 +16,11 @@
 //! streams ending in an indirect branch or return (so the next start address is sent), and
 //! an exception about every 5000 streams.
 //!
+//! * `encoder/cycle/<scheme>`: cycle-mode replay of the same descriptors
+//!   (`CycleTraceModule::push_descriptor`, IPC = 1 end cycles, the paper's buffers: SDB 2,
+//!   80 bits, one bit per cycle), what a sweep does per configuration; the ratio is against
+//!   the functional `encoder/descriptors/<scheme>` of the same run.
+//!
 //! After the criterion run, the medians of the run are read back from criterion's
 //! `estimates.json` and printed as ratios against the peer.
 
@@ -26,7 +31,7 @@ use criterion_medians::median_ns;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
-use streamtrace_model::{BranchClass, Config, Encoder, RetireEvent, StreamDescriptor};
+use streamtrace_model::{BranchClass, BufferConfig, Config, CycleTraceModule, Encoder, RetireEvent, StreamDescriptor};
 
 /// Schemes at the paper's recommended sizes.
 const SCHEMES: &[&str] = &[
@@ -38,6 +43,8 @@ const SCHEMES: &[&str] = &[
     "rsdc-32x4-128",
 ];
 const EVENT_SCHEME: &str = "rsdc-32x4-128";
+/// Schemes replayed in cycle mode.
+const CYCLE_SCHEMES: &[&str] = &["nexs", "bsdc-32x4-128", "rsdc-32x4-128"];
 /// Descriptors per iteration of the descriptor benches.
 const DESCRIPTORS: usize = 1_000_000;
 /// Descriptors whose retire events make one iteration of the event bench.
@@ -282,6 +289,15 @@ fn encode_descriptors(cfg: &Config, descs: &[StreamDescriptor]) -> u64 {
     trace.bit_len
 }
 
+fn replay_cycle(cfg: &Config, buf: &BufferConfig, descs: &[(StreamDescriptor, u64)]) -> u64 {
+    let mut m = CycleTraceModule::new(cfg, buf);
+    m.start_at(0);
+    for (d, c) in descs {
+        m.push_descriptor(d, *c);
+    }
+    m.finish().cycle.cycles
+}
+
 fn encode_events(cfg: &Config, events: &[RetireEvent]) -> u64 {
     let mut enc = Encoder::new(cfg);
     for e in events {
@@ -341,6 +357,28 @@ fn benches(c: &mut Criterion, descs: &[StreamDescriptor], events: &[RetireEvent]
     }
     g.finish();
 
+    let timed: Vec<(StreamDescriptor, u64)> = descs
+        .iter()
+        .scan(0u64, |end, d| {
+            *end += d.sl as u64;
+            Some((*d, *end - 1))
+        })
+        .collect();
+    let buf = BufferConfig::default();
+    let mut g = c.benchmark_group("encoder/cycle");
+    g.sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_millis(1500));
+    g.sampling_mode(SamplingMode::Flat);
+    g.throughput(Throughput::Elements(descs.len() as u64));
+    for text in CYCLE_SCHEMES {
+        let cfg: Config = text.parse().unwrap();
+        g.bench_with_input(BenchmarkId::from_parameter(text), &cfg, |b, cfg| {
+            b.iter(|| replay_cycle(cfg, &buf, black_box(&timed)))
+        });
+    }
+    g.finish();
+
     let mut g = c.benchmark_group("encoder/events");
     g.sample_size(15)
         .warm_up_time(Duration::from_millis(500))
@@ -378,6 +416,15 @@ fn summary(descriptors: usize, events: usize) {
             let rate = descriptors as f64 / t * 1e3;
             let ratio = peer.map_or(String::from("-"), |p| format!("{:.1}x", t / p));
             eprintln!("  {text:>14}: {rate:8.1} M descriptors/s, {ratio} the serialize-5B time");
+        }
+    }
+    for text in CYCLE_SCHEMES {
+        if let (Some(t), Some(f)) = (median_ns("encoder/cycle", text), median_ns("encoder/descriptors", text)) {
+            eprintln!(
+                "  cycle {text:>14}: {:8.1} M descriptors/s, {:.2}x the functional time",
+                descriptors as f64 / t * 1e3,
+                t / f
+            );
         }
     }
     let peer = median_ns("encoder/events", "copy-events");

@@ -350,14 +350,27 @@ impl CycleTraceModule {
     /// A descriptor (or overflow entry) produced by the detector in input cycle `input`.
     fn produce(&mut self, entry: Entry, input: u64) {
         let origin = *self.origin.get_or_insert(input);
-        let mut c = input.saturating_sub(origin) + self.delay;
+        let c = input.saturating_sub(origin) + self.delay;
         self.advance_to(c);
+        let mut found_full = false;
         loop {
+            if found_full && self.port_log.is_none() {
+                // Stalled behind a full SDB while the port drains a held-back record: the
+                // core stays frozen for all of those cycles.
+                let before = self.now;
+                if self.skip_held_back(u64::MAX) {
+                    self.stats.stall_cycles += self.now - before;
+                    self.delay += self.now - before;
+                    continue;
+                }
+            }
+            let c = self.now;
             let start_len = self.cycle_steps(c);
             self.stats.sdb_needed = self.stats.sdb_needed.max(start_len.saturating_add(1).min(u32::MAX as usize) as u32);
             let full = start_len >= self.sdb_cap;
-            if full {
+            if full && !found_full {
                 self.stats.sdb_full_events += 1;
+                found_full = true;
             }
             match (self.buf.policy, full) {
                 (_, false) => {
@@ -377,7 +390,6 @@ impl CycleTraceModule {
                     self.stats.stall_cycles += 1;
                     self.delay += 1;
                     self.end_of_cycle();
-                    c += 1;
                 }
                 (FullPolicy::Drop, true) => {
                     if let Entry::Stream(d) = entry {
@@ -403,10 +415,41 @@ impl CycleTraceModule {
                 self.drain_idle(target);
                 return;
             }
+            if self.port_log.is_none() && self.skip_held_back(target) {
+                continue;
+            }
             let c = self.now;
             self.cycle_steps(c);
             self.end_of_cycle();
         }
+    }
+
+    /// The record register waits on a full output buffer while the port drains it one
+    /// word per cycle (ratio 1): every such cycle sends `port` bits and moves `port` bits in,
+    /// and nothing else can happen until the register empties (no pop, no completion).
+    /// Skip those cycles in one step; returns whether it skipped any.
+    fn skip_held_back(&mut self, target: u64) -> bool {
+        let port = self.buf.port as u64;
+        if self.buf.ratio != 1
+            || self.in_service.is_some()
+            || self.record_bits <= port
+            || self.obuf_bits != self.obuf_cap
+            || self.obuf_cap < port
+        {
+            return false;
+        }
+        // Cycles after which the register still holds bits.
+        let n = ((self.record_bits - 1) / port).min(target - self.now);
+        if n == 0 {
+            return false;
+        }
+        self.record_bits -= n * port;
+        self.stats.port_bits += n * port;
+        self.stats.port_busy_cycles += n;
+        self.stats.obuf_full_cycles += n;
+        // The SDB cannot change; its maximum was recorded when it last grew.
+        self.now += n;
+        true
     }
 
     /// Nothing but the port is active from `now` to `target`: drain in one step.
@@ -414,10 +457,15 @@ impl CycleTraceModule {
         let ratio = self.buf.ratio as u64;
         let port = self.buf.port as u64;
         if self.obuf_bits > 0 {
-            // Port cycles c in [now, target) with c % ratio == 0.
-            let first = self.now.div_ceil(ratio) * ratio;
-            let port_cycles = if first >= target { 0 } else { (target - 1 - first) / ratio + 1 };
-            let needed = self.obuf_bits.div_ceil(port);
+            // Port cycles c in [now, target) with c % ratio == 0 (divisions only when the
+            // port is slower than the core or wider than a bit: this runs once per stream).
+            let port_cycles = if ratio == 1 {
+                target - self.now
+            } else {
+                let first = self.now.div_ceil(ratio) * ratio;
+                if first >= target { 0 } else { (target - 1 - first) / ratio + 1 }
+            };
+            let needed = if port == 1 { self.obuf_bits } else { self.obuf_bits.div_ceil(port) };
             let used = needed.min(port_cycles);
             let sent = (used * port).min(self.obuf_bits);
             self.obuf_bits -= sent;
@@ -432,7 +480,7 @@ impl CycleTraceModule {
         debug_assert_eq!(c, self.now);
         let start_len = self.sdb.len();
         // 1. Port.
-        if c.is_multiple_of(self.buf.ratio as u64) && self.obuf_bits > 0 {
+        if self.obuf_bits > 0 && (self.buf.ratio == 1 || c.is_multiple_of(self.buf.ratio as u64)) {
             let sent = self.obuf_bits.min(self.buf.port as u64);
             self.obuf_bits -= sent;
             self.stats.port_bits += sent;
