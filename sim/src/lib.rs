@@ -1,7 +1,8 @@
 //! streamtrace-sim: the XScale-like ARMv5TE core model. It loads ELF programs, executes ARM
 //! and Thumb code with the ARM exception model and rdimon semihosting, and reports every
 //! retired instruction (with its memory accesses) to a hook: the trace module, a PC trace
-//! writer, later a timing model.
+//! writer. An optional XScale-like timing model (`timing`) stamps each retire event with its
+//! retire cycle.
 
 pub mod arm;
 pub mod cpu;
@@ -11,9 +12,11 @@ pub mod report;
 pub mod semihost;
 pub mod sweep;
 pub mod thumb;
+pub mod timing;
 
 pub use cpu::{Cpu, ExceptionKind, Mode};
 pub use machine::{Bus, ExceptionPolicy, Flow, Machine, MemAccess, NoHook, RetireHook, SimError, StepOutcome};
 pub use memory::{MemFault, Memory};
 pub use report::{ProfileHook, ProgramProfile};
 pub use semihost::{Semihost, SemihostOutcome};
+pub use timing::{StallHandle, TimingConfig, TimingModel, TimingReport};

@@ -13,6 +13,7 @@ use streamtrace_model::{BranchClass, RetireEvent};
 use crate::cpu::{Cpu, ExceptionKind};
 use crate::memory::{MemFault, Memory};
 use crate::semihost::{Semihost, SemihostOutcome};
+use crate::timing::{ConfigError, TimingConfig, TimingModel, TimingReport};
 
 /// One data access of an instruction, for the host-side stages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -190,7 +191,9 @@ impl ClassCache {
         }
     }
 
-    #[inline]
+    // Always inlined: the step has a timed and an untimed instance (see `step`), and with
+    // two call sites LLVM would otherwise keep this out of line.
+    #[inline(always)]
     fn class(&mut self, mem: &Memory, iw: u32, word: u32) -> BranchClass {
         let i = (iw >> 1) as usize & (CLASS_CACHE - 1);
         if self.keys[i] == iw && self.words[i] == word {
@@ -225,6 +228,8 @@ pub struct Machine {
     accesses: Vec<MemAccess>,
     classes: ClassCache,
     exit: Option<i32>,
+    /// The optional timing model (boxed: the functional path only tests the option).
+    timing: Option<Box<TimingModel>>,
 }
 
 /// Where user programs get their stack (the same value QEMU's linux-user reports is not
@@ -245,7 +250,33 @@ impl Machine {
             accesses: Vec::with_capacity(32),
             classes: ClassCache::new(),
             exit: None,
+            timing: None,
         }
+    }
+
+    /// Time every following instruction with an XScale-like model (retire events then carry
+    /// their retire cycle; data accesses are logged internally whatever `log_accesses` says).
+    pub fn enable_timing(&mut self, cfg: TimingConfig) -> Result<(), ConfigError> {
+        self.timing = Some(Box::new(TimingModel::new(cfg)?));
+        Ok(())
+    }
+
+    /// Detach the timing model (retire cycles go back to 0).
+    pub fn disable_timing(&mut self) -> Option<Box<TimingModel>> {
+        self.timing.take()
+    }
+
+    pub fn timing(&self) -> Option<&TimingModel> {
+        self.timing.as_deref()
+    }
+
+    /// The model, e.g. to [`TimingModel::stall`] the core between steps.
+    pub fn timing_mut(&mut self) -> Option<&mut TimingModel> {
+        self.timing.as_deref_mut()
+    }
+
+    pub fn timing_report(&self) -> Option<TimingReport> {
+        self.timing.as_ref().map(|t| t.report())
     }
 
     /// A user-mode machine for a newlib program: segments loaded, heap after the highest
@@ -279,6 +310,23 @@ impl Machine {
     /// Execute one instruction and report it to `hook`.
     #[inline]
     pub fn step<H: RetireHook + ?Sized>(&mut self, hook: &mut H) -> Result<StepOutcome, SimError> {
+        if self.timing.is_some() {
+            return self.step_timed(hook);
+        }
+        self.step_impl::<false, H>(hook)
+    }
+
+    /// Out of line, so that the functional step inlined into callers stays as small as it
+    /// was without timing.
+    #[inline(never)]
+    fn step_timed<H: RetireHook + ?Sized>(&mut self, hook: &mut H) -> Result<StepOutcome, SimError> {
+        self.step_impl::<true, H>(hook)
+    }
+
+    /// The step, specialised at compile time: with `TIMED = false` it is the plain
+    /// functional step (the timing code is not even compiled in).
+    #[inline]
+    fn step_impl<const TIMED: bool, H: RetireHook + ?Sized>(&mut self, hook: &mut H) -> Result<StepOutcome, SimError> {
         if let Some(code) = self.exit {
             return Ok(StepOutcome::Exited(code));
         }
@@ -292,10 +340,12 @@ impl Machine {
         }
         .map_err(|_| SimError::FetchFault { pc })?;
         let class = self.classes.class(&self.mem, iw, word);
+        // Timing needs operand values from before execution (multiplier Rs, condition).
+        let captured = if TIMED { self.timing.as_deref_mut().map(|t| t.before(&self.cpu, iw, word)) } else { None };
         self.accesses.clear();
         let (flow, fault) = {
-            let mut bus =
-                Bus { mem: &mut self.mem, log: &mut self.accesses, logging: self.log_accesses, fault: None };
+            let logging = self.log_accesses | TIMED;
+            let mut bus = Bus { mem: &mut self.mem, log: &mut self.accesses, logging, fault: None };
             let flow = if thumb {
                 crate::thumb::execute(&mut self.cpu, &mut bus, word as u16)?
             } else {
@@ -358,7 +408,12 @@ impl Machine {
         }
         self.retired += 1;
         let next_pc = self.cpu.r[15] | self.cpu.thumb as u32;
-        let ev = RetireEvent { pc, insn: word, thumb, class, taken, next_pc, exception, cycle: 0 };
+        let cycle = match (self.timing.as_deref_mut(), captured) {
+            (Some(t), Some(c)) if TIMED => t.retire_parts(c, pc, taken, next_pc, exception, &self.accesses),
+            _ => 0,
+        };
+        // (With TIMED = false the match folds to 0 and the event is built as before.)
+        let ev = RetireEvent { pc, insn: word, thumb, class, taken, next_pc, exception, cycle };
         hook.retire(&ev, &self.accesses);
         Ok(match self.exit {
             Some(code) => StepOutcome::Exited(code),
@@ -368,8 +423,21 @@ impl Machine {
 
     /// Run until the program exits or `max_insns` instructions retired.
     pub fn run<H: RetireHook + ?Sized>(&mut self, max_insns: u64, hook: &mut H) -> Result<i32, SimError> {
+        if self.timing.is_some() {
+            return self.run_timed(max_insns, hook);
+        }
+        self.run_impl::<false, H>(max_insns, hook)
+    }
+
+    #[inline(never)]
+    fn run_timed<H: RetireHook + ?Sized>(&mut self, max_insns: u64, hook: &mut H) -> Result<i32, SimError> {
+        self.run_impl::<true, H>(max_insns, hook)
+    }
+
+    #[inline]
+    fn run_impl<const TIMED: bool, H: RetireHook + ?Sized>(&mut self, max_insns: u64, hook: &mut H) -> Result<i32, SimError> {
         while self.retired < max_insns {
-            if let StepOutcome::Exited(code) = self.step(hook)? {
+            if let StepOutcome::Exited(code) = self.step_impl::<TIMED, H>(hook)? {
                 return Ok(code);
             }
         }

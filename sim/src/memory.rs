@@ -101,7 +101,8 @@ impl Memory {
     }
 
     /// Little-endian word at any address (alignment and rotation are the caller's rules).
-    #[inline]
+    // Always inlined: the machine's timed and untimed steps both fetch through it.
+    #[inline(always)]
     pub fn read32(&self, addr: u32) -> Result<u32, MemFault> {
         let off = addr as usize & (PAGE_SIZE - 1);
         if off + 4 <= PAGE_SIZE {

@@ -72,7 +72,8 @@ type Handler = fn(&mut Cpu, &mut Bus<'_>, u16) -> Result<Flow, SimError>;
 static TABLE: [Handler; 1024] = build_table();
 
 /// Execute one Thumb instruction `hw` located at `cpu.r[15]`.
-#[inline]
+// Always inlined into the machine's (timed and untimed) steps.
+#[inline(always)]
 pub fn execute(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
     TABLE[(hw >> 6) as usize](cpu, bus, hw)
 }

@@ -109,7 +109,8 @@ pub const CP15_CACHE_TYPE: u32 = 0x0D17_2172;
 pub(crate) type Handler = fn(&mut Cpu, &mut Bus<'_>, u32) -> Result<Flow, SimError>;
 
 /// Execute one ARM instruction located at `cpu.r[15]`.
-#[inline]
+// Always inlined into the machine's (timed and untimed) steps.
+#[inline(always)]
 pub fn execute(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
     let cond = word >> 28;
     if cond != 0xE {

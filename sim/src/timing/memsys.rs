@@ -1,0 +1,208 @@
+//! The instruction-fetch side (I-cache + fetch buffers) and the data side (D-cache + fill,
+//! pend and write buffers). Times are core cycles on the issue time line: an access at cycle
+//! `now` that hits returns data with the pipeline's normal latency; the functions return how
+//! much later than that the data (or the instruction) is available, and how long the memory
+//! pipe had to wait for a free buffer entry.
+
+use super::buffers::{Fill, FillBuffer, SlotBuffer, WriteBuffer};
+use super::cache::Cache;
+use super::config::TimingConfig;
+
+/// Outcome of one data access.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DataAccess {
+    /// Cycles the data arrives later than on a hit (includes `stall`).
+    pub extra: u64,
+    /// Cycles the access waited for a fill, pend or write buffer entry.
+    pub stall: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct DataSide {
+    pub cache: Cache,
+    write_back: bool,
+    write_allocate: bool,
+    fills: FillBuffer,
+    pend: SlotBuffer,
+    pub writes: WriteBuffer,
+    latency: u64,
+    word_cycles: u64,
+    words: u32,
+    half_bytes: u32,
+    fill_time: u64,
+    pub read_misses: u64,
+    pub write_misses: u64,
+    /// Dirty half lines written back on eviction.
+    pub writebacks: u64,
+    /// Accesses that hit a line still being filled.
+    pub pend_hits: u64,
+}
+
+impl DataSide {
+    pub fn new(cfg: &TimingConfig) -> Self {
+        let d = &cfg.dcache;
+        let m = &cfg.memory;
+        let cache = Cache::new(&d.geometry());
+        let words = cache.words();
+        DataSide {
+            write_back: d.write_back,
+            write_allocate: d.write_allocate,
+            fills: FillBuffer::new(m.fill_buffers),
+            pend: SlotBuffer::new(m.pend_buffers),
+            writes: WriteBuffer::new(m.write_buffer_entries, m.write_buffer_entry_bytes, m.write_drain_cycles),
+            latency: m.latency as u64,
+            word_cycles: m.word_cycles as u64,
+            words,
+            half_bytes: d.line_bytes / 2,
+            fill_time: m.latency as u64 + (words as u64 - 1) * m.word_cycles as u64,
+            cache,
+            read_misses: 0,
+            write_misses: 0,
+            writebacks: 0,
+            pend_hits: 0,
+        }
+    }
+
+    /// One load or store of `addr` issued to the cache at cycle `now`.
+    #[inline]
+    pub fn access(&mut self, addr: u32, write: bool, now: u64) -> DataAccess {
+        self.cache.accesses += 1;
+        let line = self.cache.line_of(addr);
+        let word = (addr >> 2) & (self.words - 1);
+        if self.cache.enabled {
+            if let Some(slot) = self.cache.find(line) {
+                let mut out = DataAccess::default();
+                let mut at = now;
+                if let Some(f) = self.fills.in_flight(line, now) {
+                    // The line is still arriving: wait in the pend buffer until the fill ends.
+                    self.pend_hits += 1;
+                    at = self.pend.take(now, f.done);
+                    out.stall = at - now;
+                    out.extra = out.stall;
+                    if !write {
+                        let arrival = f.arrival(word, self.words, self.latency, self.word_cycles);
+                        out.extra = out.extra.max(arrival.saturating_sub(now));
+                    }
+                }
+                if write {
+                    if self.write_back {
+                        self.cache.mark_dirty(slot, addr);
+                    } else {
+                        out.stall += self.writes.push(addr, at);
+                    }
+                }
+                return out;
+            }
+        }
+        self.cache.misses += 1;
+        if write {
+            self.write_misses += 1;
+            if !self.write_allocate || !self.cache.enabled {
+                let stall = self.writes.push(addr, now);
+                return DataAccess { extra: stall, stall };
+            }
+        } else {
+            self.read_misses += 1;
+        }
+        self.miss(line, word, addr, write, now)
+    }
+
+    #[cold]
+    fn miss(&mut self, line: u32, word: u32, addr: u32, write: bool, now: u64) -> DataAccess {
+        // An uncached read (cache off) brings one word; a line fill the whole line.
+        let duration = if self.cache.enabled { self.fill_time } else { self.latency };
+        let f: Fill = self.fills.start(line, word, now, duration);
+        let mut stall = f.start - now;
+        if self.cache.enabled {
+            let (slot, victim) = self.cache.allocate(line);
+            if let Some(v) = victim {
+                // Each dirty half of the evicted line becomes one write-buffer entry.
+                for half in 0..2 {
+                    if v.dirty & (1 << half) != 0 {
+                        self.writebacks += 1;
+                        let a = (v.line << self.cache.line_shift) + half * self.half_bytes;
+                        stall += self.writes.push(a, f.start + stall);
+                    }
+                }
+            }
+            if write {
+                if self.write_back {
+                    self.cache.mark_dirty(slot, addr);
+                } else {
+                    stall += self.writes.push(addr, f.start + stall);
+                }
+            }
+        }
+        // The critical word comes `latency` after the request; evictions only hold the pipe.
+        DataAccess { extra: (f.start - now + self.latency).max(stall), stall }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct FetchSide {
+    pub cache: Cache,
+    buffers: FillBuffer,
+    latency: u64,
+    word_cycles: u64,
+    words: u32,
+    fill_time: u64,
+    /// The line the last instruction came from, and its fill while it is still arriving.
+    cur_line: u32,
+    cur_fill: Fill,
+}
+
+const NO_FILL: Fill = Fill { line: u32::MAX, start: 0, crit: 0, done: 0 };
+
+impl FetchSide {
+    pub fn new(cfg: &TimingConfig) -> Self {
+        let m = &cfg.memory;
+        let cache = Cache::new(&cfg.icache);
+        let words = cache.words();
+        FetchSide {
+            buffers: FillBuffer::new(m.fetch_buffers),
+            latency: m.latency as u64,
+            word_cycles: m.word_cycles as u64,
+            words,
+            fill_time: m.latency as u64 + (words as u64 - 1) * m.word_cycles as u64,
+            cache,
+            cur_line: u32::MAX,
+            cur_fill: NO_FILL,
+        }
+    }
+
+    /// The earliest cycle (at least `t`) the instruction at `pc` can issue, given when its
+    /// word is in the fetch unit. Staying in one line needs no cache lookup: nothing else
+    /// touches the I-cache, so the line cannot have left.
+    #[inline]
+    pub fn fetch(&mut self, pc: u32, t: u64) -> u64 {
+        let line = self.cache.line_of(pc);
+        if line == self.cur_line {
+            if t >= self.cur_fill.done {
+                return t;
+            }
+            return t.max(self.arrival(pc));
+        }
+        self.new_line(line, pc, t)
+    }
+
+    #[inline]
+    fn arrival(&self, pc: u32) -> u64 {
+        self.cur_fill.arrival((pc >> 2) & (self.words - 1), self.words, self.latency, self.word_cycles)
+    }
+
+    fn new_line(&mut self, line: u32, pc: u32, t: u64) -> u64 {
+        self.cur_line = line;
+        if self.cache.enabled && self.cache.find(line).is_some() {
+            // A hit on a line that may still be streaming into a fetch buffer.
+            self.cur_fill = self.buffers.in_flight(line, t).unwrap_or(NO_FILL);
+            return if t >= self.cur_fill.done { t } else { t.max(self.arrival(pc)) };
+        }
+        self.cache.misses += 1;
+        let word = (pc >> 2) & (self.words - 1);
+        self.cur_fill = self.buffers.start(line, word, t, self.fill_time);
+        if self.cache.enabled {
+            self.cache.allocate(line);
+        }
+        self.cur_fill.start + self.latency
+    }
+}
