@@ -71,6 +71,7 @@ struct ConfigReport {
     sdc: Option<Sdc>,
     enhanced: Option<Enhanced>,
     record_bits: RecordBits,
+    competitor: Option<CompetitorRecords>,
     /// Storage with the paper's buffer sizing (SDB 2 entries, 80-bit output buffer).
     storage: StorageBits,
 }
@@ -83,7 +84,56 @@ fn description(s: Scheme) -> &'static str {
         Scheme::BSdc => "stream descriptor cache + last stream predictor (bSDC-LSP)",
         Scheme::ESdc => "bSDC-LSP + LVSA in miss records + AOLC runs of LSP hits (eSDC-LSP)",
         Scheme::RSdc => "eSDC-LSP + continuously updated LVSA, reduced SDC entries (rSDC-LSP)",
+        Scheme::Tslz => "TSLZ: stream words (header, difference-encoded address) through a hardware LZ77",
+        Scheme::ScT8ht => "SC-T8HT: stream descriptor cache + tuple history table",
+        Scheme::Gzip => "SW-GZIP: BASE records through gzip (the software bound)",
     }
+}
+
+/// The record forms of the competitor schemes (section 10).
+#[derive(Serialize)]
+struct CompetitorRecords {
+    /// TSLZ window in 12-bit words, and its fixed record size.
+    window: Option<u32>,
+    lz_record: Option<u32>,
+    /// SC-T8HT: tuple history entries and tuple length; record sizes of a tuple hit and miss
+    /// (without the descriptors of SDC misses, each SL + address).
+    tuple_entries: Option<u32>,
+    tuple_length: Option<u32>,
+    tuple_hit: Option<u32>,
+    tuple_miss: Option<u32>,
+    sdc_miss_descriptor: Option<u32>,
+    gzip_level: Option<u32>,
+}
+
+fn competitor_records(cfg: &Config) -> Option<CompetitorRecords> {
+    let mut r = CompetitorRecords {
+        window: None,
+        lz_record: None,
+        tuple_entries: None,
+        tuple_length: None,
+        tuple_hit: None,
+        tuple_miss: None,
+        sdc_miss_descriptor: None,
+        gzip_level: None,
+    };
+    match cfg.scheme {
+        Scheme::Tslz => {
+            r.window = Some(cfg.param);
+            r.lz_record = Some(cfg.param.trailing_zeros() + 7 + 12);
+        }
+        Scheme::ScT8ht => {
+            let ib = (cfg.param + 1).trailing_zeros();
+            r.tuple_entries = Some(cfg.param);
+            r.tuple_length = Some(cfg.tuple);
+            r.tuple_hit = Some(ib);
+            r.tuple_miss = Some(ib + cfg.tuple * cfg.index_bits());
+            r.sdc_miss_descriptor = Some(cfg.sl_bits() + 32 - cfg.low_bits());
+        }
+        Scheme::Gzip => r.gzip_level = Some(cfg.param),
+        _ => return None,
+    }
+    Some(r)
 }
 
 fn report(cfg: &Config) -> ConfigReport {
@@ -140,6 +190,7 @@ fn report(cfg: &Config) -> ConfigReport {
             olc_max: cfg.olc_max,
         }),
         record_bits,
+        competitor: competitor_records(cfg),
         storage: storage_bits(cfg, PAPER_SDB_ENTRIES, PAPER_OUTPUT_BUFFER_BITS),
     }
 }
@@ -175,6 +226,21 @@ pub fn run(args: &ConfigArgs) -> Result<()> {
             "LSP",
             format!("{} entries, history of {} index(es)", s.lsp_entries, s.hist),
         );
+    }
+    if let Some(c) = &r.competitor {
+        if let (Some(w), Some(b)) = (c.window, c.lz_record) {
+            row("LZ window", format!("{w} words of 12 bits; records index | length(7) | word(12) = {b} bits"));
+        }
+        if let (Some(m), Some(n), Some(h), Some(mi), Some(d)) =
+            (c.tuple_entries, c.tuple_length, c.tuple_hit, c.tuple_miss, c.sdc_miss_descriptor)
+        {
+            row("SDC", format!("{} sets x {} ways, index bits {}", cfg.sets, cfg.ways, r.index_bits));
+            row("tuple history", format!("{m} entries of {n}-tuples; hit {h} bits, miss {mi} bits"));
+            row("SDC miss descriptor", format!("{d} bits (SL + address) after its tuple record"));
+        }
+        if let Some(l) = c.gzip_level {
+            row("gzip level", l.to_string());
+        }
     }
     row("SL bits", format!("{} (maxSL {})", r.sl_bits, r.max_sl));
     if let Some(e) = &r.enhanced {
@@ -233,7 +299,9 @@ pub fn run(args: &ConfigArgs) -> Result<()> {
         forms.push(format!("address {lo}..={hi}"));
     }
     forms.push(format!("escape {} + payload", b.escape));
-    row("record bits", forms.join(", "));
+    if r.competitor.is_none() {
+        row("record bits", forms.join(", "));
+    }
     let s = &r.storage;
     if r.sdc.is_some() {
         row("SDC entry bits", s.sdc_entry_bits.to_string());
@@ -241,8 +309,8 @@ pub fn run(args: &ConfigArgs) -> Result<()> {
     row(
         "storage bits",
         format!(
-            "{} (SDC {}, LSP {}, LVSA {}, AOLC {}, detector {}, SDB {}, output buffer {})",
-            s.total, s.sdc, s.lsp, s.lvsa, s.aolc, s.detector, s.sdb, s.output_buffer
+            "{} (SDC {}, LSP {}, LVSA {}, AOLC {}, LZ window / tuple table {}, detector {}, SDB {}, output buffer {})",
+            s.total, s.sdc, s.lsp, s.lvsa, s.aolc, s.competitor, s.detector, s.sdb, s.output_buffer
         ),
     );
     t.print(&mut out)?;

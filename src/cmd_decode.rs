@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{anyhow, bail, Result};
 use serde::Serialize;
-use streamtrace_sw_decoder::{AddressSink, Decoder, StreamRecord, TraceElement};
+use streamtrace_sw_decoder::{inflate_gzip, AddressSink, Decoder, StreamRecord, TraceElement};
 
 use crate::io_util::{load_elf, parse_config, read_trace, thousands, AddrWriter, Verifier};
 use crate::table::Table;
@@ -72,8 +72,11 @@ struct DecodeSummary {
 
 pub fn run(args: &DecodeArgs) -> Result<()> {
     let cfg = parse_config(&args.config)?;
+    let config_name = cfg.to_string();
     let image = load_elf(&args.elf)?;
     let bytes = read_trace(&args.trace)?;
+    // SW-GZIP traces are BASE traces in a gzip member.
+    let (cfg, bytes) = inflate_gzip(&cfg, &bytes).map_err(|e| anyhow!("{}: {e}", args.trace.display()))?;
     let trace_name = args.trace.display().to_string();
     let mut sinks = Sinks {
         count: 0,
@@ -81,7 +84,7 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
         verifier: args.verify.as_deref().map(Verifier::open).transpose()?,
     };
     let mut s = DecodeSummary {
-        config: cfg.to_string(),
+        config: config_name,
         trace: trace_name.clone(),
         elf: args.elf.display().to_string(),
         trace_bytes: bytes.len() as u64,

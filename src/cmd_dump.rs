@@ -4,11 +4,11 @@
 
 use std::io::{BufWriter, Write};
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 use serde_json::{json, Value};
 use streamtrace_model::format::EscapeType;
 use streamtrace_model::Config;
-use streamtrace_sw_decoder::{Decoder, NullSink, RecordInfo, RecordKind, TraceElement};
+use streamtrace_sw_decoder::{inflate_gzip, Decoder, NullSink, RecordInfo, RecordKind, TraceElement};
 
 use crate::io_util::{load_elf, parse_config, read_trace, state};
 use crate::DumpArgs;
@@ -200,6 +200,8 @@ pub fn run(args: &DumpArgs) -> Result<()> {
     let cfg = parse_config(&args.config)?;
     let image = load_elf(&args.elf)?;
     let bytes = read_trace(&args.trace)?;
+    // SW-GZIP traces are BASE traces in a gzip member.
+    let (cfg, bytes) = inflate_gzip(&cfg, &bytes).map_err(|e| anyhow!("{}: {e}", args.trace.display()))?;
     let mut dec = Decoder::new(&cfg, &bytes, &image).report_records(true);
     let stdout = std::io::stdout().lock();
     let mut p = Printer {

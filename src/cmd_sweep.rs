@@ -10,6 +10,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use streamtrace_model::{BufferConfig, Config, Scheme};
 use streamtrace_sim::sweep::plot::write_plots;
+use streamtrace_sim::TimingConfig;
 use streamtrace_sim::sweep::report::SweepResults;
 use streamtrace_sim::sweep::{ensure_captures, load_capture, resolve_programs, sweep_program, CaptureOptions, CycleSource, SweepPlan};
 
@@ -22,8 +23,9 @@ pub struct SweepArgs {
     #[arg(long, value_name = "DIR|LIST", default_value = "testbenches/programs")]
     pub programs: String,
     /// Configurations separated by ';' (keys use ','), or a preset: `paper` (b/e/rSDC-LSP
-    /// from [8x4,32] to [256x4,1024], bSDC-LSP also 1/2/8-way, fBASE, BASE, NEXS),
-    /// `table8` (the baselines and the three schemes at [32x4,128]). Repeatable.
+    /// from [8x4,32] to [256x4,1024], bSDC-LSP also 1/2/8-way, and the Table 8 set),
+    /// `table8` (fBASE, BASE, NEXS, TSLZ-256, TSLZ-1K, SC-T8HT, SW-GZIP and the three SDC
+    /// schemes at [32x4,128]). Repeatable.
     #[arg(long, value_name = "LIST", default_value = "table8")]
     pub configs: Vec<String>,
     /// Buffer settings every row starts from (docs/trace-timing.md section 1).
@@ -56,6 +58,10 @@ pub struct SweepArgs {
     /// Where captures are kept and reused.
     #[arg(long, value_name = "DIR", default_value = ".streamtrace/captures")]
     pub capture_dir: PathBuf,
+    /// Take retire cycles from the XScale-like timing model (docs/timing.md) instead of one
+    /// instruction per cycle; `--timing=FILE.toml` overrides its parameters.
+    #[arg(long, value_name = "FILE.toml", num_args = 0..=1, require_equals = true)]
+    pub timing: Option<Option<PathBuf>>,
     /// Stop each program after this many instructions.
     #[arg(long, value_name = "N", default_value_t = 1_000_000_000)]
     pub max_insns: u64,
@@ -100,6 +106,10 @@ fn expand_configs(items: &[String]) -> Result<Vec<Config>> {
                 "paper" | "table8" => {
                     for s in [Scheme::FBase, Scheme::Base, Scheme::Nexs] {
                         push(Config::new(s, 0, 0, 0));
+                    }
+                    // The paper's competitors (Table 8): TSLZ-256, TSLZ-1K, SC-T8HT, SW-GZIP.
+                    for c in ["tslz-256", "tslz-1024", "sct8ht-128x4-255x8", "gzip-1"] {
+                        push(parse_config(c)?);
                     }
                     let entries: &[u32] = if part == "paper" { &PAPER_ENTRIES } else { &[128] };
                     for s in [Scheme::BSdc, Scheme::ESdc, Scheme::RSdc] {
@@ -162,6 +172,11 @@ fn parse_shard(s: Option<&str>) -> Result<(usize, usize)> {
 pub fn run_sweep(a: &SweepArgs) -> Result<()> {
     let configs = expand_configs(&a.configs)?;
     let buffers = expand_buffers(a)?;
+    for c in &configs {
+        for b in &buffers {
+            b.check_scheme(c).map_err(|e| anyhow!("--buffers {b}: {e}"))?;
+        }
+    }
     let shard = parse_shard(a.shard.as_deref())?;
     let programs = resolve_programs(&a.programs).map_err(|e| anyhow!("--programs: {e}"))?;
     if programs.is_empty() {
@@ -173,7 +188,12 @@ pub fn run_sweep(a: &SweepArgs) -> Result<()> {
     let mut max_sls: Vec<u32> = configs.iter().map(|c| c.max_sl).collect();
     max_sls.sort_unstable();
     max_sls.dedup();
-    let opts = CaptureOptions { dir: a.capture_dir.clone(), cycles: CycleSource::Ipc1, max_insns: a.max_insns };
+    let cycles = match &a.timing {
+        None => CycleSource::Ipc1,
+        Some(None) => CycleSource::Timing(Box::default()),
+        Some(Some(path)) => CycleSource::Timing(Box::new(TimingConfig::from_toml_file(path)?)),
+    };
+    let opts = CaptureOptions { dir: a.capture_dir.clone(), cycles, max_insns: a.max_insns };
     let start = Instant::now();
     let bar = ProgressBar::new(programs.len() as u64 * 2).with_style(
         ProgressStyle::with_template("{elapsed:>4} [{bar:30}] {pos}/{len} {msg}").expect("valid template").progress_chars("=> "),

@@ -22,6 +22,11 @@ const CONFIGS: &[&str] = &[
     "rsdc-32x4-128",
     "bsdc-8x4-32,repl=lru",
     "rsdc-64x4-256,maxsl=64,sync=200000",
+    // The paper's competitors (issue 9).
+    "tslz-256",
+    "tslz-8192",
+    "sct8ht-128x4-255x8",
+    "gzip-1",
 ];
 
 fn programs_dir() -> PathBuf {

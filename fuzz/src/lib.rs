@@ -31,7 +31,8 @@ const MAX_SL: [u32; 8] = [2, 3, 5, 16, 31, 64, 255, 1000];
 /// The flags of byte 6 reach the limits of section 4 (k = 16, 2^20 LSP entries, maxSL
 /// 65535, 16-bit AOLC); the seeds leave them clear.
 pub fn config_from_bytes(b: &[u8; CONFIG_BYTES]) -> Option<Config> {
-    let scheme = Scheme::ALL[((b[0] & 0x7F) % 6) as usize];
+    // Every scheme but SW-GZIP, whose bytes are inflated before a `Decoder` sees them.
+    let scheme = Scheme::ALL[((b[0] & 0x7F) % 8) as usize];
     let (sets, ways, lsp) = if scheme.uses_sdc() {
         let large = if b[6] & 0x20 != 0 { 6 } else { 0 };
         let lsp_log2 = (b[2] & 0x0F) % 11 + if large > 0 { 10 } else { 0 };
@@ -43,7 +44,17 @@ pub fn config_from_bytes(b: &[u8; CONFIG_BYTES]) -> Option<Config> {
     } else {
         (0, 0, 0)
     };
-    let mut cfg = Config::new(scheme, sets, ways, lsp);
+    let mut cfg = match scheme {
+        Scheme::Tslz => Config::competitor(scheme, 0, 0, [256, 1024, 8192][(b[1] % 3) as usize], 0),
+        Scheme::ScT8ht => Config::competitor(
+            scheme,
+            1u32 << (1 + (b[1] & 7)),
+            1u32 << ((b[1] >> 3) & 3),
+            (4u32 << (b[2] & 7)) - 1,
+            1 + (b[4] % 8) as u32,
+        ),
+        _ => Config::new(scheme, sets, ways, lsp),
+    };
     cfg.isa = if b[0] & 0x80 != 0 {
         IsaMode::ArmOnly
     } else {

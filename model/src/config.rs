@@ -13,11 +13,26 @@ pub enum Scheme {
     BSdc,
     ESdc,
     RSdc,
+    /// Trace-specific LZ (Kao et al.), docs/trace-format.md section 10.1.
+    Tslz,
+    /// Stream cache + tuple history table (Milenkovic et al. DCC 2007), section 10.2.
+    ScT8ht,
+    /// gzip over BASE records, the software bound, section 10.3.
+    Gzip,
 }
 
 impl Scheme {
-    pub const ALL: [Scheme; 6] =
-        [Scheme::FBase, Scheme::Base, Scheme::Nexs, Scheme::BSdc, Scheme::ESdc, Scheme::RSdc];
+    pub const ALL: [Scheme; 9] = [
+        Scheme::FBase,
+        Scheme::Base,
+        Scheme::Nexs,
+        Scheme::BSdc,
+        Scheme::ESdc,
+        Scheme::RSdc,
+        Scheme::Tslz,
+        Scheme::ScT8ht,
+        Scheme::Gzip,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -27,7 +42,15 @@ impl Scheme {
             Scheme::BSdc => "bsdc",
             Scheme::ESdc => "esdc",
             Scheme::RSdc => "rsdc",
+            Scheme::Tslz => "tslz",
+            Scheme::ScT8ht => "sct8ht",
+            Scheme::Gzip => "gzip",
         }
+    }
+
+    /// The paper's competitors (section 10): formats of their own, no sync or overflow.
+    pub fn competitor(self) -> bool {
+        matches!(self, Scheme::Tslz | Scheme::ScT8ht | Scheme::Gzip)
     }
 
     /// Schemes built on the stream descriptor cache and last stream predictor.
@@ -90,6 +113,10 @@ pub struct Config {
     pub isa: IsaMode,
     /// Periodic sync period in instructions, 0 = off.
     pub sync_period: u64,
+    /// TSLZ window in 12-bit words; SC-T8HT tuple history entries M; gzip level.
+    pub param: u32,
+    /// SC-T8HT tuple length N.
+    pub tuple: u32,
 }
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -132,12 +159,19 @@ impl Config {
             olc_max: DEFAULT_OLC_MAX,
             isa: IsaMode::Interworking,
             sync_period: 0,
+            param: 0,
+            tuple: 0,
         }
+    }
+
+    /// `tslz-W`, `gzip-L` (`tuple` unused) and `sct8ht-SETSxWAYS-MxN`, keys at defaults.
+    pub fn competitor(scheme: Scheme, sets: u32, ways: u32, param: u32, tuple: u32) -> Config {
+        Config { param, tuple, ..Config::new(scheme, sets, ways, 0) }
     }
 
     /// Stream index width k = log2(N_SET * N_WAY); 0 for the baselines.
     pub fn index_bits(&self) -> u32 {
-        if self.scheme.uses_sdc() {
+        if self.scheme.uses_sdc() || self.scheme == Scheme::ScT8ht {
             (self.sets * self.ways).trailing_zeros()
         } else {
             0
@@ -188,6 +222,38 @@ impl Config {
                 ));
             }
         }
+        match self.scheme {
+            Scheme::Tslz => {
+                if !pow2(self.param) || !(16..=65536).contains(&self.param) {
+                    return Err(format!("TSLZ window {} must be a power of two in 16..=65536", self.param));
+                }
+                if self.max_sl > 1023 {
+                    return Err(format!("maxsl={} too large for TSLZ's 10-bit SL field (at most 1023)", self.max_sl));
+                }
+            }
+            Scheme::ScT8ht => {
+                if !pow2(self.sets) || !pow2(self.ways) {
+                    return Err(format!("SDC {}x{}: sets and ways must be powers of two", self.sets, self.ways));
+                }
+                let entries = self.sets as u64 * self.ways as u64;
+                if !(2..=65536).contains(&entries) {
+                    return Err(format!("SDC of {entries} entries: the stream index needs 1..=16 bits"));
+                }
+                if !(3..=65535).contains(&self.param) || !(self.param + 1).is_power_of_two() {
+                    return Err(format!(
+                        "tuple history entries {}: M + 1 must be a power of two, M in 3..=65535",
+                        self.param
+                    ));
+                }
+                if !(1..=64).contains(&self.tuple) {
+                    return Err(format!("tuple length {} out of range 1..=64", self.tuple));
+                }
+            }
+            Scheme::Gzip if !(1..=9).contains(&self.param) => {
+                return Err(format!("gzip level {} out of range 1..=9", self.param));
+            }
+            _ => {}
+        }
         if self.shift > 31 {
             return Err(format!("shift={} out of range 0..=31", self.shift));
         }
@@ -223,6 +289,9 @@ impl Config {
                 32 - self.u
             ));
         }
+        if self.scheme.competitor() && self.sync_period != 0 {
+            return Err(format!("{}: the competitor schemes have no sync records", self.scheme.name()));
+        }
         if self.sync_period > u32::MAX as u64 {
             return Err(format!("sync={} out of range 0..=4294967295", self.sync_period));
         }
@@ -241,11 +310,33 @@ impl FromStr for Config {
         let scheme_name = head_parts.next().unwrap_or("");
         let scheme = Scheme::ALL.iter().copied().find(|s| s.name() == scheme_name).ok_or_else(|| {
             err(format!(
-                "unknown scheme '{scheme_name}' (expected fbase, base, nexs, bsdc, esdc or rsdc)"
+                "unknown scheme '{scheme_name}' (expected fbase, base, nexs, bsdc, esdc, rsdc, tslz, sct8ht or gzip)"
             ))
         })?;
         let geometry = head_parts.next();
-        let mut cfg = if scheme.uses_sdc() {
+        let num = |s: &str, what: &str| -> Result<u32, ConfigError> {
+            s.parse::<u32>().map_err(|_| err(format!("{what} '{s}' is not a number")))
+        };
+        let mut cfg = if scheme == Scheme::Tslz || scheme == Scheme::Gzip {
+            let what = if scheme == Scheme::Tslz { "window" } else { "level" };
+            let g = geometry.ok_or_else(|| {
+                err(format!("{} needs its {what}, e.g. {}", scheme.name(), if scheme == Scheme::Tslz { "tslz-256" } else { "gzip-1" }))
+            })?;
+            Config::competitor(scheme, 0, 0, num(g, what)?, 0)
+        } else if scheme == Scheme::ScT8ht {
+            let g = geometry.ok_or_else(|| err("sct8ht needs a geometry SETSxWAYS-MxN, e.g. sct8ht-128x4-255x8".into()))?;
+            let bad = || err(format!("geometry '{g}' is not SETSxWAYS-MxN"));
+            let (sw, mn) = g.split_once('-').ok_or_else(bad)?;
+            let (sets, ways) = sw.split_once('x').ok_or_else(bad)?;
+            let (m, n) = mn.split_once('x').ok_or_else(bad)?;
+            Config::competitor(
+                scheme,
+                num(sets, "sets")?,
+                num(ways, "ways")?,
+                num(m, "tuple history entries")?,
+                num(n, "tuple length")?,
+            )
+        } else if scheme.uses_sdc() {
             let g = geometry.ok_or_else(|| {
                 err(format!("{} needs a geometry SETSxWAYS-LSP, e.g. {}-32x4-128", scheme.name(), scheme.name()))
             })?;
@@ -255,9 +346,6 @@ impl FromStr for Config {
             let (sets, ways) = sw
                 .split_once('x')
                 .ok_or_else(|| err(format!("geometry '{g}' is not SETSxWAYS-LSP")))?;
-            let num = |s: &str, what: &str| -> Result<u32, ConfigError> {
-                s.parse::<u32>().map_err(|_| err(format!("{what} '{s}' is not a number")))
-            };
             Config::new(scheme, num(sets, "sets")?, num(ways, "ways")?, num(lsp, "LSP entries")?)
         } else {
             if let Some(g) = geometry {
@@ -293,8 +381,17 @@ impl FromStr for Config {
                     )))
                 }
             };
+            if cfg.scheme.competitor() && !matches!(key.as_str(), "maxsl" | "isa")
+                && !(key == "shift" && cfg.scheme == Scheme::ScT8ht)
+            {
+                return Err(err(format!(
+                    "key '{key}' does not apply to {} (it takes maxsl and isa{})",
+                    cfg.scheme.name(),
+                    if cfg.scheme == Scheme::ScT8ht { ", shift" } else { "" }
+                )));
+            }
             let needs_sdc = |cfg: &Config| -> Result<(), ConfigError> {
-                if cfg.scheme.uses_sdc() {
+                if cfg.scheme.uses_sdc() || (key == "shift" && cfg.scheme == Scheme::ScT8ht) {
                     Ok(())
                 } else {
                     Err(err(format!("key '{key}' applies only to bsdc, esdc and rsdc")))
@@ -364,6 +461,14 @@ impl fmt::Display for Config {
     /// The canonical form: keys in the spec's order, only those that differ from the default.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.scheme.name())?;
+        match self.scheme {
+            Scheme::Tslz | Scheme::Gzip => write!(f, "-{}", self.param)?,
+            Scheme::ScT8ht => write!(f, "-{}x{}-{}x{}", self.sets, self.ways, self.param, self.tuple)?,
+            _ => {}
+        }
+        if self.scheme == Scheme::ScT8ht && self.shift != DEFAULT_SHIFT {
+            write!(f, ",shift={}", self.shift)?;
+        }
         if self.scheme.uses_sdc() {
             write!(f, "-{}x{}-{}", self.sets, self.ways, self.lsp_entries)?;
             if self.shift != DEFAULT_SHIFT {
@@ -425,6 +530,12 @@ mod tests {
             ("nexs,maxsl=1000", "nexs,maxsl=1000"),
             ("bsdc-16x4-64,sync=100000,isa=arm", "bsdc-16x4-64,isa=arm,sync=100000"),
             ("rsdc-32x4-128,u=12,olc=5,olcmax=10", "rsdc-32x4-128,olc=5,olcmax=10"),
+            ("tslz-256", "tslz-256"),
+            ("TSLZ-8192,isa=arm,maxsl=1023", "tslz-8192,maxsl=1023,isa=arm"),
+            ("sct8ht-128x4-255x8", "sct8ht-128x4-255x8"),
+            ("sct8ht-32x4-15x4,shift=2", "sct8ht-32x4-15x4,shift=2"),
+            ("gzip-1", "gzip-1"),
+            ("gzip-9,maxsl=100", "gzip-9,maxsl=100"),
         ] {
             let c = parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!(c.to_string(), canon, "{text}");
@@ -460,6 +571,17 @@ mod tests {
             ("esdc-16x4-64,olc=9", "olc=9 outside"),
             ("bsdc-16x4-64,sync=x", "not a non-negative integer"),
             ("bsdc-16x4-64,hist", "not key=value"),
+            ("tslz-100", "power of two in 16..=65536"),
+            ("tslz", "needs its window"),
+            ("tslz-256,maxsl=2000", "at most 1023"),
+            ("tslz-256,sync=1000", "does not apply to tslz"),
+            ("sct8ht-128x4-256x8", "M + 1 must be a power of two"),
+            ("sct8ht-128x4-255x0", "tuple length 0"),
+            ("sct8ht-128x3-255x8", "powers of two"),
+            ("sct8ht-128x4", "not SETSxWAYS-MxN"),
+            ("sct8ht-128x4-255x8,repl=lru", "does not apply to sct8ht"),
+            ("gzip-0", "gzip level 0"),
+            ("gzip-x", "level 'x' is not a number"),
         ] {
             let e = parse(text).expect_err(text).to_string();
             assert!(e.contains(needle), "{text}: '{e}' lacks '{needle}'");

@@ -79,6 +79,17 @@ impl BufferConfig {
     }
 }
 
+impl BufferConfig {
+    /// Whether these buffers work with `cfg`: the competitor schemes (trace-format.md
+    /// section 10) have no OVERFLOW record, so they cannot use the drop policy.
+    pub fn check_scheme(&self, cfg: &Config) -> Result<(), String> {
+        if self.policy == FullPolicy::Drop && cfg.scheme.competitor() {
+            return Err(format!("{cfg} has no overflow record: use policy=stall"));
+        }
+        Ok(())
+    }
+}
+
 impl FromStr for BufferConfig {
     type Err = String;
 
@@ -220,6 +231,7 @@ impl CycleTraceModule {
     /// `cfg` must be valid; `buf` must pass [`BufferConfig::validate`].
     pub fn new(cfg: &Config, buf: &BufferConfig) -> Self {
         debug_assert!(buf.validate().is_ok());
+        debug_assert!(buf.check_scheme(cfg).is_ok());
         CycleTraceModule {
             enc: Encoder::new(cfg),
             detector: StreamDetector::new(cfg.max_sl),

@@ -10,6 +10,16 @@ use crate::detector::{StreamDescriptor, StreamDetector};
 use crate::event::RetireEvent;
 use crate::format::{write_nexs_diff, EscapeType, ESCAPE_TYPE_BITS, OVERFLOW_COUNT_BITS, SYNC_MARKER};
 use crate::stats::{DescriptorSet, Stats};
+use crate::tslz::{stream_words, LzEncoder, END_WORD};
+use crate::tuple_history::TupleEncoder;
+
+/// The paper's competitor schemes have formats of their own (docs/trace-format.md
+/// section 10); gzip is BASE plus a transform at the end and needs no state here.
+enum Competitor {
+    None,
+    Tslz(Box<LzEncoder>),
+    Tuple(Box<TupleEncoder>),
+}
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum EncodeError {
@@ -51,6 +61,7 @@ pub struct Encoder {
     expected_pc: Option<u32>,
     k: u32,
     slw: u32,
+    competitor: Competitor,
 }
 
 impl Encoder {
@@ -69,6 +80,11 @@ impl Encoder {
             expected_pc: None,
             k: cfg.index_bits(),
             slw: cfg.sl_bits(),
+            competitor: match cfg.scheme {
+                Scheme::Tslz => Competitor::Tslz(Box::new(LzEncoder::new(cfg.param))),
+                Scheme::ScT8ht => Competitor::Tuple(Box::new(TupleEncoder::new(cfg))),
+                _ => Competitor::None,
+            },
         }
     }
 
@@ -155,9 +171,14 @@ impl Encoder {
     }
 
     /// Cut the current stream and emit SYNC (section 7, requested sync).
+    /// The competitor schemes (section 10) have no SYNC record: for them this only cuts the
+    /// current stream.
     pub fn request_sync(&mut self) {
         if let Some(d) = self.detector.cut() {
             let _ = self.encode_stream(&d);
+        }
+        if !matches!(self.competitor, Competitor::None) {
+            return;
         }
         self.sync();
     }
@@ -183,6 +204,9 @@ impl Encoder {
         if let Some(d) = self.detector.cut() {
             let _ = self.encode_stream(&d);
         }
+        if !matches!(self.competitor, Competitor::None) {
+            return self.finish_competitor();
+        }
         self.flush_run();
         self.escape(EscapeType::End);
         let before = self.out.bit_len();
@@ -193,6 +217,44 @@ impl Encoder {
         if let Some(a) = &self.state.aolc {
             self.stats.aolc_resizes = a.resizes();
         }
+        self.stats.finish(self.sum_sl);
+        if self.cfg.scheme == Scheme::Gzip {
+            return self.gzip();
+        }
+        (EncodedTrace { bytes: self.out.into_bytes(), bit_len }, self.stats)
+    }
+
+    /// SW-GZIP: the BASE trace as one gzip member; its bits are the figure reported.
+    fn gzip(self) -> (EncodedTrace, Stats) {
+        use std::io::Write;
+        let mut stats = self.stats;
+        let sum_sl = self.sum_sl;
+        let base = self.out.into_bytes();
+        let mut gz = flate2::GzBuilder::new().mtime(0).write(Vec::new(), flate2::Compression::new(self.cfg.param));
+        gz.write_all(&base).expect("writing to memory");
+        let bytes = gz.finish().expect("writing to memory");
+        let bit_len = bytes.len() as u64 * 8;
+        stats.bits = Default::default();
+        stats.bits.miss = bit_len;
+        stats.finish(sum_sl);
+        (EncodedTrace { bytes, bit_len }, stats)
+    }
+
+    fn finish_competitor(mut self) -> (EncodedTrace, Stats) {
+        let before = self.out.bit_len();
+        match &mut self.competitor {
+            Competitor::Tslz(lz) => {
+                lz.push(END_WORD, &mut self.out);
+                lz.finish(&mut self.out);
+                self.stats.run_records = lz.records;
+            }
+            Competitor::Tuple(t) => t.finish(&mut self.out),
+            Competitor::None => unreachable!("only competitors finish here"),
+        }
+        self.out.pad_to_byte();
+        self.stats.bits.miss += self.out.bit_len() - before;
+        let bit_len = self.out.bit_len();
+        self.stats.unique_streams = self.unique.len() as u64;
         self.stats.finish(self.sum_sl);
         (EncodedTrace { bytes: self.out.into_bytes(), bit_len }, self.stats)
     }
@@ -216,17 +278,40 @@ impl Encoder {
         self.sum_sl += d.sl as u64;
         self.stats.max_sl = self.stats.max_sl.max(d.sl);
         self.unique.insert(((d.sa as u64) << 16) | d.sl as u64);
-        let miss = if self.cfg.scheme.uses_sdc() {
-            self.encode_sdc_stream(d)
-        } else {
-            self.encode_baseline_stream(d);
-            false
+        let miss = match &mut self.competitor {
+            Competitor::None if self.cfg.scheme.uses_sdc() => self.encode_sdc_stream(d),
+            Competitor::None => {
+                self.encode_baseline_stream(d);
+                false
+            }
+            Competitor::Tslz(lz) => {
+                let before = self.out.bit_len();
+                let out = &mut self.out;
+                if !self.state.infer {
+                    self.stats.address_records += 1;
+                }
+                stream_words(d, self.state.infer, self.state.prev_sa, &mut |w| lz.push(w, out));
+                self.stats.bits.miss += self.out.bit_len() - before;
+                false
+            }
+            Competitor::Tuple(t) => {
+                let before = self.out.bit_len();
+                self.stats.sdc_lookups += 1;
+                let miss = t.push(d, &mut self.out);
+                self.stats.sdc_hits += !miss as u64;
+                self.stats.bits.miss += self.out.bit_len() - before;
+                miss
+            }
         };
         self.state.after_stream(d);
         if d.exception {
             self.stats.exceptions += 1;
-            self.flush_run();
-            self.escape(EscapeType::Exception);
+            // TSLZ's exception word is part of its stream words; SC-T8HT does not report
+            // exceptions (section 10.2).
+            if matches!(self.competitor, Competitor::None) {
+                self.flush_run();
+                self.escape(EscapeType::Exception);
+            }
         }
         if self.state.sync_due() {
             self.sync();
@@ -299,7 +384,7 @@ impl Encoder {
         match self.cfg.scheme {
             Scheme::FBase => self.put(Component::Miss, d.sa as u64, 32),
             _ if self.state.infer => self.stats.inferred_records += 1,
-            Scheme::Base => {
+            Scheme::Base | Scheme::Gzip => {
                 self.stats.address_records += 1;
                 self.put(Component::Miss, d.sa as u64, 32)
             }

@@ -20,6 +20,8 @@ pub mod lvsa;
 pub mod sdc;
 pub mod stats;
 pub mod storage;
+pub mod tslz;
+pub mod tuple_history;
 
 pub use aolc::AdaptiveOneLengthCounter;
 pub use compressor::{CompressorState, StreamOutcome};

@@ -28,6 +28,9 @@ pub struct StorageBits {
     /// Stream descriptor buffer: entries x (SA + SL).
     pub sdb: u64,
     pub output_buffer: u64,
+    /// TSLZ: the window of 12-bit words; SC-T8HT: the tuple table with its LRU ages. gzip is
+    /// software and has none.
+    pub competitor: u64,
     pub total: u64,
 }
 
@@ -74,11 +77,24 @@ pub fn storage_bits(cfg: &Config, sdb_entries: u32, output_buffer_bits: u32) -> 
         s.sdc = s.sdc_entries as u64 * s.sdc_entry_bits as u64 + global_repl;
         s.lsp = cfg.lsp_entries as u64 * k as u64 + cfg.hist as u64 * k as u64;
     }
+    match cfg.scheme {
+        Scheme::Tslz => s.competitor = cfg.param as u64 * 12,
+        Scheme::ScT8ht => {
+            // A bSDC without an LSP (MRU, full tags), then M tuples of N indices, each entry
+            // with a valid bit and an LRU age of log2(M + 1) bits.
+            s.sdc_entries = cfg.sets * cfg.ways - 1;
+            s.sdc_entry_bits = addr_bits + slw + 1 + 1;
+            s.sdc = s.sdc_entries as u64 * s.sdc_entry_bits as u64;
+            let m = cfg.param as u64;
+            s.competitor = m * (cfg.tuple as u64 * cfg.index_bits() as u64 + 1 + (cfg.param + 1).trailing_zeros() as u64);
+        }
+        _ => {}
+    }
     if cfg.scheme.enhanced() {
         s.lvsa = cfg.u as u64;
         s.aolc = cfg.olc_max as u64 + 4;
     }
-    s.total = s.sdc + s.lsp + s.lvsa + s.aolc + s.detector + s.sdb + s.output_buffer;
+    s.total = s.sdc + s.lsp + s.lvsa + s.aolc + s.competitor + s.detector + s.sdb + s.output_buffer;
     s
 }
 
@@ -112,5 +128,10 @@ mod tests {
         let base: Config = "base".parse().unwrap();
         let sb = storage_bits(&base, 2, 80);
         assert_eq!((sb.sdc, sb.lsp, sb.total), (0, 0, 40 + 80 + 80));
+        let t: Config = "tslz-256".parse().unwrap();
+        assert_eq!(storage_bits(&t, 2, 80).competitor, 256 * 12);
+        let h: Config = "sct8ht-128x4-255x8,isa=arm".parse().unwrap();
+        let sh = storage_bits(&h, 2, 80);
+        assert_eq!((sh.sdc, sh.competitor), (511 * 40, 255 * (8 * 9 + 1 + 8)));
     }
 }

@@ -13,6 +13,8 @@ use streamtrace_model::bits::{BitReader, OutOfBits};
 use streamtrace_model::format::{
     find_sync_marker, read_nexs_diff, EscapeType, NexsError, ESCAPE_TYPE_BITS, OVERFLOW_COUNT_BITS, SYNC_MARKER,
 };
+use streamtrace_model::tslz::{Token, TokenError, TslzDecoder};
+use streamtrace_model::tuple_history::TupleDecoder;
 use streamtrace_model::{BranchClass, CompressorState, Config, IsaMode, RetireEvent, Scheme, StreamDescriptor};
 
 pub use walk::{walk_stream, StreamCache, StreamEnd, WalkError};
@@ -134,8 +136,33 @@ impl AddressSink for NullSink {
 
 const STREAM_CACHE_SLOTS: usize = 1 << 14;
 
+/// The token decoders of the competitor schemes (docs/trace-format.md section 10).
+enum Competitor<'a> {
+    None,
+    Tslz(Box<TslzDecoder<'a>>),
+    Tuple(Box<TupleDecoder<'a>>),
+    /// gzip traces must be inflated first ([`inflate_gzip`]).
+    Gzip,
+}
+
+/// SW-GZIP traces are BASE traces in a gzip member: returns the BASE configuration and
+/// the inflated bytes; other configurations are returned unchanged.
+pub fn inflate_gzip(cfg: &Config, bytes: &[u8]) -> Result<(Config, Vec<u8>), DecodeError> {
+    use std::io::Read;
+    if cfg.scheme != Scheme::Gzip {
+        return Ok((*cfg, bytes.to_vec()));
+    }
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(bytes)
+        .read_to_end(&mut out)
+        .map_err(|e| DecodeError::Corrupt { reason: format!("gzip member: {e}"), offset: 0 })?;
+    let base = Config { max_sl: cfg.max_sl, isa: cfg.isa, ..Config::new(Scheme::Base, 0, 0, 0) };
+    Ok((base, out))
+}
+
 pub struct Decoder<'a, I: ProgramImage + ?Sized> {
     cfg: Config,
+    competitor: Competitor<'a>,
     state: CompressorState,
     image: &'a I,
     bytes: &'a [u8],
@@ -158,6 +185,12 @@ impl<'a, I: ProgramImage + ?Sized> Decoder<'a, I> {
     pub fn new(cfg: &Config, bytes: &'a [u8], image: &'a I) -> Self {
         Decoder {
             cfg: *cfg,
+            competitor: match cfg.scheme {
+                Scheme::Tslz => Competitor::Tslz(Box::new(TslzDecoder::new(cfg.param, bytes))),
+                Scheme::ScT8ht => Competitor::Tuple(Box::new(TupleDecoder::new(cfg, bytes))),
+                Scheme::Gzip => Competitor::Gzip,
+                _ => Competitor::None,
+            },
             state: CompressorState::new(cfg),
             image,
             bytes,
@@ -182,7 +215,11 @@ impl<'a, I: ProgramImage + ?Sized> Decoder<'a, I> {
 
     /// Current bit position.
     pub fn position(&self) -> u64 {
-        self.reader.position()
+        match &self.competitor {
+            Competitor::Tslz(d) => d.position(),
+            Competitor::Tuple(d) => d.position(),
+            _ => self.reader.position(),
+        }
     }
 
     pub fn state(&self) -> &CompressorState {
@@ -226,8 +263,10 @@ impl<'a, I: ProgramImage + ?Sized> Decoder<'a, I> {
         if self.done {
             return Ok(None);
         }
-        let offset = self.reader.position();
-        let result = if self.cfg.scheme.uses_sdc() {
+        let offset = self.position();
+        let result = if !matches!(self.competitor, Competitor::None) {
+            self.competitor_record(offset, sink)
+        } else if self.cfg.scheme.uses_sdc() {
             self.sdc_record(offset, sink)
         } else {
             self.baseline_record(offset, sink)
@@ -236,7 +275,7 @@ impl<'a, I: ProgramImage + ?Sized> Decoder<'a, I> {
             Ok((info, element)) => {
                 if self.report_records {
                     self.queued = Some(element);
-                    Ok(Some(TraceElement::Record(RecordInfo { offset, bits: self.reader.position() - offset, kind: info })))
+                    Ok(Some(TraceElement::Record(RecordInfo { offset, bits: self.position() - offset, kind: info })))
                 } else {
                     Ok(Some(element))
                 }
@@ -341,6 +380,65 @@ impl<'a, I: ProgramImage + ?Sized> Decoder<'a, I> {
         let inferred = matches!(kind, RecordKind::MissInferred { .. });
         let el = self.replay(a, sl, StreamRecord::Miss { inferred }, offset, sink)?;
         Ok((kind, el))
+    }
+
+    /// One token of a competitor scheme (section 10). TSLZ records hold several streams and
+    /// a stream can span records, so offsets are those of the token decoder's position.
+    fn competitor_record<S: AddressSink + ?Sized>(
+        &mut self,
+        offset: u64,
+        sink: &mut S,
+    ) -> Result<(RecordKind, TraceElement), DecodeError> {
+        let map = |e: TokenError| {
+            if e.truncated {
+                DecodeError::Truncated { offset: e.offset }
+            } else {
+                DecodeError::Corrupt { reason: e.reason, offset: e.offset }
+            }
+        };
+        let token = match &mut self.competitor {
+            Competitor::Tslz(d) => d.next_token().map_err(map)?,
+            Competitor::Tuple(d) => d.next_token().map_err(map)?,
+            Competitor::Gzip => {
+                return Err(DecodeError::Corrupt {
+                    reason: "a gzip trace must be inflated first (sw_decoder::inflate_gzip)".into(),
+                    offset,
+                })
+            }
+            Competitor::None => unreachable!("competitor_record is only called for competitor schemes"),
+        };
+        match token {
+            None | Some(Token::End) => {
+                self.done = true;
+                Ok((RecordKind::Escape { kind: EscapeType::End, lost: 0 }, TraceElement::End { offset }))
+            }
+            Some(Token::Exception) => {
+                self.state.infer = false;
+                Ok((RecordKind::Escape { kind: EscapeType::Exception, lost: 0 }, TraceElement::Exception { offset }))
+            }
+            Some(Token::Stream { sa, sl }) => {
+                if sl == 0 {
+                    return Err(DecodeError::Corrupt { reason: "stream of length 0".into(), offset });
+                }
+                self.check_sl(sl, offset)?;
+                let (a, kind) = match sa {
+                    None => (self.inferred_address(offset)?, RecordKind::MissInferred { sl }),
+                    Some(a) => (a, RecordKind::MissAddress { sl, addr: a, lvsa_hit: None }),
+                };
+                if matches!(self.competitor, Competitor::Tslz(_)) && sa.is_some() && self.state.infer {
+                    return Err(DecodeError::Corrupt {
+                        reason: "TSLZ stream carries an address that is inferable".into(),
+                        offset,
+                    });
+                }
+                let inferred = sa.is_none();
+                let el = self.replay(a, sl, StreamRecord::Miss { inferred }, offset, sink)?;
+                if let Competitor::Tslz(d) = &mut self.competitor {
+                    d.set_prev_sa(a);
+                }
+                Ok((kind, el))
+            }
+        }
     }
 
     fn check_sl(&self, sl: u32, offset: u64) -> Result<(), DecodeError> {
@@ -485,8 +583,24 @@ pub struct Gap {
 /// Decode a whole trace from bit 0, resynchronizing after errors. Streams are kept as
 /// elements only when `keep_elements` (they are many).
 pub fn decode_trace<I: ProgramImage + ?Sized>(cfg: &Config, bytes: &[u8], image: &I, keep_elements: bool) -> DecodedTrace {
-    let mut dec = Decoder::new(cfg, bytes, image);
     let mut out = DecodedTrace::default();
+    let inflated: Vec<u8>;
+    let (cfg, bytes): (Config, &[u8]) = if cfg.scheme == Scheme::Gzip {
+        match inflate_gzip(cfg, bytes) {
+            Ok((c, b)) => {
+                inflated = b;
+                (c, &inflated)
+            }
+            Err(e) => {
+                out.errors.push(e);
+                return out;
+            }
+        }
+    } else {
+        (*cfg, bytes)
+    };
+    let cfg = &cfg;
+    let mut dec = Decoder::new(cfg, bytes, image);
     loop {
         match dec.next_element(&mut out.addresses) {
             Ok(Some(el)) => {

@@ -19,6 +19,7 @@ use streamtrace_model::{storage_bits, BufferConfig, Config, CycleOutput, CycleTr
 
 use crate::machine::{Machine, StepOutcome};
 use crate::semihost::Semihost;
+use crate::timing::TimingConfig;
 
 /// One program of a sweep: an ELF, its arguments and the directory it runs in.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -82,12 +83,18 @@ pub fn resolve_programs(arg: &str) -> Result<Vec<ProgramSpec>, String> {
 pub enum CycleSource {
     /// Instruction *i* retires at cycle *i* (the paper's bandwidth assumption).
     Ipc1,
+    /// Retire cycles of the XScale-like timing model (docs/timing.md) with this configuration.
+    Timing(Box<TimingConfig>),
 }
 
 impl CycleSource {
-    fn label(&self) -> String {
+    /// Names the source in rows and capture keys; a timing configuration other than the
+    /// defaults is told apart by a hash of its settings.
+    pub fn label(&self) -> String {
         match self {
             CycleSource::Ipc1 => "ipc1".into(),
+            CycleSource::Timing(cfg) if **cfg == TimingConfig::default() => "xscale".into(),
+            CycleSource::Timing(cfg) => format!("xscale-{:08x}", fnv1a(format!("{cfg:?}").as_bytes()) as u32),
         }
     }
 }
@@ -173,6 +180,9 @@ fn capture_run(
         .with_stderr(io::sink())
         .with_deterministic_clock(100_000_000);
     let mut m = Machine::for_elf(elf, semihost);
+    if let CycleSource::Timing(cfg) = &opts.cycles {
+        m.enable_timing((**cfg).clone()).map_err(|e| format!("timing configuration: {e}"))?;
+    }
     let ipc1 = opts.cycles == CycleSource::Ipc1;
     let mut first: Option<u64> = None;
     let mut last = 0u64;

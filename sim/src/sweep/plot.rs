@@ -178,7 +178,10 @@ where
     // One bar per configuration at the Table 8 size: baselines and [32x4, 128].
     let mut configs: Vec<String> = Vec::new();
     for r in rows {
-        let keep = matches!(r.config.as_str(), "fbase" | "base" | "nexs") || r.config.contains("-32x4-128");
+        let keep = matches!(
+            r.config.as_str(),
+            "fbase" | "base" | "nexs" | "tslz-256" | "tslz-1024" | "sct8ht-128x4-255x8" | "gzip-1"
+        ) || r.config.contains("-32x4-128");
         if keep && !configs.contains(&r.config) {
             configs.push(r.config.clone());
         }

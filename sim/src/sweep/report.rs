@@ -391,21 +391,28 @@ fn pick_component_configs(bsdc: &[(u32, String)]) -> Vec<String> {
     }
 }
 
-/// Table 8 columns: the baselines, then each SDC scheme at [32x4, 128] (or the size
-/// closest to it that the sweep has).
+/// Table 8 columns in the paper's order: the baselines, TSLZ-256 and TSLZ-1K, SC-T8HT,
+/// each SDC scheme at [32x4, 128] (or the size closest to it that the sweep has), SW-GZIP.
 fn table8_columns(rows: &[&SweepRow]) -> Vec<(String, String)> {
     let mut cols = Vec::new();
-    for (scheme, label) in [(Scheme::FBase, "fBASE"), (Scheme::Base, "BASE"), (Scheme::Nexs, "NEXS")] {
-        if let Some(r) = rows.iter().find(|r| r.config == Config::new(scheme, 0, 0, 0).to_string()) {
-            cols.push((label.to_string(), r.config.clone()));
+    let fixed = |cols: &mut Vec<(String, String)>, label: &str, config: String| {
+        if rows.iter().any(|r| r.config == config) {
+            cols.push((label.to_string(), config));
         }
+    };
+    for (scheme, label) in [(Scheme::FBase, "fBASE"), (Scheme::Base, "BASE"), (Scheme::Nexs, "NEXS")] {
+        fixed(&mut cols, label, Config::new(scheme, 0, 0, 0).to_string());
     }
+    fixed(&mut cols, "TSLZ-256", "tslz-256".into());
+    fixed(&mut cols, "TSLZ-1K", "tslz-1024".into());
+    fixed(&mut cols, "SC-T8HT", "sct8ht-128x4-255x8".into());
     for (scheme, label) in [(Scheme::BSdc, "bSDC-LSP"), (Scheme::ESdc, "eSDC-LSP"), (Scheme::RSdc, "rSDC-LSP")] {
         let s = size_series(rows, scheme, 4);
         if let Some((entries, c)) = s.iter().min_by_key(|(e, _)| e.abs_diff(128)) {
             cols.push((format!("{label} [{}x4,{entries}]", entries / 4), c.clone()));
         }
     }
+    fixed(&mut cols, "SW-GZIP", "gzip-1".into());
     cols
 }
 
