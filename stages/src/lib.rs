@@ -8,14 +8,22 @@
 //! * [`pdats2`]: PDATS II, Johnson 1999 (§3).
 //! * [`header`]: the 16-byte file header shared by PDATS and PDATS II (§2.5), and the
 //!   decode error type with byte offsets.
+//! * [`laplace`]: Laplace raw and SAD-reduced text records and their difference
+//!   encodings (§4).
+//! * [`sad`]: SAD lossy reduction with page splitting, blocking and dirty propagation (§5).
+//! * [`paging`]: LRU and OPT page-replacement simulators that check SAD's guarantee.
 //!
 //! All decoders of binary input are streaming (`std::io::Read`), never panic on
-//! untrusted bytes, and report truncated or corrupt input with the byte offset.
+//! untrusted bytes, and report truncated or corrupt input with the byte offset; the text
+//! readers (`din`, `laplace`) report the line number.
 
 pub mod din;
 pub mod header;
+pub mod laplace;
+pub mod paging;
 pub mod pdats;
 pub mod pdats2;
+pub mod sad;
 
 pub use header::{DecodeError, EncodeError, FileHeader};
 

@@ -45,7 +45,7 @@
 
 use crate::arith::{add, fits, sdiff};
 use crate::header::{
-    write_be_signed, ByteReader, DecodeError, EncodeError, FileHeader, FLAG_64BIT, FORMAT_PDATS2,
+    ByteReader, DecodeError, EncodeError, FileHeader, FLAG_64BIT, FORMAT_PDATS2,
 };
 use crate::Ref;
 use std::io::{Read, Write};
@@ -92,9 +92,14 @@ fn wide_bytes(wide: bool) -> usize {
     }
 }
 
-/// Streaming PDATS II encoder; holds at most one pending record.
+/// Encoded bytes collected before one `write_all` to the output: a call per record costs
+/// more than the encoding itself (docs/performance.md).
+const OUT_CHUNK: usize = 1 << 14;
+
+/// Streaming PDATS II encoder; holds at most one pending record and one output chunk.
 pub struct Pdats2Encoder<W: Write> {
     out: Option<W>,
+    buf: Vec<u8>,
     wide: bool,
     stride_log2: u8,
     last_i: u64,
@@ -121,6 +126,7 @@ impl<W: Write> Pdats2Encoder<W> {
         header.write_to(&mut out)?;
         Ok(Pdats2Encoder {
             out: Some(out),
+            buf: Vec::with_capacity(OUT_CHUNK + 16),
             wide: opts.wide,
             stride_log2: opts.stride_log2,
             last_i: 0,
@@ -147,8 +153,39 @@ impl<W: Write> Pdats2Encoder<W> {
         }
     }
 
+    /// Data offset code and byte count: the five common offsets cost no bytes.
+    #[inline]
+    fn data_code(&self, off: i64) -> (u8, usize) {
+        match off {
+            0 => (0, 0),
+            4 => (4, 0),
+            -4 => (5, 0),
+            8 => (6, 0),
+            -8 => (7, 0),
+            _ => self.range_code(off),
+        }
+    }
+
     /// Encode one reference.
+    #[inline]
     pub fn push(&mut self, r: Ref) -> Result<(), EncodeError> {
+        // Fast path, most references of a program trace: the next sequential ifetch joins
+        // the pending record's count. An address equal to a wrapped sum is in range.
+        if r.kind == 2 {
+            if let Some(p) = &mut self.pending {
+                if p.cnt < p.cap && r.addr == add(self.last_i, 1i64 << self.stride_log2, self.wide) {
+                    p.cnt += 1;
+                    self.last_i = r.addr;
+                    self.index += 1;
+                    return Ok(());
+                }
+            }
+        }
+        self.push_record(r)
+    }
+
+    /// Start a new record for `r` (flushing the pending one).
+    fn push_record(&mut self, r: Ref) -> Result<(), EncodeError> {
         if self.out.is_none() {
             return Err(EncodeError::Finished);
         }
@@ -167,15 +204,6 @@ impl<W: Write> Pdats2Encoder<W> {
             });
         }
         let stride = self.stride();
-        if r.kind == 2 {
-            if let Some(p) = &mut self.pending {
-                if p.cnt < p.cap && r.addr == add(self.last_i, stride as i64, self.wide) {
-                    p.cnt += 1;
-                    self.last_i = r.addr;
-                    return Ok(());
-                }
-            }
-        }
         self.flush()?;
         if r.kind == 2 {
             let d = sdiff(r.addr, self.last_i, self.wide);
@@ -198,23 +226,16 @@ impl<W: Write> Pdats2Encoder<W> {
                 cap: ICOUNT_MAX,
             });
         } else {
-            let mut best: Option<(usize, u64, usize, u8, i64)> = None; // (len, used, zone, dcode, off)
-            for z in 0..2 {
-                let off = sdiff(r.addr, self.base[z], self.wide);
-                let (dcode, len) = match off {
-                    0 => (0, 0),
-                    4 => (4, 0),
-                    -4 => (5, 0),
-                    8 => (6, 0),
-                    -8 => (7, 0),
-                    _ => self.range_code(off),
-                };
-                let cand = (len, self.used[z], z, dcode, off);
-                if best.is_none_or(|b| (cand.0, cand.1, cand.2) < (b.0, b.1, b.2)) {
-                    best = Some(cand);
-                }
-            }
-            let (nbytes, _, z, dcode, off) = best.expect("two zones");
+            let off = [
+                sdiff(r.addr, self.base[0], self.wide),
+                sdiff(r.addr, self.base[1], self.wide),
+            ];
+            let code = [self.data_code(off[0]), self.data_code(off[1])];
+            // Shortest encoding; on a tie the least recently used zone; then zone 0 (§3.3).
+            let z = usize::from(
+                code[1].1 < code[0].1 || (code[1].1 == code[0].1 && self.used[1] < self.used[0]),
+            );
+            let ((dcode, nbytes), off) = (code[z], off[z]);
             self.base[z] = r.addr;
             self.tick += 1;
             self.used[z] = self.tick;
@@ -234,18 +255,26 @@ impl<W: Write> Pdats2Encoder<W> {
         let Some(p) = self.pending.take() else {
             return Ok(());
         };
+        self.buf.push(p.hdr | p.cnt);
+        self.buf
+            .extend_from_slice(&p.val.to_be_bytes()[8 - p.nbytes..]);
+        if self.buf.len() >= OUT_CHUNK {
+            self.write_chunk()?;
+        }
+        Ok(())
+    }
+
+    fn write_chunk(&mut self) -> Result<(), EncodeError> {
         let out = self.out.as_mut().ok_or(EncodeError::Finished)?;
-        let mut rec = [0u8; 9];
-        rec[0] = p.hdr | p.cnt;
-        let mut tail = &mut rec[1..];
-        write_be_signed(&mut tail, p.val, p.nbytes)?;
-        out.write_all(&rec[..1 + p.nbytes])?;
+        out.write_all(&self.buf)?;
+        self.buf.clear();
         Ok(())
     }
 
     /// Flush the pending record and return the writer (flushed).
     pub fn finish(mut self) -> Result<W, EncodeError> {
         self.flush()?;
+        self.write_chunk()?;
         let mut out = self.out.take().ok_or(EncodeError::Finished)?;
         out.flush()?;
         Ok(out)
