@@ -1,0 +1,136 @@
+//! Adaptive one-length counter (docs/trace-format.md section 5.4): counts LSP hits and
+//! writes a run record `1 (n-1)(s)` when the count reaches 2^s or when another record (or
+//! escape) needs a pending run flushed; then the 4-bit monitor adapts the width s.
+//!
+//! One service per cycle at most (`active`). An LSP hit adds one to the count and emits the
+//! run when the counter fills or when `flush_after` says an escape follows the hit; any
+//! other service flushes a pending run first. At most one run record leaves per service.
+
+use rust_hdl::prelude::*;
+
+use crate::config::HwConfig;
+
+/// The monitor's value after reset and after a resize. DFFs power up at 0, so the block
+/// needs a `clear` pulse before use (the top module's reset gives it).
+pub const MONITOR_RESET: u64 = 8;
+
+#[derive(LogicBlock)]
+pub struct AdaptiveOneLengthCounter {
+    pub clock: Signal<In, Clock>,
+    pub clear: Signal<In, Bit>,
+    pub active: Signal<In, Bit>,
+    pub lsp_hit: Signal<In, Bit>,
+    pub flush_after: Signal<In, Bit>,
+    pub emit: Signal<Out, Bit>,
+    pub run_value: Signal<Out, Bits<32>>,
+    pub run_len: Signal<Out, Bits<16>>,
+    width: DFF<Bits<8>>,
+    monitor: DFF<Bits<8>>,
+    pending: DFF<Bits<32>>,
+    full: Signal<Local, Bits<32>>,
+    half: Signal<Local, Bits<32>>,
+    pending_inc: Signal<Local, Bits<32>>,
+    run_n: Signal<Local, Bits<32>>,
+    run_fire: Signal<Local, Bit>,
+    monitor_after: Signal<Local, Bits<8>>,
+    k_init: Constant<Bits<8>>,
+    k_min: Constant<Bits<8>>,
+    k_max: Constant<Bits<8>>,
+    k_one8: Constant<Bits<8>>,
+    k_three8: Constant<Bits<8>>,
+    k_twelve8: Constant<Bits<8>>,
+    k_zero8: Constant<Bits<8>>,
+    k_monitor_max: Constant<Bits<8>>,
+    k_monitor_reset: Constant<Bits<8>>,
+    k_one16: Constant<Bits<16>>,
+    k_one32: Constant<Bits<32>>,
+    k_zero32: Constant<Bits<32>>,
+}
+
+impl AdaptiveOneLengthCounter {
+    pub fn new(h: &HwConfig) -> AdaptiveOneLengthCounter {
+        let c8 = |v: u64| Constant::new(v.into());
+        AdaptiveOneLengthCounter {
+            clock: Default::default(),
+            clear: Default::default(),
+            active: Default::default(),
+            lsp_hit: Default::default(),
+            flush_after: Default::default(),
+            emit: Default::default(),
+            run_value: Default::default(),
+            run_len: Default::default(),
+            width: Default::default(),
+            monitor: Default::default(),
+            pending: Default::default(),
+            full: Default::default(),
+            half: Default::default(),
+            pending_inc: Default::default(),
+            run_n: Default::default(),
+            run_fire: Default::default(),
+            monitor_after: Default::default(),
+            k_init: c8(h.model.olc_init as u64),
+            k_min: c8(h.model.olc_min as u64),
+            k_max: c8(h.model.olc_max as u64),
+            k_one8: c8(1),
+            k_three8: c8(3),
+            k_twelve8: c8(12),
+            k_zero8: c8(0),
+            k_monitor_max: c8(15),
+            k_monitor_reset: c8(MONITOR_RESET),
+            k_one16: Constant::new(1u64.into()),
+            k_one32: Constant::new(1u64.into()),
+            k_zero32: Constant::new(0u64.into()),
+        }
+    }
+}
+
+impl Logic for AdaptiveOneLengthCounter {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, width, monitor, pending);
+        self.full.next = self.k_one32.val() << self.width.q.val();
+        self.half.next = self.full.val() >> self.k_one8.val();
+        self.pending_inc.next = self.pending.q.val() + self.k_one32.val();
+        self.run_n.next = self.pending.q.val();
+        self.run_fire.next = self.pending.q.val() != self.k_zero32.val();
+        if self.lsp_hit.val() {
+            self.run_n.next = self.pending_inc.val();
+            self.run_fire.next = (self.pending_inc.val() == self.full.val()) | self.flush_after.val();
+        }
+        self.emit.next = self.active.val() & self.run_fire.val();
+        self.run_value.next = self.full.val() | (self.run_n.val() - self.k_one32.val());
+        self.run_len.next = bit_cast::<16, 8>(self.width.q.val()) + self.k_one16.val();
+
+        // Monitor rule after a run of run_n hits.
+        self.monitor_after.next = self.monitor.q.val();
+        if self.run_n.val() == self.full.val() {
+            self.monitor_after.next = self.monitor.q.val() + self.k_three8.val();
+            if self.monitor.q.val() > self.k_twelve8.val() {
+                self.monitor_after.next = self.k_monitor_max.val();
+            }
+        } else if (self.run_n.val() < self.half.val()) & (self.monitor.q.val() != self.k_zero8.val()) {
+            self.monitor_after.next = self.monitor.q.val() - self.k_one8.val();
+        }
+        if self.active.val() {
+            self.pending.d.next = self.k_zero32.val();
+            if self.lsp_hit.val() & !self.run_fire.val() {
+                self.pending.d.next = self.pending_inc.val();
+            }
+        }
+        if self.emit.val() {
+            self.monitor.d.next = self.monitor_after.val();
+            if (self.monitor_after.val() == self.k_monitor_max.val()) & (self.width.q.val() < self.k_max.val()) {
+                self.width.d.next = self.width.q.val() + self.k_one8.val();
+                self.monitor.d.next = self.k_monitor_reset.val();
+            } else if (self.monitor_after.val() == self.k_zero8.val()) & (self.width.q.val() > self.k_min.val()) {
+                self.width.d.next = self.width.q.val() - self.k_one8.val();
+                self.monitor.d.next = self.k_monitor_reset.val();
+            }
+        }
+        if self.clear.val() {
+            self.width.d.next = self.k_init.val();
+            self.monitor.d.next = self.k_monitor_reset.val();
+            self.pending.d.next = self.k_zero32.val();
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! Verilator co-simulation: export the configuration's Verilog, build it with the C++ bench
+//! of testbenches/cosim/harness.cpp, write the stimulus and the model's expectations, run
+//! the bench and read its verdict.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use streamtrace_model::RetireEvent;
+
+use crate::config::HwConfig;
+use crate::golden::{expected_run, Expected, Stimulus};
+use crate::tools::require_tool;
+use crate::verilog::export_verilog;
+
+/// The bench's source, compiled into this crate so a build directory needs nothing else.
+pub const HARNESS_CPP: &str = include_str!("../../testbenches/cosim/harness.cpp");
+
+/// What a co-simulation run found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every cycle agreed.
+    Agree { cycles: u64, beats: u64, bits: u64, stalls: u64, cycles_per_second: u64 },
+    /// The bench's first-mismatch line (cycle and both values).
+    Mismatch(String),
+}
+
+/// Build (or reuse) the Verilated bench for `h` in `dir`; returns the executable.
+pub fn build_bench(h: &HwConfig, dir: &Path, vcd: bool) -> Result<PathBuf, String> {
+    require_tool("verilator")?;
+    let verilog = export_verilog(h)?;
+    let name = h.module_name();
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let vpath = dir.join(format!("{name}.v"));
+    let cpp = dir.join("harness.cpp");
+    let exe_name = if vcd { "bench_vcd" } else { "bench" };
+    let exe = dir.join("obj").join(exe_name);
+    // Rebuild only when the Verilog or the bench changed.
+    let same = |p: &Path, text: &str| std::fs::read_to_string(p).is_ok_and(|t| t == text);
+    if exe.exists() && same(&vpath, &verilog) && same(&cpp, HARNESS_CPP) {
+        return Ok(exe);
+    }
+    std::fs::write(&vpath, &verilog).map_err(|e| format!("{}: {e}", vpath.display()))?;
+    std::fs::write(&cpp, HARNESS_CPP).map_err(|e| format!("{}: {e}", cpp.display()))?;
+    let mut cmd = Command::new("verilator");
+    cmd.current_dir(dir)
+        .args(["--cc", "--exe", "--build", "-j", "2", "-O3", "--prefix", "Vtop", "--top-module", &name])
+        .args(["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT", "-Mdir", "obj", "-o", exe_name]);
+    if vcd {
+        cmd.arg("--trace");
+    }
+    cmd.arg(format!("{name}.v")).arg("harness.cpp");
+    let out = cmd.output().map_err(|e| format!("running verilator: {e}"))?;
+    if !out.status.success() || !exe.exists() {
+        return Err(format!(
+            "verilator build failed in {}:\n{}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr).lines().rev().take(20).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n")
+        ));
+    }
+    Ok(exe)
+}
+
+/// The stimulus file: one retirement per line (see harness.cpp).
+pub fn stimulus_text(stimuli: &[Stimulus]) -> String {
+    let mut s = String::with_capacity(stimuli.len() * 24);
+    s.push_str("# cycle valid pc class taken exception\n");
+    for e in stimuli {
+        let _ = writeln!(s, "{} 1 {:08x} {} {} {}", e.cycle, e.pc, e.class, e.taken as u8, e.exception as u8);
+    }
+    s
+}
+
+/// The expectation file: `C cycles`, `B cycle bits data` per beat, `S cycle` per stall.
+pub fn expected_text(exp: &Expected) -> String {
+    let mut s = String::with_capacity(exp.beats.len() * 16);
+    let _ = writeln!(s, "C {}", exp.cycles);
+    for b in &exp.beats {
+        let _ = writeln!(s, "B {} {} {:x}", b.cycle, b.bits, b.data);
+    }
+    for c in &exp.stall_cycles {
+        let _ = writeln!(s, "S {c}");
+    }
+    s
+}
+
+/// Run a built bench on stimulus and expectation files.
+pub fn run_bench(exe: &Path, stimulus: &Path, expected: &Path, vcd: Option<&Path>) -> Result<Verdict, String> {
+    let mut cmd = Command::new(exe);
+    cmd.arg(stimulus).arg(expected);
+    if let Some(v) = vcd {
+        cmd.arg(v);
+    }
+    let out = cmd.output().map_err(|e| format!("running {}: {e}", exe.display()))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().last().unwrap_or("").to_string();
+    match out.status.code() {
+        Some(0) => {
+            let field = |key: &str| -> u64 {
+                line.split_whitespace()
+                    .find_map(|kv| kv.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .map_or(0, |v| v as u64)
+            };
+            Ok(Verdict::Agree {
+                cycles: field("cycles"),
+                beats: field("beats"),
+                bits: field("bits"),
+                stalls: field("stalls"),
+                cycles_per_second: field("cycles_per_second"),
+            })
+        }
+        Some(1) => Ok(Verdict::Mismatch(line)),
+        _ => Err(format!("bench failed: {}{}", stdout.trim(), String::from_utf8_lossy(&out.stderr).trim())),
+    }
+}
+
+/// The whole flow for a run of events with their retire cycles: expectations from the
+/// model, files in `dir`, build, run. `tamper` edits the expectations first (tests use it
+/// to show that a wrong expectation is caught).
+pub fn cosimulate(
+    h: &HwConfig,
+    events: &[(RetireEvent, u64)],
+    dir: &Path,
+    vcd: Option<&Path>,
+    tamper: Option<&dyn Fn(&mut Expected)>,
+) -> Result<Verdict, String> {
+    let mut exp = expected_run(&h.model, &h.buffers, events).map_err(|e| format!("model: {e}"))?;
+    if let Some(t) = tamper {
+        t(&mut exp);
+    }
+    let stimuli: Vec<Stimulus> = events.iter().map(|(e, c)| Stimulus::from_event(e, *c)).collect();
+    let exe = build_bench(h, dir, vcd.is_some())?;
+    let stim_path = dir.join("stimulus.txt");
+    let exp_path = dir.join("expected.txt");
+    std::fs::write(&stim_path, stimulus_text(&stimuli)).map_err(|e| format!("{}: {e}", stim_path.display()))?;
+    std::fs::write(&exp_path, expected_text(&exp)).map_err(|e| format!("{}: {e}", exp_path.display()))?;
+    run_bench(&exe, &stim_path, &exp_path, vcd)
+}

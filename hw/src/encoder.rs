@@ -1,0 +1,391 @@
+//! The compressor: services one SDB entry (or the END record) per `start` and assembles its
+//! record, docs/trace-format.md section 6, bit for bit. It owns the compressor state of
+//! section 5: SDC, LSP, LVSA, AOLC, `infer`, the periodic-sync counter, and the trace bit
+//! position modulo 8 (for the padding before a sync marker and after END).
+//!
+//! Everything is combinational from the entry and the state at start of cycle; the state
+//! updates at the clock edge that ends the start cycle. A record is at most
+//! `[AOLC run][SDC hit or miss + address][EXCEPTION][SYNC|OVERFLOW|END + padding + marker]`,
+//! at most 288 bits, assembled right-aligned (the first bit is bit `rec_len - 1`) in a chain
+//! of registers that grows with the fields that can precede it.
+//!
+//! A sync or overflow resets the state after this record (section 7): `clear` wins over the
+//! updates the record itself makes, as the model resets after applying them.
+
+use rust_hdl::prelude::*;
+use streamtrace_model::Scheme;
+
+use crate::aolc::AdaptiveOneLengthCounter;
+use crate::config::{HwConfig, RECORD_BITS};
+use crate::lsp::LastStreamPredictor;
+use crate::sdc::StreamDescriptorCache;
+
+#[derive(LogicBlock)]
+pub struct RecordEncoder {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// Service the presented entry (or END) in this cycle.
+    pub start: Signal<In, Bit>,
+    pub is_end: Signal<In, Bit>,
+    pub sa: Signal<In, Bits<32>>,
+    /// 0 marks an overflow entry (then `sa` is the lost-instruction count).
+    pub sl: Signal<In, Bits<16>>,
+    pub exc: Signal<In, Bit>,
+    pub dcond: Signal<In, Bit>,
+    pub rec_bits: Signal<Out, Bits<RECORD_BITS>>,
+    pub rec_len: Signal<Out, Bits<16>>,
+    /// The entry missed in the SDC (forced rSDC misses included): svc_miss cycles.
+    pub miss: Signal<Out, Bit>,
+    sdc: StreamDescriptorCache,
+    lsp: LastStreamPredictor,
+    aolc: AdaptiveOneLengthCounter,
+    lvsa: DFF<Bits<32>>,
+    infer: DFF<Bit>,
+    since_reset: DFF<Bits<32>>,
+    bitpos: DFF<Bits<8>>,
+    is_ovf: Signal<Local, Bit>,
+    is_stream: Signal<Local, Bit>,
+    upper: Signal<Local, Bits<32>>,
+    lvsa_match: Signal<Local, Bit>,
+    sdc_hit: Signal<Local, Bit>,
+    lsp_hit: Signal<Local, Bit>,
+    is_miss: Signal<Local, Bit>,
+    sl32: Signal<Local, Bits<32>>,
+    since_sum: Signal<Local, Bits<32>>,
+    sync_due: Signal<Local, Bit>,
+    state_clear: Signal<Local, Bit>,
+    run_val: Signal<Local, Bits<32>>,
+    run_len: Signal<Local, Bits<16>>,
+    head_val: Signal<Local, Bits<32>>,
+    head_len: Signal<Local, Bits<16>>,
+    addr_val: Signal<Local, Bits<32>>,
+    addr_len: Signal<Local, Bits<16>>,
+    exc_val: Signal<Local, Bits<32>>,
+    exc_len: Signal<Local, Bits<16>>,
+    esc_val: Signal<Local, Bits<32>>,
+    esc_len: Signal<Local, Bits<16>>,
+    lost_val: Signal<Local, Bits<32>>,
+    lost_len: Signal<Local, Bits<16>>,
+    tail_len: Signal<Local, Bits<16>>,
+    tail_val: Signal<Local, Bits<RECORD_BITS>>,
+    pad: Signal<Local, Bits<8>>,
+    a1: Signal<Local, Bits<64>>,
+    h1: Signal<Local, Bits<64>>,
+    a2: Signal<Local, Bits<64>>,
+    a2w: Signal<Local, Bits<128>>,
+    addr_w: Signal<Local, Bits<128>>,
+    exc_w: Signal<Local, Bits<128>>,
+    a3: Signal<Local, Bits<128>>,
+    a4: Signal<Local, Bits<128>>,
+    a4w: Signal<Local, Bits<192>>,
+    esc_w: Signal<Local, Bits<192>>,
+    lost_w: Signal<Local, Bits<192>>,
+    a5: Signal<Local, Bits<192>>,
+    a6: Signal<Local, Bits<192>>,
+    a6w: Signal<Local, Bits<RECORD_BITS>>,
+    l2: Signal<Local, Bits<16>>,
+    l4: Signal<Local, Bits<16>>,
+    l6: Signal<Local, Bits<16>>,
+    lvsa_hit_addr: Signal<Local, Bits<32>>,
+    k_enhanced: Constant<Bit>,
+    k_rsdc: Constant<Bit>,
+    k_esdc: Constant<Bit>,
+    k_sync_on: Constant<Bit>,
+    k_sync_period: Constant<Bits<32>>,
+    k_max_sl: Constant<Bits<16>>,
+    k_lvsa_shift: Constant<Bits<8>>,
+    k_low: Constant<Bits<8>>,
+    k_below_lvsa: Constant<Bits<32>>,
+    k_lvsa_hit_flag: Constant<Bits<32>>,
+    k_sdc_hit_len: Constant<Bits<16>>,
+    k_miss_len: Constant<Bits<16>>,
+    k_escape_len: Constant<Bits<16>>,
+    k_addr_len_bsdc: Constant<Bits<16>>,
+    k_addr_len_lvsa_hit: Constant<Bits<16>>,
+    k_addr_len_lvsa_miss: Constant<Bits<16>>,
+    k_marker_len: Constant<Bits<16>>,
+    k_lost_len: Constant<Bits<16>>,
+    k_marker: Constant<Bits<RECORD_BITS>>,
+    k_exc_type: Constant<Bits<32>>,
+    k_sync_type: Constant<Bits<32>>,
+    k_ovf_type: Constant<Bits<32>>,
+    k_one32: Constant<Bits<32>>,
+    k_one16: Constant<Bits<16>>,
+    k_max32: Constant<Bits<32>>,
+    k_zero32: Constant<Bits<32>>,
+    k_zero16: Constant<Bits<16>>,
+    k_zero8: Constant<Bits<8>>,
+    k_seven8: Constant<Bits<8>>,
+}
+
+impl RecordEncoder {
+    pub fn new(h: &HwConfig) -> RecordEncoder {
+        let scheme = h.scheme();
+        let c16 = |v: u32| Constant::new((v as u64).into());
+        let c32 = |v: u64| Constant::new(v.into());
+        let u = h.u;
+        let escape_len = 1 + h.k + h.slw + 2;
+        RecordEncoder {
+            clock: Default::default(),
+            reset: Default::default(),
+            start: Default::default(),
+            is_end: Default::default(),
+            sa: Default::default(),
+            sl: Default::default(),
+            exc: Default::default(),
+            dcond: Default::default(),
+            rec_bits: Default::default(),
+            rec_len: Default::default(),
+            miss: Default::default(),
+            sdc: StreamDescriptorCache::new(h),
+            lsp: LastStreamPredictor::new(h),
+            aolc: AdaptiveOneLengthCounter::new(h),
+            lvsa: Default::default(),
+            infer: Default::default(),
+            since_reset: Default::default(),
+            bitpos: Default::default(),
+            is_ovf: Default::default(),
+            is_stream: Default::default(),
+            upper: Default::default(),
+            lvsa_match: Default::default(),
+            sdc_hit: Default::default(),
+            lsp_hit: Default::default(),
+            is_miss: Default::default(),
+            sl32: Default::default(),
+            since_sum: Default::default(),
+            sync_due: Default::default(),
+            state_clear: Default::default(),
+            run_val: Default::default(),
+            run_len: Default::default(),
+            head_val: Default::default(),
+            head_len: Default::default(),
+            addr_val: Default::default(),
+            addr_len: Default::default(),
+            exc_val: Default::default(),
+            exc_len: Default::default(),
+            esc_val: Default::default(),
+            esc_len: Default::default(),
+            lost_val: Default::default(),
+            lost_len: Default::default(),
+            tail_len: Default::default(),
+            tail_val: Default::default(),
+            pad: Default::default(),
+            a1: Default::default(),
+            h1: Default::default(),
+            a2: Default::default(),
+            a2w: Default::default(),
+            addr_w: Default::default(),
+            exc_w: Default::default(),
+            a3: Default::default(),
+            a4: Default::default(),
+            a4w: Default::default(),
+            esc_w: Default::default(),
+            lost_w: Default::default(),
+            a5: Default::default(),
+            a6: Default::default(),
+            a6w: Default::default(),
+            l2: Default::default(),
+            l4: Default::default(),
+            l6: Default::default(),
+            lvsa_hit_addr: Default::default(),
+            k_enhanced: Constant::new(scheme.enhanced()),
+            k_rsdc: Constant::new(scheme == Scheme::RSdc),
+            k_esdc: Constant::new(scheme == Scheme::ESdc),
+            k_sync_on: Constant::new(h.model.sync_period != 0),
+            // Off: the largest period, so the comparison is not constant (lint).
+            k_sync_period: c32(if h.model.sync_period == 0 { u32::MAX as u64 } else { h.model.sync_period }),
+            k_max_sl: c16(h.max_sl),
+            // bSDC has no LVSA: shifting by 32 makes its (unused) upper part 0.
+            k_lvsa_shift: Constant::new(((32 - u) as u64).into()),
+            k_low: Constant::new((h.low as u64).into()),
+            k_below_lvsa: c32(if u == 0 { u32::MAX as u64 } else { (1u64 << (32 - u)) - 1 }),
+            k_lvsa_hit_flag: c32(if u == 0 { 0 } else { 1u64 << (32 - u - h.low) }),
+            k_sdc_hit_len: c16(1 + h.k),
+            k_miss_len: c16(1 + h.k + h.slw),
+            k_escape_len: c16(escape_len),
+            k_addr_len_bsdc: c16(32),
+            k_addr_len_lvsa_hit: c16(if u == 0 { 0 } else { 1 + 32 - u - h.low }),
+            k_addr_len_lvsa_miss: c16(1 + 32 - h.low),
+            k_marker_len: c16(128),
+            k_lost_len: c16(32),
+            k_marker: Constant::new(0x80u64.into()),
+            k_exc_type: c32(0b10),
+            k_sync_type: c32(0b01),
+            k_ovf_type: c32(0b11),
+            k_one32: c32(1),
+            k_one16: c16(1),
+            k_max32: c32(u32::MAX as u64),
+            k_zero32: c32(0),
+            k_zero16: c16(0),
+            k_zero8: Constant::new(0u64.into()),
+            k_seven8: Constant::new(7u64.into()),
+        }
+    }
+}
+
+impl Logic for RecordEncoder {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, lvsa, infer, since_reset, bitpos);
+        self.sdc.clock.next = self.clock.val();
+        self.lsp.clock.next = self.clock.val();
+        self.aolc.clock.next = self.clock.val();
+
+        // What is being serviced.
+        self.is_ovf.next = !self.is_end.val() & (self.sl.val() == self.k_zero16.val());
+        self.is_stream.next = !self.is_end.val() & (self.sl.val() != self.k_zero16.val());
+        self.sl32.next = bit_cast::<32, 16>(self.sl.val());
+
+        // SDC lookup; rSDC forces a miss when the upper bits differ from the LVSA.
+        self.sdc.sa.next = self.sa.val();
+        self.sdc.sl.next = self.sl.val();
+        self.upper.next = self.sa.val() >> self.k_lvsa_shift.val();
+        self.lvsa_match.next = self.upper.val() == self.lvsa.q.val();
+        self.sdc_hit.next = self.is_stream.val() & self.sdc.found.val() & (self.lvsa_match.val() | !self.k_rsdc.val());
+        self.is_miss.next = self.is_stream.val() & !self.sdc_hit.val();
+        self.lsp.si.next = self.k_zero16.val();
+        if self.sdc_hit.val() {
+            self.lsp.si.next = self.sdc.found_si.val();
+        }
+        self.lsp_hit.next = self.sdc_hit.val() & self.lsp.hit.val();
+
+        // Periodic sync after the stream that reaches the period (counter saturates).
+        self.since_sum.next = self.since_reset.q.val() + self.sl32.val();
+        if self.since_reset.q.val() > (self.k_max32.val() - self.sl32.val()) {
+            self.since_sum.next = self.k_max32.val();
+        }
+        self.sync_due.next = self.is_stream.val() & self.k_sync_on.val() & (self.since_sum.val() >= self.k_sync_period.val());
+
+        // AOLC (eSDC, rSDC).
+        self.aolc.active.next = self.start.val() & self.k_enhanced.val();
+        self.aolc.lsp_hit.next = self.lsp_hit.val();
+        self.aolc.flush_after.next = self.exc.val() | self.sync_due.val();
+
+        // Field 1: the LSP-hit run (eSDC/rSDC) or the single LSP-hit bit (bSDC).
+        self.run_val.next = self.k_zero32.val();
+        self.run_len.next = self.k_zero16.val();
+        if self.k_enhanced.val() {
+            if self.aolc.emit.val() {
+                self.run_val.next = self.aolc.run_value.val();
+                self.run_len.next = self.aolc.run_len.val();
+            }
+        } else if self.lsp_hit.val() {
+            self.run_val.next = self.k_one32.val();
+            self.run_len.next = self.k_one16.val();
+        }
+        // Field 2: SDC hit `0 SI` or miss `0 0^k SL`.
+        self.head_val.next = self.k_zero32.val();
+        self.head_len.next = self.k_zero16.val();
+        if self.sdc_hit.val() & !self.lsp_hit.val() {
+            self.head_val.next = bit_cast::<32, 16>(self.sdc.found_si.val());
+            self.head_len.next = self.k_sdc_hit_len.val();
+        }
+        if self.is_miss.val() {
+            self.head_val.next = self.sl32.val();
+            self.head_len.next = self.k_miss_len.val();
+        }
+        // Field 3: the address of a miss that is not inferable: A(32), or L.
+        self.lvsa_hit_addr.next = self.k_lvsa_hit_flag.val() | ((self.sa.val() & self.k_below_lvsa.val()) >> self.k_low.val());
+        self.addr_val.next = self.k_zero32.val();
+        self.addr_len.next = self.k_zero16.val();
+        if self.is_miss.val() & !self.infer.q.val() {
+            if !self.k_enhanced.val() {
+                self.addr_val.next = self.sa.val();
+                self.addr_len.next = self.k_addr_len_bsdc.val();
+            } else if self.lvsa_match.val() {
+                self.addr_val.next = self.lvsa_hit_addr.val();
+                self.addr_len.next = self.k_addr_len_lvsa_hit.val();
+            } else {
+                self.addr_val.next = self.sa.val() >> self.k_low.val();
+                self.addr_len.next = self.k_addr_len_lvsa_miss.val();
+            }
+        }
+        // Field 4: EXCEPTION escape after the stream the exception ended.
+        self.exc_val.next = self.k_zero32.val();
+        self.exc_len.next = self.k_zero16.val();
+        if self.is_stream.val() & self.exc.val() {
+            self.exc_val.next = self.k_exc_type.val();
+            self.exc_len.next = self.k_escape_len.val();
+        }
+        // Field 5: SYNC, OVERFLOW or END escape; field 6: the lost count of OVERFLOW.
+        self.esc_val.next = self.k_zero32.val();
+        self.esc_len.next = self.k_zero16.val();
+        if self.sync_due.val() {
+            self.esc_val.next = self.k_sync_type.val();
+            self.esc_len.next = self.k_escape_len.val();
+        }
+        if self.is_ovf.val() {
+            self.esc_val.next = self.k_ovf_type.val();
+            self.esc_len.next = self.k_escape_len.val();
+        }
+        if self.is_end.val() {
+            self.esc_len.next = self.k_escape_len.val();
+        }
+        self.lost_val.next = self.k_zero32.val();
+        self.lost_len.next = self.k_zero16.val();
+        if self.is_ovf.val() {
+            self.lost_val.next = self.sa.val();
+            self.lost_len.next = self.k_lost_len.val();
+        }
+
+        // Assembly, field by field; every value is already masked to its length.
+        self.a1.next = bit_cast::<64, 32>(self.run_val.val());
+        self.h1.next = bit_cast::<64, 32>(self.head_val.val());
+        self.a2.next = (self.a1.val() << self.head_len.val()) | self.h1.val();
+        self.l2.next = self.run_len.val() + self.head_len.val();
+        self.a2w.next = bit_cast::<128, 64>(self.a2.val());
+        self.addr_w.next = bit_cast::<128, 32>(self.addr_val.val());
+        self.exc_w.next = bit_cast::<128, 32>(self.exc_val.val());
+        self.a3.next = (self.a2w.val() << self.addr_len.val()) | self.addr_w.val();
+        self.a4.next = (self.a3.val() << self.exc_len.val()) | self.exc_w.val();
+        self.l4.next = (self.l2.val() + self.addr_len.val()) + self.exc_len.val();
+        self.a4w.next = bit_cast::<192, 128>(self.a4.val());
+        self.esc_w.next = bit_cast::<192, 32>(self.esc_val.val());
+        self.lost_w.next = bit_cast::<192, 32>(self.lost_val.val());
+        self.a5.next = (self.a4w.val() << self.esc_len.val()) | self.esc_w.val();
+        self.a6.next = (self.a5.val() << self.lost_len.val()) | self.lost_w.val();
+        self.l6.next = (self.l4.val() + self.esc_len.val()) + self.lost_len.val();
+        self.a6w.next = bit_cast::<RECORD_BITS, 192>(self.a6.val());
+        // Padding to the byte boundary (0 to 7 zero bits) and the sync marker.
+        self.pad.next = (self.k_zero8.val() - (self.bitpos.q.val() + bit_cast::<8, 16>(self.l6.val()))) & self.k_seven8.val();
+        self.tail_len.next = self.k_zero16.val();
+        self.tail_val.next = self.a6w.val();
+        if self.sync_due.val() | self.is_ovf.val() {
+            self.tail_len.next = bit_cast::<16, 8>(self.pad.val()) + self.k_marker_len.val();
+            self.tail_val.next = (self.a6w.val() << self.tail_len.val()) | self.k_marker.val();
+        }
+        if self.is_end.val() {
+            self.tail_len.next = bit_cast::<16, 8>(self.pad.val());
+            self.tail_val.next = self.a6w.val() << self.tail_len.val();
+        }
+        self.rec_bits.next = self.tail_val.val();
+        self.rec_len.next = self.l6.val() + self.tail_len.val();
+        self.miss.next = self.is_miss.val();
+
+        // State updates at the end of the start cycle.
+        self.sdc.access.next = self.start.val() & self.is_stream.val();
+        self.lsp.access.next = self.start.val() & self.is_stream.val();
+        if self.start.val() {
+            self.bitpos.d.next = (self.bitpos.q.val() + bit_cast::<8, 16>(self.rec_len.val())) & self.k_seven8.val();
+            if self.is_stream.val() {
+                self.infer.d.next = self.dcond.val() & (self.sl.val() < self.k_max_sl.val()) & !self.exc.val();
+                self.since_reset.d.next = self.since_sum.val();
+                if self.k_rsdc.val() | (self.k_esdc.val() & self.is_miss.val() & !self.infer.q.val()) {
+                    self.lvsa.d.next = self.upper.val();
+                }
+            }
+        }
+        self.state_clear.next = self.reset.val() | (self.start.val() & (self.sync_due.val() | self.is_ovf.val()));
+        self.sdc.clear.next = self.state_clear.val();
+        self.lsp.clear.next = self.state_clear.val();
+        self.aolc.clear.next = self.state_clear.val();
+        if self.state_clear.val() {
+            self.lvsa.d.next = self.k_zero32.val();
+            self.infer.d.next = false;
+            self.since_reset.d.next = self.k_zero32.val();
+        }
+        if self.reset.val() {
+            self.bitpos.d.next = self.k_zero8.val();
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! Storage primitives whose geometry is chosen at run time (one Rust type serves every
+//! configuration): a table RAM with asynchronous read, and a flag array that can be cleared
+//! in one cycle. Both are custom-Verilog blocks: the Rust `update` below is their
+//! simulation, `hdl` their Verilog; the Verilator co-simulation checks that the two agree.
+//! Table contents live in `_`-prefixed fields, which the LogicBlock derive ignores.
+
+use rust_hdl::prelude::*;
+
+/// Address bits of the table address buses (depths up to 65536).
+pub const ADDR_BITS: usize = 16;
+
+fn addr_bits(depth: usize) -> usize {
+    (usize::BITS - (depth - 1).leading_zeros()) as usize
+}
+
+/// `depth` words of `width` bits (1..=32), read asynchronously, written at the clock edge.
+/// `rdata` is zero-extended to 32 bits. Only the low log2(depth) address bits are decoded.
+#[derive(LogicBlock)]
+pub struct TableRam {
+    pub clock: Signal<In, Clock>,
+    pub raddr: Signal<In, Bits<ADDR_BITS>>,
+    pub rdata: Signal<Out, Bits<32>>,
+    pub we: Signal<In, Bit>,
+    pub waddr: Signal<In, Bits<ADDR_BITS>>,
+    pub wdata: Signal<In, Bits<32>>,
+    _mem: Vec<u32>,
+    _width: usize,
+}
+
+impl TableRam {
+    pub fn new(depth: usize, width: usize) -> TableRam {
+        assert!((1..=1 << ADDR_BITS).contains(&depth) && depth.is_power_of_two());
+        assert!((1..=32).contains(&width));
+        TableRam {
+            clock: Default::default(),
+            raddr: Default::default(),
+            rdata: Default::default(),
+            we: Default::default(),
+            waddr: Default::default(),
+            wdata: Default::default(),
+            _mem: vec![0; depth],
+            _width: width,
+        }
+    }
+
+    fn mask(&self) -> u32 {
+        if self._width == 32 {
+            u32::MAX
+        } else {
+            (1 << self._width) - 1
+        }
+    }
+
+    fn slot(&self, addr: Bits<ADDR_BITS>) -> usize {
+        addr.index() & (self._mem.len() - 1)
+    }
+}
+
+impl Logic for TableRam {
+    fn update(&mut self) {
+        if self.clock.pos_edge() && self.we.val() {
+            let a = self.slot(self.waddr.val());
+            let m = self.mask();
+            self._mem[a] = self.wdata.val().to_u32() & m;
+        }
+        let a = self.slot(self.raddr.val());
+        self.rdata.next = (self._mem[a] as u64).into();
+    }
+
+    fn connect(&mut self) {
+        self.rdata.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        let depth = self._mem.len();
+        let w = self._width;
+        let ab = addr_bits(depth);
+        let (widx, ridx, unused) = if ab == 0 {
+            ("0".to_string(), "0".to_string(), format!("raddr[{}:0], waddr[{}:0]", ADDR_BITS - 1, ADDR_BITS - 1))
+        } else if ab == ADDR_BITS {
+            ("waddr".to_string(), "raddr".to_string(), "1'b0".to_string())
+        } else {
+            (
+                format!("waddr[{}:0]", ab - 1),
+                format!("raddr[{}:0]", ab - 1),
+                format!("raddr[{}:{ab}], waddr[{}:{ab}]", ADDR_BITS - 1, ADDR_BITS - 1),
+            )
+        };
+        let (wdata, rdata, unused_data) = if w == 32 {
+            ("wdata".to_string(), format!("mem[{ridx}]"), "1'b0".to_string())
+        } else {
+            (
+                format!("wdata[{}:0]", w - 1),
+                format!("{{{}'d0, mem[{ridx}]}}", 32 - w),
+                format!("wdata[31:{w}]"),
+            )
+        };
+        Verilog::Custom(format!(
+            "\
+// {depth} x {w} table: asynchronous read, synchronous write
+reg [{wm1}:0] mem [0:{last}];
+integer i;
+initial begin
+    for (i = 0; i < {depth}; i = i + 1) mem[i] = {w}'d0;
+end
+// address and data bits above the table's size are unused by design
+wire unused_bits = &{{1'b0, {unused}, {unused_data}, 1'b0}};
+always @(posedge clock) begin
+    if (we) mem[{widx}] <= {wdata};
+end
+always @(*) rdata = {rdata};",
+            wm1 = w - 1,
+            last = depth - 1,
+        ))
+    }
+
+    fn timing(&self) -> Vec<TimingInfo> {
+        vec![TimingInfo {
+            name: "table_write".into(),
+            clock: "clock".into(),
+            inputs: vec!["waddr".into(), "wdata".into(), "we".into()],
+            outputs: vec![],
+        }]
+    }
+}
+
+/// `rows` rows of `row_bits` (1..=32) flag bits in flip-flops: one row read asynchronously,
+/// one row written at the clock edge, and every flag cleared at once by `clear` (which wins
+/// over a write), as a sync or overflow reset needs. `rdata` is zero-extended to 32 bits.
+#[derive(LogicBlock)]
+pub struct FlagArray {
+    pub clock: Signal<In, Clock>,
+    pub clear: Signal<In, Bit>,
+    pub raddr: Signal<In, Bits<ADDR_BITS>>,
+    pub rdata: Signal<Out, Bits<32>>,
+    pub we: Signal<In, Bit>,
+    pub waddr: Signal<In, Bits<ADDR_BITS>>,
+    pub wdata: Signal<In, Bits<32>>,
+    _rows: Vec<u32>,
+    _row_bits: usize,
+}
+
+impl FlagArray {
+    pub fn new(rows: usize, row_bits: usize) -> FlagArray {
+        assert!((1..=1 << ADDR_BITS).contains(&rows) && rows.is_power_of_two());
+        assert!((1..=32).contains(&row_bits) && row_bits.is_power_of_two());
+        FlagArray {
+            clock: Default::default(),
+            clear: Default::default(),
+            raddr: Default::default(),
+            rdata: Default::default(),
+            we: Default::default(),
+            waddr: Default::default(),
+            wdata: Default::default(),
+            _rows: vec![0; rows],
+            _row_bits: row_bits,
+        }
+    }
+
+    fn mask(&self) -> u32 {
+        if self._row_bits == 32 {
+            u32::MAX
+        } else {
+            (1 << self._row_bits) - 1
+        }
+    }
+}
+
+impl Logic for FlagArray {
+    fn update(&mut self) {
+        if self.clock.pos_edge() {
+            if self.clear.val() {
+                self._rows.iter_mut().for_each(|r| *r = 0);
+            } else if self.we.val() {
+                let a = self.waddr.val().index() & (self._rows.len() - 1);
+                let m = self.mask();
+                self._rows[a] = self.wdata.val().to_u32() & m;
+            }
+        }
+        let a = self.raddr.val().index() & (self._rows.len() - 1);
+        self.rdata.next = (self._rows[a] as u64).into();
+    }
+
+    fn connect(&mut self) {
+        self.rdata.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        let rows = self._rows.len();
+        let rb = self._row_bits;
+        let total = rows * rb;
+        let ab = addr_bits(rows);
+        // Row sizes are powers of two, so the bit offset of a row is its address followed by
+        // log2(row_bits) zero bits.
+        let lb = addr_bits(rb);
+        let offset = |a: &str| -> String {
+            let sel = match ab {
+                0 => return "0".to_string(),
+                ADDR_BITS => a.to_string(),
+                _ => format!("{a}[{}:0]", ab - 1),
+            };
+            if lb == 0 {
+                sel
+            } else {
+                format!("{{{sel}, {lb}'d0}}")
+            }
+        };
+        let (rsel, wsel) = (offset("raddr"), offset("waddr"));
+        // One flat vector: a one-cycle clear of every flag rules out a RAM.
+        let unused = if ab == 0 {
+            format!("raddr[{}:0], waddr[{}:0]", ADDR_BITS - 1, ADDR_BITS - 1)
+        } else if ab == ADDR_BITS {
+            "1'b0".to_string()
+        } else {
+            format!("raddr[{}:{ab}], waddr[{}:{ab}]", ADDR_BITS - 1, ADDR_BITS - 1)
+        };
+        let (wdata, rdata, unused_data) = if rb == 32 {
+            ("wdata".to_string(), format!("flags[{rsel} +: 32]"), "1'b0".to_string())
+        } else {
+            (
+                format!("wdata[{}:0]", rb - 1),
+                format!("{{{}'d0, flags[{rsel} +: {rb}]}}", 32 - rb),
+                format!("wdata[31:{rb}]"),
+            )
+        };
+        Verilog::Custom(format!(
+            "\
+// {rows} rows x {rb} flags in flip-flops, cleared together
+reg [{tm1}:0] flags;
+initial flags = {total}'d0;
+// address and data bits above the array's size are unused by design
+wire unused_bits = &{{1'b0, {unused}, {unused_data}, 1'b0}};
+always @(posedge clock) begin
+    if (clear) flags <= {total}'d0;
+    else if (we) flags[{wsel} +: {rb}] <= {wdata};
+end
+always @(*) rdata = {rdata};",
+            tm1 = total - 1,
+        ))
+    }
+
+    fn timing(&self) -> Vec<TimingInfo> {
+        vec![TimingInfo {
+            name: "flag_write".into(),
+            clock: "clock".into(),
+            inputs: vec!["clear".into(), "waddr".into(), "wdata".into(), "we".into()],
+            outputs: vec![],
+        }]
+    }
+}

@@ -1,0 +1,211 @@
+//! Stream descriptor cache (docs/trace-format.md section 5.1): N_SET x N_WAY entries, set
+//! index `((A >> shift) XOR SL) AND (N_SET - 1)`, MRU-bit replacement, entry 0 absent.
+//!
+//! Per way, a tag table and an SL table (`TableRam`, asynchronous read) hold the entry;
+//! valid and MRU bits are flag rows per set (`FlagArray`, cleared in one cycle at a sync).
+//! The stored tag is the entry layout of the scheme: `A[31:low]` for bSDC/eSDC, and for
+//! rSDC the reduced entry `A[31-u:low]` without `A[shift+log2(N_SET)-1:shift]` (those bits
+//! equal `iSet XOR SL`, so comparing the reduced tag and SL within a set is exact).
+//!
+//! One lookup per cycle: `found`/`found_si` describe the matching entry combinationally;
+//! with `access` high the clock edge applies the model's update: touch the matching entry,
+//! else fill the victim (lowest invalid way, else lowest way with a clear MRU bit, else
+//! the lowest existing way) and touch it.
+
+use rust_hdl::prelude::*;
+
+use crate::config::HwConfig;
+use crate::mem::{FlagArray, TableRam, ADDR_BITS};
+
+#[derive(LogicBlock)]
+pub struct StreamDescriptorCache {
+    pub clock: Signal<In, Clock>,
+    pub clear: Signal<In, Bit>,
+    pub sa: Signal<In, Bits<32>>,
+    pub sl: Signal<In, Bits<16>>,
+    pub access: Signal<In, Bit>,
+    pub found: Signal<Out, Bit>,
+    pub found_si: Signal<Out, Bits<16>>,
+    tags: Vec<TableRam>,
+    sls: Vec<TableRam>,
+    valid: FlagArray,
+    mru: FlagArray,
+    way_match: Vec<Signal<Local, Bit>>,
+    set32: Signal<Local, Bits<32>>,
+    set16: Signal<Local, Bits<ADDR_BITS>>,
+    masked: Signal<Local, Bits<32>>,
+    tag_low: Signal<Local, Bits<32>>,
+    tag_high: Signal<Local, Bits<32>>,
+    tag: Signal<Local, Bits<32>>,
+    sl32: Signal<Local, Bits<32>>,
+    exist: Signal<Local, Bits<32>>,
+    cand_invalid: Signal<Local, Bits<32>>,
+    cand_mru: Signal<Local, Bits<32>>,
+    pick: Signal<Local, Bits<32>>,
+    victim_onehot: Signal<Local, Bits<32>>,
+    victim_way: Signal<Local, Bits<16>>,
+    found_way: Signal<Local, Bits<16>>,
+    any_found: Signal<Local, Bit>,
+    access_onehot: Signal<Local, Bits<32>>,
+    do_access: Signal<Local, Bit>,
+    mru_set: Signal<Local, Bits<32>>,
+    set_base: Signal<Local, Bits<16>>,
+    k_shift: Constant<Bits<8>>,
+    k_set_mask: Constant<Bits<32>>,
+    k_tag_mask: Constant<Bits<32>>,
+    k_inf_lo_mask: Constant<Bits<32>>,
+    k_inf_lo: Constant<Bits<8>>,
+    k_inf_hi: Constant<Bits<8>>,
+    k_low: Constant<Bits<8>>,
+    k_way_bits: Constant<Bits<8>>,
+    k_all_ways: Constant<Bits<32>>,
+    k_zero32: Constant<Bits<32>>,
+    k_one32: Constant<Bits<32>>,
+    k_zero16: Constant<Bits<16>>,
+    _ways: usize,
+}
+
+impl StreamDescriptorCache {
+    pub fn new(h: &HwConfig) -> StreamDescriptorCache {
+        let sets = h.sets as usize;
+        let ways = h.ways as usize;
+        let mask = |bits: u32| if bits >= 32 { u32::MAX as u64 } else { (1u64 << bits) - 1 };
+        StreamDescriptorCache {
+            clock: Default::default(),
+            clear: Default::default(),
+            sa: Default::default(),
+            sl: Default::default(),
+            access: Default::default(),
+            found: Default::default(),
+            found_si: Default::default(),
+            tags: (0..ways).map(|_| TableRam::new(sets, h.tag_bits as usize)).collect(),
+            sls: (0..ways).map(|_| TableRam::new(sets, h.slw as usize)).collect(),
+            valid: FlagArray::new(sets, ways),
+            mru: FlagArray::new(sets, ways),
+            way_match: (0..ways).map(|_| Default::default()).collect(),
+            set32: Default::default(),
+            set16: Default::default(),
+            masked: Default::default(),
+            tag_low: Default::default(),
+            tag_high: Default::default(),
+            tag: Default::default(),
+            sl32: Default::default(),
+            exist: Default::default(),
+            cand_invalid: Default::default(),
+            cand_mru: Default::default(),
+            pick: Default::default(),
+            victim_onehot: Default::default(),
+            victim_way: Default::default(),
+            found_way: Default::default(),
+            any_found: Default::default(),
+            access_onehot: Default::default(),
+            do_access: Default::default(),
+            mru_set: Default::default(),
+            set_base: Default::default(),
+            k_shift: Constant::new((h.shift as u64).into()),
+            k_set_mask: Constant::new(((h.sets - 1) as u64).into()),
+            k_tag_mask: Constant::new(mask(h.tag_hi).into()),
+            k_inf_lo_mask: Constant::new(mask(h.inf_lo).into()),
+            k_inf_lo: Constant::new((h.inf_lo as u64).into()),
+            k_inf_hi: Constant::new((h.inf_hi as u64).into()),
+            k_low: Constant::new((h.low as u64).into()),
+            k_way_bits: Constant::new((h.way_bits as u64).into()),
+            k_all_ways: Constant::new(mask(h.ways).into()),
+            k_zero32: Constant::new(0u64.into()),
+            k_one32: Constant::new(1u64.into()),
+            k_zero16: Constant::new(0u64.into()),
+            _ways: ways,
+        }
+    }
+}
+
+impl Logic for StreamDescriptorCache {
+    #[hdl_gen]
+    fn update(&mut self) {
+        // Set index and the scheme's stored tag.
+        self.sl32.next = bit_cast::<32, 16>(self.sl.val());
+        self.set32.next = ((self.sa.val() >> self.k_shift.val()) ^ self.sl32.val()) & self.k_set_mask.val();
+        self.set16.next = bit_cast::<ADDR_BITS, 32>(self.set32.val());
+        self.masked.next = self.sa.val() & self.k_tag_mask.val();
+        self.tag_low.next = self.masked.val() & self.k_inf_lo_mask.val();
+        self.tag_high.next = self.masked.val() >> self.k_inf_hi.val();
+        self.tag.next = ((self.tag_high.val() << self.k_inf_lo.val()) | self.tag_low.val()) >> self.k_low.val();
+        // sets x ways <= 65536, so the stream index fits 16 bits.
+        self.set_base.next = self.set16.val() << self.k_way_bits.val();
+
+        self.valid.clock.next = self.clock.val();
+        self.mru.clock.next = self.clock.val();
+        self.valid.clear.next = self.clear.val();
+        self.mru.clear.next = self.clear.val();
+        self.valid.raddr.next = self.set16.val();
+        self.mru.raddr.next = self.set16.val();
+        self.valid.waddr.next = self.set16.val();
+        self.mru.waddr.next = self.set16.val();
+
+        // Lookup: at most one way of a set holds a given (tag, SL).
+        self.found_way.next = self.k_zero16.val();
+        self.any_found.next = false;
+        for w in 0..self._ways {
+            self.tags[w].clock.next = self.clock.val();
+            self.sls[w].clock.next = self.clock.val();
+            self.tags[w].raddr.next = self.set16.val();
+            self.sls[w].raddr.next = self.set16.val();
+            self.tags[w].waddr.next = self.set16.val();
+            self.sls[w].waddr.next = self.set16.val();
+            self.tags[w].wdata.next = self.tag.val();
+            self.sls[w].wdata.next = self.sl32.val();
+            self.way_match[w].next = self.valid.rdata.val().get_bit(w)
+                & (self.tags[w].rdata.val() == self.tag.val())
+                & (self.sls[w].rdata.val() == self.sl32.val());
+            if self.way_match[w].val() {
+                self.found_way.next = w.to_bits();
+                self.any_found.next = true;
+            }
+        }
+
+        // Victim: entry 0 (set 0, way 0) does not exist.
+        self.exist.next = self.k_all_ways.val();
+        if self.set32.val() == self.k_zero32.val() {
+            self.exist.next = self.k_all_ways.val() & !self.k_one32.val();
+        }
+        self.cand_invalid.next = !self.valid.rdata.val() & self.exist.val();
+        self.cand_mru.next = !self.mru.rdata.val() & self.exist.val();
+        self.pick.next = self.exist.val();
+        if self.cand_mru.val() != self.k_zero32.val() {
+            self.pick.next = self.cand_mru.val();
+        }
+        if self.cand_invalid.val() != self.k_zero32.val() {
+            self.pick.next = self.cand_invalid.val();
+        }
+        // Lowest set bit.
+        self.victim_onehot.next = self.pick.val() & (!self.pick.val() + self.k_one32.val());
+        self.victim_way.next = self.k_zero16.val();
+        for w in 0..self._ways {
+            if self.victim_onehot.val().get_bit(w) {
+                self.victim_way.next = w.to_bits();
+            }
+        }
+
+        // Access: touch the match, else fill the victim; MRU bits saturate to one-hot.
+        self.access_onehot.next = self.victim_onehot.val();
+        if self.any_found.val() {
+            self.access_onehot.next = self.k_one32.val() << self.found_way.val();
+        }
+        self.do_access.next = self.access.val() & (self.any_found.val() | (self.exist.val() != self.k_zero32.val()));
+        self.mru_set.next = self.mru.rdata.val() | self.access_onehot.val();
+        self.mru.wdata.next = self.mru_set.val();
+        if (self.mru_set.val() & self.exist.val()) == self.exist.val() {
+            self.mru.wdata.next = self.access_onehot.val();
+        }
+        self.mru.we.next = self.do_access.val();
+        self.valid.wdata.next = self.valid.rdata.val() | self.access_onehot.val();
+        self.valid.we.next = self.do_access.val() & !self.any_found.val();
+        for w in 0..self._ways {
+            self.tags[w].we.next = self.do_access.val() & !self.any_found.val() & (self.victim_way.val().index() == w);
+            self.sls[w].we.next = self.do_access.val() & !self.any_found.val() & (self.victim_way.val().index() == w);
+        }
+
+        self.found.next = self.any_found.val();
+        self.found_si.next = self.set_base.val() | self.found_way.val();
+    }
+}

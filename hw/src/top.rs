@@ -1,0 +1,225 @@
+//! The trace module (paper Fig. 1): stream detector -> stream descriptor buffer ->
+//! compressor (SDC, LSP, LVSA, AOLC, record assembly) -> output buffer -> trace port, with
+//! the cycle behaviour of docs/trace-timing.md.
+//!
+//! Ports: `pc` is the interworking address of the retiring instruction (`pc | Thumb`),
+//! `class` the model's branch-class code (0 none, 1 dcond, 2 duncond, 3 icond, 4 iuncond,
+//! 5 ret). `stall` (policy=stall) asks the core to hold the retiring instruction: it ends a
+//! stream and the SDB is full at start of cycle. `trace_end` (held while `stall` is high,
+//! with no retirement) ends the trace: the partial stream, the drain, then END.
+//! `port_valid` bits of `port_data` are sent this cycle, the earliest on pin `port-1`.
+//! `reset` is synchronous and must be high for at least one cycle before the first
+//! retirement (flip-flops power up at 0, not at the reset state).
+
+use rust_hdl::prelude::*;
+
+use crate::config::HwConfig;
+use crate::detector::StreamDetector;
+use crate::encoder::RecordEncoder;
+use crate::outbuf::OutputBuffer;
+use crate::sdb::DescriptorBuffer;
+
+#[derive(LogicBlock)]
+pub struct TraceModule {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub retire_valid: Signal<In, Bit>,
+    pub pc: Signal<In, Bits<32>>,
+    pub branch_class: Signal<In, Bits<3>>,
+    pub taken: Signal<In, Bit>,
+    pub exception: Signal<In, Bit>,
+    pub trace_end: Signal<In, Bit>,
+    pub stall: Signal<Out, Bit>,
+    pub port_data: Signal<Out, Bits<64>>,
+    pub port_valid: Signal<Out, Bits<8>>,
+    /// END has been sent and nothing is left to send.
+    pub trace_done: Signal<Out, Bit>,
+    detector: StreamDetector,
+    sdb: DescriptorBuffer,
+    encoder: RecordEncoder,
+    outbuf: OutputBuffer,
+    dropping: DFF<Bit>,
+    lost: DFF<Bits<32>>,
+    ending: DFF<Bit>,
+    end_started: DFF<Bit>,
+    svc_left: DFF<Bits<8>>,
+    end_active: Signal<Local, Bit>,
+    lost_sum: Signal<Local, Bits<32>>,
+    sl32: Signal<Local, Bits<32>>,
+    push_now: Signal<Local, Bit>,
+    busy: Signal<Local, Bit>,
+    idle: Signal<Local, Bit>,
+    start_entry: Signal<Local, Bit>,
+    start_end: Signal<Local, Bit>,
+    service: Signal<Local, Bits<8>>,
+    k_drop: Constant<Bit>,
+    k_svc_hit: Constant<Bits<8>>,
+    k_svc_miss: Constant<Bits<8>>,
+    k_one8: Constant<Bits<8>>,
+    k_zero8: Constant<Bits<8>>,
+    k_zero16: Constant<Bits<16>>,
+    k_zero32: Constant<Bits<32>>,
+    k_max32: Constant<Bits<32>>,
+}
+
+impl TraceModule {
+    pub fn new(h: &HwConfig) -> TraceModule {
+        TraceModule {
+            clock: Default::default(),
+            reset: Default::default(),
+            retire_valid: Default::default(),
+            pc: Default::default(),
+            branch_class: Default::default(),
+            taken: Default::default(),
+            exception: Default::default(),
+            trace_end: Default::default(),
+            stall: Default::default(),
+            port_data: Default::default(),
+            port_valid: Default::default(),
+            trace_done: Default::default(),
+            detector: StreamDetector::new(h.max_sl, h.low),
+            sdb: DescriptorBuffer::new(h.sdb_depth as usize),
+            encoder: RecordEncoder::new(h),
+            outbuf: OutputBuffer::new(h),
+            dropping: Default::default(),
+            lost: Default::default(),
+            ending: Default::default(),
+            end_started: Default::default(),
+            svc_left: Default::default(),
+            end_active: Default::default(),
+            lost_sum: Default::default(),
+            sl32: Default::default(),
+            push_now: Default::default(),
+            busy: Default::default(),
+            idle: Default::default(),
+            start_entry: Default::default(),
+            start_end: Default::default(),
+            service: Default::default(),
+            k_drop: Constant::new(h.drop_policy()),
+            k_svc_hit: Constant::new((h.buffers.svc_hit as u64).into()),
+            k_svc_miss: Constant::new((h.buffers.svc_miss as u64).into()),
+            k_one8: Constant::new(1u64.into()),
+            k_zero8: Constant::new(0u64.into()),
+            k_zero16: Constant::new(0u64.into()),
+            k_zero32: Constant::new(0u64.into()),
+            k_max32: Constant::new((u32::MAX as u64).into()),
+        }
+    }
+}
+
+impl Logic for TraceModule {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, dropping, lost, ending, end_started, svc_left);
+        self.detector.clock.next = self.clock.val();
+        self.sdb.clock.next = self.clock.val();
+        self.encoder.clock.next = self.clock.val();
+        self.outbuf.clock.next = self.clock.val();
+        self.detector.reset.next = self.reset.val();
+        self.sdb.reset.next = self.reset.val();
+        self.encoder.reset.next = self.reset.val();
+        self.outbuf.reset.next = self.reset.val();
+
+        // Step 5: stream detector and the SDB (full flag = count at start of cycle).
+        self.detector.retire_valid.next = self.retire_valid.val();
+        self.detector.pc.next = self.pc.val();
+        self.detector.branch_class.next = self.branch_class.val();
+        self.detector.taken.next = self.taken.val();
+        self.detector.exception.next = self.exception.val();
+        self.detector.cut.next = self.trace_end.val();
+        self.stall.next = !self.k_drop.val() & self.detector.desc_valid.val() & self.sdb.full.val();
+        self.detector.hold.next = self.stall.val();
+        self.end_active.next = self.ending.q.val() | (self.trace_end.val() & !self.stall.val());
+
+        self.sl32.next = bit_cast::<32, 16>(self.detector.desc_sl.val());
+        self.lost_sum.next = self.lost.q.val() + self.sl32.val();
+        if self.lost.q.val() > (self.k_max32.val() - self.sl32.val()) {
+            self.lost_sum.next = self.k_max32.val();
+        }
+        self.sdb.push_sa.next = self.detector.desc_sa.val();
+        self.sdb.push_sl.next = self.detector.desc_sl.val();
+        self.sdb.push_exc.next = self.detector.desc_exc.val();
+        self.sdb.push_dcond.next = self.detector.desc_dcond.val();
+        self.push_now.next = false;
+        if self.detector.desc_valid.val() {
+            if !self.sdb.full.val() {
+                self.push_now.next = true;
+                if self.dropping.q.val() {
+                    // The stream that ends when there is room again is lost too.
+                    self.sdb.push_sa.next = self.lost_sum.val();
+                    self.sdb.push_sl.next = self.k_zero16.val();
+                    self.sdb.push_exc.next = false;
+                    self.sdb.push_dcond.next = false;
+                    self.dropping.d.next = false;
+                    self.lost.d.next = self.k_zero32.val();
+                }
+            } else if self.k_drop.val() {
+                self.dropping.d.next = true;
+                self.lost.d.next = self.lost_sum.val();
+            }
+        } else if self.end_active.val() & self.dropping.q.val() & !self.sdb.full.val() {
+            // The trace ends while dropping: the overflow entry as soon as there is room.
+            self.push_now.next = true;
+            self.sdb.push_sa.next = self.lost.q.val();
+            self.sdb.push_sl.next = self.k_zero16.val();
+            self.sdb.push_exc.next = false;
+            self.sdb.push_dcond.next = false;
+            self.dropping.d.next = false;
+            self.lost.d.next = self.k_zero32.val();
+        }
+        self.sdb.push.next = self.push_now.val();
+
+        // Steps 2-3: the compressor starts when idle at start of cycle; END once the SDB,
+        // the compressor and the record register are empty after the end of the trace.
+        self.busy.next = self.svc_left.q.val() != self.k_zero8.val();
+        self.idle.next = !self.busy.val() & (self.outbuf.record_bits.val() == self.k_zero16.val());
+        self.start_entry.next = self.idle.val() & !self.sdb.empty.val();
+        self.start_end.next = self.idle.val()
+            & self.sdb.empty.val()
+            & self.end_active.val()
+            & !self.end_started.q.val()
+            & !self.push_now.val()
+            & !self.dropping.q.val();
+        self.sdb.pop.next = self.start_entry.val();
+        self.encoder.start.next = self.start_entry.val() | self.start_end.val();
+        self.encoder.is_end.next = self.start_end.val();
+        self.encoder.sa.next = self.sdb.head_sa.val();
+        self.encoder.sl.next = self.sdb.head_sl.val();
+        self.encoder.exc.next = self.sdb.head_exc.val();
+        self.encoder.dcond.next = self.sdb.head_dcond.val();
+        self.service.next = self.k_svc_hit.val();
+        if self.encoder.miss.val() {
+            self.service.next = self.k_svc_miss.val();
+        }
+        self.outbuf.append.next = self.start_entry.val() | self.start_end.val();
+        self.outbuf.append_bits.next = self.encoder.rec_bits.val();
+        self.outbuf.append_len.next = self.encoder.rec_len.val();
+        self.outbuf.append_hidden.next = self.service.val() != self.k_one8.val();
+        self.outbuf.complete.next = self.svc_left.q.val() == self.k_one8.val();
+        if self.busy.val() {
+            self.svc_left.d.next = self.svc_left.q.val() - self.k_one8.val();
+        }
+        if self.start_entry.val() | self.start_end.val() {
+            self.svc_left.d.next = self.service.val() - self.k_one8.val();
+        }
+        if self.trace_end.val() & !self.stall.val() {
+            self.ending.d.next = true;
+        }
+        if self.start_end.val() {
+            self.end_started.d.next = true;
+        }
+
+        // Step 1: the port.
+        self.port_data.next = self.outbuf.port_data.val();
+        self.port_valid.next = self.outbuf.port_valid.val();
+        self.trace_done.next = self.end_started.q.val() & !self.busy.val() & self.outbuf.empty.val();
+
+        if self.reset.val() {
+            self.dropping.d.next = false;
+            self.lost.d.next = self.k_zero32.val();
+            self.ending.d.next = false;
+            self.end_started.d.next = false;
+            self.svc_left.d.next = self.k_zero8.val();
+        }
+    }
+}

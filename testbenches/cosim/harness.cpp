@@ -1,0 +1,236 @@
+// Verilator co-simulation bench for the streamtrace trace module.
+//
+// Replays retire events into the Verilated module and compares the trace port and the
+// stall output with the model's expectations on every cycle. Both files are written by the
+// Rust side (`streamtrace cosim`, hw/src/cosim.rs):
+//
+//   STIMULUS: one retirement per line, "CYCLE VALID PC CLASS TAKEN EXCEPTION"
+//             (decimal cycle before stalls, PC in hex as the interworking address pc|T,
+//             CLASS the model's branch-class code); '#' starts a comment.
+//   EXPECTED: "C CYCLES" (module cycles until the last port bit), then "B CYCLE BITS DATA"
+//             per port beat (DATA in hex, as on the pins) and "S CYCLE" per stall cycle.
+//
+// Schedule (the same rule as hw/src/golden.rs): event i is presented in module cycle
+// CYCLE_i - CYCLE_0 + delay, where delay counts stall cycles so far; while `stall` is high
+// the same event is presented again; `trace_end` follows one cycle after the last event.
+//
+// Usage: harness STIMULUS EXPECTED [VCD]. Exit 0 when every cycle agrees, 1 at the first
+// mismatch (printed with the cycle and both values), 2 on bad input.
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "Vtop.h"
+#include "verilated.h"
+#if VM_TRACE
+#include "verilated_vcd_c.h"
+#endif
+
+struct Retire {
+    uint64_t cycle;
+    uint32_t pc;
+    unsigned cls;
+    bool taken;
+    bool exception;
+};
+
+struct Beat {
+    uint64_t cycle;
+    unsigned bits;
+    uint64_t data;
+};
+
+static void bad_input(const char* file, size_t line, const std::string& why) {
+    std::fprintf(stderr, "harness: %s:%zu: %s\n", file, line, why.c_str());
+    std::exit(2);
+}
+
+static std::vector<Retire> read_stimulus(const char* path) {
+    std::ifstream in(path);
+    if (!in) bad_input(path, 0, "cannot open");
+    std::vector<Retire> v;
+    std::string line;
+    size_t n = 0;
+    while (std::getline(in, line)) {
+        n++;
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream s(line);
+        uint64_t cycle;
+        unsigned valid, cls, taken, exc;
+        std::string pc;
+        if (!(s >> cycle >> valid >> pc >> cls >> taken >> exc)) bad_input(path, n, "expected CYCLE VALID PC CLASS TAKEN EXCEPTION");
+        if (!valid) continue;  // idle cycles carry nothing
+        if (!v.empty() && cycle <= v.back().cycle) bad_input(path, n, "cycles must increase strictly");
+        v.push_back({cycle, (uint32_t)std::strtoul(pc.c_str(), nullptr, 16), cls, taken != 0, exc != 0});
+    }
+    return v;
+}
+
+struct Expected {
+    uint64_t cycles = 0;
+    std::vector<Beat> beats;
+    std::vector<uint64_t> stalls;
+};
+
+static Expected read_expected(const char* path) {
+    std::ifstream in(path);
+    if (!in) bad_input(path, 0, "cannot open");
+    Expected e;
+    bool have_cycles = false;
+    std::string line;
+    size_t n = 0;
+    while (std::getline(in, line)) {
+        n++;
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream s(line);
+        std::string kind;
+        s >> kind;
+        if (kind == "C") {
+            if (!(s >> e.cycles)) bad_input(path, n, "C needs a cycle count");
+            have_cycles = true;
+        } else if (kind == "B") {
+            Beat b;
+            std::string data;
+            if (!(s >> b.cycle >> b.bits >> data)) bad_input(path, n, "expected B CYCLE BITS DATA");
+            b.data = std::strtoull(data.c_str(), nullptr, 16);
+            e.beats.push_back(b);
+        } else if (kind == "S") {
+            uint64_t c;
+            if (!(s >> c)) bad_input(path, n, "expected S CYCLE");
+            e.stalls.push_back(c);
+        } else {
+            bad_input(path, n, "unknown line kind '" + kind + "'");
+        }
+    }
+    if (!have_cycles) bad_input(path, n, "missing the C line");
+    return e;
+}
+
+int main(int argc, char** argv) {
+    if (argc < 3) {
+        std::fprintf(stderr, "usage: %s STIMULUS EXPECTED [VCD]\n", argv[0]);
+        return 2;
+    }
+    const std::vector<Retire> ev = read_stimulus(argv[1]);
+    const Expected exp = read_expected(argv[2]);
+
+    auto ctx = std::make_unique<VerilatedContext>();
+    auto top = std::make_unique<Vtop>(ctx.get());
+#if VM_TRACE
+    std::unique_ptr<VerilatedVcdC> vcd;
+    if (argc > 3) {
+        ctx->traceEverOn(true);
+        vcd = std::make_unique<VerilatedVcdC>();
+        top->trace(vcd.get(), 99);
+        vcd->open(argv[3]);
+    }
+#endif
+    uint64_t time = 0;
+    auto tick = [&]() {
+        top->clock = 1;
+        top->eval();
+#if VM_TRACE
+        if (vcd) vcd->dump(time);
+#endif
+        time++;
+        top->clock = 0;
+        top->eval();
+#if VM_TRACE
+        if (vcd) vcd->dump(time);
+#endif
+        time++;
+    };
+
+    // Synchronous reset for one cycle before module cycle 0.
+    top->clock = 0;
+    top->reset = 1;
+    top->retire_valid = 0;
+    top->trace_end = 0;
+    top->eval();
+    tick();
+    top->reset = 0;
+
+    const uint64_t origin = ev.empty() ? 0 : ev.front().cycle;
+    size_t next = 0, beat = 0, stall_i = 0;
+    uint64_t delay = 0, bits = 0;
+    bool end_done = false;
+    auto start = std::chrono::steady_clock::now();
+    for (uint64_t mc = 0; mc <= exp.cycles; mc++) {
+        bool presenting = false, ending = false;
+        top->retire_valid = 0;
+        top->trace_end = 0;
+        if (next < ev.size()) {
+            const Retire& r = ev[next];
+            if (r.cycle - origin + delay == mc) {
+                presenting = true;
+                top->retire_valid = 1;
+                top->pc = r.pc;
+                top->branch_class = r.cls;
+                top->taken = r.taken;
+                top->exception = r.exception;
+            }
+        } else if (!end_done) {
+            uint64_t end = (ev.empty() ? 0 : ev.back().cycle - origin + 1) + delay;
+            if (mc >= end) {
+                ending = true;
+                top->trace_end = 1;
+            }
+        }
+        top->eval();
+
+        unsigned want_bits = 0;
+        uint64_t want_data = 0;
+        if (beat < exp.beats.size() && exp.beats[beat].cycle == mc) {
+            want_bits = exp.beats[beat].bits;
+            want_data = exp.beats[beat].data;
+            beat++;
+        }
+        const unsigned got_bits = top->port_valid;
+        const uint64_t got_data = top->port_data;
+        if (got_bits != want_bits || got_data != want_data) {
+            std::printf("MISMATCH cycle=%llu signal=port rtl_bits=%u rtl_data=%#llx model_bits=%u model_data=%#llx agreed_bits=%llu\n",
+                        (unsigned long long)mc, got_bits, (unsigned long long)got_data, want_bits,
+                        (unsigned long long)want_data, (unsigned long long)bits);
+            return 1;
+        }
+        bits += want_bits;
+        bool want_stall = false;
+        if (stall_i < exp.stalls.size() && exp.stalls[stall_i] == mc) {
+            want_stall = true;
+            stall_i++;
+        }
+        if ((bool)top->stall != want_stall) {
+            std::printf("MISMATCH cycle=%llu signal=stall rtl=%u model=%u retire_valid=%u pc=%#x trace_end=%u\n",
+                        (unsigned long long)mc, (unsigned)top->stall, (unsigned)want_stall,
+                        (unsigned)top->retire_valid, (unsigned)top->pc, (unsigned)top->trace_end);
+            return 1;
+        }
+        if (mc == exp.cycles && !top->trace_done) {
+            std::printf("MISMATCH cycle=%llu signal=trace_done rtl=0 model=1\n", (unsigned long long)mc);
+            return 1;
+        }
+        const bool stalled = top->stall;
+        tick();
+        if (presenting || ending) {
+            if (stalled) delay++;
+            else if (presenting) next++;
+            else end_done = true;
+        }
+    }
+#if VM_TRACE
+    if (vcd) vcd->close();
+#endif
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("OK cycles=%llu beats=%zu bits=%llu stalls=%zu retirements=%zu seconds=%.3f cycles_per_second=%.0f\n",
+                (unsigned long long)(exp.cycles + 1), exp.beats.size(), (unsigned long long)bits,
+                exp.stalls.size(), ev.size(), secs, secs > 0 ? (exp.cycles + 1) / secs : 0.0);
+    return 0;
+}

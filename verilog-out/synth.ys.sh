@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Synthesize every export in this directory with Yosys and report, per module, the cell
+# count, flip-flops and inferred memory bits (what `streamtrace area` prints).
+#   verilog-out/synth.ys.sh [FILE.v ...]     (default: every *.v here)
+# Needs yosys (apt-get install -y yosys, or scripts/setup.sh).
+set -euo pipefail
+cd "$(dirname "$0")"
+command -v yosys >/dev/null || { echo "yosys not found: apt-get install -y yosys (or scripts/setup.sh)" >&2; exit 1; }
+files=("$@")
+[ ${#files[@]} -gt 0 ] || files=(*.v)
+printf '%-40s %8s %11s %12s\n' module cells flip-flops memory-bits
+for f in "${files[@]}"; do
+    top=$(basename "$f" .v)
+    # Memory bits: RTLIL memories before mapping (SDC tag/SL tables, LSP table).
+    mem=$(yosys -p "read_verilog $f; hierarchy -top $top; proc; flatten; stat" 2>&1 \
+        | awk '/Printing statistics/{m=0} /Number of memory bits:/{m=$NF} END{print m}')
+    # Cells and flip-flops after a generic synthesis (memories become flip-flops).
+    stat=$(yosys -p "read_verilog $f; synth -flatten -top $top; stat" 2>&1 | awk '/Printing statistics/{buf=""} {buf=buf"\n"$0} END{print buf}')
+    cells=$(echo "$stat" | awk '/Number of cells:/{c=$NF} END{print c}')
+    ffs=$(echo "$stat" | awk '$1 ~ /^\$_S?DFFE?_/{n+=$2} END{print n+0}')
+    printf '%-40s %8s %11s %12s\n' "$top" "$cells" "$ffs" "$mem"
+done
