@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Install what the build and the tests need. Idempotent: installs only what is missing, runs
 # `apt-get update` only when it has something to install, and uses sudo when not root.
-#
-# Today the tests need nothing beyond a Rust toolchain with clippy; APT_PACKAGES is where
-# system packages go when later issues need them (Verilator, Yosys, a cross assembler...).
 set -euo pipefail
 
 # qemu-user: the independent oracle of the core model (sim/tests/qemu_diff.rs).
 # binutils-arm-none-eabi: disassembly in divergence reports.
-APT_PACKAGES=(qemu-user binutils-arm-none-eabi)
+# verilator, yosys, iverilog: lint, co-simulation and synthesis of the RTL exports (hw/,
+# tests/cli_hw.rs; iverilog is the second simulator hardware engineers use on them).
+# fonts-dejavu-core: the text of the sweep plots (tests/cli_sweep.rs writes them).
+APT_PACKAGES=(qemu-user binutils-arm-none-eabi verilator yosys iverilog fonts-dejavu-core)
 
 log() { echo "setup: $*" >&2; }
 

@@ -10,10 +10,11 @@ use serde_json::json;
 
 use streamtrace_isa::ElfImage;
 use streamtrace_model::{Config, Encoder, RetireEvent, Stats};
-use streamtrace_sim::{Machine, MemAccess, ProfileHook, RetireHook, Semihost, StepOutcome};
+use streamtrace_sim::{Machine, MemAccess, ProfileHook, RetireHook, Semihost, StepOutcome, TimingConfig};
 
 use crate::cmd_encode::print_stats;
 use crate::io_util::{parse_config, pct, thousands, write_file};
+use crate::refs::RefsWriter;
 use crate::table::Table;
 use crate::RunArgs;
 
@@ -28,11 +29,13 @@ struct RunHook {
     encode_error: Option<String>,
     pc_trace: Option<BufWriter<std::fs::File>>,
     pc_trace_error: Option<std::io::Error>,
+    refs: Option<RefsWriter<BufWriter<std::fs::File>>>,
+    refs_error: Option<std::io::Error>,
 }
 
 impl RetireHook for RunHook {
     #[inline]
-    fn retire(&mut self, ev: &RetireEvent, _: &[MemAccess]) {
+    fn retire(&mut self, ev: &RetireEvent, accesses: &[MemAccess]) {
         self.profile.push(ev);
         for e in &mut self.encoders {
             if let Err(err) = e.push(ev) {
@@ -44,10 +47,28 @@ impl RetireHook for RunHook {
                 self.pc_trace_error.get_or_insert(e);
             }
         }
+        if let Some(w) = &mut self.refs {
+            if self.refs_error.is_none() {
+                if let Err(e) = w.write_instruction(ev, accesses) {
+                    self.refs_error = Some(e);
+                }
+            }
+        }
     }
 }
 
 pub fn run(args: &RunArgs) -> Result<u8> {
+    // `--timing FILE.toml` (without `=`) would make the file the program: say so.
+    if let (Some(None), Some(p)) = (&args.timing, &args.program) {
+        if p.extension().is_some_and(|e| e == "toml") {
+            bail!("{} looks like a timing configuration: write --timing={}", p.display(), p.display());
+        }
+    }
+    let timing = match &args.timing {
+        Some(Some(path)) => Some(TimingConfig::from_toml_file(path)?),
+        Some(None) => Some(TimingConfig::default()),
+        None => None,
+    };
     let (elf, cmdline, name) = match &args.program {
         Some(path) => {
             let elf = ElfImage::open(path).with_context(|| format!("loading {}", path.display()))?;
@@ -76,17 +97,34 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         )),
         None => None,
     };
+    // The reference trace streams through a buffer: it is never held in memory.
+    let refs = match &args.refs {
+        Some(p) => Some(RefsWriter::new(
+            BufWriter::with_capacity(
+                1 << 20,
+                std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
+            ),
+            args.refs_format,
+        )),
+        None => None,
+    };
     let semihost = Semihost::new()
         .with_cmdline(cmdline)
         .with_stdout(std::io::stdout())
         .with_stderr(std::io::stderr());
     let mut machine = Machine::for_elf(&elf, semihost);
+    if let Some(cfg) = timing {
+        machine.enable_timing(cfg).context("--timing")?;
+    }
+    machine.log_accesses = refs.is_some();
     let mut hook = RunHook {
         profile: ProfileHook::new(),
         encoders: configs.iter().map(Encoder::new).collect(),
         encode_error: None,
         pc_trace,
         pc_trace_error: None,
+        refs,
+        refs_error: None,
     };
     let start = Instant::now();
     let mut exit = None;
@@ -111,6 +149,10 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         if let Some(e) = &hook.encode_error {
             bail!("trace module rejected a retire event: {e}");
         }
+        if let Some(e) = hook.refs_error.take() {
+            let path = args.refs.as_ref().map_or(String::new(), |p| p.display().to_string());
+            return Err(e).with_context(|| format!("writing the reference trace {path}"));
+        }
     }
     let seconds = start.elapsed().as_secs_f64();
     machine.semihost.flush().context("flushing the program's output")?;
@@ -120,6 +162,15 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     if let Some(e) = hook.pc_trace_error {
         return Err(e).context("writing the PC trace");
     }
+    let references = match hook.refs.take() {
+        Some(w) => {
+            let n = w.refs();
+            let path = args.refs.as_ref().map_or(String::new(), |p| p.display().to_string());
+            w.finish().with_context(|| format!("writing the reference trace {path}"))?;
+            Some(n)
+        }
+        None => None,
+    };
     let profile = hook.profile.finish();
     let stats: Vec<Stats> = hook
         .encoders
@@ -142,6 +193,8 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         "mips": mips,
         "profile": profile,
         "trace": stats,
+        "timing": machine.timing_report(),
+        "references": references,
     });
     if let Some(path) = &args.stats_out {
         write_file(path, serde_json::to_string_pretty(&summary)?.as_bytes())?;
@@ -162,6 +215,12 @@ pub fn run(args: &RunArgs) -> Result<u8> {
             thousands(profile.thumb_instructions),
             thousands(profile.exceptions),
         )?;
+        if let (Some(n), Some(p)) = (references, &args.refs) {
+            writeln!(err, "{} memory references ({}) written to {}", thousands(n), args.refs_format.name(), p.display())?;
+        }
+        if let Some(t) = machine.timing_report() {
+            writeln!(err, "{t}")?;
+        }
         if let [one] = stats.as_slice() {
             writeln!(err)?;
             print_stats(&mut err, one)?;

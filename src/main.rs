@@ -7,9 +7,13 @@ mod cmd_decode;
 mod cmd_demo;
 mod cmd_dump;
 mod cmd_encode;
+mod cmd_hw;
+mod cmd_report;
 mod cmd_run;
+mod cmd_stages;
 mod cmd_sweep;
 mod io_util;
+mod refs;
 mod table;
 
 use std::path::PathBuf;
@@ -55,6 +59,26 @@ enum Command {
     Sweep(cmd_sweep::SweepArgs),
     /// Join the outputs of sharded sweeps (`sweep --shard k/N`) into one set of tables.
     Merge(cmd_sweep::MergeArgs),
+    /// PDATS address-trace compression: dinero din text to PDATS and back.
+    Pdats(cmd_stages::PdatsArgs),
+    /// PDATS II address-trace compression: dinero din text to PDATS II and back.
+    Pdats2(cmd_stages::PdatsArgs),
+    /// Laplace difference encoding of raw or SAD-reduced records, and its decoding.
+    Diff(cmd_stages::DiffArgs),
+    /// SAD lossy reduction: exact LRU (and OPT) behaviour for memories of at least r pages.
+    Sad(cmd_stages::SadArgs),
+    /// LRU page-replacement simulation: fault count and fault sequence (optionally OPT).
+    Lru(cmd_stages::LruArgs),
+    /// Reports over the test programs.
+    Report(cmd_report::ReportArgs),
+    /// Export the trace module's RTL (hw/) as Verilog, one self-contained file per configuration.
+    Verilog(cmd_hw::VerilogArgs),
+    /// Synthesize exports with Yosys and list cells, flip-flops and memory bits next to the
+    /// model's storage-bit count.
+    Area(cmd_hw::AreaArgs),
+    /// Run a program on the core model and compare the Verilated RTL with the model's cycle
+    /// mode on every cycle (trace port and stall).
+    Cosim(cmd_hw::CosimArgs),
 }
 
 #[derive(Args, Debug)]
@@ -169,6 +193,16 @@ pub struct RunArgs {
     /// Also write the JSON summary to a file.
     #[arg(long, value_name = "FILE.json")]
     pub stats_out: Option<PathBuf>,
+    /// Time the run on the XScale-like core model and print its report (cycles, CPI, caches,
+    /// BTB, stalls; docs/timing.md). `--timing=FILE.toml` overrides parameters.
+    #[arg(long, value_name = "FILE.toml", num_args = 0..=1, require_equals = true)]
+    pub timing: Option<Option<PathBuf>>,
+    /// Write the memory reference trace (fetches, reads, writes) to this file, streaming.
+    #[arg(long, value_name = "FILE")]
+    pub refs: Option<PathBuf>,
+    /// Format of --refs.
+    #[arg(long = "format", value_name = "FORMAT", value_enum, default_value = "din", requires = "refs")]
+    pub refs_format: refs::RefsFormat,
 }
 
 #[derive(Args, Debug)]
@@ -195,6 +229,15 @@ fn main() -> ExitCode {
         Command::Run(a) => cmd_run::run(&a),
         Command::Sweep(a) => cmd_sweep::run_sweep(&a).map(|()| 0),
         Command::Merge(a) => cmd_sweep::run_merge(&a).map(|()| 0),
+        Command::Pdats(a) => cmd_stages::run_pdats(&a, cmd_stages::Codec::Pdats).map(|()| 0),
+        Command::Pdats2(a) => cmd_stages::run_pdats(&a, cmd_stages::Codec::Pdats2).map(|()| 0),
+        Command::Diff(a) => cmd_stages::run_diff(&a).map(|()| 0),
+        Command::Sad(a) => cmd_stages::run_sad(&a).map(|()| 0),
+        Command::Lru(a) => cmd_stages::run_lru(&a).map(|()| 0),
+        Command::Report(a) => cmd_report::run(&a).map(|()| 0),
+        Command::Verilog(a) => cmd_hw::run_verilog(&a).map(|()| 0),
+        Command::Area(a) => cmd_hw::run_area(&a).map(|()| 0),
+        Command::Cosim(a) => cmd_hw::run_cosim(&a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

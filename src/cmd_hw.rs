@@ -1,0 +1,280 @@
+//! `verilog`, `area` and `cosim`: the RTL of hw/ exported, measured and co-simulated.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use serde_json::json;
+use streamtrace_hw::cosim::{cosimulate, Verdict};
+use streamtrace_hw::drive::compare_with_model;
+use streamtrace_hw::tools::{verilator_lint, yosys_area};
+use streamtrace_hw::verilog::write_export;
+use streamtrace_hw::{HwConfig, HwError};
+use streamtrace_model::{storage_bits, BufferConfig, Config, ConfigError, RetireEvent};
+use streamtrace_sim::{Machine, Semihost, SimError, StepOutcome};
+
+use crate::io_util::{load_elf, parse_config};
+use crate::table::Table;
+
+#[derive(Args, Debug)]
+pub struct VerilogArgs {
+    /// Configuration to export (repeatable), e.g. rsdc-32x4-128.
+    #[arg(short, long = "config", value_name = "CONFIG", required = true)]
+    pub configs: Vec<String>,
+    /// Output directory; one `<module>.v` per configuration.
+    #[arg(short, long, value_name = "DIR", default_value = "verilog-out")]
+    pub output: PathBuf,
+    /// Cycle-mode buffers (docs/trace-timing.md), e.g. sdb=2,obuf=80,port=1.
+    #[arg(long, value_name = "BUFFERS", default_value = "")]
+    pub buffers: String,
+    /// Also run `verilator --lint-only -Wall` on each export and fail on any warning.
+    #[arg(long)]
+    pub lint: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct AreaArgs {
+    /// Configurations, separated by commas (keys attach to the configuration before them:
+    /// `rsdc-32x4-128,isa=arm,esdc-32x4-128`), or repeated.
+    #[arg(long, value_name = "LIST", required = true)]
+    pub configs: Vec<String>,
+    /// Cycle-mode buffers (SDB depth and output buffer size enter the storage count).
+    #[arg(long, value_name = "BUFFERS", default_value = "")]
+    pub buffers: String,
+    /// Where the exports are written for Yosys (default: a temporary directory).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CosimArgs {
+    /// Trace module configuration, e.g. rsdc-32x4-128.
+    #[arg(short, long, value_name = "CONFIG")]
+    pub config: String,
+    /// The program (32-bit little-endian ARM ELF), run on the core model with IPC = 1.
+    #[arg(value_name = "PROG")]
+    pub program: PathBuf,
+    /// Program arguments.
+    #[arg(value_name = "ARGS", trailing_var_arg = true)]
+    pub args: Vec<String>,
+    /// Stop the program after this many instructions (the trace then ends there).
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    pub max_insns: u64,
+    /// Cycle-mode buffers, e.g. sdb=1,obuf=40,policy=drop.
+    #[arg(long, value_name = "BUFFERS", default_value = "")]
+    pub buffers: String,
+    /// Write a waveform of the Verilated module (GTKWave opens it).
+    #[arg(long, value_name = "FILE")]
+    pub vcd: Option<PathBuf>,
+    /// Build directory of the Verilated bench (reused when the Verilog is unchanged).
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
+    /// Also run the RustHDL simulation against the model (every cycle; about 10^4 cycles/s).
+    #[arg(long)]
+    pub rusthdl: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A configuration the RTL cannot build is a configuration error (exit status 2).
+fn hw_config(cfg: &Config, text: &str, buffers: &BufferConfig) -> Result<HwConfig> {
+    HwConfig::new(cfg, buffers).map_err(|e| {
+        let reason = match e {
+            HwError::Unsupported { reason, .. } => reason,
+            HwError::Buffers { buffers, reason } => format!("buffers '{buffers}': {reason}"),
+        };
+        ConfigError { text: text.to_string(), reason }.into()
+    })
+}
+
+fn parse_buffers(text: &str) -> Result<BufferConfig> {
+    text.parse::<BufferConfig>()
+        .map_err(|reason| ConfigError { text: text.to_string(), reason: format!("buffers: {reason}") }.into())
+}
+
+/// `a,k=v,b` -> [`a,k=v`, `b`]: a `key=value` item belongs to the configuration before it.
+pub fn split_config_list(list: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match out.last_mut() {
+            Some(last) if item.contains('=') => {
+                last.push(',');
+                last.push_str(item);
+            }
+            _ => out.push(item.to_string()),
+        }
+    }
+    out
+}
+
+pub fn run_verilog(args: &VerilogArgs) -> Result<()> {
+    let buffers = parse_buffers(&args.buffers)?;
+    for text in &args.configs {
+        let cfg = parse_config(text)?;
+        let h = hw_config(&cfg, text, &buffers)?;
+        let path = write_export(&h, &args.output).map_err(anyhow::Error::msg)?;
+        if args.lint {
+            let warnings = verilator_lint(&path, &h.module_name()).map_err(anyhow::Error::msg)?;
+            if !warnings.is_empty() {
+                bail!("{}: verilator -Wall reports:\n{}", path.display(), warnings.join("\n"));
+            }
+        }
+        println!("{}", path.display());
+    }
+    Ok(())
+}
+
+pub fn run_area(args: &AreaArgs) -> Result<()> {
+    let buffers = parse_buffers(&args.buffers)?;
+    let texts: Vec<String> = args.configs.iter().flat_map(|l| split_config_list(l)).collect();
+    let tmp;
+    let dir: &Path = match &args.dir {
+        Some(d) => d,
+        None => {
+            tmp = std::env::temp_dir().join(format!("streamtrace-area-{}", std::process::id()));
+            &tmp
+        }
+    };
+    let mut rows = Vec::new();
+    for text in &texts {
+        let cfg = parse_config(text)?;
+        let h = hw_config(&cfg, text, &buffers)?;
+        let path = write_export(&h, dir).map_err(anyhow::Error::msg)?;
+        let area = yosys_area(&path, &h.module_name()).map_err(anyhow::Error::msg)?;
+        let storage = storage_bits(&cfg, h.sdb_depth, h.obuf_bits);
+        rows.push((text.clone(), h, area, storage));
+    }
+    if args.dir.is_none() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let v: Vec<_> = rows
+            .iter()
+            .map(|(text, h, a, s)| {
+                json!({
+                    "config": text,
+                    "module": h.module_name(),
+                    "buffers": h.buffers.to_string(),
+                    "yosys_cells": a.cells,
+                    "yosys_flip_flops": a.flip_flops,
+                    "yosys_memory_bits": a.memory_bits,
+                    "model_storage_bits": s.total,
+                    "model_storage": s,
+                })
+            })
+            .collect();
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        return Ok(());
+    }
+    let mut t = Table::new(["config", "cells", "flip-flops", "of which memory bits", "other flip-flops", "model storage bits"]);
+    for (text, _, a, s) in &rows {
+        t.row([
+            text.clone(),
+            a.cells.to_string(),
+            a.flip_flops.to_string(),
+            a.memory_bits.to_string(),
+            a.flip_flops.saturating_sub(a.memory_bits).to_string(),
+            s.total.to_string(),
+        ]);
+    }
+    t.print(&mut out)?;
+    writeln!(
+        out,
+        "Yosys `synth -flatten` (generic cells; inferred memories, the SDC tag/SL tables and the LSP table, are mapped to \
+         flip-flops and counted in both columns). Model storage: model/src/storage.rs with sdb={} and obuf={} (the paper's 4,042 bits is rsdc-32x4-128,isa=arm).",
+        rows.first().map_or(2, |r| r.1.sdb_depth),
+        rows.first().map_or(80, |r| r.1.obuf_bits)
+    )?;
+    Ok(())
+}
+
+/// Run `elf` on the core model (IPC = 1) and collect its retire events, at most `max`.
+pub fn program_events(elf_path: &Path, args: &[String], max: u64) -> Result<Vec<(RetireEvent, u64)>> {
+    let elf = load_elf(elf_path)?;
+    let mut cmdline = elf_path.display().to_string();
+    for a in args {
+        cmdline.push(' ');
+        cmdline.push_str(a);
+    }
+    let semihost = Semihost::new().with_cmdline(cmdline).with_stdout(std::io::sink()).with_stderr(std::io::sink());
+    let mut machine = Machine::for_elf(&elf, semihost);
+    let mut events: Vec<(RetireEvent, u64)> = Vec::new();
+    let mut hook = |ev: &RetireEvent, _: &[streamtrace_sim::MemAccess]| {
+        let n = events.len() as u64;
+        events.push((*ev, n));
+    };
+    while machine.retired < max {
+        match machine.step(&mut hook) {
+            Ok(StepOutcome::Running) => {}
+            Ok(StepOutcome::Exited(_)) => break,
+            Err(SimError::InstructionLimit { .. }) => break,
+            Err(e) => bail!("{}: {e} after {} instructions", elf_path.display(), machine.retired),
+        }
+    }
+    Ok(events)
+}
+
+pub fn run_cosim(args: &CosimArgs) -> Result<u8> {
+    let cfg = parse_config(&args.config)?;
+    let buffers = parse_buffers(&args.buffers)?;
+    let h = hw_config(&cfg, &args.config, &buffers)?;
+    let events = program_events(&args.program, &args.args, args.max_insns)?;
+    let rusthdl = if args.rusthdl {
+        let start = std::time::Instant::now();
+        let a = compare_with_model(&h, &events).map_err(|m| anyhow::anyhow!("RustHDL simulation and model differ: {m}"))?;
+        let secs = start.elapsed().as_secs_f64();
+        eprintln!(
+            "rusthdl {}: {} cycles, {} bits: RustHDL simulation == model every cycle ({:.0} cycles/s)",
+            h.module_name(),
+            a.cycles,
+            a.bits,
+            a.cycles as f64 / secs.max(1e-9)
+        );
+        Some(a.cycles)
+    } else {
+        None
+    };
+    let dir = args.work_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("streamtrace-cosim").join(h.module_name()));
+    let verdict = cosimulate(&h, &events, &dir, args.vcd.as_deref(), None)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("co-simulating {} on {}", h.module_name(), args.program.display()))?;
+    let mut out = std::io::stdout().lock();
+    match verdict {
+        Verdict::Agree { cycles, beats, bits, stalls, cycles_per_second } => {
+            if args.json {
+                writeln!(
+                    out,
+                    "{}",
+                    json!({"config": args.config, "module": h.module_name(), "instructions": events.len(),
+                           "cycles": cycles, "beats": beats, "bits": bits, "stall_cycles": stalls,
+                           "mismatches": 0, "verilator_cycles_per_second": cycles_per_second,
+                           "rusthdl_cycles_compared": rusthdl})
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "cosim {}: {} instructions, {cycles} cycles, {beats} port beats ({bits} bits), {stalls} stall cycles: \
+                     RTL (Verilator) == model every cycle ({cycles_per_second} cycles/s)",
+                    h.module_name(),
+                    events.len()
+                )?;
+            }
+            if let Some(v) = &args.vcd {
+                eprintln!("waveform: {}", v.display());
+            }
+            Ok(0)
+        }
+        Verdict::Mismatch(line) => {
+            if args.json {
+                writeln!(out, "{}", json!({"config": args.config, "module": h.module_name(), "mismatch": line}))?;
+            }
+            bail!("RTL and model differ: {line}")
+        }
+    }
+}
