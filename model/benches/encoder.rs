@@ -55,28 +55,9 @@ const SEED: u64 = 0x005E_ED0F_57AE_A115;
 // ---------------------------------------------------------------------------------------------
 // Deterministic workload generator.
 
-/// SplitMix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in 0..n.
-    fn below(&mut self, n: u64) -> u64 {
-        ((self.next_u64() >> 32) * n) >> 32
-    }
-
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+#[path = "../../scripts/bench-support/splitmix.rs"]
+mod splitmix;
+use splitmix::Rng;
 
 /// Zipf(s) sampler over ranks 0..n through a cumulative table.
 struct Zipf {

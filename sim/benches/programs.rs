@@ -5,31 +5,18 @@
 //! hook; QEMU runs the same command line with no logging (its fastest, translated mode).
 //! Each figure is the median of three runs; the ratio is sim MIPS / QEMU MIPS.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Instant;
 
 use streamtrace_isa::ElfImage;
-use streamtrace_sim::semihost::SharedBuffer;
-use streamtrace_sim::{Machine, NoHook, ProfileHook, RetireHook, Semihost};
+use streamtrace_sim::{Machine, NoHook, ProfileHook, RetireHook};
 
-fn programs_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testbenches/programs")
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
-}
+#[path = "support/programs.rs"]
+mod support;
+use support::{median, programs_dir, qemu_seconds, quiet_semihost};
 
 fn run_sim<H: RetireHook>(elf: &ElfImage, cmdline: &str, hook: &mut H) -> (u64, f64) {
-    let sh = Semihost::new()
-        .with_cmdline(cmdline)
-        .with_workdir(programs_dir())
-        .with_stdin(std::io::empty())
-        .with_stdout(SharedBuffer::new())
-        .with_stderr(SharedBuffer::new());
-    let mut m = Machine::for_elf(elf, sh);
+    let mut m = Machine::for_elf(elf, quiet_semihost(cmdline));
     let t = Instant::now();
     m.run(u64::MAX, hook).expect("test programs exit cleanly");
     (m.retired, t.elapsed().as_secs_f64())
@@ -61,24 +48,7 @@ fn main() {
         );
         let prof = median((0..3).map(|_| run_sim(&elf, cmdline, &mut ProfileHook::new()).1).collect());
         let qemu_s = qemu.then(|| {
-            median(
-                (0..3)
-                    .map(|_| {
-                        let t = Instant::now();
-                        let st = Command::new("qemu-arm")
-                            .current_dir(programs_dir())
-                            .env_clear()
-                            .args(["-cpu", "pxa270", elf_rel])
-                            .args(prog["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()))
-                            .stdout(Stdio::null())
-                            .stdin(Stdio::null())
-                            .status()
-                            .unwrap();
-                        assert!(st.success(), "{name} under qemu");
-                        t.elapsed().as_secs_f64()
-                    })
-                    .collect(),
-            )
+            median((0..3).map(|_| qemu_seconds(prog)).collect())
         });
         let mips = |s: f64| insns as f64 / s / 1e6;
         total_insns += insns;

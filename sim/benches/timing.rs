@@ -9,22 +9,20 @@
 //! Arguments: program names to run (default: all); `timing-only` / `functional-only` run one
 //! mode alone (for profiling).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Instant;
 
 use streamtrace_isa::ElfImage;
-use streamtrace_sim::semihost::SharedBuffer;
-use streamtrace_sim::{Machine, NoHook, Semihost, TimingConfig};
+use streamtrace_sim::{Machine, NoHook, TimingConfig};
 
 /// Runs per measurement (median); `STREAMTRACE_BENCH_RUNS` overrides (e.g. 1 under a profiler).
 fn runs() -> usize {
     std::env::var("STREAMTRACE_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or(5)
 }
 
-fn programs_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testbenches/programs")
-}
+#[path = "support/programs.rs"]
+mod support;
+use support::{median, programs_dir, qemu_seconds, quiet_semihost};
 
 /// Seconds this thread has run on a CPU (/proc/thread-self/schedstat, nanoseconds).
 fn thread_cpu_seconds() -> Option<f64> {
@@ -53,20 +51,10 @@ impl Stopwatch {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
 
 /// (instructions, seconds, CPI when timed).
 fn run_sim(elf: &ElfImage, cmdline: &str, timing: bool) -> (u64, f64, f64) {
-    let sh = Semihost::new()
-        .with_cmdline(cmdline)
-        .with_workdir(programs_dir())
-        .with_stdin(std::io::empty())
-        .with_stdout(SharedBuffer::new())
-        .with_stderr(SharedBuffer::new());
-    let mut m = Machine::for_elf(elf, sh);
+    let mut m = Machine::for_elf(elf, quiet_semihost(cmdline));
     if timing {
         m.enable_timing(TimingConfig::default()).expect("default configuration is valid");
     }
@@ -75,22 +63,6 @@ fn run_sim(elf: &ElfImage, cmdline: &str, timing: bool) -> (u64, f64, f64) {
     let secs = t.seconds();
     let cpi = m.timing_report().map_or(0.0, |r| r.cpi);
     (m.retired, secs, cpi)
-}
-
-fn qemu_seconds(prog: &serde_json::Value) -> f64 {
-    let elf_rel = prog["elf"].as_str().unwrap();
-    let t = Instant::now();
-    let st = Command::new("qemu-arm")
-        .current_dir(programs_dir())
-        .env_clear()
-        .args(["-cpu", "pxa270", elf_rel])
-        .args(prog["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()))
-        .stdout(Stdio::null())
-        .stdin(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(st.success(), "{elf_rel} under qemu");
-    t.elapsed().as_secs_f64()
 }
 
 fn main() {

@@ -41,21 +41,9 @@ const STREAM_REFS: u64 = 20_000_000;
 const SAD_R: usize = 32;
 const SEED: u64 = 0x5EED_0006;
 
-/// SplitMix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        ((self.next_u64() >> 32) * n) >> 32
-    }
-}
+#[path = "../../scripts/bench-support/splitmix.rs"]
+mod splitmix;
+use splitmix::Rng;
 
 /// A program-like reference stream: 4-byte ifetches that run sequentially until a branch
 /// (1 in 6 instructions: mostly short loop-backs, some calls into 64 KB of code), a load

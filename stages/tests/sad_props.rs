@@ -198,21 +198,10 @@ proptest! {
     }
 }
 
-/// SplitMix64 for the deterministic searches below.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+// SplitMix64 for the deterministic searches below.
+#[path = "../../scripts/bench-support/splitmix.rs"]
+mod splitmix;
+use splitmix::Rng;
 
 fn random_ops(rng: &mut Rng) -> Vec<(u8, bool)> {
     let pages = 2 + rng.below(8) as u8;
