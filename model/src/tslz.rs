@@ -64,7 +64,8 @@ pub struct LzEncoder {
     positions: Vec<VecDeque<u32>>,
     /// Where the pending record's words start in `history`.
     record_start: usize,
-    /// Start positions whose continuation equals the pending words.
+    /// Start positions whose continuation equals the pending words, ascending (so the
+    /// nearest, the one a record names, is the last).
     candidates: Vec<u32>,
     /// The best candidate for the pending words without their last word.
     best_before_last: Option<u32>,
@@ -139,7 +140,7 @@ impl LzEncoder {
         let lowest = self.record_start.saturating_sub(self.window) as u32;
         self.history.push(w);
         if len == MAX_MATCH {
-            let best = self.candidates.iter().copied().max();
+            let best = self.candidates.last().copied();
             self.close(out, best, len, w);
         } else if len == 0 {
             let list = &mut self.positions[w as usize];
@@ -154,7 +155,7 @@ impl LzEncoder {
                 self.best_before_last = None;
             }
         } else {
-            let best = self.candidates.iter().copied().max();
+            let best = self.candidates.last().copied();
             let (history, base) = (&self.history, self.base);
             self.candidates.retain(|&s| history[s as usize + len - base] == w);
             if self.candidates.is_empty() {
