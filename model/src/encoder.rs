@@ -99,7 +99,13 @@ impl Encoder {
 
     /// Bits emitted so far.
     pub fn bit_len(&self) -> u64 {
-        self.out.bit_len()
+        // SW-GZIP keeps its BASE records in a buffer and sends all of its bits at END
+        // (trace-format.md section 10): nothing has reached the port before.
+        if self.cfg.scheme == Scheme::Gzip {
+            0
+        } else {
+            self.out.bit_len()
+        }
     }
 
     /// One retired instruction. Checks the event against the configuration and against the
@@ -139,17 +145,17 @@ impl Encoder {
     /// produced (records and escapes) and whether it missed in the SDC, which decides its
     /// service time in cycle mode (docs/trace-timing.md section 3).
     pub(crate) fn service_descriptor(&mut self, d: &StreamDescriptor) -> (u64, bool) {
-        let before = self.out.bit_len();
+        let before = self.bit_len();
         let miss = self.encode_stream(d);
-        (self.out.bit_len() - before, miss)
+        (self.bit_len() - before, miss)
     }
 
     /// Emit an OVERFLOW escape for `lost` instructions and reset (cycle mode's overflow
     /// entry); returns the bits produced.
     pub(crate) fn service_overflow(&mut self, lost: u64) -> u64 {
-        let before = self.out.bit_len();
+        let before = self.bit_len();
         self.overflow_record(lost);
-        self.out.bit_len() - before
+        self.bit_len() - before
     }
 
     /// Count instructions that arrive as a captured descriptor (cycle-mode replay).

@@ -3,7 +3,7 @@
 //! table sizes, and corrupt input reported, never a panic.
 
 use proptest::prelude::*;
-use streamtrace_model::{Config, Encoder, RetireEvent};
+use streamtrace_model::{BufferConfig, Config, CycleTraceModule, Encoder, RetireEvent};
 use streamtrace_sw_decoder::synthetic::{generate, SyntheticSpec};
 use streamtrace_sw_decoder::{decode_trace, verify_addresses};
 
@@ -72,4 +72,29 @@ fn tslz_windows_order_as_the_paper_says() {
     assert!(w256 >= w1k && w1k >= w8k, "{w256} {w1k} {w8k}");
     // gzip -9 is never worse than gzip -1 by more than the header noise.
     assert!(bits("gzip-9") <= bits("gzip-1") + 64);
+}
+
+/// Cycle mode (docs/trace-timing.md) with the paper's buffers sends the functional bits for
+/// every competitor, and SW-GZIP sends all of them after the last instruction.
+#[test]
+fn competitors_in_cycle_mode_send_the_functional_bits() {
+    let run = generate(&SyntheticSpec::new(11, 20_000));
+    let buf: BufferConfig = "sdb=2,obuf=80,port=1,policy=stall".parse().unwrap();
+    for text in CONFIGS {
+        let cfg: Config = text.parse().unwrap();
+        let mut enc = Encoder::new(&cfg);
+        let mut module = CycleTraceModule::new(&cfg, &buf);
+        for (i, e) in run.events.iter().enumerate() {
+            enc.push(e).unwrap();
+            module.push_at(e, i as u64).unwrap();
+        }
+        let (trace, _) = enc.finish();
+        let out = module.finish();
+        assert!(out.trace == trace, "{text}: cycle-mode bits differ from functional mode");
+        // The port sends every bit once, one per cycle, so the run lasts at least that long.
+        assert!(out.cycle.cycles >= trace.bit_len, "{text}: {} cycles for {} bits", out.cycle.cycles, trace.bit_len);
+        if text.starts_with("gzip") {
+            assert!(out.cycle.cycles >= run.events.len() as u64 + trace.bit_len, "{text}: gzip bits leave after END");
+        }
+    }
 }
