@@ -14,6 +14,33 @@ fn programs() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testbenches/programs/bin")
 }
 
+/// Every test program of the manifest with its arguments (paths relative to
+/// testbenches/programs, where the programs find their input files).
+fn manifest() -> Vec<(String, Vec<String>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testbenches/programs");
+    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("programs.json")).unwrap()).unwrap();
+    m["programs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let args = p["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_string()).collect();
+            (p["elf"].as_str().unwrap().to_string(), args)
+        })
+        .collect()
+}
+
+/// `cosim` on a manifest program, run from testbenches/programs.
+fn cosim_program(config: &str, elf: &str, args: &[String], max_insns: &str, dir: &Path) -> Output {
+    let mut a = vec!["cosim", "-c", config, "--max-insns", max_insns, "--work-dir", dir.to_str().unwrap(), elf];
+    a.extend(args.iter().map(String::as_str));
+    Command::new(env!("CARGO_BIN_EXE_streamtrace"))
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("testbenches/programs"))
+        .args(&a)
+        .output()
+        .expect("run streamtrace")
+}
+
 fn work(name: &str) -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("cosim").join(name)
 }
@@ -21,9 +48,6 @@ fn work(name: &str) -> PathBuf {
 fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
-
-/// Program and its arguments, capped: a few hundred thousand cycles each.
-const PROGRAMS: &[(&str, &[&str])] = &[("sha256.elf", &["768"]), ("bitcount.elf", &[]), ("sha256_thumb.elf", &["768"])];
 
 fn cosim(config: &str, prog: &str, args: &[&str], extra: &[&str]) -> Output {
     let elf = programs().join(prog);
@@ -35,14 +59,19 @@ fn cosim(config: &str, prog: &str, args: &[&str], extra: &[&str]) -> Output {
     streamtrace(&a)
 }
 
+/// Every test program under each committed configuration, capped at 100,000 instructions
+/// (a little more in cycles): the Verilated RTL equals the model's cycle mode every cycle.
 #[test]
 fn committed_configurations_agree_with_the_model_on_test_programs() {
+    let programs = manifest();
+    assert!(programs.len() >= 14, "the manifest lists {} programs", programs.len());
     for config in ["rsdc-32x4-128", "esdc-32x4-128", "bsdc-32x4-128"] {
-        for (prog, args) in PROGRAMS {
-            let out = cosim(config, prog, args, &[]);
+        let dir = work(config);
+        for (elf, args) in &programs {
+            let out = cosim_program(config, elf, args, "100000", &dir);
             let t = text(&out);
-            assert!(out.status.success(), "{config} {prog}: {t}");
-            assert!(t.contains("RTL (Verilator) == model every cycle"), "{config} {prog}: {t}");
+            assert!(out.status.success(), "{config} {elf}: {t}");
+            assert!(t.contains("RTL (Verilator) == model every cycle"), "{config} {elf}: {t}");
         }
     }
 }
@@ -118,19 +147,11 @@ fn exports_lint_clean_and_the_area_table_has_the_paper_configuration() {
 #[test]
 #[ignore]
 fn soak_every_program_every_committed_configuration() {
-    let mut progs: Vec<PathBuf> = std::fs::read_dir(programs())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "elf"))
-        .collect();
-    progs.sort();
     for config in ["rsdc-32x4-128", "esdc-32x4-128", "bsdc-32x4-128"] {
         let dir = work(&format!("soak_{config}"));
-        for elf in &progs {
-            let out = streamtrace(&[
-                "cosim", "-c", config, "--max-insns", "1000000", "--work-dir", dir.to_str().unwrap(), elf.to_str().unwrap(),
-            ]);
-            assert!(out.status.success(), "{config} {}: {}", elf.display(), text(&out));
+        for (elf, args) in &manifest() {
+            let out = cosim_program(config, elf, args, "1000000", &dir);
+            assert!(out.status.success(), "{config} {elf}: {}", text(&out));
         }
     }
 }
