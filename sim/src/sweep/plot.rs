@@ -9,7 +9,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use streamtrace_model::Scheme;
 
-use super::report::{size_series, SweepResults};
+use super::report::{size_series, table8_columns, SweepResults};
 use super::SweepRow;
 
 /// Text needs a TrueType font; DejaVu Sans is the Debian default (fonts-dejavu-core).
@@ -111,6 +111,19 @@ fn avg(rows: &[&SweepRow], config: &str, f: impl Fn(&SweepRow) -> f64) -> f64 {
     sel.iter().map(|r| f(r) * r.instructions as f64).sum::<f64>() / ic as f64
 }
 
+/// Label of a log2 axis tick: the power of two at whole exponents (`1K` from 1024 on), else none.
+fn power_of_two_label(x: f64) -> String {
+    if (x - x.round()).abs() > 1e-6 {
+        return String::new();
+    }
+    let v = x.round().exp2() as u64;
+    if v >= 1024 {
+        format!("{}K", v / 1024)
+    } else {
+        v.to_string()
+    }
+}
+
 fn fig5<DB: DrawingBackend>(rows: &[&SweepRow], area: &DrawingArea<DB, Shift>) -> DrawResult
 where
     DB::ErrorType: 'static,
@@ -121,7 +134,9 @@ where
         [1u32, 2, 4, 8].iter().map(|&w| (w, size_series(rows, Scheme::BSdc, w))).filter(|(_, s)| !s.is_empty()).collect();
     let sizes: Vec<u32> = series.iter().flat_map(|(_, s)| s.iter().map(|(e, _)| *e)).collect();
     let (xmin, xmax) = (*sizes.iter().min().unwrap_or(&32), *sizes.iter().max().unwrap_or(&1024));
-    let (xmin, xmax) = (xmin as f64 / 1.3, xmax as f64 * 1.3);
+    // The x axis is log2(entries), labelled with the entry counts at the powers of two (a
+    // log-scale axis labels every decade's minor ticks, which overlap).
+    let (xmin, xmax) = ((xmin as f64).log2() - 0.3, (xmax as f64).log2() + 0.3);
     let panels: [(&DrawingArea<DB, Shift>, &str, bool); 2] =
         [(&left, "SDC hit rate (bSDC-LSP)", true), (&right, "bits/instruction (bSDC-LSP)", false)];
     for (panel, title, hit_rate) in panels {
@@ -140,19 +155,20 @@ where
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(55)
-            .build_cartesian_2d((xmin..xmax).log_scale(), y0..y1)?;
+            .build_cartesian_2d(xmin..xmax, y0..y1)?;
         chart
             .configure_mesh()
             .x_desc("SDC entries")
             .y_desc(if hit_rate { "hrSDC" } else { "bits/ins" })
-            .x_label_formatter(&|x| format!("{:.0}", x))
+            .x_labels(((xmax - xmin) * 2.0).ceil() as usize + 1)
+            .x_label_formatter(&|x| power_of_two_label(*x))
             .draw()?;
         for (i, (ways, s)) in series.iter().enumerate() {
             let color = COLORS[i % COLORS.len()];
             let pts: Vec<(f64, f64)> = s
                 .iter()
                 .map(|(e, c)| {
-                    (*e as f64, if hit_rate { avg(rows, c, |r| r.hr_sdc) } else { avg(rows, c, |r| r.bits_per_instruction) })
+                    ((*e as f64).log2(), if hit_rate { avg(rows, c, |r| r.hr_sdc) } else { avg(rows, c, |r| r.bits_per_instruction) })
                 })
                 .collect();
             chart
@@ -166,40 +182,32 @@ where
     Ok(())
 }
 
-fn scheme_label(config: &str) -> String {
-    config.to_string()
-}
-
 fn fig6<DB: DrawingBackend>(rows: &[&SweepRow], area: &DrawingArea<DB, Shift>) -> DrawResult
 where
     DB::ErrorType: 'static,
 {
     area.fill(&WHITE)?;
-    // One bar per configuration at the Table 8 size: baselines and [32x4, 128].
-    let mut configs: Vec<String> = Vec::new();
-    for r in rows {
-        let keep = matches!(
-            r.config.as_str(),
-            "fbase" | "base" | "nexs" | "tslz-256" | "tslz-1024" | "sct8ht-128x4-255x8" | "gzip-1"
-        ) || r.config.contains("-32x4-128");
-        if keep && !configs.contains(&r.config) {
-            configs.push(r.config.clone());
-        }
-    }
-    if configs.is_empty() {
+    // The Table 8 columns, in the paper's order and with its names; any other sweep gets
+    // one bar per configuration.
+    let mut columns: Vec<(String, String)> = table8_columns(rows)
+        .into_iter()
+        .map(|(label, c)| (label.split(" [").next().unwrap_or(&label).to_string(), c))
+        .collect();
+    if columns.len() < 2 {
+        columns.clear();
         for r in rows {
-            if !configs.contains(&r.config) {
-                configs.push(r.config.clone());
+            if !columns.iter().any(|(_, c)| c == &r.config) {
+                columns.push((r.config.clone(), r.config.clone()));
             }
         }
     }
-    let stats: Vec<(String, f64, f64, f64)> = configs
+    let stats: Vec<(String, f64, f64, f64)> = columns
         .iter()
-        .map(|c| {
+        .map(|(label, c)| {
             let sel: Vec<f64> = rows.iter().filter(|r| &r.config == c).map(|r| r.bits_per_instruction).collect();
             let mn = sel.iter().cloned().fold(f64::INFINITY, f64::min);
             let mx = sel.iter().cloned().fold(0.0, f64::max);
-            (scheme_label(c), avg(rows, c, |r| r.bits_per_instruction), mn, mx)
+            (label.clone(), avg(rows, c, |r| r.bits_per_instruction), mn, mx)
         })
         .collect();
     let ymax = stats.iter().map(|s| s.3).fold(0.0, f64::max) * 1.1 + 1e-3;
@@ -209,7 +217,8 @@ where
         .margin(10)
         .x_label_area_size(70)
         .y_label_area_size(55)
-        .build_cartesian_2d((0..n).into_segmented(), 0.0..ymax)?;
+        // A segmented 0..k range has k + 1 segments.
+        .build_cartesian_2d((0..n.saturating_sub(1)).into_segmented(), 0.0..ymax)?;
     let labels: Vec<String> = stats.iter().map(|s| s.0.clone()).collect();
     chart
         .configure_mesh()
@@ -227,6 +236,10 @@ where
     }))?;
     chart.draw_series(stats.iter().enumerate().map(|(i, s)| {
         ErrorBar::new_vertical(SegmentValue::CenterOf(i), s.2, s.1, s.3, BLACK.stroke_width(1), 10)
+    }))?;
+    // The average above each bar, as the paper's Table 8 gives it.
+    chart.draw_series(stats.iter().enumerate().map(|(i, s)| {
+        Text::new(format!("{:.3}", s.1), (SegmentValue::CenterOf(i), s.1 + ymax * 0.03), ("sans-serif", 11))
     }))?;
     Ok(())
 }
@@ -252,17 +265,25 @@ where
         .collect();
     let xs: Vec<f64> = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.0)).collect();
     let ys: Vec<f64> = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.1)).collect();
-    let (x0, x1) = (xs.iter().cloned().fold(f64::INFINITY, f64::min) / 1.3, xs.iter().cloned().fold(0.0, f64::max) * 1.3);
+    // log2 axis labelled at powers of two, as in fig5.
+    let (x0, x1) = (xs.iter().cloned().fold(f64::INFINITY, f64::min).log2() - 0.3, xs.iter().cloned().fold(0.0, f64::max).log2() + 0.3);
     let y1 = ys.iter().cloned().fold(0.0, f64::max) * 1.1 + 1e-3;
     let mut chart = ChartBuilder::on(area)
         .caption("bits/instruction against storage bits", ("sans-serif", 18))
         .margin(10)
         .x_label_area_size(40)
         .y_label_area_size(55)
-        .build_cartesian_2d((x0..x1).log_scale(), 0.0..y1)?;
-    chart.configure_mesh().x_desc("storage bits (SDB 2, 80-bit buffer)").y_desc("bits/ins").x_label_formatter(&|x| format!("{:.0}", x)).draw()?;
+        .build_cartesian_2d(x0..x1, 0.0..y1)?;
+    chart
+        .configure_mesh()
+        .x_desc("storage bits (SDB 2, 80-bit buffer)")
+        .y_desc("bits/ins")
+        .x_labels(((x1 - x0) * 2.0).ceil() as usize + 1)
+        .x_label_formatter(&|x| power_of_two_label(*x))
+        .draw()?;
     for (i, (label, pts)) in series.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
+        let pts: Vec<(f64, f64)> = pts.iter().map(|&(x, y)| (x.log2(), y)).collect();
         chart
             .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
             .label(*label)

@@ -397,7 +397,7 @@ fn pick_component_configs(bsdc: &[(u32, String)]) -> Vec<String> {
 
 /// Table 8 columns in the paper's order: the baselines, TSLZ-256 and TSLZ-1K, SC-T8HT,
 /// each SDC scheme at [32x4, 128] (or the size closest to it that the sweep has), SW-GZIP.
-fn table8_columns(rows: &[&SweepRow]) -> Vec<(String, String)> {
+pub(crate) fn table8_columns(rows: &[&SweepRow]) -> Vec<(String, String)> {
     let mut cols = Vec::new();
     let fixed = |cols: &mut Vec<(String, String)>, label: &str, config: String| {
         if rows.iter().any(|r| r.config == config) {
