@@ -1,8 +1,9 @@
 //! Simulation speed with the XScale timing model, next to the functional simulator and
 //! qemu-arm on the same ELF in the same run: `cargo bench -p streamtrace-sim --bench timing`.
 //!
-//! Per program: functional MIPS (no hook, no timing), timing MIPS (timing model on, no hook)
-//! and QEMU MIPS (translated mode, no logging, start-up included), each the median of
+//! Per program: functional MIPS (no hook, no timing), timing MIPS (timing model on, no hook),
+//! timing + trace MIPS (timing model feeding the trace module's cycle mode, rsdc-32x4-128
+//! with the paper's buffers: the whole pipeline an architect's run uses) and QEMU MIPS (translated mode, no logging, start-up included), each the median of
 //! `STREAMTRACE_BENCH_RUNS` (5) runs, with the ratios timing/functional and timing/QEMU, and the CPI the model
 //! computes. The simulator is timed on thread CPU time where the system provides it (the
 //! machine is shared: wall time moves by 10-15 % with other jobs), QEMU on wall time.
@@ -13,7 +14,8 @@ use std::process::Command;
 use std::time::Instant;
 
 use streamtrace_isa::ElfImage;
-use streamtrace_sim::{Machine, NoHook, TimingConfig};
+use streamtrace_model::{BufferConfig, CycleTraceModule, RetireEvent};
+use streamtrace_sim::{Machine, MemAccess, NoHook, TimingConfig};
 
 /// Runs per measurement (median); `STREAMTRACE_BENCH_RUNS` overrides (e.g. 1 under a profiler).
 fn runs() -> usize {
@@ -52,14 +54,23 @@ impl Stopwatch {
 }
 
 
-/// (instructions, seconds, CPI when timed).
-fn run_sim(elf: &ElfImage, cmdline: &str, timing: bool) -> (u64, f64, f64) {
+/// (instructions, seconds, CPI when timed). `trace`: the retire events (with their timed
+/// retire cycles) go through the trace module's cycle mode.
+fn run_sim(elf: &ElfImage, cmdline: &str, timing: bool, trace: bool) -> (u64, f64, f64) {
     let mut m = Machine::for_elf(elf, quiet_semihost(cmdline));
     if timing {
         m.enable_timing(TimingConfig::default()).expect("default configuration is valid");
     }
     let t = Stopwatch::start();
-    m.run(u64::MAX, &mut NoHook).expect("test programs exit cleanly");
+    if trace {
+        let cfg = "rsdc-32x4-128".parse().unwrap();
+        let mut module = CycleTraceModule::new(&cfg, &BufferConfig::default());
+        let mut hook = |ev: &RetireEvent, _: &[MemAccess]| module.push(ev).expect("retire cycles increase");
+        m.run(u64::MAX, &mut hook).expect("test programs exit cleanly");
+        std::hint::black_box(module.finish());
+    } else {
+        m.run(u64::MAX, &mut NoHook).expect("test programs exit cleanly");
+    }
     let secs = t.seconds();
     let cpi = m.timing_report().map_or(0.0, |r| r.cpi);
     (m.retired, secs, cpi)
@@ -79,10 +90,10 @@ fn main() {
     println!("medians of {runs} runs; MIPS = millions of simulated instructions per second");
     println!("simulator on {clock}; QEMU on wall time, its start-up included");
     println!(
-        "{:<14} {:>11} {:>9} {:>9} {:>8} {:>9} {:>8} {:>6}",
-        "program", "instrs", "func", "timing", "tim/fn", "qemu", "tim/qemu", "CPI"
+        "{:<14} {:>11} {:>9} {:>9} {:>8} {:>9} {:>9} {:>8} {:>6}",
+        "program", "instrs", "func", "timing", "tim/fn", "tim+trc", "qemu", "tim/qemu", "CPI"
     );
-    let (mut n_all, mut s_func, mut s_tim, mut s_qemu) = (0u64, 0f64, 0f64, 0f64);
+    let (mut n_all, mut s_func, mut s_tim, mut s_trc, mut s_qemu) = (0u64, 0f64, 0f64, 0f64, 0f64);
     for prog in manifest["programs"].as_array().unwrap() {
         let name = prog["name"].as_str().unwrap();
         if !only.is_empty() && !only.iter().any(|o| o == name) {
@@ -91,20 +102,23 @@ fn main() {
         let elf = ElfImage::open(programs_dir().join(prog["elf"].as_str().unwrap())).unwrap();
         let cmdline = prog["cmdline"].as_str().unwrap();
         // Interleave the two modes so that load changes on the machine hit both alike.
-        let (mut func, mut tim) = (Vec::new(), Vec::new());
+        let (mut func, mut tim, mut trc) = (Vec::new(), Vec::new(), Vec::new());
         let (mut insns, mut cpi) = (0, 0.0);
         for _ in 0..runs {
             if !timing_only {
-                let (n, s, _) = run_sim(&elf, cmdline, false);
+                let (n, s, _) = run_sim(&elf, cmdline, false, false);
                 func.push(s);
                 insns = n;
             }
             if functional_only {
                 continue;
             }
-            let (n, s, c) = run_sim(&elf, cmdline, true);
+            let (n, s, c) = run_sim(&elf, cmdline, true, false);
             assert!(timing_only || n == insns, "{name}: timing changed the instruction count");
             tim.push(s);
+            if !timing_only {
+                trc.push(run_sim(&elf, cmdline, true, true).1);
+            }
             insns = n;
             cpi = c;
         }
@@ -119,9 +133,11 @@ fn main() {
             continue;
         }
         let func = median(func);
+        let trc = median(trc);
         n_all += insns;
         s_func += func;
         s_tim += tim;
+        s_trc += trc;
         let (q, r) = if qemu {
             let q = median((0..runs).map(|_| qemu_seconds(prog)).collect());
             s_qemu += q;
@@ -130,10 +146,11 @@ fn main() {
             ("-".into(), "-".into())
         };
         println!(
-            "{name:<14} {insns:>11} {:>9.1} {:>9.1} {:>8.2} {q:>9} {r:>8} {cpi:>6.2}",
+            "{name:<14} {insns:>11} {:>9.1} {:>9.1} {:>8.2} {:>9.1} {q:>9} {r:>8} {cpi:>6.2}",
             mips(func),
             mips(tim),
-            func / tim
+            func / tim,
+            mips(trc)
         );
     }
     if timing_only || functional_only {
@@ -141,14 +158,15 @@ fn main() {
     }
     let all = |s: f64| n_all as f64 / s / 1e6;
     println!(
-        "{:<14} {:>11} {:>9.1} {:>9.1} {:>8.2} {:>9} {:>8}",
+        "{:<14} {:>11} {:>9.1} {:>9.1} {:>8.2} {:>9.1} {:>9} {:>8}",
         "all",
         n_all,
         all(s_func),
         all(s_tim),
         s_func / s_tim,
+        all(s_trc),
         if s_qemu > 0.0 { format!("{:.1}", all(s_qemu)) } else { "-".into() },
         if s_qemu > 0.0 { format!("{:.3}", s_qemu / s_tim) } else { "-".into() }
     );
-    println!("(tim/fn = timing MIPS / functional MIPS; tim/qemu = timing MIPS / QEMU MIPS)");
+    println!("(tim/fn = timing MIPS / functional MIPS; tim+trc = timing model and trace module cycle mode; tim/qemu = timing MIPS / QEMU MIPS)");
 }
