@@ -43,6 +43,37 @@ pub enum ReportKind {
     /// Memory reference traces of the test programs: dinero, PDATS, PDATS II, each alone and
     /// with gzip, xz and zstd (Table 4 of the PDATS II paper), and SAD reduction ratios.
     Refs(RefsReportArgs),
+    /// Whole Execution Traces of the test programs: sizes before and after each tier by label
+    /// category (Tables 1-3 of the WET paper), build time and query rates (Tables 5-9).
+    Wet(WetReportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct WetReportArgs {
+    /// Program manifest (programs run from its directory with the argv it records).
+    #[arg(long, value_name = "programs.json", default_value = "testbenches/programs/programs.json")]
+    pub programs: PathBuf,
+    /// Only these programs (repeatable; default: all).
+    #[arg(long = "program", value_name = "NAME")]
+    pub only: Vec<String>,
+    /// Stop each program after this many instructions.
+    #[arg(long, value_name = "N", default_value_t = 2_000_000)]
+    pub max_insns: u64,
+    /// Backward slices per program.
+    #[arg(long, default_value_t = 25)]
+    pub slices: usize,
+    #[arg(long, conflicts_with_all = ["csv", "markdown"])]
+    pub json: bool,
+    #[arg(long, conflicts_with = "markdown")]
+    pub csv: bool,
+    #[arg(long)]
+    pub markdown: bool,
+    /// Also write everything as JSON to this file.
+    #[arg(long, value_name = "FILE.json")]
+    pub stats_out: Option<PathBuf>,
+    /// Worker threads (default: one per core).
+    #[arg(short, long, value_name = "N")]
+    pub jobs: Option<usize>,
 }
 
 #[derive(Args, Debug)]
@@ -76,6 +107,7 @@ pub struct RefsReportArgs {
 pub fn run(a: &ReportArgs) -> Result<()> {
     match &a.kind {
         ReportKind::Refs(r) => run_refs(r),
+        ReportKind::Wet(w) => run_wet(w),
     }
 }
 
@@ -380,24 +412,7 @@ fn run_refs(a: &RefsReportArgs) -> Result<()> {
         ("Sizes in bytes", sizes_table(&results)),
         ("SAD reduction (4 KiB pages): input references per output record", sad_table(&results)),
     ];
-    for (i, (title, (header, rows))) in tables.iter().enumerate() {
-        if i > 0 {
-            writeln!(out)?;
-        }
-        if a.markdown {
-            writeln!(out, "**{title}**\n")?;
-            markdown(out, header, rows)?;
-        } else {
-            let mut t = Table::new(header.iter().cloned());
-            rows.iter().for_each(|r| t.row(r.iter().cloned()));
-            if a.csv {
-                t.print_csv(out)?;
-            } else {
-                writeln!(out, "{title}")?;
-                t.print(out)?;
-            }
-        }
-    }
+    print_tables(out, &tables, a.markdown, a.csv)?;
     if !a.csv {
         let capped = results.iter().filter(|r| !r.complete).count();
         writeln!(
@@ -508,12 +523,159 @@ fn sad_table(results: &[ProgramRefs]) -> Rows {
     (header, rows)
 }
 
+/// Titled tables as text, CSV or Markdown.
+fn print_tables(out: &mut impl Write, tables: &[(&str, Rows)], as_markdown: bool, csv: bool) -> io::Result<()> {
+    for (i, (title, (header, rows))) in tables.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        if as_markdown {
+            writeln!(out, "**{title}**\n")?;
+            markdown(out, header, rows)?;
+        } else {
+            let mut t = Table::new(header.iter().cloned());
+            rows.iter().for_each(|r| t.row(r.iter().cloned()));
+            if csv {
+                t.print_csv(out)?;
+            } else {
+                writeln!(out, "{title}")?;
+                t.print(out)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 fn markdown(out: &mut impl Write, header: &[String], rows: &[Vec<String>]) -> io::Result<()> {
     writeln!(out, "| {} |", header.join(" | "))?;
     let align: Vec<&str> = (0..header.len()).map(|i| if i == 0 { "---" } else { "---:" }).collect();
     writeln!(out, "|{}|", align.join("|"))?;
     for r in rows {
         writeln!(out, "| {} |", r.join(" | "))?;
+    }
+    Ok(())
+}
+
+fn run_wet(a: &WetReportArgs) -> Result<()> {
+    use streamtrace_stages::wet::build::LabelBits;
+    use streamtrace_stages::wet::report::{measure, WetMeasurement};
+    let mut programs = streamtrace_sim::sweep::programs_from_manifest(&a.programs).map_err(|e| anyhow!(e))?;
+    if !a.only.is_empty() {
+        for name in &a.only {
+            if !programs.iter().any(|p| &p.name == name) {
+                bail!("no program '{name}' in {}", a.programs.display());
+            }
+        }
+        programs.retain(|p| a.only.contains(&p.name));
+    }
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(a.jobs.unwrap_or(0)).build()?;
+    let start = Instant::now();
+    let bar = indicatif::ProgressBar::new(programs.len() as u64);
+    let results: Vec<WetMeasurement> = pool.install(|| {
+        programs
+            .par_iter()
+            .map(|p| {
+                let m = measure(p, a.max_insns, a.slices);
+                bar.inc(1);
+                m
+            })
+            .collect::<std::result::Result<Vec<_>, String>>()
+    })
+    .map_err(|e| anyhow!(e))?;
+    bar.finish_and_clear();
+    let seconds = start.elapsed().as_secs_f64();
+    let v = serde_json::json!({"max_insns": a.max_insns, "seconds": seconds, "programs": results});
+    if let Some(p) = &a.stats_out {
+        std::fs::write(p, serde_json::to_string_pretty(&v)? + "\n").with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    let out = &mut io::stdout().lock();
+    if a.json {
+        writeln!(out, "{v}")?;
+        return Ok(());
+    }
+    let mb = |bits: u64| format!("{:.2}", bits as f64 / 8e6);
+    let x = |a: u64, b: u64| format!("{:.1}", a as f64 / b.max(1) as f64);
+    let mut sizes = Vec::new();
+    let mut cats = Vec::new();
+    let mut speed = Vec::new();
+    let (mut o_all, mut t1_all, mut t2_all) = (LabelBits::default(), LabelBits::default(), LabelBits::default());
+    let add = |acc: &mut LabelBits, b: &LabelBits| {
+        acc.timestamps += b.timestamps;
+        acc.values += b.values;
+        acc.edge_labels += b.edge_labels;
+        acc.addresses += b.addresses;
+    };
+    for r in &results {
+        add(&mut o_all, &r.original);
+        add(&mut t1_all, &r.tier1);
+        add(&mut t2_all, &r.tier2);
+        let (o, t1, t2) = (r.original.total(), r.tier1.total(), r.tier2.total());
+        sizes.push(vec![
+            r.program.clone(),
+            thousands(r.counts.instructions),
+            mb(o),
+            mb(t1),
+            mb(t2),
+            x(o, t1),
+            x(t1, t2),
+            x(o, t2),
+            format!("{:.2}", r.file_bytes as f64 / 1e6),
+        ]);
+        let pair = |f: &dyn Fn(&LabelBits) -> u64| [x(f(&r.original), f(&r.tier1)), x(f(&r.tier1), f(&r.tier2))];
+        let mut row = vec![r.program.clone()];
+        row.extend(pair(&|b| b.timestamps));
+        row.extend(pair(&|b| b.values));
+        row.extend(pair(&|b| b.edge_labels));
+        row.extend(pair(&|b| b.addresses));
+        cats.push(row);
+        let n = r.counts.instructions as f64;
+        speed.push(vec![
+            r.program.clone(),
+            format!("{:.2}", n / r.build_seconds / 1e6),
+            format!("{:.2}", r.compress_seconds),
+            format!("{:.1}", n / r.cf_forward_seconds / 1e6),
+            format!("{:.1}", n / r.cf_backward_seconds / 1e6),
+            format!("{:.2}", r.load_value_instances as f64 / r.loads_seconds / 1e6),
+            format!("{:.2}", r.address_instances as f64 / r.addrs_seconds / 1e6),
+            format!("{:.1}", r.slice_seconds * 1e3 / r.slices.max(1) as f64),
+            format!("{:.0}", r.slice_items as f64 / r.slices.max(1) as f64),
+        ]);
+    }
+    let (o, t1, t2) = (o_all.total(), t1_all.total(), t2_all.total());
+    let insns: u64 = results.iter().map(|r| r.counts.instructions).sum();
+    sizes.push(vec!["all".into(), thousands(insns), mb(o), mb(t1), mb(t2), x(o, t1), x(t1, t2), x(o, t2), String::new()]);
+    let mut row = vec!["all".to_string()];
+    for f in [
+        &(|b: &LabelBits| b.timestamps) as &dyn Fn(&LabelBits) -> u64,
+        &|b: &LabelBits| b.values,
+        &|b: &LabelBits| b.edge_labels,
+        &|b: &LabelBits| b.addresses,
+    ] {
+        row.push(x(f(&o_all), f(&t1_all)));
+        row.push(x(f(&t1_all), f(&t2_all)));
+    }
+    cats.push(row);
+    let h = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let tables = [
+        (
+            "WET sizes (MB): original, after tier 1, after tier 2, and ratios (Table 1 layout)",
+            (h(&["program", "instructions", "original", "tier 1", "tier 2", "orig/t1", "t1/t2", "orig/t2", ".wet file MB"]), sizes),
+        ),
+        (
+            "Compression factor by label category: tier 1 (orig/t1) and tier 2 (t1/t2) (Tables 2 and 3)",
+            (h(&["program", "timestamps t1", "timestamps t2", "values t1", "values t2", "edge labels t1", "edge labels t2", "addresses t1", "addresses t2"]), cats),
+        ),
+        (
+            "Build and query speed on the tier-2 WET",
+            (
+                h(&["program", "build M insns/s", "tier 2 s", "CF forward M insns/s", "CF backward M insns/s", "loads M values/s", "addresses M/s", "slice ms", "slice size"]),
+                speed,
+            ),
+        ),
+    ];
+    print_tables(out, &tables, a.markdown, a.csv)?;
+    if !a.csv {
+        writeln!(out, "\n{} programs, at most {} instructions each, in {seconds:.0} s", results.len(), thousands(a.max_insns))?;
     }
     Ok(())
 }

@@ -12,6 +12,7 @@ mod cmd_report;
 mod cmd_run;
 mod cmd_stages;
 mod cmd_sweep;
+mod cmd_wet;
 mod io_util;
 mod refs;
 mod table;
@@ -79,6 +80,8 @@ enum Command {
     /// Run a program on the core model and compare the Verilated RTL with the model's cycle
     /// mode on every cycle (trace port and stall).
     Cosim(cmd_hw::CosimArgs),
+    /// Whole Execution Traces: build one from a program run, print its sizes, query it.
+    Wet(cmd_wet::WetArgs),
 }
 
 #[derive(Args, Debug)]
@@ -238,6 +241,7 @@ fn main() -> ExitCode {
         Command::Verilog(a) => cmd_hw::run_verilog(&a).map(|()| 0),
         Command::Area(a) => cmd_hw::run_area(&a).map(|()| 0),
         Command::Cosim(a) => cmd_hw::run_cosim(&a),
+        Command::Wet(a) => cmd_wet::run(&a).map(|()| 0),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -12,6 +12,8 @@
 //!   encodings (§4).
 //! * [`sad`]: SAD lossy reduction with page splitting, blocking and dirty propagation (§5).
 //! * [`paging`]: LRU and OPT page-replacement simulators that check SAD's guarantee.
+//! * [`wet`]: Whole Execution Traces of core-model runs, two-tier compression and queries
+//!   (§6; docs/wet.md).
 //!
 //! All decoders of binary input are streaming (`std::io::Read`), never panic on
 //! untrusted bytes, and report truncated or corrupt input with the byte offset; the text
@@ -24,6 +26,7 @@ pub mod paging;
 pub mod pdats;
 pub mod pdats2;
 pub mod sad;
+pub mod wet;
 
 pub use header::{DecodeError, EncodeError, FileHeader};
 

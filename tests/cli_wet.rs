@@ -1,0 +1,112 @@
+//! End-to-end tests of `streamtrace wet` (issue 7) on the built binary: build a WET of a
+//! test program (tier 1 and tier 2 files), its statistics, and every query against what
+//! `streamtrace run` reports of the same run; bad inputs give clear errors.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tempfile::TempDir;
+
+fn streamtrace_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_streamtrace")).current_dir(dir).args(args).output().expect("run streamtrace")
+}
+
+fn programs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testbenches/programs")
+}
+
+#[track_caller]
+fn ok(o: &Output) -> String {
+    assert!(o.status.success(), "failed: {}\n{}", String::from_utf8_lossy(&o.stderr), String::from_utf8_lossy(&o.stdout));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[track_caller]
+fn fails(o: &Output, needle: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "expected exit 1: {err}");
+    assert!(err.contains(needle), "stderr lacks '{needle}': {err}");
+    assert!(!err.contains("panicked"), "panic: {err}");
+}
+
+#[test]
+fn build_stats_and_queries_agree_with_the_run() {
+    let tmp = TempDir::new().unwrap();
+    let dir = programs_dir();
+    let pcs = tmp.path().join("pcs.txt");
+    ok(&streamtrace_in(&dir, &["run", "--pc-trace", pcs.to_str().unwrap(), "bin/tiny.elf"]));
+    let expected: Vec<String> = std::fs::read_to_string(&pcs).unwrap().lines().map(|l| l.trim().to_string()).collect();
+    for tier in ["1", "2"] {
+        let wet = tmp.path().join(format!("tiny{tier}.wet"));
+        let w = wet.to_str().unwrap();
+        let out = ok(&streamtrace_in(&dir, &["wet", "build", "bin/tiny.elf", "-o", w, "--tier", tier, "--json"]));
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["counts"]["instructions"].as_u64(), Some(expected.len() as u64), "tier {tier}");
+        assert!(v["bits"]["stored"]["timestamps"].as_u64().unwrap() > 0);
+        let stats = ok(&streamtrace_in(&dir, &["wet", "stats", w]));
+        assert!(stats.contains("total"), "{stats}");
+
+        let fwd = ok(&streamtrace_in(&dir, &["wet", "query", w, "cf", "--forward"]));
+        let got: Vec<String> = fwd.lines().map(|l| l.split_whitespace().next().unwrap().to_string()).collect();
+        assert_eq!(got, expected, "tier {tier}: forward control flow against run --pc-trace");
+        let back = ok(&streamtrace_in(&dir, &["wet", "query", w, "cf", "--backward", "--limit", "100"]));
+        let got: Vec<String> = back.lines().map(|l| l.split_whitespace().next().unwrap().to_string()).collect();
+        let mut rev = expected.clone();
+        rev.reverse();
+        assert_eq!(got, rev[..100], "tier {tier}: backward control flow");
+
+        // The most executed load of the run: its values and addresses, one line per instance.
+        let load_pc = most_executed_load(&dir, w);
+        let loads = ok(&streamtrace_in(&dir, &["wet", "query", w, "loads", &load_pc]));
+        let addrs = ok(&streamtrace_in(&dir, &["wet", "query", w, "addrs", &load_pc]));
+        assert!(loads.lines().count() > 1, "{load_pc}: {loads}");
+        assert_eq!(loads.lines().count(), addrs.lines().count());
+        let n = expected.iter().filter(|p| format!("0x{p}") == load_pc).count();
+        assert_eq!(loads.lines().count(), n, "instances of {load_pc}");
+
+        let slice = ok(&streamtrace_in(&dir, &["wet", "query", w, "slice", &load_pc, "--instance", "1", "--json"]));
+        let s: serde_json::Value = serde_json::from_str(&slice).unwrap();
+        let items = s["slice"].as_array().unwrap();
+        assert!(items.len() > 1, "a load depends on something: {slice}");
+        assert!(items.iter().any(|i| i["pc"].as_str().unwrap().starts_with(&load_pc[2..])), "the criterion is in its slice");
+    }
+}
+
+/// The address of the most executed instruction that loads a register from memory.
+fn most_executed_load(dir: &Path, wet: &str) -> String {
+    let fwd = ok(&streamtrace_in(dir, &["wet", "query", wet, "cf", "--forward"]));
+    let mut counts = std::collections::HashMap::new();
+    for l in fwd.lines() {
+        *counts.entry(l.split_whitespace().next().unwrap().to_string()).or_insert(0u32) += 1;
+    }
+    let mut by_count: Vec<(u32, String)> = counts.into_iter().map(|(pc, n)| (n, pc)).collect();
+    by_count.sort_unstable_by(|a, b| b.cmp(a));
+    for (_, pc) in by_count {
+        let pc = format!("0x{pc}");
+        let out = ok(&streamtrace_in(dir, &["wet", "query", wet, "loads", &pc]));
+        if out.lines().next().is_some_and(|l| l.split_whitespace().count() > 1) {
+            return pc;
+        }
+    }
+    panic!("no load in the run");
+}
+
+#[test]
+fn bad_inputs_give_clear_errors() {
+    let tmp = TempDir::new().unwrap();
+    let dir = programs_dir();
+    fails(&streamtrace_in(&dir, &["wet", "build", "no/such.elf", "-o", "/dev/null"]), "no such program");
+    let junk = tmp.path().join("junk.wet");
+    std::fs::write(&junk, b"not a wet file at all").unwrap();
+    fails(&streamtrace_in(&dir, &["wet", "stats", junk.to_str().unwrap()]), "bad magic");
+    // A real file cut short: the error names a byte offset.
+    let wet = tmp.path().join("t.wet");
+    ok(&streamtrace_in(&dir, &["wet", "build", "bin/tiny.elf", "-o", wet.to_str().unwrap()]));
+    let bytes = std::fs::read(&wet).unwrap();
+    let cut = tmp.path().join("cut.wet");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    fails(&streamtrace_in(&dir, &["wet", "query", cut.to_str().unwrap(), "cf", "--forward"]), "byte ");
+    fails(&streamtrace_in(&dir, &["wet", "query", wet.to_str().unwrap(), "loads", "xyz"]), "not a hexadecimal");
+    fails(&streamtrace_in(&dir, &["wet", "query", wet.to_str().unwrap(), "slice", "0x4"]), "no instruction at 0x4");
+    fails(&streamtrace_in(&dir, &["wet", "query", wet.to_str().unwrap(), "cf"]), "--forward or --backward");
+}
