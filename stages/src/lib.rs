@@ -20,6 +20,7 @@
 //! readers (`din`, `laplace`) report the line number.
 
 pub mod din;
+pub mod hash;
 pub mod header;
 pub mod laplace;
 pub mod paging;

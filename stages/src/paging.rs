@@ -5,8 +5,7 @@
 //! spaces can share one memory ("global LRU"); split a trace by ASID to simulate per-process
 //! LRU.
 
-use std::collections::{BinaryHeap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::BinaryHeap;
 
 /// A page of one address space.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -24,27 +23,8 @@ impl PageKey {
     }
 }
 
-/// Multiplicative hasher for page keys: SipHash costs more than the whole LRU update, and
-/// traces are not adversarial input to a hash table here.
-#[derive(Default, Clone, Copy)]
-pub struct PageHasher(u64);
-
-impl Hasher for PageHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-}
-
-/// `HashMap` keyed by [`PageKey`] with [`PageHasher`].
-pub type PageMap<V> = HashMap<PageKey, V, BuildHasherDefault<PageHasher>>;
+/// `HashMap` keyed by [`PageKey`] with the stages' fast hasher.
+pub type PageMap<V> = crate::hash::FastMap<PageKey, V>;
 
 /// An evicted page and whether it was written while resident.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

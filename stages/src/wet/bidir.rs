@@ -165,7 +165,8 @@ struct Core {
     window: [u64; 4],
     fr: EntryStack,
     bl: EntryStack,
-    /// FCM tables (empty for last-n).
+    /// FCM tables (empty for last-n). BLTB is all zeros at rest, so it is allocated at the
+    /// first step back (a stream that is only stored costs one table).
     frtb: Vec<u64>,
     bltb: Vec<u64>,
     bits: u32,
@@ -182,7 +183,7 @@ impl Core {
             fr: EntryStack::default(),
             bl: EntryStack::default(),
             frtb: if tabled { vec![0; 1 << bits] } else { Vec::new() },
-            bltb: if tabled { vec![0; 1 << bits] } else { Vec::new() },
+            bltb: Vec::new(),
             bits,
             bytes_per_value: width as usize / 8,
             tabled,
@@ -232,6 +233,9 @@ impl Core {
     /// (the window after the shift) onto BL.
     fn push_bl(&mut self, v: u64, ctx: &[u64]) {
         if self.tabled {
+            if self.bltb.is_empty() {
+                self.bltb = vec![0; 1 << self.bits];
+            }
             let i = self.index(ctx);
             let old = self.bltb[i];
             if old == v {

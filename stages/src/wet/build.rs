@@ -11,7 +11,7 @@
 //! Steps of the current path are held back until the path ends (at most 64 blocks), because
 //! the node, and so the instance numbers, are known only then.
 
-use std::collections::HashMap;
+use crate::hash::FastMap;
 
 use super::capture::{Port, Step, StepSink};
 use super::cd::{ControlDeps, PostDominators};
@@ -142,7 +142,7 @@ impl<S: Cursor> WetGraph<S> {
 #[derive(Default)]
 struct LastWriters {
     regs: [Option<(StmtId, u64)>; 17],
-    pages: HashMap<u32, Box<[(StmtId, u64)]>>,
+    pages: FastMap<u32, Box<[(StmtId, u64)]>>,
 }
 
 const NO_WRITER: (StmtId, u64) = (StmtId::MAX, 0);
@@ -161,7 +161,7 @@ impl LastWriters {
 /// Builds a [`WetGraph`] from steps; feed it with [`super::capture::capture`].
 pub struct WetBuilder {
     g: WetGraph,
-    path_ids: HashMap<Vec<u32>, NodeId>,
+    path_ids: FastMap<Vec<u32>, NodeId>,
     /// Steps of the current path (the first `pending_len` slots; kept to reuse their
     /// allocations) and their addresses.
     pending: Vec<Step>,
@@ -187,7 +187,7 @@ impl WetBuilder {
     pub fn new() -> Self {
         WetBuilder {
             g: WetGraph::default(),
-            path_ids: HashMap::new(),
+            path_ids: FastMap::default(),
             pending: Vec::new(),
             pending_len: 0,
             pending_iws: Vec::new(),
@@ -558,7 +558,7 @@ fn group_values(g: &mut WetGraph<RawStream>, node: NodeId) {
         return;
     }
     let members: Vec<StmtId> = g.nodes[node as usize].stmts.clone();
-    let mut inputs: HashMap<StmtId, BTreeSet<(StmtId, Port)>> = HashMap::new();
+    let mut inputs: FastMap<StmtId, BTreeSet<(StmtId, Port)>> = FastMap::default();
     let mut candidates: Vec<StmtId> = Vec::new();
     for &sid in &members {
         let st = &g.stmts[sid as usize];
@@ -613,7 +613,7 @@ fn group_values(g: &mut WetGraph<RawStream>, node: NodeId) {
         let columns: Vec<(StmtId, u8)> =
             stmts.iter().flat_map(|&s| (0..g.stmts[s as usize].def_ports.len() as u8).map(move |p| (s, p))).collect();
         let k = columns.len() as u64;
-        let mut ids: HashMap<Vec<u64>, u64> = HashMap::new();
+        let mut ids: FastMap<Vec<u64>, u64> = FastMap::default();
         let mut pattern = Vec::with_capacity(e_count as usize);
         let mut tuple = Vec::with_capacity(columns.len());
         for i in 0..e_count as usize {
@@ -652,7 +652,7 @@ fn group_values(g: &mut WetGraph<RawStream>, node: NodeId) {
 /// one copy (the first edge's); the others point to it.
 fn share_labels(g: &mut WetGraph<RawStream>) {
     type Labels<'a> = (NodeId, NodeId, &'a [u64], &'a [u64]);
-    let mut first: HashMap<Labels, EdgeId> = HashMap::new();
+    let mut first: FastMap<Labels, EdgeId> = FastMap::default();
     let mut shared: Vec<(usize, EdgeId)> = Vec::new();
     for (i, e) in g.edges.iter().enumerate() {
         if e.local_implicit {

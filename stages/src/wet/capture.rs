@@ -168,7 +168,7 @@ struct Operands {
 /// Decodes operands once per (address, word).
 struct OperandCache {
     params: DecodeParams,
-    map: std::collections::HashMap<(u32, u32), Operands>,
+    map: crate::hash::FastMap<(u32, u32), Operands>,
 }
 
 impl OperandCache {

@@ -7,7 +7,7 @@
 //! branch also to the successor it did not take. Building it needs the whole run, so a WET
 //! build runs the program twice (runs are deterministic).
 
-use std::collections::HashMap;
+use crate::hash::FastMap;
 
 use streamtrace_model::BranchClass;
 
@@ -33,7 +33,7 @@ fn other_successor(s: &Step) -> Option<u32> {
 /// Collects the augmented dynamic CFG of a run.
 #[derive(Default)]
 pub struct CfgBuilder {
-    succ: HashMap<u32, Vec<u32>>,
+    succ: FastMap<u32, Vec<u32>>,
     last: Option<u32>,
 }
 
@@ -53,7 +53,7 @@ impl CfgBuilder {
         }
         // Reverse graph, numbered in reverse post-order of a DFS from EXIT over predecessor
         // edges (Cooper, Harvey and Kennedy's iterative algorithm on the reverse CFG).
-        let mut preds: HashMap<u32, Vec<u32>> = HashMap::new();
+        let mut preds: FastMap<u32, Vec<u32>> = FastMap::default();
         for (&f, ts) in &self.succ {
             for &t in ts {
                 preds.entry(t).or_default().push(f);
@@ -63,8 +63,8 @@ impl CfgBuilder {
             v.sort_unstable();
         }
         let mut order: Vec<u32> = Vec::new();
-        let mut index: HashMap<u32, usize> = HashMap::new();
-        let mut seen: HashMap<u32, bool> = HashMap::new();
+        let mut index: FastMap<u32, usize> = FastMap::default();
+        let mut seen: FastMap<u32, bool> = FastMap::default();
         let mut stack: Vec<(u32, usize)> = vec![(EXIT, 0)];
         seen.insert(EXIT, true);
         while let Some((v, i)) = stack.pop() {
@@ -118,7 +118,7 @@ impl CfgBuilder {
                 }
             }
         }
-        let mut ipdom = HashMap::new();
+        let mut ipdom = FastMap::default();
         for (i, &v) in order.iter().enumerate().skip(1) {
             ipdom.insert(v, order[idom[i].unwrap_or(0)]);
         }
@@ -199,8 +199,8 @@ mod tests {
 /// Immediate post-dominators and the instructions with more than one successor.
 #[derive(Clone, Debug, Default)]
 pub struct PostDominators {
-    pub ipdom: HashMap<u32, u32>,
-    pub branches: std::collections::HashSet<u32>,
+    pub ipdom: FastMap<u32, u32>,
+    pub branches: crate::hash::FastSet<u32>,
 }
 
 /// The online control-dependence stack: feed steps in order with an identity for each

@@ -250,7 +250,7 @@ impl<S: Cursor> WetGraph<S> {
     /// branch instances that decided each of them executes (when the WET was built with
     /// control dependences). The criterion included; sorted.
     pub fn backward_slice(&mut self, stmt: StmtId, inst: u64) -> Vec<SliceItem> {
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = crate::hash::FastSet::default();
         let start = SliceItem { stmt, inst };
         let mut work = vec![start];
         seen.insert(start);

@@ -1,7 +1,7 @@
 //! The uncompressed execution record of a run (every step kept), and the same queries
 //! answered from it by brute force. The WET's answers are checked against these.
 
-use std::collections::HashMap;
+use crate::hash::FastMap;
 
 use super::capture::{Port, Step, StepSink};
 use super::cd::{ControlDeps, PostDominators};
@@ -49,7 +49,7 @@ impl ExecRecord {
     pub fn parents(&self, pd: Option<&PostDominators>) -> Vec<Vec<usize>> {
         let mut control = pd.map(|pd| ControlDeps::<usize>::new(pd.clone()));
         let mut regs: [Option<usize>; 17] = [None; 17];
-        let mut mem: HashMap<u32, usize> = HashMap::new();
+        let mut mem: FastMap<u32, usize> = FastMap::default();
         let mut out = Vec::with_capacity(self.steps.len());
         for (i, s) in self.steps.iter().enumerate() {
             let mut parents: Vec<usize> = s.uses.iter().filter_map(|&p: &Port| regs[p as usize]).collect();
