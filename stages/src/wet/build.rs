@@ -104,6 +104,18 @@ pub struct Edge<S = RawStream> {
     pub pairs: u64,
 }
 
+impl Edge<RawStream> {
+    /// Write out the implied pairs (0, 0) .. (pairs - 1, pairs - 1) of an edge that was
+    /// local-implicit so far, and make it explicit.
+    fn materialize(&mut self) {
+        for j in 0..self.pairs {
+            self.use_inst.push(j);
+            self.def_inst.push(j);
+        }
+        self.local_implicit = false;
+    }
+}
+
 /// Counts for the size tables (as in the paper's Tables 1-3).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct WetCounts {
@@ -284,13 +296,19 @@ impl WetBuilder {
         let id = self.edge(user, port, def.0);
         let same_node = self.g.stmts[user as usize].node == self.g.stmts[def.0 as usize].node;
         let e = &mut self.g.edges[id as usize];
+        self.g.counts.dependence_pairs += 1;
+        // While every instance so far had exactly the pair (k, k), the labels are implied by
+        // the pair count and are not stored (most edges stay so: memory for long runs).
+        if e.local_implicit {
+            if same_node && def.1 == k && e.pairs == k {
+                e.pairs += 1;
+                return;
+            }
+            e.materialize();
+        }
         e.use_inst.push(k);
         e.def_inst.push(def.1);
         e.pairs += 1;
-        if !(same_node && def.1 == k) {
-            e.local_implicit = false;
-        }
-        self.g.counts.dependence_pairs += 1;
     }
 
     /// Labels of one executed (or condition-failed) instance `k` of statement `sid`.
@@ -388,10 +406,8 @@ impl WetBuilder {
             let node = g.stmts[e.user as usize].node;
             if e.local_implicit && e.pairs == g.nodes[node as usize].ts.len() as u64 {
                 g.counts.implicit_pairs += e.pairs;
-                e.use_inst = RawStream::default();
-                e.def_inst = RawStream::default();
-            } else {
-                e.local_implicit = false;
+            } else if e.local_implicit {
+                e.materialize();
             }
         }
         share_labels(&mut g);
