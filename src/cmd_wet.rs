@@ -130,8 +130,8 @@ fn stats_json<S: Cursor>(g: &WetGraph<S>, tier1: &LabelBits) -> serde_json::Valu
     })
 }
 
-fn print_stats(original: &LabelBits, tier1: &LabelBits, tier2: Option<&LabelBits>) {
-    let row = |name: &str, f: &dyn Fn(&LabelBits) -> u64| {
+fn print_stats(out: &mut impl Write, original: &LabelBits, tier1: &LabelBits, tier2: Option<&LabelBits>) -> std::io::Result<()> {
+    let row = |name: &str, f: &dyn Fn(&LabelBits) -> u64| -> String {
         let o = f(original);
         let t1 = f(tier1);
         let mut line = format!("{name:<12} {:>14} {:>14} {:>8.1}x", o / 8, t1 / 8, o as f64 / t1.max(1) as f64);
@@ -139,18 +139,18 @@ fn print_stats(original: &LabelBits, tier1: &LabelBits, tier2: Option<&LabelBits
             let t = f(t2);
             line += &format!(" {:>14} {:>8.1}x {:>8.1}x", t / 8, t1 as f64 / t.max(1) as f64, o as f64 / t.max(1) as f64);
         }
-        println!("{line}");
+        line
     };
     let mut head = format!("{:<12} {:>14} {:>14} {:>9}", "labels", "original B", "tier 1 B", "ratio");
     if tier2.is_some() {
         head += &format!(" {:>14} {:>9} {:>9}", "tier 2 B", "t1/t2", "overall");
     }
-    println!("{head}");
-    row("timestamps", &|b| b.timestamps);
-    row("values", &|b| b.values);
-    row("edge labels", &|b| b.edge_labels);
-    row("addresses", &|b| b.addresses);
-    row("total", &|b| b.total());
+    writeln!(out, "{head}")?;
+    writeln!(out, "{}", row("timestamps", &|b| b.timestamps))?;
+    writeln!(out, "{}", row("values", &|b| b.values))?;
+    writeln!(out, "{}", row("edge labels", &|b| b.edge_labels))?;
+    writeln!(out, "{}", row("addresses", &|b| b.addresses))?;
+    writeln!(out, "{}", row("total", &|b| b.total()))
 }
 
 pub fn run(args: &WetArgs) -> Result<()> {
@@ -194,7 +194,7 @@ fn build(a: &BuildArgs) -> Result<()> {
         s["file_bytes"] = json!(bytes.len());
         s["build_seconds"] = json!(build_s);
         s["compress_seconds"] = json!(compress_s);
-        println!("{}", serde_json::to_string_pretty(&s)?);
+        writeln!(std::io::stdout().lock(), "{}", serde_json::to_string_pretty(&s)?)?;
     } else {
         eprintln!(
             "{}: {insns} instructions, built in {build_s:.2} s ({:.2} M instructions/s), tier 2 in {compress_s:.2} s; {} bytes",
@@ -202,7 +202,7 @@ fn build(a: &BuildArgs) -> Result<()> {
             insns as f64 / build_s / 1e6,
             bytes.len()
         );
-        print_stats(&original, &tier1, tier2.as_ref());
+        print_stats(&mut std::io::stdout().lock(), &original, &tier1, tier2.as_ref())?;
     }
     Ok(())
 }
@@ -234,14 +234,16 @@ fn stats(a: &StatsArgs) -> Result<()> {
 }
 
 fn show_stats<S: Cursor>(g: &WetGraph<S>, tier2: Option<LabelBits>, as_json: bool) -> Result<()> {
+    let out = &mut std::io::stdout().lock();
     // A tier-2 file cannot tell its tier-1 size without the raw sequences; both files
     // know the original size.
     let original = LabelBits::original(&g.counts);
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&stats_json(g, &g.label_bits()))?);
+        writeln!(out, "{}", serde_json::to_string_pretty(&stats_json(g, &g.label_bits()))?)?;
         return Ok(());
     }
-    println!(
+    writeln!(
+        out,
         "{} instructions, {} path executions, {} nodes, {} statements, {} edges, {} value groups",
         g.counts.instructions,
         g.counts.path_executions,
@@ -249,10 +251,10 @@ fn show_stats<S: Cursor>(g: &WetGraph<S>, tier2: Option<LabelBits>, as_json: boo
         g.stmts.len(),
         g.edges.len(),
         g.groups.len()
-    );
+    )?;
     match tier2 {
         Some(t2) => {
-            println!("{:<12} {:>14} {:>14} {:>9}", "labels", "original B", "stored B", "ratio");
+            writeln!(out, "{:<12} {:>14} {:>14} {:>9}", "labels", "original B", "stored B", "ratio")?;
             for (name, o, s) in [
                 ("timestamps", original.timestamps, t2.timestamps),
                 ("values", original.values, t2.values),
@@ -260,10 +262,10 @@ fn show_stats<S: Cursor>(g: &WetGraph<S>, tier2: Option<LabelBits>, as_json: boo
                 ("addresses", original.addresses, t2.addresses),
                 ("total", original.total(), t2.total()),
             ] {
-                println!("{name:<12} {:>14} {:>14} {:>8.1}x", o / 8, s / 8, o as f64 / s.max(1) as f64);
+                writeln!(out, "{name:<12} {:>14} {:>14} {:>8.1}x", o / 8, s / 8, o as f64 / s.max(1) as f64)?;
             }
         }
-        None => print_stats(&original, &g.label_bits(), None),
+        None => print_stats(out, &original, &g.label_bits(), None)?,
     }
     Ok(())
 }
@@ -275,13 +277,13 @@ fn query(a: &QueryArgs) -> Result<()> {
     }
 }
 
-fn print_instances(list: &[Instance]) {
-    let out = std::io::stdout();
-    let mut out = std::io::BufWriter::new(out.lock());
+fn print_instances(list: &[Instance]) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for i in list {
         let vals: Vec<String> = i.values.iter().map(|v| format!("{v:#010x}")).collect();
-        let _ = writeln!(out, "{} {}", i.t, vals.join(" "));
+        writeln!(out, "{} {}", i.t, vals.join(" "))?;
     }
+    out.flush()
 }
 
 fn answer<S: Cursor>(g: &mut WetGraph<S>, q: &Query) -> Result<()> {
@@ -299,12 +301,12 @@ fn answer<S: Cursor>(g: &mut WetGraph<S>, q: &Query) -> Result<()> {
             }
             match output {
                 Some(p) => write_file(p, text.as_bytes())?,
-                None => print!("{text}"),
+                None => std::io::stdout().lock().write_all(text.as_bytes())?,
             }
         }
-        Query::Values { pc } => print_instances(&g.values(parse_pc(pc)?)),
-        Query::Loads { pc } => print_instances(&g.load_values(parse_pc(pc)?)),
-        Query::Addrs { pc } => print_instances(&g.addresses(parse_pc(pc)?)),
+        Query::Values { pc } => print_instances(&g.values(parse_pc(pc)?))?,
+        Query::Loads { pc } => print_instances(&g.load_values(parse_pc(pc)?))?,
+        Query::Addrs { pc } => print_instances(&g.addresses(parse_pc(pc)?))?,
         Query::Slice { pc, instance, json } => {
             let iw = parse_pc(pc)?;
             if g.stmts_of(iw).next().is_none() {
@@ -322,17 +324,19 @@ fn answer<S: Cursor>(g: &mut WetGraph<S>, q: &Query) -> Result<()> {
             }
             // Execution order: timestamp, then position in the path.
             rows.sort_unstable();
+            let out = &mut std::io::BufWriter::new(std::io::stdout().lock());
             if *json {
                 let list: Vec<_> =
                     rows.iter().map(|&(t, off, iw, k)| json!({"pc": fmt_iw(iw), "timestamp": t, "position": off, "instance": k})).collect();
-                println!("{}", serde_json::to_string_pretty(&json!({"criterion": fmt_iw(iw), "instance": instance, "slice": list}))?);
+                writeln!(out, "{}", serde_json::to_string_pretty(&json!({"criterion": fmt_iw(iw), "instance": instance, "slice": list}))?)?;
             } else {
-                println!("# backward slice of {} instance {}: {} statement instances", fmt_iw(iw), instance, rows.len());
-                println!("# timestamp position pc");
+                writeln!(out, "# backward slice of {} instance {}: {} statement instances", fmt_iw(iw), instance, rows.len())?;
+                writeln!(out, "# timestamp position pc")?;
                 for (t, off, iw, _) in rows {
-                    println!("{t} {off} {}", fmt_iw(iw));
+                    writeln!(out, "{t} {off} {}", fmt_iw(iw))?;
                 }
             }
+            out.flush()?;
         }
     }
     Ok(())

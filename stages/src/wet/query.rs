@@ -250,14 +250,20 @@ impl<S: Cursor> WetGraph<S> {
     /// branch instances that decided each of them executes (when the WET was built with
     /// control dependences). The criterion included; sorted.
     pub fn backward_slice(&mut self, stmt: StmtId, inst: u64) -> Vec<SliceItem> {
+        // Newest first (a heap on timestamp and position): every stream cursor then moves
+        // mostly backwards, so a slice costs about one pass over the streams it touches
+        // instead of a seek per visited instance.
         let mut seen = crate::hash::FastSet::default();
         let start = SliceItem { stmt, inst };
-        let mut work = vec![start];
+        let mut work = std::collections::BinaryHeap::new();
+        let key = |g: &mut Self, it: SliceItem| (g.timestamp(it.stmt, it.inst).unwrap_or(0), g.stmts[it.stmt as usize].offset, it);
+        work.push(key(self, start));
         seen.insert(start);
-        while let Some(x) = work.pop() {
+        while let Some((_, _, x)) = work.pop() {
             for (_, p) in self.parents(x.stmt, x.inst, None) {
                 if seen.insert(p) {
-                    work.push(p);
+                    let k = key(self, p);
+                    work.push(k);
                 }
             }
         }
