@@ -48,45 +48,15 @@ pub enum ReportKind {
     Wet(WetReportArgs),
 }
 
+/// What every report takes: the programs, the output form, the workers.
 #[derive(Args, Debug)]
-pub struct WetReportArgs {
+pub struct ReportCommon {
     /// Program manifest (programs run from its directory with the argv it records).
     #[arg(long, value_name = "programs.json", default_value = "testbenches/programs/programs.json")]
     pub programs: PathBuf,
     /// Only these programs (repeatable; default: all).
     #[arg(long = "program", value_name = "NAME")]
     pub only: Vec<String>,
-    /// Stop each program after this many instructions.
-    #[arg(long, value_name = "N", default_value_t = 2_000_000)]
-    pub max_insns: u64,
-    /// Backward slices per program.
-    #[arg(long, default_value_t = 25)]
-    pub slices: usize,
-    #[arg(long, conflicts_with_all = ["csv", "markdown"])]
-    pub json: bool,
-    #[arg(long, conflicts_with = "markdown")]
-    pub csv: bool,
-    #[arg(long)]
-    pub markdown: bool,
-    /// Also write everything as JSON to this file.
-    #[arg(long, value_name = "FILE.json")]
-    pub stats_out: Option<PathBuf>,
-    /// Worker threads (default: one per core).
-    #[arg(short, long, value_name = "N")]
-    pub jobs: Option<usize>,
-}
-
-#[derive(Args, Debug)]
-pub struct RefsReportArgs {
-    /// Program manifest (programs run from its directory with the argv it records).
-    #[arg(long, value_name = "programs.json", default_value = "testbenches/programs/programs.json")]
-    pub programs: PathBuf,
-    /// Only these programs (repeatable; default: all).
-    #[arg(long = "program", value_name = "NAME")]
-    pub only: Vec<String>,
-    /// Stop each program after this many instructions (the table says so).
-    #[arg(long, value_name = "N")]
-    pub max_insns: Option<u64>,
     /// Print everything as one JSON object.
     #[arg(long, conflicts_with_all = ["csv", "markdown"])]
     pub json: bool,
@@ -102,6 +72,27 @@ pub struct RefsReportArgs {
     /// Worker threads (default: one per core).
     #[arg(short, long, value_name = "N")]
     pub jobs: Option<usize>,
+}
+
+#[derive(Args, Debug)]
+pub struct RefsReportArgs {
+    #[command(flatten)]
+    pub common: ReportCommon,
+    /// Stop each program after this many instructions (the table says so).
+    #[arg(long, value_name = "N")]
+    pub max_insns: Option<u64>,
+}
+
+#[derive(Args, Debug)]
+pub struct WetReportArgs {
+    #[command(flatten)]
+    pub common: ReportCommon,
+    /// Stop each program after this many instructions.
+    #[arg(long, value_name = "N", default_value_t = 2_000_000)]
+    pub max_insns: u64,
+    /// Backward slices per program.
+    #[arg(long, default_value_t = 25)]
+    pub slices: usize,
 }
 
 pub fn run(a: &ReportArgs) -> Result<()> {
@@ -357,20 +348,20 @@ fn measure(p: &ManifestEntry, dir: &std::path::Path, max_insns: Option<u64>) -> 
 }
 
 fn run_refs(a: &RefsReportArgs) -> Result<()> {
-    let text = std::fs::read_to_string(&a.programs)
-        .with_context(|| format!("cannot read the program manifest {}", a.programs.display()))?;
+    let text = std::fs::read_to_string(&a.common.programs)
+        .with_context(|| format!("cannot read the program manifest {}", a.common.programs.display()))?;
     let manifest: Manifest =
-        serde_json::from_str(&text).with_context(|| format!("{}: not a program manifest", a.programs.display()))?;
-    let dir = a.programs.parent().unwrap_or(std::path::Path::new(".")).to_path_buf();
-    for name in &a.only {
+        serde_json::from_str(&text).with_context(|| format!("{}: not a program manifest", a.common.programs.display()))?;
+    let dir = a.common.programs.parent().unwrap_or(std::path::Path::new(".")).to_path_buf();
+    for name in &a.common.only {
         if !manifest.programs.iter().any(|p| &p.name == name) {
-            bail!("--program {name}: not in {}", a.programs.display());
+            bail!("--program {name}: not in {}", a.common.programs.display());
         }
     }
     let chosen: Vec<&ManifestEntry> =
-        manifest.programs.iter().filter(|p| a.only.is_empty() || a.only.contains(&p.name)).collect();
+        manifest.programs.iter().filter(|p| a.common.only.is_empty() || a.common.only.contains(&p.name)).collect();
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(a.jobs.unwrap_or(0))
+        .num_threads(a.common.jobs.unwrap_or(0))
         .build()
         .context("starting worker threads")?;
     let start = Instant::now();
@@ -399,11 +390,11 @@ fn run_refs(a: &RefsReportArgs) -> Result<()> {
         "seconds": seconds,
         "programs": results,
     });
-    if let Some(p) = &a.stats_out {
+    if let Some(p) = &a.common.stats_out {
         std::fs::write(p, serde_json::to_string_pretty(&v)? + "\n")
             .with_context(|| format!("cannot write {}", p.display()))?;
     }
-    if a.json {
+    if a.common.json {
         writeln!(out, "{v}")?;
         return Ok(());
     }
@@ -412,8 +403,8 @@ fn run_refs(a: &RefsReportArgs) -> Result<()> {
         ("Sizes in bytes", sizes_table(&results)),
         ("SAD reduction (4 KiB pages): input references per output record", sad_table(&results)),
     ];
-    print_tables(out, &tables, a.markdown, a.csv)?;
-    if !a.csv {
+    print_tables(out, &tables, a.common.markdown, a.common.csv)?;
+    if !a.common.csv {
         let capped = results.iter().filter(|r| !r.complete).count();
         writeln!(
             out,
@@ -559,16 +550,16 @@ fn markdown(out: &mut impl Write, header: &[String], rows: &[Vec<String>]) -> io
 fn run_wet(a: &WetReportArgs) -> Result<()> {
     use streamtrace_stages::wet::build::LabelBits;
     use streamtrace_stages::wet::report::{measure, WetMeasurement};
-    let mut programs = streamtrace_sim::sweep::programs_from_manifest(&a.programs).map_err(|e| anyhow!(e))?;
-    if !a.only.is_empty() {
-        for name in &a.only {
+    let mut programs = streamtrace_sim::sweep::programs_from_manifest(&a.common.programs).map_err(|e| anyhow!(e))?;
+    if !a.common.only.is_empty() {
+        for name in &a.common.only {
             if !programs.iter().any(|p| &p.name == name) {
-                bail!("no program '{name}' in {}", a.programs.display());
+                bail!("no program '{name}' in {}", a.common.programs.display());
             }
         }
-        programs.retain(|p| a.only.contains(&p.name));
+        programs.retain(|p| a.common.only.contains(&p.name));
     }
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(a.jobs.unwrap_or(0)).build()?;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(a.common.jobs.unwrap_or(0)).build()?;
     let start = Instant::now();
     let bar = indicatif::ProgressBar::new(programs.len() as u64);
     let results: Vec<WetMeasurement> = pool.install(|| {
@@ -585,11 +576,11 @@ fn run_wet(a: &WetReportArgs) -> Result<()> {
     bar.finish_and_clear();
     let seconds = start.elapsed().as_secs_f64();
     let v = serde_json::json!({"max_insns": a.max_insns, "seconds": seconds, "programs": results});
-    if let Some(p) = &a.stats_out {
+    if let Some(p) = &a.common.stats_out {
         std::fs::write(p, serde_json::to_string_pretty(&v)? + "\n").with_context(|| format!("cannot write {}", p.display()))?;
     }
     let out = &mut io::stdout().lock();
-    if a.json {
+    if a.common.json {
         writeln!(out, "{v}")?;
         return Ok(());
     }
@@ -673,8 +664,8 @@ fn run_wet(a: &WetReportArgs) -> Result<()> {
             ),
         ),
     ];
-    print_tables(out, &tables, a.markdown, a.csv)?;
-    if !a.csv {
+    print_tables(out, &tables, a.common.markdown, a.common.csv)?;
+    if !a.common.csv {
         writeln!(out, "\n{} programs, at most {} instructions each, in {seconds:.0} s", results.len(), thousands(a.max_insns))?;
     }
     Ok(())

@@ -14,6 +14,8 @@
 
 use thiserror::Error;
 
+use super::bytes::{put_varint, varint_len, ByteReader};
+
 /// One compression method of the candidate set (method ids of §6.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Method {
@@ -588,7 +590,7 @@ impl BiStream {
     /// Parse a persisted stream from the start of `bytes`; returns it (cursor at the end)
     /// and the number of bytes it took.
     pub fn from_bytes(bytes: &[u8]) -> Result<(BiStream, usize), StreamError> {
-        let mut r = ByteReader { bytes, pos: 0 };
+        let mut r = ByteReader::new(bytes);
         let s = Self::parse(&mut r).map_err(|what| StreamError { offset: r.pos, what })?;
         Ok((s, r.pos))
     }
@@ -673,71 +675,6 @@ impl BiStream {
         }
         let acc = if method.differential() { r.value(w, "accumulator")? } else { 0 };
         Ok(BiStream { method, width, m, pos: m, raw: Vec::new(), core: Some(core), acc })
-    }
-}
-
-fn varint_len(mut v: u64) -> usize {
-    let mut n = 1;
-    while v >= 0x80 {
-        v >>= 7;
-        n += 1;
-    }
-    n
-}
-
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-struct ByteReader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl ByteReader<'_> {
-    fn left(&self) -> usize {
-        self.bytes.len() - self.pos
-    }
-
-    fn u8(&mut self, what: &str) -> Result<u8, String> {
-        let b = *self.bytes.get(self.pos).ok_or_else(|| format!("truncated in the {what}"))?;
-        self.pos += 1;
-        Ok(b)
-    }
-
-    fn take(&mut self, n: usize, what: &str) -> Result<&[u8], String> {
-        if self.left() < n {
-            return Err(format!("truncated in the {what}"));
-        }
-        let s = &self.bytes[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(s)
-    }
-
-    fn value(&mut self, w: usize, what: &str) -> Result<u64, String> {
-        let b = self.take(w, what)?;
-        let mut a = [0u8; 8];
-        a[..w].copy_from_slice(b);
-        Ok(u64::from_le_bytes(a))
-    }
-
-    fn varint(&mut self, what: &str) -> Result<u64, String> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = self.u8(what)?;
-            if shift == 63 && b > 1 {
-                break;
-            }
-            v |= ((b & 0x7F) as u64) << shift;
-            if b & 0x80 == 0 {
-                return Ok(v);
-            }
-        }
-        Err(format!("{what}: varint longer than 64 bits"))
     }
 }
 

@@ -4,6 +4,7 @@
 
 use super::bidir::BiStream;
 use super::build::{Edge, Node, Stmt, ValueGroup, WetCounts, WetGraph};
+use super::bytes::{put_varint, ByteReader};
 use super::stream::{Cursor, RawStream};
 
 const MAGIC: &[u8; 8] = b"STWET\x001\x00";
@@ -31,7 +32,7 @@ impl StoredStream for RawStream {
         }
     }
     fn read_from(bytes: &[u8]) -> Result<(Self, usize), String> {
-        let mut r = Reader { bytes, pos: 0 };
+        let mut r = ByteReader::new(bytes);
         let n = r.count("stream length")?;
         let mut v = Vec::with_capacity(n);
         for _ in 0..n {
@@ -62,64 +63,11 @@ pub struct WetFileError {
     pub what: String,
 }
 
-pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-struct Reader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl Reader<'_> {
-    fn u8(&mut self, what: &str) -> Result<u8, String> {
-        let b = *self.bytes.get(self.pos).ok_or_else(|| format!("truncated in the {what}"))?;
-        self.pos += 1;
-        Ok(b)
-    }
-
-    fn varint(&mut self, what: &str) -> Result<u64, String> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = self.u8(what)?;
-            if shift == 63 && b > 1 {
-                break;
-            }
-            v |= ((b & 0x7F) as u64) << shift;
-            if b & 0x80 == 0 {
-                return Ok(v);
-            }
-        }
-        Err(format!("{what}: varint longer than 64 bits"))
-    }
-
-    /// A count of items that each take at least one byte: bounded by what is left.
-    fn count(&mut self, what: &str) -> Result<usize, String> {
-        let n = self.varint(what)?;
-        let left = (self.bytes.len() - self.pos) as u64;
-        if n > left {
-            return Err(format!("{what} {n} exceeds the {left} bytes left"));
-        }
-        Ok(n as usize)
-    }
-
-    fn index(&mut self, what: &str, limit: usize) -> Result<u32, String> {
-        let v = self.varint(what)?;
-        if v >= limit as u64 {
-            return Err(format!("{what} {v} out of range (there are {limit})"));
-        }
-        Ok(v as u32)
-    }
-
-    fn stream<S: StoredStream>(&mut self, what: &str) -> Result<S, String> {
-        let (s, used) = S::read_from(&self.bytes[self.pos..]).map_err(|e| format!("{what}: {e}"))?;
-        self.pos += used;
-        Ok(s)
-    }
+/// Reads one persisted stream at the reader's position.
+fn stream<S: StoredStream>(r: &mut ByteReader, what: &str) -> Result<S, String> {
+    let (s, used) = S::read_from(&r.bytes[r.pos..]).map_err(|e| format!("{what}: {e}"))?;
+    r.pos += used;
+    Ok(s)
 }
 
 impl<S: StoredStream> WetGraph<S> {
@@ -203,7 +151,7 @@ impl<S: StoredStream> WetGraph<S> {
 
     /// Parse a file written by [`WetGraph::to_bytes`] with the same stream form.
     pub fn from_bytes(bytes: &[u8]) -> Result<WetGraph<S>, WetFileError> {
-        let mut r = Reader { bytes, pos: 0 };
+        let mut r = ByteReader::new(bytes);
         parse(&mut r).map_err(|what| WetFileError { offset: r.pos, what })
     }
 }
@@ -216,7 +164,7 @@ pub fn file_kind(bytes: &[u8]) -> Result<u8, WetFileError> {
     Ok(bytes[8])
 }
 
-fn parse<S: StoredStream>(r: &mut Reader) -> Result<WetGraph<S>, String> {
+fn parse<S: StoredStream>(r: &mut ByteReader) -> Result<WetGraph<S>, String> {
     let kind = file_kind(r.bytes).map_err(|e| e.what)?;
     if kind != S::KIND {
         return Err(format!("stream kind {kind}, expected {}", S::KIND));
@@ -252,7 +200,7 @@ fn parse<S: StoredStream>(r: &mut Reader) -> Result<WetGraph<S>, String> {
         for _ in 0..nsucc {
             succ.push(r.index("successor", n_nodes)?);
         }
-        let ts = r.stream::<S>("node timestamps")?;
+        let ts = stream::<S>(r, "node timestamps")?;
         let first_stmt = n_stmts_total as u32;
         n_stmts_total += ns;
         nodes.push(Node { stmts: (first_stmt..n_stmts_total as u32).collect(), succ: Vec::new(), pred: Vec::new(), ts });
@@ -303,15 +251,15 @@ fn parse<S: StoredStream>(r: &mut Reader) -> Result<WetGraph<S>, String> {
             let accesses_each = r.varint("accesses per instance")?;
             let accesses_each = u32::try_from(accesses_each).map_err(|_| "accesses per instance beyond 32 bits".to_string())?;
             let group = if flags & 4 != 0 { Some(r.varint("group id")? as u32) } else { None };
-            let exec = if flags & 1 != 0 { Some(r.stream::<S>("execution flags")?) } else { None };
+            let exec = if flags & 1 != 0 { Some(stream::<S>(r, "execution flags")?) } else { None };
             let mut values = Vec::new();
             if group.is_none() {
                 for _ in 0..nd {
-                    values.push(r.stream::<S>("values")?);
+                    values.push(stream::<S>(r, "values")?);
                 }
             }
-            let access_counts = if flags & 2 != 0 { Some(r.stream::<S>("access counts")?) } else { None };
-            let addrs = r.stream::<S>("addresses")?;
+            let access_counts = if flags & 2 != 0 { Some(stream::<S>(r, "access counts")?) } else { None };
+            let addrs = stream::<S>(r, "addresses")?;
             stmts.push(Stmt {
                 iw,
                 node: ni as u32,
@@ -353,7 +301,7 @@ fn parse<S: StoredStream>(r: &mut Reader) -> Result<WetGraph<S>, String> {
         let (use_inst, def_inst) = if implicit || shared.is_some() {
             (S::empty(), S::empty())
         } else {
-            (r.stream::<S>("edge use instances")?, r.stream::<S>("edge def instances")?)
+            (stream::<S>(r, "edge use instances")?, stream::<S>(r, "edge def instances")?)
         };
         if !implicit && shared.is_none() && (use_inst.len() as u64 != pairs || def_inst.len() as u64 != pairs) {
             return Err(format!("edge {i}: {pairs} pairs but streams of {} and {}", use_inst.len(), def_inst.len()));
@@ -378,10 +326,10 @@ fn parse<S: StoredStream>(r: &mut Reader) -> Result<WetGraph<S>, String> {
             }
             columns.push((s, p));
         }
-        let pattern = r.stream::<S>("group pattern")?;
+        let pattern = stream::<S>(r, "group pattern")?;
         let mut uvals = Vec::with_capacity(nc);
         for _ in 0..nc {
-            uvals.push(r.stream::<S>("group unique values")?);
+            uvals.push(stream::<S>(r, "group unique values")?);
         }
         groups.push(ValueGroup { node, columns, unique, pattern, uvals });
     }

@@ -17,6 +17,7 @@
 
 pub mod bidir;
 pub mod build;
+mod bytes;
 pub mod capture;
 pub mod cd;
 pub mod file;
