@@ -612,7 +612,9 @@ fn run_wet(a: &WetReportArgs) -> Result<()> {
             x(o, t2),
             format!("{:.2}", r.file_bytes as f64 / 1e6),
         ]);
-        let pair = |f: &dyn Fn(&LabelBits) -> u64| [x(f(&r.original), f(&r.tier1)), x(f(&r.tier1), f(&r.tier2))];
+        let pair = |f: &dyn Fn(&LabelBits) -> u64| {
+            [x(f(&r.original), f(&r.tier1)), x(f(&r.tier1), f(&r.tier2)), x(f(&r.original), f(&r.tier2))]
+        };
         let mut row = vec![r.program.clone()];
         row.extend(pair(&|b| b.timestamps));
         row.extend(pair(&|b| b.values));
@@ -644,6 +646,7 @@ fn run_wet(a: &WetReportArgs) -> Result<()> {
     ] {
         row.push(x(f(&o_all), f(&t1_all)));
         row.push(x(f(&t1_all), f(&t2_all)));
+        row.push(x(f(&o_all), f(&t2_all)));
     }
     cats.push(row);
     let h = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
@@ -653,8 +656,13 @@ fn run_wet(a: &WetReportArgs) -> Result<()> {
             (h(&["program", "instructions", "original", "tier 1", "tier 2", "orig/t1", "t1/t2", "orig/t2", ".wet file MB"]), sizes),
         ),
         (
-            "Compression factor by label category: tier 1 (orig/t1) and tier 2 (t1/t2) (Tables 2 and 3)",
-            (h(&["program", "timestamps t1", "timestamps t2", "values t1", "values t2", "edge labels t1", "edge labels t2", "addresses t1", "addresses t2"]), cats),
+            "Compression factor by label category: tier 1 (orig/t1), tier 2 (t1/t2) and both (orig/t2) (Tables 2 and 3)",
+            (
+                h(&[
+                    "program", "timestamps t1", "t2", "both", "values t1", "t2", "both", "edge labels t1", "t2", "both", "addresses t1", "t2", "both",
+                ]),
+                cats,
+            ),
         ),
         (
             "Build and query speed on the tier-2 WET",
