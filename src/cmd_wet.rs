@@ -41,9 +41,9 @@ pub struct BuildArgs {
     /// Its arguments.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub args: Vec<String>,
-    /// Where to write the WET.
+    /// Where to write the WET (an option, so it goes before the program).
     #[arg(short, long, value_name = "FILE.wet")]
-    pub output: PathBuf,
+    pub output: Option<PathBuf>,
     /// Stop after this many instructions.
     #[arg(long, default_value_t = 10_000_000)]
     pub max_insns: u64,
@@ -162,6 +162,12 @@ pub fn run(args: &WetArgs) -> Result<()> {
 }
 
 fn build(a: &BuildArgs) -> Result<()> {
+    let Some(output) = &a.output else {
+        if a.args.iter().any(|x| x == "-o" || x == "--output" || x.starts_with("--output=")) {
+            bail!("options go before the program (what follows it is its argv): streamtrace wet build -o FILE.wet [OPTIONS] PROG [ARGS...]");
+        }
+        bail!("say where to write the WET: streamtrace wet build -o FILE.wet PROG [ARGS...]");
+    };
     if !a.program.is_file() {
         bail!("{}: no such program", a.program.display());
     }
@@ -187,7 +193,7 @@ fn build(a: &BuildArgs) -> Result<()> {
         (g.to_bytes(), None, s)
     };
     let compress_s = t.elapsed().as_secs_f64();
-    write_file(&a.output, &bytes)?;
+    write_file(output, &bytes)?;
     let insns = stats["counts"]["instructions"].as_u64().unwrap_or(0);
     if a.json {
         let mut s = stats;
@@ -198,7 +204,7 @@ fn build(a: &BuildArgs) -> Result<()> {
     } else {
         eprintln!(
             "{}: {insns} instructions, built in {build_s:.2} s ({:.2} M instructions/s), tier 2 in {compress_s:.2} s; {} bytes",
-            a.output.display(),
+            output.display(),
             insns as f64 / build_s / 1e6,
             bytes.len()
         );

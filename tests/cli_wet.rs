@@ -95,7 +95,8 @@ fn most_executed_load(dir: &Path, wet: &str) -> String {
 fn bad_inputs_give_clear_errors() {
     let tmp = TempDir::new().unwrap();
     let dir = programs_dir();
-    fails(&streamtrace_in(&dir, &["wet", "build", "no/such.elf", "-o", "/dev/null"]), "no such program");
+    fails(&streamtrace_in(&dir, &["wet", "build", "-o", "/dev/null", "no/such.elf"]), "no such program");
+    fails(&streamtrace_in(&dir, &["wet", "build", "bin/tiny.elf", "5", "-o", "x.wet"]), "options go before the program");
     let junk = tmp.path().join("junk.wet");
     std::fs::write(&junk, b"not a wet file at all").unwrap();
     fails(&streamtrace_in(&dir, &["wet", "stats", junk.to_str().unwrap()]), "bad magic");

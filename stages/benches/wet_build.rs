@@ -72,7 +72,8 @@ fn queries<S: Cursor>(c: &mut Criterion, name: &str, tier: &str, g: &mut WetGrap
 }
 
 fn main() {
-    let mut c = Criterion::default().configure_from_args();
+    // No HTML plots: the medians are printed below (and criterion's PDF plot needs a font).
+    let mut c = Criterion::default().without_plots().configure_from_args();
     let mut summary = Vec::new();
     for name in PROGRAMS {
         let p = program(name);
