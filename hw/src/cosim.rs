@@ -115,9 +115,30 @@ pub fn run_bench(exe: &Path, stimulus: &Path, expected: &Path, vcd: Option<&Path
     }
 }
 
+/// Expectations from the model for `events` (edited by `tamper` if given: tests use it to
+/// show that a wrong expectation is caught), and the stimulus and expectation files written
+/// into `dir`; returns their paths. Shared by the Verilator and Icarus flows.
+pub fn write_run_files(
+    h: &HwConfig,
+    events: &[(RetireEvent, u64)],
+    dir: &Path,
+    tamper: Option<&dyn Fn(&mut Expected)>,
+) -> Result<(PathBuf, PathBuf), String> {
+    let mut exp = expected_run(&h.model, &h.buffers, events).map_err(|e| format!("model: {e}"))?;
+    if let Some(t) = tamper {
+        t(&mut exp);
+    }
+    let stimuli: Vec<Stimulus> = events.iter().map(|(e, c)| Stimulus::from_event(e, *c)).collect();
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let stim_path = dir.join("stimulus.txt");
+    let exp_path = dir.join("expected.txt");
+    std::fs::write(&stim_path, stimulus_text(&stimuli)).map_err(|e| format!("{}: {e}", stim_path.display()))?;
+    std::fs::write(&exp_path, expected_text(&exp)).map_err(|e| format!("{}: {e}", exp_path.display()))?;
+    Ok((stim_path, exp_path))
+}
+
 /// The whole flow for a run of events with their retire cycles: expectations from the
-/// model, files in `dir`, build, run. `tamper` edits the expectations first (tests use it
-/// to show that a wrong expectation is caught).
+/// model, files in `dir`, build, run.
 pub fn cosimulate(
     h: &HwConfig,
     events: &[(RetireEvent, u64)],
@@ -125,15 +146,7 @@ pub fn cosimulate(
     vcd: Option<&Path>,
     tamper: Option<&dyn Fn(&mut Expected)>,
 ) -> Result<Verdict, String> {
-    let mut exp = expected_run(&h.model, &h.buffers, events).map_err(|e| format!("model: {e}"))?;
-    if let Some(t) = tamper {
-        t(&mut exp);
-    }
-    let stimuli: Vec<Stimulus> = events.iter().map(|(e, c)| Stimulus::from_event(e, *c)).collect();
     let exe = build_bench(h, dir, vcd.is_some())?;
-    let stim_path = dir.join("stimulus.txt");
-    let exp_path = dir.join("expected.txt");
-    std::fs::write(&stim_path, stimulus_text(&stimuli)).map_err(|e| format!("{}: {e}", stim_path.display()))?;
-    std::fs::write(&exp_path, expected_text(&exp)).map_err(|e| format!("{}: {e}", exp_path.display()))?;
+    let (stim_path, exp_path) = write_run_files(h, events, dir, tamper)?;
     run_bench(&exe, &stim_path, &exp_path, vcd)
 }

@@ -26,4 +26,5 @@ pub mod drive;
 pub mod golden;
 pub mod verilog;
 pub mod cosim;
+pub mod icarus;
 pub mod tools;

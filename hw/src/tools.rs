@@ -9,7 +9,9 @@ pub const INSTALL_HINT: &str = "install them with `apt-get install -y verilator 
 
 /// Fail with the install command when `tool` is not on PATH.
 pub fn require_tool(tool: &str) -> Result<(), String> {
-    match Command::new(tool).arg("--version").output() {
+    // Icarus (`iverilog`, `vvp`) knows no `--version` (exit status 1 and 4); `-V` works.
+    let flag = if matches!(tool, "iverilog" | "vvp") { "-V" } else { "--version" };
+    match Command::new(tool).arg(flag).output() {
         Ok(o) if o.status.success() => Ok(()),
         Ok(_) | Err(_) => Err(format!("`{tool}` is not available: {INSTALL_HINT}")),
     }

@@ -1,0 +1,198 @@
+//! The emitted Verilog under a second, independent simulator: Icarus Verilog with the bench
+//! of testbenches/icarus/tb.v, on test programs of testbenches/programs run on the core
+//! model (IPC = 1, as `streamtrace cosim`). Icarus must agree with the model's cycle mode
+//! every cycle, and with Verilator on the same expectations; a wrong expectation must be
+//! caught at its cycle. Needs Icarus and Verilator: without them the tests fail with the
+//! install command.
+//!
+//! Icarus simulates the export at a few thousand cycles per second, so the programs are
+//! capped at a few thousand instructions.
+
+use std::path::{Path, PathBuf};
+
+use streamtrace_hw::cosim::{cosimulate, Verdict};
+use streamtrace_hw::golden::{expected_run, Expected};
+use streamtrace_hw::icarus::cosimulate_icarus;
+use streamtrace_hw::HwConfig;
+use streamtrace_isa::ElfImage;
+use streamtrace_model::RetireEvent;
+use streamtrace_sim::sweep::programs_from_manifest;
+use streamtrace_sim::{Machine, Semihost, SimError, StepOutcome};
+
+/// Instructions per program: ~1.1 module cycles each, at ~3,000 Icarus cycles/s.
+const CAP: u64 = 4_000;
+
+fn manifest() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testbenches/programs/programs.json")
+}
+
+/// Retire events of manifest program `name` on the core model, at most `max`, with retire
+/// cycle = index (as `streamtrace cosim`, src/cmd_hw.rs).
+fn program_events(name: &str, max: u64) -> Vec<(RetireEvent, u64)> {
+    let programs = programs_from_manifest(&manifest()).unwrap();
+    let p = programs.iter().find(|p| p.name == name).unwrap_or_else(|| panic!("{name} is not in the manifest"));
+    let elf = ElfImage::open(&p.elf).unwrap();
+    let semihost = Semihost::new()
+        .with_cmdline(p.cmdline.clone())
+        .with_workdir(p.workdir.clone())
+        .with_stdout(std::io::sink())
+        .with_stderr(std::io::sink());
+    let mut machine = Machine::for_elf(&elf, semihost);
+    let mut events: Vec<(RetireEvent, u64)> = Vec::new();
+    let mut hook = |ev: &RetireEvent, _: &[streamtrace_sim::MemAccess]| {
+        let n = events.len() as u64;
+        events.push((*ev, n));
+    };
+    while machine.retired < max {
+        match machine.step(&mut hook) {
+            Ok(StepOutcome::Running) => {}
+            Ok(StepOutcome::Exited(_)) | Err(SimError::InstructionLimit { .. }) => break,
+            Err(e) => panic!("{name}: {e} after {} instructions", machine.retired),
+        }
+    }
+    assert!(events.len() as u64 >= max.min(1000), "{name}: only {} instructions", events.len());
+    events
+}
+
+fn dir(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hw-icarus").join(name)
+}
+
+fn hw(cfg: &str, buffers: &str) -> HwConfig {
+    HwConfig::new(&cfg.parse().unwrap(), &buffers.parse().unwrap()).unwrap()
+}
+
+/// (cycles, beats, bits, stalls) as the benches report them for `exp`.
+fn figures(exp: &Expected) -> (u64, u64, u64, u64) {
+    let bits = exp.beats.iter().map(|b| b.bits as u64).sum();
+    (exp.cycles + 1, exp.beats.len() as u64, bits, exp.stall_cycles.len() as u64)
+}
+
+fn agreed(v: Verdict, what: &str) -> (u64, u64, u64, u64) {
+    match v {
+        Verdict::Agree { cycles, beats, bits, stalls, cycles_per_second } => {
+            eprintln!("{what}: {cycles} cycles, {beats} beats, {bits} bits, {stalls} stalls, {cycles_per_second} cycles/s");
+            (cycles, beats, bits, stalls)
+        }
+        Verdict::Mismatch(m) => panic!("{what}: {m}"),
+    }
+}
+
+/// Icarus and Verilator on the same events (so on the same expectation file): both agree
+/// with the model every cycle and report the same figures, which are the model's.
+fn both_agree(config: &str, buffers: &str, programs: &[&str], cap: u64) -> Vec<(u64, u64, u64, u64)> {
+    let h = hw(config, buffers);
+    let label = h.module_name();
+    let ic = dir(&format!("{label}-icarus"));
+    let vl = dir(&format!("{label}-verilator"));
+    let mut all = Vec::new();
+    for &name in programs {
+        let ev = program_events(name, cap);
+        let want = figures(&expected_run(&h.model, &h.buffers, &ev).unwrap());
+        let icarus = agreed(cosimulate_icarus(&h, &ev, &ic, None, None).unwrap(), &format!("icarus {config} {name}"));
+        let verilator = agreed(cosimulate(&h, &ev, &vl, None, None).unwrap(), &format!("verilator {config} {name}"));
+        assert_eq!(icarus, want, "{config} {name}: Icarus figures differ from the model's");
+        assert_eq!(verilator, want, "{config} {name}: Verilator figures differ from the model's");
+        assert_eq!(
+            std::fs::read_to_string(ic.join("expected.txt")).unwrap(),
+            std::fs::read_to_string(vl.join("expected.txt")).unwrap(),
+            "{config} {name}: the two benches were given different expectations"
+        );
+        assert!(want.2 > 0, "{config} {name}: no trace bits");
+        all.push(want);
+    }
+    all
+}
+
+#[test]
+fn icarus_agrees_with_model_and_verilator_rsdc() {
+    // ARM with semihosted file reads, Thumb, ARM with a function-pointer table.
+    both_agree("rsdc-32x4-128", "", &["crc32", "dijkstra", "bitcount"], CAP);
+}
+
+#[test]
+fn icarus_agrees_with_model_and_verilator_bsdc() {
+    both_agree("bsdc-32x4-128", "", &["stringsearch"], CAP);
+}
+
+/// A 4-pin port with a clock ratio, a one-entry descriptor buffer and a slow miss service:
+/// beats of several bits (placement on the pins matters) and many stalls.
+#[test]
+fn icarus_agrees_on_a_wide_port() {
+    let figs = both_agree("esdc-16x2-64,sync=4000", "sdb=1,obuf=20,port=4,ratio=2,svc_miss=3", &["aes"], CAP);
+    assert!(figs[0].3 > 0, "the small buffers stall");
+    assert!(figs[0].2 > figs[0].1, "some beats carry more than one bit");
+}
+
+/// The same with the drop policy. Known failure: when the first descriptor after a drop is
+/// pushed (the `lost` record, module cycle 35 of aes here), the top block's default-then-
+/// override assignments to `sdb__push_sa/sl/exc/dcond` and the SDB block's to `head_*`
+/// glitch on every evaluation and re-trigger each other: Icarus never leaves that time step
+/// (Verilator, which evaluates settled values, agrees with the model).
+#[test]
+#[ignore = "zero-delay loop between the top and SDB blocks under Icarus with policy=drop"]
+fn icarus_agrees_with_the_drop_policy() {
+    let figs = both_agree("esdc-16x2-64,sync=4000", "sdb=1,obuf=20,port=4,ratio=2,svc_miss=3,policy=drop", &["aes"], CAP);
+    assert_eq!(figs[0].3, 0, "the drop policy never stalls");
+}
+
+/// Every test program under the three committed configurations, 20,000 instructions each
+/// (several minutes): `cargo test -p streamtrace-hw --test icarus -- --ignored`.
+#[test]
+#[ignore]
+fn soak_icarus_every_program_committed_configurations() {
+    let names: Vec<String> = programs_from_manifest(&manifest()).unwrap().into_iter().map(|p| p.name).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    for config in ["rsdc-32x4-128", "esdc-32x4-128", "bsdc-32x4-128"] {
+        both_agree(config, "", &names, 20_000);
+    }
+}
+
+/// Wrong expectations are caught at their cycle, with the signal named.
+#[test]
+fn icarus_catches_a_broken_expectation() {
+    let h = hw("rsdc-32x4-128", "");
+    let ev = program_events("crc32", CAP / 2);
+    let d = dir("tamper");
+    let exp = expected_run(&h.model, &h.buffers, &ev).unwrap();
+    let k = exp.beats.len() / 3;
+    let beat = exp.beats[k];
+    assert!(!exp.stall_cycles.is_empty(), "crc32 stalls the default buffers");
+    let stall = exp.stall_cycles[exp.stall_cycles.len() / 3];
+
+    // One flipped data bit.
+    let flip = |e: &mut Expected| e.beats[k].data ^= 1;
+    match cosimulate_icarus(&h, &ev, &d, None, Some(&flip)).unwrap() {
+        Verdict::Mismatch(m) => {
+            assert!(m.contains(&format!("cycle={} ", beat.cycle)) && m.contains("signal=port"), "{m}");
+        }
+        v => panic!("a flipped beat passed: {v:?}"),
+    }
+    // A beat's length off by one.
+    let longer = |e: &mut Expected| e.beats[k].bits += 1;
+    match cosimulate_icarus(&h, &ev, &d, None, Some(&longer)).unwrap() {
+        Verdict::Mismatch(m) => assert!(m.contains(&format!("cycle={} signal=port", beat.cycle)), "{m}"),
+        v => panic!("a wrong beat length passed: {v:?}"),
+    }
+    // A missing stall cycle.
+    let no_stall = |e: &mut Expected| e.stall_cycles.retain(|&c| c != stall);
+    match cosimulate_icarus(&h, &ev, &d, None, Some(&no_stall)).unwrap() {
+        Verdict::Mismatch(m) => assert!(m.contains(&format!("cycle={stall} signal=stall rtl=1 model=0")), "{m}"),
+        v => panic!("a missing stall passed: {v:?}"),
+    }
+    // The untouched expectations still agree in the same directory (the bench is reused).
+    agreed(cosimulate_icarus(&h, &ev, &d, None, None).unwrap(), "icarus rsdc crc32 untampered");
+}
+
+#[test]
+fn icarus_writes_a_waveform() {
+    let h = hw("rsdc-32x4-128", "");
+    let ev = program_events("tiny", 500);
+    let d = dir("wave");
+    let vcd = d.join("t.vcd");
+    std::fs::create_dir_all(&d).unwrap();
+    let _ = std::fs::remove_file(&vcd);
+    agreed(cosimulate_icarus(&h, &ev, &d, Some(&vcd), None).unwrap(), "icarus rsdc tiny with VCD");
+    let wave = std::fs::read_to_string(&vcd).unwrap();
+    assert!(wave.contains("$enddefinitions") && wave.contains("port_data"), "not a VCD with the ports");
+}
