@@ -590,16 +590,10 @@ fn run_wet(a: &WetReportArgs) -> Result<()> {
     let mut cats = Vec::new();
     let mut speed = Vec::new();
     let (mut o_all, mut t1_all, mut t2_all) = (LabelBits::default(), LabelBits::default(), LabelBits::default());
-    let add = |acc: &mut LabelBits, b: &LabelBits| {
-        acc.timestamps += b.timestamps;
-        acc.values += b.values;
-        acc.edge_labels += b.edge_labels;
-        acc.addresses += b.addresses;
-    };
     for r in &results {
-        add(&mut o_all, &r.original);
-        add(&mut t1_all, &r.tier1);
-        add(&mut t2_all, &r.tier2);
+        o_all += r.original;
+        t1_all += r.tier1;
+        t2_all += r.tier2;
         let (o, t1, t2) = (r.original.total(), r.tier1.total(), r.tier2.total());
         sizes.push(vec![
             r.program.clone(),

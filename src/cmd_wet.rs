@@ -109,7 +109,9 @@ fn parse_pc(s: &str) -> Result<u32> {
     u32::from_str_radix(t, 16).with_context(|| format!("'{s}' is not a hexadecimal instruction address"))
 }
 
-fn stats_json<S: Cursor>(g: &WetGraph<S>, tier1: &LabelBits) -> serde_json::Value {
+/// Counts and sizes; `tier1` is known only where the tier-1 sequences are at hand (a build,
+/// or a tier-1 file), and is null otherwise.
+fn stats_json<S: Cursor>(g: &WetGraph<S>, tier1: Option<&LabelBits>) -> serde_json::Value {
     let original = LabelBits::original(&g.counts);
     let stored = g.label_bits();
     json!({
@@ -130,7 +132,14 @@ fn stats_json<S: Cursor>(g: &WetGraph<S>, tier1: &LabelBits) -> serde_json::Valu
     })
 }
 
-fn print_stats(out: &mut impl Write, original: &LabelBits, tier1: &LabelBits, tier2: Option<&LabelBits>) -> std::io::Result<()> {
+/// The size table: original bytes, then `(heading, sizes)` (tier 1, or what a file stores),
+/// and the tier-2 sizes when known, each with its ratio.
+fn print_stats(
+    out: &mut impl Write,
+    original: &LabelBits,
+    (heading, tier1): (&str, &LabelBits),
+    tier2: Option<&LabelBits>,
+) -> std::io::Result<()> {
     let row = |name: &str, f: &dyn Fn(&LabelBits) -> u64| -> String {
         let o = f(original);
         let t1 = f(tier1);
@@ -141,7 +150,7 @@ fn print_stats(out: &mut impl Write, original: &LabelBits, tier1: &LabelBits, ti
         }
         line
     };
-    let mut head = format!("{:<12} {:>14} {:>14} {:>9}", "labels", "original B", "tier 1 B", "ratio");
+    let mut head = format!("{:<12} {:>14} {:>14} {:>9}", "labels", "original B", heading, "ratio");
     if tier2.is_some() {
         head += &format!(" {:>14} {:>9} {:>9}", "tier 2 B", "t1/t2", "overall");
     }
@@ -187,9 +196,9 @@ fn build(a: &BuildArgs) -> Result<()> {
     let (bytes, tier2, stats) = if a.tier == 2 {
         let c = g.compress();
         let t2 = c.label_bits();
-        (c.to_bytes(), Some(t2), stats_json(&c, &tier1))
+        (c.to_bytes(), Some(t2), stats_json(&c, Some(&tier1)))
     } else {
-        let s = stats_json(&g, &tier1);
+        let s = stats_json(&g, Some(&tier1));
         (g.to_bytes(), None, s)
     };
     let compress_s = t.elapsed().as_secs_f64();
@@ -208,7 +217,7 @@ fn build(a: &BuildArgs) -> Result<()> {
             insns as f64 / build_s / 1e6,
             bytes.len()
         );
-        print_stats(&mut std::io::stdout().lock(), &original, &tier1, tier2.as_ref())?;
+        print_stats(&mut std::io::stdout().lock(), &original, ("tier 1 B", &tier1), tier2.as_ref())?;
     }
     Ok(())
 }
@@ -231,21 +240,19 @@ fn load(path: &Path) -> Result<AnyWet> {
 
 fn stats(a: &StatsArgs) -> Result<()> {
     match load(&a.file)? {
-        AnyWet::Raw(g) => show_stats(&g, None, a.json),
-        AnyWet::Bi(g) => {
-            let t2 = g.label_bits();
-            show_stats(&g, Some(t2), a.json)
-        }
+        AnyWet::Raw(g) => show_stats(&g, true, a.json),
+        AnyWet::Bi(g) => show_stats(&g, false, a.json),
     }
 }
 
-fn show_stats<S: Cursor>(g: &WetGraph<S>, tier2: Option<LabelBits>, as_json: bool) -> Result<()> {
+/// `tier1`: whether the file holds the tier-1 sequences (otherwise its streams are tier 2).
+fn show_stats<S: Cursor>(g: &WetGraph<S>, tier1: bool, as_json: bool) -> Result<()> {
     let out = &mut std::io::stdout().lock();
     // A tier-2 file cannot tell its tier-1 size without the raw sequences; both files
     // know the original size.
-    let original = LabelBits::original(&g.counts);
+    let stored = g.label_bits();
     if as_json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&stats_json(g, &g.label_bits()))?)?;
+        writeln!(out, "{}", serde_json::to_string_pretty(&stats_json(g, tier1.then_some(&stored)))?)?;
         return Ok(());
     }
     writeln!(
@@ -258,21 +265,8 @@ fn show_stats<S: Cursor>(g: &WetGraph<S>, tier2: Option<LabelBits>, as_json: boo
         g.edges.len(),
         g.groups.len()
     )?;
-    match tier2 {
-        Some(t2) => {
-            writeln!(out, "{:<12} {:>14} {:>14} {:>9}", "labels", "original B", "stored B", "ratio")?;
-            for (name, o, s) in [
-                ("timestamps", original.timestamps, t2.timestamps),
-                ("values", original.values, t2.values),
-                ("edge labels", original.edge_labels, t2.edge_labels),
-                ("addresses", original.addresses, t2.addresses),
-                ("total", original.total(), t2.total()),
-            ] {
-                writeln!(out, "{name:<12} {:>14} {:>14} {:>8.1}x", o / 8, s / 8, o as f64 / s.max(1) as f64)?;
-            }
-        }
-        None => print_stats(out, &original, &g.label_bits(), None)?,
-    }
+    let heading = if tier1 { "tier 1 B" } else { "stored B" };
+    print_stats(out, &LabelBits::original(&g.counts), (heading, &stored), None)?;
     Ok(())
 }
 

@@ -138,7 +138,7 @@ pub fn write_run_files(
 }
 
 /// The whole flow for a run of events with their retire cycles: expectations from the
-/// model, files in `dir`, build, run.
+/// model (a model error stops before the build), files in `dir`, build, run.
 pub fn cosimulate(
     h: &HwConfig,
     events: &[(RetireEvent, u64)],
@@ -146,7 +146,7 @@ pub fn cosimulate(
     vcd: Option<&Path>,
     tamper: Option<&dyn Fn(&mut Expected)>,
 ) -> Result<Verdict, String> {
-    let exe = build_bench(h, dir, vcd.is_some())?;
     let (stim_path, exp_path) = write_run_files(h, events, dir, tamper)?;
+    let exe = build_bench(h, dir, vcd.is_some())?;
     run_bench(&exe, &stim_path, &exp_path, vcd)
 }

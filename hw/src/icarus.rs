@@ -176,7 +176,7 @@ pub fn cosimulate_icarus(
     vcd: Option<&Path>,
     tamper: Option<&dyn Fn(&mut Expected)>,
 ) -> Result<Verdict, String> {
-    let vvp = build_icarus(h, dir)?;
     let (stim_path, exp_path) = write_run_files(h, events, dir, tamper)?;
+    let vvp = build_icarus(h, dir)?;
     run_icarus(&vvp, &stim_path, &exp_path, vcd)
 }

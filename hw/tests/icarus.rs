@@ -14,10 +14,9 @@ use streamtrace_hw::cosim::{cosimulate, Verdict};
 use streamtrace_hw::golden::{expected_run, Expected};
 use streamtrace_hw::icarus::cosimulate_icarus;
 use streamtrace_hw::HwConfig;
-use streamtrace_isa::ElfImage;
 use streamtrace_model::RetireEvent;
 use streamtrace_sim::sweep::programs_from_manifest;
-use streamtrace_sim::{Machine, Semihost, SimError, StepOutcome};
+use streamtrace_sim::{SimError, StepOutcome};
 
 /// Instructions per program: ~1.1 module cycles each, at ~3,000 Icarus cycles/s.
 const CAP: u64 = 4_000;
@@ -31,13 +30,7 @@ fn manifest() -> PathBuf {
 fn program_events(name: &str, max: u64) -> Vec<(RetireEvent, u64)> {
     let programs = programs_from_manifest(&manifest()).unwrap();
     let p = programs.iter().find(|p| p.name == name).unwrap_or_else(|| panic!("{name} is not in the manifest"));
-    let elf = ElfImage::open(&p.elf).unwrap();
-    let semihost = Semihost::new()
-        .with_cmdline(p.cmdline.clone())
-        .with_workdir(p.workdir.clone())
-        .with_stdout(std::io::sink())
-        .with_stderr(std::io::sink());
-    let mut machine = Machine::for_elf(&elf, semihost);
+    let mut machine = p.machine().unwrap();
     let mut events: Vec<(RetireEvent, u64)> = Vec::new();
     let mut hook = |ev: &RetireEvent, _: &[streamtrace_sim::MemAccess]| {
         let n = events.len() as u64;

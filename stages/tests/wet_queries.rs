@@ -8,7 +8,7 @@ use streamtrace_sim::sweep::{programs_from_manifest, ProgramSpec};
 use streamtrace_stages::wet::bidir::BiStream;
 use streamtrace_stages::wet::build::{LabelBits, StmtId, WetGraph};
 use streamtrace_stages::wet::query::SliceItem;
-use streamtrace_stages::wet::capture::{capture_checking_defs, machine_for};
+use streamtrace_stages::wet::capture::capture_checking_defs;
 use streamtrace_stages::wet::cd::{CfgBuilder, PostDominators};
 use streamtrace_stages::wet::{capture_program, Cursor, ExecRecord, RawStream, Step, WetBuilder};
 
@@ -161,7 +161,7 @@ fn every_tier_answers_like_the_record_long() {
 fn captured_defs_cover_every_changed_register() {
     let mut all = Vec::new();
     for p in programs() {
-        let mut m = machine_for(&p).unwrap();
+        let mut m = p.machine().unwrap();
         let problems = capture_checking_defs(&mut m, 300_000, &mut |_: &Step| {}, 10).unwrap();
         all.extend(problems.into_iter().map(|e| format!("{}: {e}", p.name)));
     }

@@ -31,6 +31,26 @@ pub struct ProgramSpec {
     pub workdir: PathBuf,
 }
 
+impl ProgramSpec {
+    /// Semihosting as the sweeps and the host stages run programs: the program's command
+    /// line and working directory, output discarded, a deterministic clock (so runs repeat
+    /// exactly).
+    pub fn semihost(&self) -> Semihost {
+        Semihost::new()
+            .with_cmdline(self.cmdline.clone())
+            .with_workdir(self.workdir.clone())
+            .with_stdout(io::sink())
+            .with_stderr(io::sink())
+            .with_deterministic_clock(100_000_000)
+    }
+
+    /// A machine with the program loaded and [`ProgramSpec::semihost`].
+    pub fn machine(&self) -> Result<Machine, String> {
+        let elf = ElfImage::open(&self.elf).map_err(|e| format!("{}: {e}", self.elf.display()))?;
+        Ok(Machine::for_elf(&elf, self.semihost()))
+    }
+}
+
 #[derive(Deserialize)]
 struct ManifestEntry {
     name: String,
@@ -173,13 +193,7 @@ fn capture_run(
             Ok(CaptureSink { detector: StreamDetector::new(*m), writer, tmp, path: path.clone(), max_sl: *m })
         })
         .collect::<Result<Vec<_>, String>>()?;
-    let semihost = Semihost::new()
-        .with_cmdline(p.cmdline.clone())
-        .with_workdir(p.workdir.clone())
-        .with_stdout(io::sink())
-        .with_stderr(io::sink())
-        .with_deterministic_clock(100_000_000);
-    let mut m = Machine::for_elf(elf, semihost);
+    let mut m = Machine::for_elf(elf, p.semihost());
     if let CycleSource::Timing(cfg) = &opts.cycles {
         m.enable_timing((**cfg).clone()).map_err(|e| format!("timing configuration: {e}"))?;
     }

@@ -512,6 +512,15 @@ pub struct LabelBits {
     pub addresses: u64,
 }
 
+impl std::ops::AddAssign for LabelBits {
+    fn add_assign(&mut self, b: LabelBits) {
+        self.timestamps += b.timestamps;
+        self.values += b.values;
+        self.edge_labels += b.edge_labels;
+        self.addresses += b.addresses;
+    }
+}
+
 impl LabelBits {
     pub fn total(&self) -> u64 {
         self.timestamps + self.values + self.edge_labels + self.addresses

@@ -12,7 +12,7 @@
 //! is not a def of any instruction, so later loads from it have no data parent).
 
 use streamtrace_model::BranchClass;
-use streamtrace_sim::timing::decode::{decode_arm, decode_thumb, DecodeParams, Kind, Op};
+use streamtrace_sim::timing::decode::{DecodeCache, Kind, Op};
 use streamtrace_sim::timing::TimingConfig;
 use streamtrace_sim::{Cpu, Machine, MemAccess, SimError, StepOutcome};
 
@@ -165,26 +165,23 @@ struct Operands {
     conditional: bool,
 }
 
-/// Decodes operands once per (address, word).
+/// Operands of each instruction: the timing model's decode cache (one decode per address
+/// and word), plus the flag effects, which are a few bit tests.
 struct OperandCache {
-    params: DecodeParams,
-    map: crate::hash::FastMap<(u32, u32), Operands>,
+    decode: DecodeCache,
 }
 
 impl OperandCache {
     fn new() -> Self {
-        OperandCache { params: DecodeParams::new(&TimingConfig::default()), map: Default::default() }
+        OperandCache { decode: DecodeCache::new(&TimingConfig::default()) }
     }
 
     fn get(&mut self, iw: u32, word: u32) -> Operands {
-        let params = &self.params;
-        *self.map.entry((iw, word)).or_insert_with(|| {
-            let thumb = iw & 1 == 1;
-            let op = if thumb { decode_thumb(word as u16, params) } else { decode_arm(word, params) };
-            let (uses, defs, loaded) = register_masks(&op);
-            let (reads_flags, writes_flags) = flag_effects(word, thumb);
-            Operands { uses, defs, loaded, reads_flags, writes_flags, conditional: !thumb && word >> 28 < 0xE }
-        })
+        let thumb = iw & 1 == 1;
+        let slot = self.decode.lookup(iw, word);
+        let (uses, defs, loaded) = register_masks(self.decode.op(slot));
+        let (reads_flags, writes_flags) = flag_effects(word, thumb);
+        Operands { uses, defs, loaded, reads_flags, writes_flags, conditional: !thumb && word >> 28 < 0xE }
     }
 }
 
@@ -290,20 +287,8 @@ pub fn capture_program<S: StepSink + ?Sized>(
     max_insns: u64,
     sink: &mut S,
 ) -> Result<Option<i32>, String> {
-    let mut m = machine_for(p)?;
+    let mut m = p.machine()?;
     capture(&mut m, max_insns, sink).map_err(|e| format!("{}: {e}", p.name))
-}
-
-/// A machine set up for `p` as [`capture_program`] runs it.
-pub fn machine_for(p: &streamtrace_sim::sweep::ProgramSpec) -> Result<Machine, String> {
-    let elf = streamtrace_isa::ElfImage::open(&p.elf).map_err(|e| format!("{}: {e}", p.elf.display()))?;
-    let semihost = streamtrace_sim::Semihost::new()
-        .with_cmdline(p.cmdline.clone())
-        .with_workdir(p.workdir.clone())
-        .with_stdout(std::io::sink())
-        .with_stderr(std::io::sink())
-        .with_deterministic_clock(100_000_000);
-    Ok(Machine::for_elf(&elf, semihost))
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! branch also to the successor it did not take. Building it needs the whole run, so a WET
 //! build runs the program twice (runs are deterministic).
 
-use crate::hash::FastMap;
+use crate::hash::{FastMap, FastSet};
 
 use streamtrace_model::BranchClass;
 
@@ -64,15 +64,15 @@ impl CfgBuilder {
         }
         let mut order: Vec<u32> = Vec::new();
         let mut index: FastMap<u32, usize> = FastMap::default();
-        let mut seen: FastMap<u32, bool> = FastMap::default();
+        let mut seen: FastSet<u32> = FastSet::default();
         let mut stack: Vec<(u32, usize)> = vec![(EXIT, 0)];
-        seen.insert(EXIT, true);
+        seen.insert(EXIT);
         while let Some((v, i)) = stack.pop() {
             let ps = preds.get(&v).map_or(&[][..], |p| &p[..]);
             if i < ps.len() {
                 stack.push((v, i + 1));
                 let p = ps[i];
-                if seen.insert(p, true).is_none() {
+                if seen.insert(p) {
                     stack.push((p, 0));
                 }
             } else {
@@ -200,7 +200,7 @@ mod tests {
 #[derive(Clone, Debug, Default)]
 pub struct PostDominators {
     pub ipdom: FastMap<u32, u32>,
-    pub branches: crate::hash::FastSet<u32>,
+    pub branches: FastSet<u32>,
 }
 
 /// The online control-dependence stack: feed steps in order with an identity for each

@@ -12,6 +12,8 @@ use super::stream::Cursor;
 pub struct Instance {
     /// Timestamp of the path execution it belongs to.
     pub t: u64,
+    /// The statement and its local instance number.
+    pub at: SliceItem,
     pub values: Vec<u32>,
 }
 
@@ -129,7 +131,10 @@ impl<S: Cursor> WetGraph<S> {
         let mut out = Vec::new();
         let mut vals = Vec::new();
         let mut addrs = Vec::new();
+        let mut k = 0u64;
         while let Some(t) = ts.fwd() {
+            let inst = k;
+            k += 1;
             let executed = st.exec.as_mut().is_none_or(|e| e.fwd() == Some(1));
             if !executed {
                 continue;
@@ -148,7 +153,7 @@ impl<S: Cursor> WetGraph<S> {
                 None => st.accesses_each as u64,
             };
             addrs.extend((0..n).map(|_| st.addrs.fwd().unwrap_or(0) as u32));
-            out.push(Instance { t, values: pick(&st.def_ports, st.loaded, &vals, &addrs) });
+            out.push(Instance { t, at: SliceItem { stmt, inst }, values: pick(&st.def_ports, st.loaded, &vals, &addrs) });
         }
         out
     }
@@ -184,25 +189,8 @@ impl<S: Cursor> WetGraph<S> {
     /// The `n`-th executed instance (from 0, in execution order) of the instruction at `iw`,
     /// over every node that holds it.
     pub fn instance_of(&mut self, iw: u32, n: u64) -> Option<SliceItem> {
-        let mut all: Vec<(u64, SliceItem)> = Vec::new();
-        for stmt in self.stmts_of(iw).collect::<Vec<_>>() {
-            let node = self.stmts[stmt as usize].node as usize;
-            let ts = &mut self.nodes[node].ts;
-            ts.seek(0);
-            let st = &mut self.stmts[stmt as usize];
-            if let Some(e) = &mut st.exec {
-                e.seek(0);
-            }
-            let mut k = 0u64;
-            while let Some(t) = ts.fwd() {
-                if st.exec.as_mut().is_none_or(|e| e.fwd() == Some(1)) {
-                    all.push((t, SliceItem { stmt, inst: k }));
-                }
-                k += 1;
-            }
-        }
-        all.sort_unstable();
-        all.get(usize::try_from(n).ok()?).map(|x| x.1)
+        let all = self.per_instruction(iw, &|_, _, _, _| Vec::new());
+        all.get(usize::try_from(n).ok()?).map(|i| i.at)
     }
 
     /// Timestamp of instance `inst` of `stmt`.
