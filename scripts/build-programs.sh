@@ -39,6 +39,15 @@ PROGRAMS=(
   "stringsearch|thumb|48 lorem zz"
 )
 
+# System-mode (bare-metal) programs of testbenches/programs/system: name | state.
+SYSTEM_PROGRAMS=(
+  "sys_timer|arm"
+  "sys_io|arm"
+  "sys_io_thumb|thumb"
+)
+SYS="$PROG/system"
+SYS_CFLAGS=(-mcpu=xscale -O2 -nostdlib -ffreestanding -Wall -Wextra -Werror -fno-ident -T "$SYS/src/system.ld" -I"$SYS/src")
+
 mode=build
 case "${1:-}" in
   --manifest) mode=manifest ;;
@@ -69,12 +78,31 @@ for entry in "${PROGRAMS[@]}"; do
   echo "built $name ($state): $(stat -c %s "$OUT/$name.elf") bytes"
 done
 
+SYS_OUT="$SYS/bin"
+[ "$mode" = check ] && SYS_OUT="$OUT/system" && mkdir -p "$SYS_OUT"
+for entry in "${SYSTEM_PROGRAMS[@]}"; do
+  IFS='|' read -r name state <<<"$entry"
+  flags=("${SYS_CFLAGS[@]}")
+  [ "$state" = thumb ] && flags+=(-mthumb)
+  # start.S is ARM code; platform.c keeps its coprocessor and CPSR helpers in ARM state.
+  "$CC" "${flags[@]}" "$SYS/src/start.S" "$SYS/src/platform.c" "$SYS/src/${name%_thumb}.c" -lgcc -o "$SYS_OUT/$name.elf"
+  "$STRIP" --strip-debug "$SYS_OUT/$name.elf"
+  echo "built system/$name ($state): $(stat -c %s "$SYS_OUT/$name.elf") bytes"
+done
+
 if [ "$mode" = check ]; then
   status=0
   for entry in "${PROGRAMS[@]}"; do
     name="${entry%%|*}"
     if ! cmp -s "$OUT/$name.elf" "$PROG/bin/$name.elf"; then
       echo "differs from the committed ELF: bin/$name.elf" >&2
+      status=1
+    fi
+  done
+  for entry in "${SYSTEM_PROGRAMS[@]}"; do
+    name="${entry%%|*}"
+    if ! cmp -s "$SYS_OUT/$name.elf" "$SYS/bin/$name.elf"; then
+      echo "differs from the committed ELF: system/bin/$name.elf" >&2
       status=1
     fi
   done

@@ -11,11 +11,12 @@ pub mod memory;
 pub mod report;
 pub mod semihost;
 pub mod sweep;
+pub mod system;
 pub mod thumb;
 pub mod timing;
 
-pub use cpu::{Cpu, ExceptionKind, Mode};
-pub use machine::{Bus, ExceptionPolicy, Flow, Machine, MemAccess, NoHook, RetireHook, SimError, StepOutcome};
+pub use cpu::{Cpu, ExceptionKind, Mode, DUMP_REGISTERS};
+pub use machine::{Bus, CoprocOp, ExceptionPolicy, IoBus, Flow, Machine, MemAccess, NoHook, RetireHook, SimError, StepOutcome};
 pub use memory::{MemFault, Memory};
 pub use report::{ProfileHook, ProgramProfile};
 pub use semihost::{Semihost, SemihostOutcome};

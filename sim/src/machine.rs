@@ -26,6 +26,28 @@ pub struct MemAccess {
     pub value: u32,
 }
 
+/// Devices behind the addresses no RAM region covers, and the coprocessors a system
+/// platform adds (system mode, docs/citcat.md). Only consulted when RAM faults, so the
+/// functional path pays nothing for it.
+pub trait IoBus {
+    /// A load of `size` bytes; `None` is a data abort.
+    fn read(&mut self, addr: u32, size: u8) -> Option<u32>;
+    /// A store; `false` is a data abort.
+    fn write(&mut self, addr: u32, size: u8, value: u32) -> bool;
+    /// MRC (`load`) or MCR on coprocessor `cp` (7 or 14): the value read, or for MCR any
+    /// `Some`; `None` makes the instruction undefined.
+    fn coproc(&mut self, cp: u32, load: bool, op: CoprocOp, value: u32) -> Option<u32>;
+}
+
+/// The register selector of an MCR/MRC: opcode_1, CRn, CRm, opcode_2.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CoprocOp {
+    pub opc1: u32,
+    pub crn: u32,
+    pub crm: u32,
+    pub opc2: u32,
+}
+
 /// Memory as the executors see it: every access is checked and, when logging is on,
 /// recorded for the retire hook.
 pub struct Bus<'a> {
@@ -34,15 +56,57 @@ pub struct Bus<'a> {
     pub logging: bool,
     /// The first access that faulted (executors turn it into a data abort).
     pub fault: Option<MemFault>,
+    /// Devices (system mode).
+    pub io: Option<&'a mut dyn IoBus>,
+    /// When set, every RAM byte a store overwrites is pushed with its old value first
+    /// (the CITCAT monitor shows fills as they were before the instruction).
+    pub prior: Option<&'a mut Vec<(u32, u8)>>,
 }
 
-impl Bus<'_> {
+impl<'a> Bus<'a> {
+    pub fn new(mem: &'a mut Memory, log: &'a mut Vec<MemAccess>, logging: bool) -> Self {
+        Bus { mem, log, logging, fault: None, io: None, prior: None }
+    }
+
     #[inline]
     fn check<T>(&mut self, r: Result<T, MemFault>) -> Result<T, MemFault> {
         if let Err(f) = &r {
             self.fault.get_or_insert(*f);
         }
         r
+    }
+
+    /// RAM faulted: try the devices.
+    #[cold]
+    fn io_read(&mut self, addr: u32, size: u8, f: MemFault) -> Result<u32, MemFault> {
+        match self.io.as_deref_mut().and_then(|io| io.read(addr, size)) {
+            Some(v) => Ok(v),
+            None => self.check(Err(f)),
+        }
+    }
+
+    #[cold]
+    fn io_write(&mut self, addr: u32, size: u8, value: u32, f: MemFault) -> Result<(), MemFault> {
+        match self.io.as_deref_mut().map(|io| io.write(addr, size, value)) {
+            Some(true) => Ok(()),
+            _ => self.check(Err(f)),
+        }
+    }
+
+    #[inline]
+    fn save_prior(&mut self, addr: u32, size: u8) {
+        if let Some(p) = self.prior.as_deref_mut() {
+            for i in 0..size as u32 {
+                if let Ok(b) = self.mem.read8(addr.wrapping_add(i)) {
+                    p.push((addr.wrapping_add(i), b));
+                }
+            }
+        }
+    }
+
+    /// MRC/MCR on a coprocessor the platform provides; `None` = undefined.
+    pub fn coproc(&mut self, cp: u32, load: bool, op: CoprocOp, value: u32) -> Option<u32> {
+        self.io.as_deref_mut()?.coproc(cp, load, op, value)
     }
 
     #[inline]
@@ -54,16 +118,20 @@ impl Bus<'_> {
 
     #[inline]
     pub fn read8(&mut self, addr: u32) -> Result<u8, MemFault> {
-        let r = self.mem.read8(addr);
-        let v = self.check(r)?;
+        let v = match self.mem.read8(addr) {
+            Ok(v) => v,
+            Err(f) => self.io_read(addr, 1, f)? as u8,
+        };
         self.record(addr, 1, false, v as u32);
         Ok(v)
     }
 
     #[inline]
     pub fn read16(&mut self, addr: u32) -> Result<u16, MemFault> {
-        let r = self.mem.read16(addr);
-        let v = self.check(r)?;
+        let v = match self.mem.read16(addr) {
+            Ok(v) => v,
+            Err(f) => self.io_read(addr, 2, f)? as u16,
+        };
         self.record(addr, 2, false, v as u32);
         Ok(v)
     }
@@ -71,32 +139,40 @@ impl Bus<'_> {
     /// Word read at `addr` exactly (no alignment or rotation: that is the executor's rule).
     #[inline]
     pub fn read32(&mut self, addr: u32) -> Result<u32, MemFault> {
-        let r = self.mem.read32(addr);
-        let v = self.check(r)?;
+        let v = match self.mem.read32(addr) {
+            Ok(v) => v,
+            Err(f) => self.io_read(addr, 4, f)?,
+        };
         self.record(addr, 4, false, v);
         Ok(v)
     }
 
     #[inline]
     pub fn write8(&mut self, addr: u32, v: u8) -> Result<(), MemFault> {
-        let r = self.mem.write8(addr, v);
-        self.check(r)?;
+        self.save_prior(addr, 1);
+        if let Err(f) = self.mem.write8(addr, v) {
+            self.io_write(addr, 1, v as u32, f)?;
+        }
         self.record(addr, 1, true, v as u32);
         Ok(())
     }
 
     #[inline]
     pub fn write16(&mut self, addr: u32, v: u16) -> Result<(), MemFault> {
-        let r = self.mem.write16(addr, v);
-        self.check(r)?;
+        self.save_prior(addr, 2);
+        if let Err(f) = self.mem.write16(addr, v) {
+            self.io_write(addr, 2, v as u32, f)?;
+        }
         self.record(addr, 2, true, v as u32);
         Ok(())
     }
 
     #[inline]
     pub fn write32(&mut self, addr: u32, v: u32) -> Result<(), MemFault> {
-        let r = self.mem.write32(addr, v);
-        self.check(r)?;
+        self.save_prior(addr, 4);
+        if let Err(f) = self.mem.write32(addr, v) {
+            self.io_write(addr, 4, v, f)?;
+        }
         self.record(addr, 4, true, v);
         Ok(())
     }
@@ -226,6 +302,11 @@ pub struct Machine {
     pub log_accesses: bool,
     pub retired: u64,
     accesses: Vec<MemAccess>,
+    /// SVC 0x123456 / 0xAB call the host; off (system mode) they are ordinary SWIs.
+    pub semihosting: bool,
+    /// Record the old value of every RAM byte a store overwrites (see [`Bus::prior`]).
+    pub log_prior: bool,
+    prior: Vec<(u32, u8)>,
     classes: ClassCache,
     exit: Option<i32>,
     /// The optional timing model (boxed: the functional path only tests the option).
@@ -248,6 +329,9 @@ impl Machine {
             log_accesses: false,
             retired: 0,
             accesses: Vec::with_capacity(32),
+            semihosting: true,
+            log_prior: false,
+            prior: Vec::new(),
             classes: ClassCache::new(),
             exit: None,
             timing: None,
@@ -313,20 +397,47 @@ impl Machine {
         if self.timing.is_some() {
             return self.step_timed(hook);
         }
-        self.step_impl::<false, H>(hook)
+        self.step_impl::<false, H>(hook, None)
     }
 
     /// Out of line, so that the functional step inlined into callers stays as small as it
     /// was without timing.
     #[inline(never)]
     fn step_timed<H: RetireHook + ?Sized>(&mut self, hook: &mut H) -> Result<StepOutcome, SimError> {
-        self.step_impl::<true, H>(hook)
+        self.step_impl::<true, H>(hook, None)
+    }
+
+    /// One instruction of a system-mode machine: addresses outside RAM and the platform's
+    /// coprocessors go to `io`.
+    #[inline(never)]
+    pub fn step_with_io<H: RetireHook + ?Sized>(&mut self, hook: &mut H, io: &mut dyn IoBus) -> Result<StepOutcome, SimError> {
+        if self.timing.is_some() {
+            self.step_impl::<true, H>(hook, Some(io))
+        } else {
+            self.step_impl::<false, H>(hook, Some(io))
+        }
+    }
+
+    /// RAM bytes the last instruction overwrote, with their old values, in store order
+    /// (filled only when `log_prior` is set).
+    pub fn prior_bytes(&self) -> &[(u32, u8)] {
+        &self.prior
+    }
+
+    /// Take an IRQ at the current instruction boundary (system mode): LR_irq = next PC + 4.
+    pub fn take_irq(&mut self) {
+        let next = self.cpu.r[15];
+        self.cpu.enter_exception(ExceptionKind::Irq, next.wrapping_add(4));
     }
 
     /// The step, specialised at compile time: with `TIMED = false` it is the plain
     /// functional step (the timing code is not even compiled in).
     #[inline]
-    fn step_impl<const TIMED: bool, H: RetireHook + ?Sized>(&mut self, hook: &mut H) -> Result<StepOutcome, SimError> {
+    fn step_impl<const TIMED: bool, H: RetireHook + ?Sized>(
+        &mut self,
+        hook: &mut H,
+        io: Option<&mut dyn IoBus>,
+    ) -> Result<StepOutcome, SimError> {
         if let Some(code) = self.exit {
             return Ok(StepOutcome::Exited(code));
         }
@@ -345,7 +456,11 @@ impl Machine {
         self.accesses.clear();
         let (flow, fault) = {
             let logging = self.log_accesses | TIMED;
-            let mut bus = Bus { mem: &mut self.mem, log: &mut self.accesses, logging, fault: None };
+            self.prior.clear();
+            let prior = if self.log_prior { Some(&mut self.prior) } else { None };
+            // (Shortens the trait object's lifetime to the bus's.)
+            let io = io.map(|d| d as &mut dyn IoBus);
+            let mut bus = Bus { mem: &mut self.mem, log: &mut self.accesses, logging, fault: None, io, prior };
             let flow = if thumb {
                 crate::thumb::execute(&mut self.cpu, &mut bus, word as u16)?
             } else {
@@ -353,6 +468,7 @@ impl Machine {
             };
             (flow, bus.fault)
         };
+        let flow = if flow == Flow::Semihost && !self.semihosting { Flow::Exception(ExceptionKind::Swi) } else { flow };
         let size = if thumb { 2 } else { 4 };
         let mut exception = false;
         let taken;
@@ -437,7 +553,7 @@ impl Machine {
     #[inline]
     fn run_impl<const TIMED: bool, H: RetireHook + ?Sized>(&mut self, max_insns: u64, hook: &mut H) -> Result<i32, SimError> {
         while self.retired < max_insns {
-            if let StepOutcome::Exited(code) = self.step_impl::<TIMED, H>(hook)? {
+            if let StepOutcome::Exited(code) = self.step_impl::<TIMED, H>(hook, None)? {
                 return Ok(code);
             }
         }

@@ -95,7 +95,7 @@ fn arm_loop_speed() {
         if pc == CODE + 40 {
             break;
         }
-        let mut bus = Bus { mem: &mut m.mem, log: &mut log, logging: false, fault: None };
+        let mut bus = Bus::new(&mut m.mem, &mut log, false);
         match streamtrace_sim::arm::execute(&mut m.cpu, &mut bus, word).unwrap() {
             Flow::Next => m.cpu.r[15] = pc + 4,
             Flow::Jump => {}

@@ -67,7 +67,7 @@ fn bench_executor_only() {
     loop {
         let pc = m.cpu.r[15];
         let hw = m.mem.read16(pc).unwrap();
-        let mut bus = Bus { mem: &mut m.mem, log: &mut log, logging: false, fault: None };
+        let mut bus = Bus::new(&mut m.mem, &mut log, false);
         match streamtrace_sim::thumb::execute(&mut m.cpu, &mut bus, hw).unwrap() {
             Flow::Next => m.cpu.r[15] = pc + 2,
             Flow::Jump => {}

@@ -10,7 +10,7 @@ use thumb_common::*;
 
 fn run(m: &mut Machine, hw: u16) -> (Result<Flow, SimError>, bool) {
     let mut log = Vec::new();
-    let mut bus = Bus { mem: &mut m.mem, log: &mut log, logging: true, fault: None };
+    let mut bus = Bus::new(&mut m.mem, &mut log, true);
     let r = streamtrace_sim::thumb::execute(&mut m.cpu, &mut bus, hw);
     let faulted = bus.fault.is_some();
     (r, faulted)

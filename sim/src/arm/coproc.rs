@@ -3,14 +3,14 @@
 
 use super::{field, half, read_reg, unpredictable, CP15_CACHE_TYPE, CP15_MAIN_ID};
 use crate::cpu::{Cpu, ExceptionKind};
-use crate::machine::{Bus, Flow, SimError};
+use crate::machine::{Bus, CoprocOp, Flow, SimError};
 
 const ACC_MASK: u64 = (1 << 40) - 1;
 
 const UNDEFINED: Result<Flow, SimError> = Ok(Flow::Exception(ExceptionKind::Undefined));
 
 /// MCR/MRC (bits[27:24] = 1110, bit 4 = 1).
-pub(super) fn mcr_mrc(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+pub(super) fn mcr_mrc(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
     let load = word & (1 << 20) != 0;
     let opc1 = (word >> 21) & 7;
     let crn = (word >> 16) & 15;
@@ -29,10 +29,7 @@ pub(super) fn mcr_mrc(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Fl
                     _ => 0,
                 };
                 if rd == 15 {
-                    cpu.n = v & (1 << 31) != 0;
-                    cpu.z = v & (1 << 30) != 0;
-                    cpu.c = v & (1 << 29) != 0;
-                    cpu.v = v & (1 << 28) != 0;
+                    cpu.set_nzcv(v);
                 } else {
                     cpu.r[rd] = v;
                 }
@@ -42,6 +39,21 @@ pub(super) fn mcr_mrc(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Fl
             Ok(Flow::Next)
         }
         0 if !load && opc1 == 1 => mia(cpu, word),
+        // The system platform's coprocessors (CP14 clock counter, the p7 trace-start
+        // marker: docs/citcat.md); without a platform they do not exist.
+        cp @ (7 | 14) => {
+            let op = CoprocOp { opc1, crn, crm: word & 15, opc2 };
+            let value = if load { 0 } else { read_reg(cpu, rd) };
+            let Some(v) = bus.coproc(cp, load, op, value) else { return UNDEFINED };
+            if load {
+                if rd == 15 {
+                    cpu.set_nzcv(v);
+                } else {
+                    cpu.r[rd] = v;
+                }
+            }
+            Ok(Flow::Next)
+        }
         _ => UNDEFINED,
     }
 }

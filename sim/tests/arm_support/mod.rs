@@ -61,7 +61,7 @@ pub struct One {
 /// Execute `word` at `cpu.r[15]` directly (no machine), logging accesses.
 pub fn exec_one(cpu: &mut Cpu, mem: &mut Memory, word: u32) -> One {
     let mut log = Vec::new();
-    let mut bus = Bus { mem, log: &mut log, logging: true, fault: None };
+    let mut bus = Bus::new(mem, &mut log, true);
     let flow = streamtrace_sim::arm::execute(cpu, &mut bus, word);
     let fault = bus.fault;
     One { flow, log, fault }

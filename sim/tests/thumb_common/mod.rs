@@ -43,7 +43,7 @@ pub fn exec(m: &mut Machine, hw: u16) -> Result<Flow, SimError> {
 pub fn exec_logged(m: &mut Machine, hw: u16) -> (Result<Flow, SimError>, Vec<MemAccess>) {
     let mut log = Vec::new();
     let r = {
-        let mut bus = Bus { mem: &mut m.mem, log: &mut log, logging: true, fault: None };
+        let mut bus = Bus::new(&mut m.mem, &mut log, true);
         streamtrace_sim::thumb::execute(&mut m.cpu, &mut bus, hw)
     };
     (r, log)
