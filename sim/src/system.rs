@@ -53,6 +53,18 @@ pub fn is_device(addr: u32) -> bool {
     addr.wrapping_sub(DEV_BASE) < DEV_SIZE
 }
 
+/// The device registers (docs/citcat.md 1.1); any other device address is a data abort.
+pub const REGISTERS: [u32; 13] = [
+    EXIT, UART_DATA, UART_STAT, UART_CTRL, TIMER_COUNT, TIMER_MATCH, TIMER_STAT, DMA_DST, DMA_LEN, DMA_CTRL,
+    DMA_STAT, INT_PEND, INT_MASK,
+];
+
+/// A device access the platform answers (word size, a listed register): what a replay
+/// without devices must accept, so that it aborts exactly where the recording did.
+pub fn is_register_access(addr: u32, size: u8) -> bool {
+    size == 4 && REGISTERS.contains(&addr)
+}
+
 /// Seeds and rates of the devices (docs/citcat.md 1.1).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

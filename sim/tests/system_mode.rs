@@ -63,6 +63,21 @@ fn device_registers_need_aligned_words() {
 }
 
 #[test]
+fn the_register_list_is_what_the_devices_answer() {
+    // A replay without devices accepts exactly `is_register_access`: it must agree with the
+    // devices on every address and size of the device region's first pages.
+    for addr in (system::DEV_BASE..system::DEV_BASE + 0x5000).step_by(2) {
+        for size in [1u8, 2, 4] {
+            let mut d = Devices::new(SystemConfig::default());
+            let read = d.read(addr, size).is_some();
+            let write = d.write(addr, size, 0);
+            let listed = system::is_register_access(addr, size);
+            assert_eq!((read, write), (listed, listed), "{addr:#x} size {size}");
+        }
+    }
+}
+
+#[test]
 fn dma_bursts_land_in_order_and_raise_done() {
     let mut d = Devices::new(SystemConfig { dma_delay: 0, dma_burst_gap: 10, ..SystemConfig::default() });
     let mut mem = Memory::new();

@@ -19,6 +19,8 @@
 //! untrusted bytes, and report truncated or corrupt input with the byte offset; the text
 //! readers (`din`, `laplace`) report the line number.
 
+mod bytes;
+pub mod citcat;
 pub mod din;
 pub mod hash;
 pub mod header;

@@ -31,7 +31,7 @@
 
 mod btb;
 mod buffers;
-mod cache;
+pub mod cache;
 pub mod config;
 pub mod decode;
 mod memsys;

@@ -14,7 +14,7 @@
 
 use thiserror::Error;
 
-use super::bytes::{put_varint, varint_len, ByteReader};
+use crate::bytes::{put_varint, varint_len, ByteReader};
 
 /// One compression method of the candidate set (method ids of §6.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -4,7 +4,7 @@
 
 use super::bidir::BiStream;
 use super::build::{Edge, Node, Stmt, ValueGroup, WetCounts, WetGraph};
-use super::bytes::{put_varint, ByteReader};
+use crate::bytes::{put_varint, ByteReader};
 use super::stream::{Cursor, RawStream};
 
 const MAGIC: &[u8; 8] = b"STWET\x001\x00";

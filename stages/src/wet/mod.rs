@@ -17,7 +17,6 @@
 
 pub mod bidir;
 pub mod build;
-mod bytes;
 pub mod capture;
 pub mod cd;
 pub mod file;

@@ -1,6 +1,6 @@
-//! Byte-level reading and writing shared by the persisted streams and the `.wet` file:
-//! LEB128 varints, little-endian values, and a reader whose errors say what was being read
-//! (the callers add the byte offset).
+//! Byte-level reading and writing shared by the binary files of the stages (WET streams and
+//! files, CITCAT files): LEB128 varints, little-endian values, and a reader whose errors say
+//! what was being read (the callers add the byte offset).
 
 pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {

@@ -1,0 +1,54 @@
+//! CITCAT (seed 004, Rose 1999; docs/citcat.md): exact instruction traces rebuilt from a
+//! cache-filtered bus trace.
+//!
+//! * [`record`] (phase I): runs a bare-metal program on the system-mode core model with
+//!   devices and interrupts, and writes what a bus monitor below the caches sees (the CAT)
+//!   and, as ground truth, the instruction trace.
+//! * [`extract`]: the initial machine state (IMS: registers, first-touch memory) and the
+//!   asynchronous event schedule (AES: interrupts and DMA keyed by control-flow count and
+//!   PC, device input queue, counter reads) from the CAT alone.
+//! * [`replay`] (phase II): replays IMS + AES on the core model without devices,
+//!   regenerating the instruction trace and the CAT.
+//! * [`verify`]: V1-V3 of docs/citcat.md 7.
+//! * [`format`]: the four files.
+
+pub mod extract;
+pub mod format;
+pub mod monitor;
+pub mod record;
+pub mod replay;
+pub mod verify;
+
+use format::{Access, FileError, TraceEntry};
+use streamtrace_model::RetireEvent;
+use streamtrace_sim::{Cpu, MemAccess, SimError};
+
+/// Why a CITCAT phase failed; every variant names where.
+#[derive(Debug, thiserror::Error)]
+pub enum CitcatError {
+    #[error("{0}")]
+    Config(String),
+    #[error("the program stopped after {instructions} instructions: {source}")]
+    Sim { instructions: u64, source: SimError },
+    #[error("the program never executed the trace-start marker (MCR p7, 0, Rd, c0, c0, 0) in {0} instructions")]
+    NoTraceStart(u64),
+    #[error(transparent)]
+    File(#[from] FileError),
+    #[error("CAT record {index}: {what}")]
+    Cat { index: usize, what: String },
+    #[error("replay diverged at instruction {index} (pc {pc:#010x}): {what}")]
+    Divergence { index: u64, pc: u32, what: String },
+}
+
+/// The instruction-trace entry of a retired instruction (`cpu` is the state after it).
+pub(crate) fn insn_entry(ev: &RetireEvent, accesses: &[MemAccess], cpu: &Cpu) -> TraceEntry {
+    let mut words = [0u32; 17];
+    words[..16].copy_from_slice(&cpu.r);
+    words[16] = cpu.cpsr();
+    TraceEntry::Insn {
+        pc: ev.iw_addr(),
+        opcode: ev.insn,
+        regs: format::fnv1a64(&words),
+        accesses: accesses.iter().map(|a| Access { addr: a.addr, size: a.size, write: a.write, value: a.value }).collect(),
+    }
+}

@@ -1,0 +1,147 @@
+//! Phase I (docs/citcat.md 2): run a program in system mode and record the CAT, with the
+//! instruction trace as ground truth.
+
+use super::format::{Cat, CatRecord, TraceEntry, DMA_WRITE, FLAG_PRIVILEGED, MAGIC, MAGIC_BEGIN, MAGIC_REGISTER, MON_DMA, MON_END, MON_IRQ};
+use super::monitor::BusMonitor;
+use super::{insn_entry, CitcatError};
+use streamtrace_isa::ElfImage;
+use streamtrace_model::RetireEvent;
+use streamtrace_sim::system::{System, SystemConfig};
+use streamtrace_sim::{MemAccess, Mode, StepOutcome, TimingConfig};
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct RecordOptions {
+    pub system: SystemConfig,
+    pub timing: TimingConfig,
+    /// Stop after this many instructions (all, including those before the trace start).
+    pub max_insns: u64,
+}
+
+impl Default for RecordOptions {
+    fn default() -> Self {
+        RecordOptions { system: SystemConfig::default(), timing: TimingConfig::default(), max_insns: 100_000_000 }
+    }
+}
+
+/// Figures of a recording (the perturbation and the report's time line).
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct RecordStats {
+    /// The program's exit code; `None` when the instruction limit stopped it.
+    pub exit_code: Option<i32>,
+    /// Instructions before the trace start (the start-of-trace driver and the program's
+    /// set-up), not traced.
+    pub before_trace: u64,
+    /// Traced instructions.
+    pub instructions: u64,
+    /// Of those, executed in IRQ mode (the interrupt handlers: the perturbation the events
+    /// cost the program).
+    pub handler_instructions: u64,
+    /// Retire cycle of the last traced instruction minus that of the trace start.
+    pub cycles: u64,
+    pub irqs: u64,
+    pub dma_bursts: u64,
+    pub counter_reads: u64,
+    /// UART bytes the program transmitted.
+    pub uart_output: String,
+    /// `(instructions traced, CAT bytes so far)` every `sample_every` instructions.
+    pub cat_bytes_over_time: Vec<(u64, u64)>,
+}
+
+/// A recorded run.
+pub struct Recording {
+    pub cat: Cat,
+    pub trace: Vec<TraceEntry>,
+    pub stats: RecordStats,
+}
+
+/// Instructions between two samples of the CAT size.
+pub const SAMPLE_EVERY: u64 = 1000;
+
+/// Run `elf` to its EXIT (or the limit) and record from its trace-start marker on.
+/// `progress` is called every million instructions with the count so far.
+pub fn record(elf: &ElfImage, opts: &RecordOptions, mut progress: impl FnMut(u64)) -> Result<Recording, CitcatError> {
+    let mut sys = System::for_elf(elf, opts.system.clone(), opts.timing.clone()).map_err(CitcatError::Config)?;
+    sys.machine.log_prior = true;
+    let mut monitor = BusMonitor::new(&opts.timing).map_err(CitcatError::Config)?;
+    let mut trace = Vec::new();
+    let mut stats = RecordStats::default();
+    let mut recording = false;
+    let mut start_cycle = 0;
+    let mut last: Option<RetireEvent> = None;
+    let mut accesses: Vec<MemAccess> = Vec::new();
+    let mut cat_bytes = Cat::HEADER_BYTES as u64;
+    let mut counted = 0;
+    while sys.machine.retired < opts.max_insns {
+        let b = sys.boundary();
+        if recording {
+            if let Some(first) = b.bursts.first() {
+                monitor.push(CatRecord::monitor(MON_DMA, b.tbc, b.pc, first.cycle));
+                for burst in &b.bursts {
+                    monitor.push(CatRecord { kind: DMA_WRITE, flags: 0, addr: burst.addr, cycle: burst.cycle, data: burst.data.clone() });
+                }
+                stats.dma_bursts += b.bursts.len() as u64;
+            }
+            if b.irq {
+                monitor.push(CatRecord::monitor(MON_IRQ, b.tbc, b.pc, sys.now()));
+                trace.push(TraceEntry::Irq { tbc: b.tbc, pc: b.pc });
+                stats.irqs += 1;
+            }
+        }
+        let mode = sys.machine.cpu.mode();
+        let outcome = sys
+            .step(&mut |ev: &RetireEvent, acc: &[MemAccess]| {
+                last = Some(*ev);
+                accesses.clear();
+                accesses.extend_from_slice(acc);
+            })
+            .map_err(|source| CitcatError::Sim { instructions: sys.machine.retired, source })?;
+        let counters = std::mem::take(&mut sys.devices.counter_reads);
+        let ev = last.take().expect("a step that returned retired an instruction");
+        if recording {
+            monitor.instruction(&ev, &accesses, &sys.machine.mem, sys.machine.prior_bytes(), mode.is_privileged(), &counters);
+            trace.push(insn_entry(&ev, &accesses, &sys.machine.cpu));
+            stats.instructions += 1;
+            stats.handler_instructions += (mode == Mode::Irq) as u64;
+            stats.counter_reads += counters.len() as u64;
+            if stats.instructions % SAMPLE_EVERY == 0 {
+                let recs = &monitor.cat.records[counted..];
+                cat_bytes += recs.iter().map(|r| r.file_bytes() as u64).sum::<u64>();
+                counted = monitor.cat.records.len();
+                stats.cat_bytes_over_time.push((stats.instructions, cat_bytes));
+            }
+        } else {
+            stats.before_trace += 1;
+        }
+        if std::mem::take(&mut sys.devices.trace_start) && !recording {
+            recording = true;
+            sys.tbc = 0;
+            start_cycle = sys.now();
+            monitor.invalidate();
+            let privileged = if sys.machine.cpu.mode().is_privileged() { FLAG_PRIVILEGED } else { 0 };
+            let at = sys.now();
+            monitor.push(CatRecord { kind: MAGIC, flags: privileged, addr: MAGIC_BEGIN, cycle: at, data: vec![0; 4] });
+            let regs = sys.machine.cpu.dump_registers();
+            let last_reg = regs.len() - 1;
+            for (i, &v) in regs.iter().enumerate() {
+                let data = if i == last_reg { v.to_le_bytes().to_vec() } else { (v as u32).to_le_bytes().to_vec() };
+                monitor.push(CatRecord { kind: MAGIC, flags: privileged, addr: MAGIC_REGISTER + i as u32, cycle: at, data });
+            }
+        }
+        if sys.machine.retired % 1_000_000 == 0 {
+            progress(sys.machine.retired);
+        }
+        if let StepOutcome::Exited(code) = outcome {
+            stats.exit_code = Some(code);
+            break;
+        }
+    }
+    if !recording {
+        return Err(CitcatError::NoTraceStart(sys.machine.retired));
+    }
+    monitor.push(CatRecord::monitor(MON_END, sys.tbc, sys.pc(), sys.now()));
+    trace.push(TraceEntry::End { instructions: stats.instructions });
+    stats.cycles = sys.now() - start_cycle;
+    stats.uart_output = String::from_utf8_lossy(sys.devices.uart_output()).into_owned();
+    Ok(Recording { cat: monitor.cat, trace, stats })
+}

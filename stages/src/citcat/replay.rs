@@ -1,0 +1,199 @@
+//! Phase II (docs/citcat.md 5): replay IMS + AES on the core model without devices.
+
+use super::format::{
+    Aes, Cat, CatRecord, Ims, IoEntry, TraceEntry, DMA_WRITE, FLAG_PRIVILEGED, MAGIC, MAGIC_BEGIN, MAGIC_REGISTER, MON_DMA, MON_END,
+    MON_IRQ,
+};
+use super::monitor::BusMonitor;
+use super::{insn_entry, CitcatError};
+use streamtrace_model::RetireEvent;
+use streamtrace_sim::system::{is_register_access, RAM_BASE, RAM_SIZE};
+use streamtrace_sim::{CoprocOp, ExceptionPolicy, IoBus, Machine, MemAccess, Memory, Semihost, TimingConfig};
+
+/// The devices' stand-in: answers device accesses from the IOQ and CCNT reads from CNT,
+/// and records the first mismatch.
+struct ReplayIo<'a> {
+    ioq: &'a [IoEntry],
+    io_pos: usize,
+    cnt: &'a [u32],
+    cnt_pos: usize,
+    error: Option<String>,
+}
+
+impl ReplayIo<'_> {
+    fn next(&mut self, addr: u32, size: u8, write: bool, value: u32) -> Option<u32> {
+        let dir = if write { "store" } else { "load" };
+        let Some(e) = self.ioq.get(self.io_pos) else {
+            self.error.get_or_insert_with(|| format!("device {dir} at {addr:#010x} but the IOQ is exhausted"));
+            return None;
+        };
+        if (e.addr, e.size, e.write) != (addr, size, write) || (write && e.value != value) {
+            self.error.get_or_insert_with(|| {
+                format!(
+                    "device {dir} of {size} bytes at {addr:#010x}{} does not match IOQ entry {} ({} of {} bytes at {:#010x}, value {:#x})",
+                    if write { format!(" value {value:#x}") } else { String::new() },
+                    self.io_pos,
+                    if e.write { "store" } else { "load" },
+                    e.size,
+                    e.addr,
+                    e.value
+                )
+            });
+            return None;
+        }
+        self.io_pos += 1;
+        Some(e.value)
+    }
+}
+
+impl IoBus for ReplayIo<'_> {
+    fn read(&mut self, addr: u32, size: u8) -> Option<u32> {
+        if !is_register_access(addr, size) {
+            return None;
+        }
+        self.next(addr, size, false, 0)
+    }
+
+    fn write(&mut self, addr: u32, size: u8, value: u32) -> bool {
+        is_register_access(addr, size) && self.next(addr, size, true, value).is_some()
+    }
+
+    fn coproc(&mut self, cp: u32, load: bool, op: CoprocOp, _value: u32) -> Option<u32> {
+        let zero = CoprocOp { opc1: 0, crn: 0, crm: 0, opc2: 0 };
+        match (cp, load) {
+            (14, true) if op == CoprocOp { crn: 1, ..zero } => {
+                let Some(&v) = self.cnt.get(self.cnt_pos) else {
+                    self.error.get_or_insert_with(|| "CCNT read but the CNT queue is exhausted".into());
+                    return Some(0);
+                };
+                self.cnt_pos += 1;
+                Some(v)
+            }
+            (14, false) if op == CoprocOp { crn: 1, ..zero } => Some(0),
+            // The trace-start marker is a no-op in the replay.
+            (7, false) if op == zero => Some(0),
+            _ => None,
+        }
+    }
+}
+
+/// What the replay produced.
+pub struct Replay {
+    pub trace: Vec<TraceEntry>,
+    pub cat: Cat,
+    pub instructions: u64,
+}
+
+/// Replay `ims` + `aes`. The monitor's caches take the geometry and policy of `timing` (the
+/// recording's). Stops at the AES end key; runs of more than `max_insns` instructions are a
+/// divergence (a replay that never reaches the end key).
+pub fn replay(ims: &Ims, aes: &Aes, timing: &TimingConfig, max_insns: u64) -> Result<Replay, CitcatError> {
+    let mut mem = Memory::new();
+    mem.map_region(RAM_BASE, RAM_SIZE as u64);
+    for (i, (addr, bytes)) in ims.runs.iter().enumerate() {
+        mem.write_bytes(*addr, bytes)
+            .map_err(|f| CitcatError::Config(format!("IMS run {i} at {addr:#010x}: address {:#010x} is not RAM", f.addr)))?;
+    }
+    let mut m = Machine::new(mem, Semihost::new());
+    m.policy = ExceptionPolicy::Vector;
+    m.semihosting = false;
+    m.log_accesses = true;
+    m.log_prior = true;
+    m.cpu.restore_registers(&ims.registers).map_err(|e| CitcatError::Config(format!("IMS registers: {e}")))?;
+
+    let mut monitor = BusMonitor::new(timing).map_err(CitcatError::Config)?;
+    let privileged = if m.cpu.mode().is_privileged() { FLAG_PRIVILEGED } else { 0 };
+    monitor.push(CatRecord { kind: MAGIC, flags: privileged, addr: MAGIC_BEGIN, cycle: 0, data: vec![0; 4] });
+    let last_reg = ims.registers.len() - 1;
+    for (i, &v) in ims.registers.iter().enumerate() {
+        let data = if i == last_reg { v.to_le_bytes().to_vec() } else { (v as u32).to_le_bytes().to_vec() };
+        monitor.push(CatRecord { kind: MAGIC, flags: privileged, addr: MAGIC_REGISTER + i as u32, cycle: 0, data });
+    }
+
+    let mut io = ReplayIo { ioq: &aes.ioq, io_pos: 0, cnt: &aes.cnt, cnt_pos: 0, error: None };
+    let mut trace = Vec::new();
+    let (mut tbc, mut next_int, mut next_dma) = (0u64, 0usize, 0usize);
+    let mut last: Option<RetireEvent> = None;
+    let mut accesses: Vec<MemAccess> = Vec::new();
+    let mut changes = 0u64;
+    loop {
+        let pc = m.cpu.r[15] | m.cpu.thumb as u32;
+        let index = m.retired;
+        let diverged = |what: String| CitcatError::Divergence { index, pc, what };
+        // 1. DMA bursts keyed to this boundary.
+        if aes.dma.get(next_dma).is_some_and(|d| (d.tbc, d.pc) == (tbc, pc)) {
+            monitor.push(CatRecord::monitor(MON_DMA, tbc, pc, 0));
+            while let Some(d) = aes.dma.get(next_dma).filter(|d| (d.tbc, d.pc) == (tbc, pc)) {
+                m.mem.write_bytes(d.addr, &d.data).map_err(|f| diverged(format!("DMA burst {next_dma} writes {:#010x}, which is not RAM", f.addr)))?;
+                monitor.push(CatRecord { kind: DMA_WRITE, flags: 0, addr: d.addr, cycle: 0, data: d.data.clone() });
+                next_dma += 1;
+            }
+        }
+        if let Some(d) = aes.dma.get(next_dma).filter(|d| d.tbc < tbc) {
+            return Err(diverged(format!("DMA burst {next_dma} keyed to (tbc {}, pc {:#010x}) was never reached; now at tbc {tbc}", d.tbc, d.pc)));
+        }
+        // 2. The interrupt keyed to this boundary.
+        if aes.ints.get(next_int).is_some_and(|e| (e.tbc, e.pc) == (tbc, pc)) {
+            if m.cpu.irq_disabled {
+                return Err(diverged(format!("INT {next_int} is due here but IRQs are masked (CPSR.I set)")));
+            }
+            monitor.push(CatRecord::monitor(MON_IRQ, tbc, pc, 0));
+            trace.push(TraceEntry::Irq { tbc, pc });
+            m.take_irq();
+            tbc += 1;
+            next_int += 1;
+            continue;
+        }
+        if let Some(e) = aes.ints.get(next_int).filter(|e| e.tbc < tbc) {
+            return Err(diverged(format!("INT {next_int} keyed to (tbc {}, pc {:#010x}) was never reached; now at tbc {tbc}", e.tbc, e.pc)));
+        }
+        // 3. The end key.
+        if (tbc, pc) == (aes.end_tbc, aes.end_pc) {
+            break;
+        }
+        if tbc > aes.end_tbc {
+            return Err(diverged(format!("ran past the end key (tbc {}, pc {:#010x})", aes.end_tbc, aes.end_pc)));
+        }
+        if index >= max_insns {
+            return Err(diverged(format!("no end key after {max_insns} instructions")));
+        }
+        // 4. One instruction.
+        let mode = m.cpu.mode();
+        let cnt_before = io.cnt_pos;
+        m.step_with_io(
+            &mut |ev: &RetireEvent, acc: &[MemAccess]| {
+                changes += (ev.taken || ev.exception) as u64;
+                last = Some(*ev);
+                accesses.clear();
+                accesses.extend_from_slice(acc);
+            },
+            &mut io,
+        )
+        .map_err(|e| diverged(e.to_string()))?;
+        if let Some(what) = io.error.take() {
+            return Err(diverged(what));
+        }
+        tbc += std::mem::take(&mut changes);
+        let ev = last.take().expect("a step that returned retired an instruction");
+        let counters = &aes.cnt[cnt_before..io.cnt_pos];
+        monitor.instruction(&ev, &accesses, &m.mem, m.prior_bytes(), mode.is_privileged(), counters);
+        trace.push(insn_entry(&ev, &accesses, &m.cpu));
+    }
+    // V3: every event consumed.
+    let left = [
+        ("INT", aes.ints.len() - next_int),
+        ("IOQ", aes.ioq.len() - io.io_pos),
+        ("DMA", aes.dma.len() - next_dma),
+        ("CNT", aes.cnt.len() - io.cnt_pos),
+    ];
+    if let Some((name, n)) = left.iter().find(|(_, n)| *n > 0) {
+        return Err(CitcatError::Divergence {
+            index: m.retired,
+            pc: aes.end_pc,
+            what: format!("reached the end key with {n} {name} entries not consumed"),
+        });
+    }
+    monitor.push(CatRecord::monitor(MON_END, tbc, aes.end_pc, 0));
+    trace.push(TraceEntry::End { instructions: m.retired });
+    Ok(Replay { trace, cat: monitor.cat, instructions: m.retired })
+}

@@ -1,0 +1,159 @@
+//! CITCAT end to end (docs/citcat.md 7): every system-mode program is recorded, IMS and AES
+//! are extracted from the CAT bytes alone, the replay without devices regenerates the
+//! instruction trace (V1) and the CAT (V2) and consumes every event (V3). Then each kind of
+//! damage to the AES or IMS must make the replay fail, and say where.
+
+use std::path::PathBuf;
+
+use streamtrace_isa::ElfImage;
+use streamtrace_stages::citcat::extract::extract;
+use streamtrace_stages::citcat::format::{Aes, Cat, Ims, TraceEntry};
+use streamtrace_stages::citcat::record::{record, RecordOptions, Recording};
+use streamtrace_stages::citcat::replay::replay;
+use streamtrace_stages::citcat::verify::{compare_cats, compare_traces};
+use streamtrace_stages::citcat::CitcatError;
+use streamtrace_sim::system::SystemConfig;
+use streamtrace_sim::TimingConfig;
+
+const PROGRAMS: [&str; 3] = ["sys_timer", "sys_io", "sys_io_thumb"];
+const LIMIT: u64 = 20_000_000;
+
+fn elf(name: &str) -> ElfImage {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../testbenches/programs/system/bin").join(format!("{name}.elf"));
+    ElfImage::open(p).unwrap()
+}
+
+fn recorded(name: &str, seed: u64) -> (Recording, Ims, Aes) {
+    let opts = RecordOptions { system: SystemConfig { seed, ..SystemConfig::default() }, ..RecordOptions::default() };
+    let rec = record(&elf(name), &opts, |_| {}).unwrap();
+    assert_eq!(rec.stats.exit_code, Some(0), "{name}: {}", rec.stats.uart_output);
+    // Extraction works on the file bytes, as the CLI does.
+    let cat = Cat::from_bytes(&rec.cat.to_bytes()).unwrap();
+    assert_eq!(cat, rec.cat);
+    let (ims, aes) = extract(&cat).unwrap();
+    let ims = Ims::from_bytes(&ims.to_bytes()).unwrap();
+    let aes = Aes::from_bytes(&aes.to_bytes()).unwrap();
+    (rec, ims, aes)
+}
+
+#[test]
+fn every_program_replays_exactly() {
+    for name in PROGRAMS {
+        for seed in [1, 7] {
+            let (rec, ims, aes) = recorded(name, seed);
+            assert!(rec.stats.irqs >= 20, "{name}: only {} interrupts", rec.stats.irqs);
+            assert_eq!(aes.ints.len() as u64, rec.stats.irqs);
+            let out = replay(&ims, &aes, &TimingConfig::default(), LIMIT).unwrap_or_else(|e| panic!("{name} seed {seed}: {e}"));
+            assert_eq!(out.instructions, rec.stats.instructions);
+            if let Some(m) = compare_traces(&rec.trace, &out.trace) {
+                panic!("{name} seed {seed}: V1 fails at {m}");
+            }
+            if let Some(m) = compare_cats(&rec.cat, &out.cat) {
+                panic!("{name} seed {seed}: V2 fails at {m}");
+            }
+            assert!(matches!(out.trace.last(), Some(TraceEntry::End { .. })));
+        }
+    }
+}
+
+#[test]
+fn the_programs_exercise_every_event_kind() {
+    let mut dma = 0;
+    let mut cnt = 0;
+    let mut reads = 0;
+    for name in PROGRAMS {
+        let (_, _, aes) = recorded(name, 1);
+        dma += aes.dma.len();
+        cnt += aes.cnt.len();
+        reads += aes.ioq.iter().filter(|e| !e.write).count();
+    }
+    assert!(dma > 0 && cnt > 0 && reads > 0, "DMA {dma}, CNT {cnt}, device reads {reads}");
+}
+
+#[test]
+fn shifted_or_missing_events_make_the_replay_diverge() {
+    let (rec, ims, aes) = recorded("sys_io", 1);
+    // Each damage must be reported as a divergence (or leftover events), never pass.
+    let mut cases: Vec<(&str, Aes)> = Vec::new();
+    let mut a = aes.clone();
+    a.ints[3].tbc += 1;
+    cases.push(("INT shifted one control-flow change later", a));
+    let mut a = aes.clone();
+    a.ints[3].tbc -= 1;
+    cases.push(("INT shifted one control-flow change earlier", a));
+    let mut a = aes.clone();
+    a.ints[5].pc += 4;
+    cases.push(("INT moved one instruction on", a));
+    let mut a = aes.clone();
+    a.ints.remove(2);
+    cases.push(("INT removed", a));
+    let mut a = aes.clone();
+    a.dma.remove(0);
+    cases.push(("DMA burst removed", a));
+    let mut a = aes.clone();
+    a.dma[1].data[0] ^= 0x55;
+    cases.push(("DMA byte changed", a));
+    let mut a = aes.clone();
+    a.ioq.swap(10, 11);
+    cases.push(("IOQ entries swapped", a));
+    let mut a = aes.clone();
+    a.ioq.pop();
+    cases.push(("IOQ entry removed", a));
+    let mut a = aes.clone();
+    a.end_tbc -= 1;
+    cases.push(("end key moved", a));
+    let mut divergences = 0;
+    for (what, damaged) in cases {
+        assert_ne!(damaged, aes, "{what}: the damage did not change the schedule");
+        // Detected by the replay itself (a divergence or leftover events), or else by V1/V2.
+        let found = match replay(&ims, &damaged, &TimingConfig::default(), LIMIT) {
+            Err(e) => {
+                assert!(matches!(e, CitcatError::Divergence { .. }), "{what}: {e}");
+                divergences += 1;
+                format!("replay: {e}")
+            }
+            Ok(out) => match (compare_traces(&rec.trace, &out.trace), compare_cats(&rec.cat, &out.cat)) {
+                (Some(m), _) => format!("V1: {m}"),
+                (None, Some(m)) => format!("V2: {m}"),
+                (None, None) => panic!("{what}: the damaged schedule replayed and verified"),
+            },
+        };
+        eprintln!("{what}: {found}");
+    }
+    // Events that the program's control flow depends on stop the replay itself.
+    assert!(divergences >= 6, "only {divergences} damages stopped the replay");
+}
+
+#[test]
+fn a_changed_dma_byte_or_memory_byte_shows_in_v1() {
+    // Data damage may not stop the replay; it must then show in the trace or the CAT.
+    let (rec, ims, aes) = recorded("sys_io", 1);
+    let mut a = aes.clone();
+    a.dma[1].data[0] ^= 0x55;
+    let mut i = ims.clone();
+    let run = i.runs.iter_mut().max_by_key(|(_, b)| b.len()).unwrap();
+    let mid = run.1.len() / 2;
+    run.1[mid] ^= 0xFF;
+    for (what, ims, aes) in [("DMA byte", &ims, &a), ("IMS byte", &i, &aes)] {
+        match replay(ims, aes, &TimingConfig::default(), LIMIT) {
+            Err(_) => {}
+            Ok(out) => assert!(
+                compare_traces(&rec.trace, &out.trace).is_some() || compare_cats(&rec.cat, &out.cat).is_some(),
+                "{what}: damaged replay verified"
+            ),
+        }
+    }
+}
+
+#[test]
+fn a_program_without_the_marker_is_an_error() {
+    // The user-mode test programs never execute the trace-start MCR (and use semihosting,
+    // which system mode does not have: they stop on the SWI vector's trap or run out).
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../testbenches/programs/bin/crc32.elf");
+    let opts = RecordOptions { max_insns: 200_000, ..RecordOptions::default() };
+    match record(&ElfImage::open(p).unwrap(), &opts, |_| {}) {
+        Err(e) => assert!(e.to_string().contains("trace-start") || e.to_string().contains("stopped"), "{e}"),
+        Ok(_) => panic!("recorded a program without a trace start"),
+    }
+}
+
