@@ -215,6 +215,13 @@ fn sink() -> io::Result<Sink> {
     Ok(BufWriter::with_capacity(1 << 18, Compressed::new()?))
 }
 
+/// Sizes of `bytes` raw and after gzip 6, xz 6 and zstd 3 (one buffer).
+pub fn compressed_sizes(bytes: &[u8]) -> Result<Sizes> {
+    let mut s = sink()?;
+    s.write_all(bytes)?;
+    close(s)
+}
+
 fn close(s: Sink) -> Result<Sizes> {
     let c = s.into_inner().map_err(|e| anyhow!("{}", e.error()))?;
     Ok(c.finish()?)

@@ -13,6 +13,7 @@ mod cmd_run;
 mod cmd_stages;
 mod cmd_sweep;
 mod cmd_wet;
+mod cmd_citcat;
 mod io_util;
 mod refs;
 mod table;
@@ -82,6 +83,9 @@ enum Command {
     Cosim(cmd_hw::CosimArgs),
     /// Whole Execution Traces: build one from a program run, print its sizes, query it.
     Wet(cmd_wet::WetArgs),
+    /// CITCAT: record a bare-metal run's cache-filtered bus trace in system mode, extract
+    /// its IMS and AES, replay them without devices, verify (docs/citcat.md).
+    Citcat(cmd_citcat::CitcatArgs),
 }
 
 #[derive(Args, Debug)]
@@ -242,6 +246,7 @@ fn main() -> ExitCode {
         Command::Area(a) => cmd_hw::run_area(&a).map(|()| 0),
         Command::Cosim(a) => cmd_hw::run_cosim(&a),
         Command::Wet(a) => cmd_wet::run(&a).map(|()| 0),
+        Command::Citcat(a) => cmd_citcat::run(&a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

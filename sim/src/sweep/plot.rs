@@ -90,6 +90,66 @@ pub fn write_plots(results: &SweepResults, dir: &Path) -> Result<Vec<PathBuf>, S
     Ok(written)
 }
 
+/// A line plot of named `(x, y)` series into `dir` as `NAME.svg` and `NAME.png` (used by
+/// reports outside the sweep, e.g. CITCAT's CAT bytes over time); returns the files.
+pub fn write_line_plot(
+    dir: &Path,
+    name: &str,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> Result<Vec<PathBuf>, String> {
+    ensure_font()?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let size = (900, 450);
+    let svg_path = dir.join(format!("{name}.svg"));
+    {
+        let area = SVGBackend::new(&svg_path, size).into_drawing_area();
+        lines(&area, title, x_desc, y_desc, series).map_err(|e| format!("{}: {e}", svg_path.display()))?;
+        area.present().map_err(|e| format!("{}: {e}", svg_path.display()))?;
+    }
+    let png_path = dir.join(format!("{name}.png"));
+    {
+        let area = BitMapBackend::new(&png_path, size).into_drawing_area();
+        lines(&area, title, x_desc, y_desc, series).map_err(|e| format!("{}: {e}", png_path.display()))?;
+        area.present().map_err(|e| format!("{}: {e}", png_path.display()))?;
+    }
+    Ok(vec![svg_path, png_path])
+}
+
+fn lines<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    area.fill(&WHITE)?;
+    let pts = || series.iter().flat_map(|(_, p)| p.iter());
+    let xmax = pts().map(|p| p.0).fold(0.0, f64::max).max(1e-9);
+    let ymax = pts().map(|p| p.1).fold(0.0, f64::max) * 1.1 + 1e-9;
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(45)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..xmax, 0.0..ymax)?;
+    chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).draw()?;
+    for (i, (label, p)) in series.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        chart
+            .draw_series(LineSeries::new(p.iter().copied(), color.stroke_width(2)))?
+            .label(label.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+    }
+    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+    Ok(())
+}
+
 fn draw<DB: DrawingBackend>(which: usize, rows: &[&SweepRow], area: &DrawingArea<DB, Shift>) -> DrawResult
 where
     DB::ErrorType: 'static,

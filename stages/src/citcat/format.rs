@@ -335,12 +335,11 @@ pub struct IntEvent {
     pub vector: u8,
 }
 
-/// One device register access, in program order.
+/// One device register load, in program order (the device input queue).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IoEntry {
     pub addr: u32,
     pub size: u8,
-    pub write: bool,
     pub value: u32,
 }
 
@@ -380,7 +379,6 @@ impl Aes {
         for e in &self.ioq {
             io.extend_from_slice(&e.addr.to_le_bytes());
             io.push(e.size);
-            io.push(e.write as u8);
             io.extend_from_slice(&e.value.to_le_bytes());
         }
         let mut dma = (self.dma.len() as u32).to_le_bytes().to_vec();
@@ -413,7 +411,7 @@ impl Aes {
         let mut r = ByteReader::new(bytes);
         magic(F, &mut r, AES_MAGIC)?;
         let mut a = Aes::default();
-        for (s, (name, width)) in AES_SECTIONS.iter().zip([13usize, 10, 18, 4]).enumerate() {
+        for (s, (name, width)) in AES_SECTIONS.iter().zip([13usize, 9, 18, 4]).enumerate() {
             let count_at = r.pos;
             let count = val(F, &mut r, 4, &format!("{name} count"))? as usize;
             if count > r.left() / width {
@@ -442,15 +440,11 @@ impl Aes {
                     1 => {
                         let addr = val(F, &mut r, 4, "IOQ address")? as u32;
                         let size = val(F, &mut r, 1, "IOQ size")? as u8;
-                        let dir = val(F, &mut r, 1, "IOQ direction")? as u8;
                         let value = val(F, &mut r, 4, "IOQ value")? as u32;
                         if !matches!(size, 1 | 2 | 4) {
                             return Err(bad(format!("size {size}")));
                         }
-                        if dir > 1 {
-                            return Err(bad(format!("direction {dir} (0 read, 1 write)")));
-                        }
-                        a.ioq.push(IoEntry { addr, size, write: dir == 1, value });
+                        a.ioq.push(IoEntry { addr, size, value });
                     }
                     2 => {
                         let tbc = val(F, &mut r, 8, "DMA tbc")?;
@@ -640,7 +634,7 @@ mod tests {
     fn sample_aes() -> Aes {
         Aes {
             ints: vec![IntEvent { tbc: 3, pc: 0x100, vector: 0x18 }],
-            ioq: vec![IoEntry { addr: 0x8000_1000, size: 4, write: false, value: 0x41 }],
+            ioq: vec![IoEntry { addr: 0x8000_1000, size: 4, value: 0x41 }],
             dma: vec![DmaEvent { tbc: 4, pc: 0x201, addr: 0x4000, data: vec![1, 2, 3, 4] }],
             cnt: vec![77, 99],
             end_tbc: 9,

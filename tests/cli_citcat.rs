@@ -1,0 +1,102 @@
+//! End-to-end tests of `streamtrace citcat` (issue 8) on the built binary: the four-step
+//! file workflow verifies, `verify` fails (exit 1) on a different run, and corrupt or
+//! truncated CAT/IMS/AES files give errors that name the file and the byte.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tempfile::TempDir;
+
+fn streamtrace_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_streamtrace")).current_dir(dir).args(args).output().expect("run streamtrace")
+}
+
+fn system_program(name: &str) -> String {
+    let p: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("testbenches/programs/system/bin").join(format!("{name}.elf"));
+    p.to_str().unwrap().to_string()
+}
+
+#[track_caller]
+fn ok(o: &Output) -> String {
+    assert!(o.status.success(), "failed: {}\n{}", String::from_utf8_lossy(&o.stderr), String::from_utf8_lossy(&o.stdout));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[track_caller]
+fn fails(o: &Output, needle: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "expected exit 1: {err}");
+    assert!(err.contains(needle), "stderr lacks '{needle}': {err}");
+    assert!(!err.contains("panicked"), "panic: {err}");
+}
+
+#[test]
+fn record_extract_replay_verify() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    let prog = system_program("sys_io_thumb");
+    let out = ok(&streamtrace_in(d, &["citcat", "record", &prog, "-o", "run.cat", "--insns", "rec.trace", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["stats"]["exit_code"], 0);
+    assert!(v["stats"]["irqs"].as_u64().unwrap() > 20);
+    ok(&streamtrace_in(d, &["citcat", "extract", "run.cat", "-o", "run.ims", "run.aes"]));
+    let out = ok(&streamtrace_in(d, &["citcat", "replay", "run.ims", "run.aes", "--insns", "out.trace", "--cat", "out.cat"]));
+    assert!(out.contains("every AES entry consumed"), "{out}");
+    let out = ok(&streamtrace_in(d, &["citcat", "verify", "--insns", "rec.trace", "out.trace", "--cat", "run.cat", "out.cat", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["pass"], true, "{out}");
+
+    // A run with another seed is a different run: verify must say so and exit 1.
+    ok(&streamtrace_in(d, &["citcat", "record", &prog, "-o", "other.cat", "--insns", "other.trace", "--seed", "5"]));
+    let o = streamtrace_in(d, &["citcat", "verify", "--insns", "rec.trace", "other.trace", "--cat", "run.cat", "other.cat"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("V1 instruction trace: DIFFERENT at entry"), "{out}");
+    assert!(out.contains("V2 CAT (CPU records): DIFFERENT at entry"), "{out}");
+
+    // check: all phases in memory.
+    let out = ok(&streamtrace_in(d, &["citcat", "check", &system_program("sys_timer"), "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((v["v1"].as_bool(), v["v2"].as_bool(), v["v3"].as_bool()), (Some(true), Some(true), Some(true)));
+    assert!(v["counter_reads"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn damaged_files_give_clear_errors() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    ok(&streamtrace_in(d, &["citcat", "record", &system_program("sys_timer"), "-o", "run.cat", "--insns", "rec.trace"]));
+    ok(&streamtrace_in(d, &["citcat", "extract", "run.cat", "-o", "run.ims", "run.aes"]));
+    let cat = std::fs::read(d.join("run.cat")).unwrap();
+    let ims = std::fs::read(d.join("run.ims")).unwrap();
+    let aes = std::fs::read(d.join("run.aes")).unwrap();
+
+    std::fs::write(d.join("cut.cat"), &cat[..cat.len() - 5]).unwrap();
+    fails(&streamtrace_in(d, &["citcat", "extract", "cut.cat", "-o", "x.ims", "x.aes"]), "truncated in the record data");
+    let mut bad = cat.clone();
+    bad[16] = 77; // the first record's kind
+    std::fs::write(d.join("bad.cat"), &bad).unwrap();
+    fails(&streamtrace_in(d, &["citcat", "extract", "bad.cat", "-o", "x.ims", "x.aes"]), "CAT file, byte 16: record 0: unknown kind 77");
+
+    std::fs::write(d.join("cut.aes"), &aes[..aes.len() / 2]).unwrap();
+    fails(&streamtrace_in(d, &["citcat", "replay", "run.ims", "cut.aes", "--insns", "o.trace"]), "AES file, byte");
+    std::fs::write(d.join("cut.ims"), &ims[..100]).unwrap();
+    fails(&streamtrace_in(d, &["citcat", "replay", "cut.ims", "run.aes", "--insns", "o.trace"]), "IMS file, byte 100");
+    let mut bad = ims.clone();
+    bad[12 + 16 * 4] = 0x05; // CPSR mode bits 0b00101: no such mode
+    std::fs::write(d.join("bad.ims"), &bad).unwrap();
+    fails(&streamtrace_in(d, &["citcat", "replay", "bad.ims", "run.aes", "--insns", "o.trace"]), "has no valid mode");
+    std::fs::write(d.join("x.trace"), b"STITR1\0\0\x01\x02").unwrap();
+    fails(&streamtrace_in(d, &["citcat", "verify", "--insns", "rec.trace", "x.trace"]), "instruction trace file, byte 9");
+    fails(&streamtrace_in(d, &["citcat", "record", "run.cat", "-o", "y.cat"]), "run.cat");
+}
+
+#[test]
+fn a_program_without_trace_start_is_refused() {
+    let tmp = TempDir::new().unwrap();
+    let prog = Path::new(env!("CARGO_MANIFEST_DIR")).join("testbenches/programs/bin/crc32.elf");
+    let o = streamtrace_in(tmp.path(), &["citcat", "record", prog.to_str().unwrap(), "-o", "x.cat", "--max-insns", "100000"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("recording") && !err.contains("panicked"), "{err}");
+}
