@@ -59,10 +59,21 @@ pub const REGISTERS: [u32; 13] = [
     DMA_STAT, INT_PEND, INT_MASK,
 ];
 
-/// A device access the platform answers (word size, a listed register): what a replay
-/// without devices must accept, so that it aborts exactly where the recording did.
-pub fn is_register_access(addr: u32, size: u8) -> bool {
-    size == 4 && REGISTERS.contains(&addr)
+/// The register dump region of the start-of-trace driver (docs/citcat.md 2.2): word stores
+/// are accepted and ignored (the bus monitor records them); loads abort.
+pub const REG_DUMP: u32 = DEV_BASE + 0xF000;
+/// Words in the dump region: 45 registers of one word and the 8-byte accumulator.
+pub const REG_DUMP_WORDS: u32 = 47;
+
+pub fn in_dump_region(addr: u32) -> bool {
+    addr.wrapping_sub(REG_DUMP) < REG_DUMP_WORDS * 4
+}
+
+/// A device access the platform answers (aligned words: a listed register, or a store to the
+/// dump region): what a replay without devices must accept, so that it aborts exactly where
+/// the recording did.
+pub fn is_register_access(addr: u32, size: u8, write: bool) -> bool {
+    size == 4 && (REGISTERS.contains(&addr) || (write && addr & 3 == 0 && in_dump_region(addr)))
 }
 
 /// Seeds and rates of the devices (docs/citcat.md 1.1).
@@ -304,6 +315,7 @@ impl IoBus for Devices {
                 }
             }
             INT_MASK => self.int_mask = value & 7,
+            a if in_dump_region(a) => {}
             _ => return false,
         }
         true

@@ -66,15 +66,21 @@ fn device_registers_need_aligned_words() {
 fn the_register_list_is_what_the_devices_answer() {
     // A replay without devices accepts exactly `is_register_access`: it must agree with the
     // devices on every address and size of the device region's first pages.
-    for addr in (system::DEV_BASE..system::DEV_BASE + 0x5000).step_by(2) {
+    let pages = (system::DEV_BASE..system::DEV_BASE + 0x5000).chain(system::REG_DUMP - 0x10..system::REG_DUMP + 0x100);
+    for addr in pages.step_by(2) {
         for size in [1u8, 2, 4] {
             let mut d = Devices::new(SystemConfig::default());
             let read = d.read(addr, size).is_some();
             let write = d.write(addr, size, 0);
-            let listed = system::is_register_access(addr, size);
-            assert_eq!((read, write), (listed, listed), "{addr:#x} size {size}");
+            assert_eq!(read, system::is_register_access(addr, size, false), "load {addr:#x} size {size}");
+            assert_eq!(write, system::is_register_access(addr, size, true), "store {addr:#x} size {size}");
         }
     }
+    // The dump region takes exactly its 47 words.
+    let mut d = Devices::new(SystemConfig::default());
+    assert!(d.write(system::REG_DUMP + 46 * 4, 4, 1));
+    assert!(!d.write(system::REG_DUMP + 47 * 4, 4, 1));
+    assert_eq!(d.read(system::REG_DUMP, 4), None);
 }
 
 #[test]

@@ -30,9 +30,8 @@ pub const MON_IRQ: u8 = 1;
 pub const MON_DMA: u8 = 2;
 pub const MON_END: u8 = 3;
 
-/// `MAGIC` address of the BEGIN marker and of register 0 of the dump.
+/// `MAGIC` address of the BEGIN marker (the trace-start signal).
 pub const MAGIC_BEGIN: u32 = 0;
-pub const MAGIC_REGISTER: u32 = 0x100;
 
 /// The IRQ vector, the only vector an INT event names.
 pub const IRQ_VECTOR: u8 = 0x18;
@@ -212,7 +211,7 @@ impl Cat {
                 IFILL | DFILL => size == line_bytes as usize,
                 WRITE | DMA_WRITE => size >= 1,
                 UNC_READ | UNC_WRITE => matches!(size, 1 | 2 | 4),
-                MAGIC => size == 4 || size == 8,
+                MAGIC => size == 4,
                 MONITOR => size == 8,
                 COUNTER => size == 4,
                 _ => return Err(bad(format!("unknown kind {kind}"))),

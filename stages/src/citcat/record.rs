@@ -1,13 +1,13 @@
 //! Phase I (docs/citcat.md 2): run a program in system mode and record the CAT, with the
 //! instruction trace as ground truth.
 
-use super::format::{Cat, CatRecord, TraceEntry, DMA_WRITE, FLAG_PRIVILEGED, MAGIC, MAGIC_BEGIN, MAGIC_REGISTER, MON_DMA, MON_END, MON_IRQ};
+use super::format::{Cat, CatRecord, TraceEntry, DMA_WRITE, FLAG_PRIVILEGED, MAGIC, MAGIC_BEGIN, MON_DMA, MON_END, MON_IRQ};
 use super::monitor::BusMonitor;
 use super::{insn_entry, CitcatError};
 use streamtrace_isa::ElfImage;
 use streamtrace_model::RetireEvent;
-use streamtrace_sim::system::{System, SystemConfig};
-use streamtrace_sim::{MemAccess, Mode, StepOutcome, TimingConfig};
+use streamtrace_sim::system::{in_dump_region, System, SystemConfig};
+use streamtrace_sim::{MemAccess, Mode, StepOutcome, TimingConfig, DUMP_REGISTERS};
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -34,7 +34,10 @@ pub struct RecordStats {
     pub before_trace: u64,
     /// Traced instructions.
     pub instructions: u64,
-    /// Of those, executed in IRQ mode (the interrupt handlers: the perturbation the events
+    /// Traced instructions up to the driver's last register-dump store (the driver's cost
+    /// after the signal; docs/citcat.md 2.2).
+    pub dump_instructions: u64,
+    /// Of the traced instructions, executed in IRQ mode (the interrupt handlers: the perturbation the events
     /// cost the program).
     pub handler_instructions: u64,
     /// Retire cycle of the last traced instruction minus that of the trace start.
@@ -53,6 +56,9 @@ pub struct Recording {
     pub cat: Cat,
     pub trace: Vec<TraceEntry>,
     pub stats: RecordStats,
+    /// The core's registers at S0 (after the signal), read from the model: what the
+    /// driver's dump must reproduce (a check of the driver, not part of the CAT).
+    pub s0_registers: [u64; DUMP_REGISTERS],
 }
 
 /// Instructions between two samples of the CAT size.
@@ -67,6 +73,7 @@ pub fn record(elf: &ElfImage, opts: &RecordOptions, mut progress: impl FnMut(u64
     let mut trace = Vec::new();
     let mut stats = RecordStats::default();
     let mut recording = false;
+    let mut s0_registers = [0u64; DUMP_REGISTERS];
     let mut start_cycle = 0;
     let mut last: Option<RetireEvent> = None;
     let mut accesses: Vec<MemAccess> = Vec::new();
@@ -102,6 +109,9 @@ pub fn record(elf: &ElfImage, opts: &RecordOptions, mut progress: impl FnMut(u64
             monitor.instruction(&ev, &accesses, &sys.machine.mem, sys.machine.prior_bytes(), mode.is_privileged(), &counters);
             trace.push(insn_entry(&ev, &accesses, &sys.machine.cpu));
             stats.instructions += 1;
+            if accesses.iter().any(|a| a.write && in_dump_region(a.addr)) {
+                stats.dump_instructions = stats.instructions;
+            }
             stats.handler_instructions += (mode == Mode::Irq) as u64;
             stats.counter_reads += counters.len() as u64;
             if stats.instructions % SAMPLE_EVERY == 0 {
@@ -119,14 +129,9 @@ pub fn record(elf: &ElfImage, opts: &RecordOptions, mut progress: impl FnMut(u64
             start_cycle = sys.now();
             monitor.invalidate();
             let privileged = if sys.machine.cpu.mode().is_privileged() { FLAG_PRIVILEGED } else { 0 };
-            let at = sys.now();
-            monitor.push(CatRecord { kind: MAGIC, flags: privileged, addr: MAGIC_BEGIN, cycle: at, data: vec![0; 4] });
-            let regs = sys.machine.cpu.dump_registers();
-            let last_reg = regs.len() - 1;
-            for (i, &v) in regs.iter().enumerate() {
-                let data = if i == last_reg { v.to_le_bytes().to_vec() } else { (v as u32).to_le_bytes().to_vec() };
-                monitor.push(CatRecord { kind: MAGIC, flags: privileged, addr: MAGIC_REGISTER + i as u32, cycle: at, data });
-            }
+            s0_registers = sys.machine.cpu.dump_registers();
+            // The registers reach the CAT through the driver's dump stores that follow.
+            monitor.push(CatRecord { kind: MAGIC, flags: privileged, addr: MAGIC_BEGIN, cycle: sys.now(), data: vec![0; 4] });
         }
         if sys.machine.retired % 1_000_000 == 0 {
             progress(sys.machine.retired);
@@ -143,5 +148,5 @@ pub fn record(elf: &ElfImage, opts: &RecordOptions, mut progress: impl FnMut(u64
     trace.push(TraceEntry::End { instructions: stats.instructions });
     stats.cycles = sys.now() - start_cycle;
     stats.uart_output = String::from_utf8_lossy(sys.devices.uart_output()).into_owned();
-    Ok(Recording { cat: monitor.cat, trace, stats })
+    Ok(Recording { cat: monitor.cat, trace, stats, s0_registers })
 }

@@ -1,8 +1,7 @@
 //! Phase II (docs/citcat.md 5): replay IMS + AES on the core model without devices.
 
 use super::format::{
-    Aes, Cat, CatRecord, Ims, IoEntry, TraceEntry, DMA_WRITE, FLAG_PRIVILEGED, MAGIC, MAGIC_BEGIN, MAGIC_REGISTER, MON_DMA, MON_END,
-    MON_IRQ,
+    Aes, Cat, CatRecord, Ims, IoEntry, TraceEntry, DMA_WRITE, FLAG_PRIVILEGED, MAGIC, MAGIC_BEGIN, MON_DMA, MON_END, MON_IRQ,
 };
 use super::monitor::BusMonitor;
 use super::{insn_entry, CitcatError};
@@ -42,14 +41,14 @@ impl ReplayIo<'_> {
 
 impl IoBus for ReplayIo<'_> {
     fn read(&mut self, addr: u32, size: u8) -> Option<u32> {
-        if !is_register_access(addr, size) {
+        if !is_register_access(addr, size, false) {
             return None;
         }
         self.load(addr, size)
     }
 
     fn write(&mut self, addr: u32, size: u8, _value: u32) -> bool {
-        is_register_access(addr, size)
+        is_register_access(addr, size, true)
     }
 
     fn coproc(&mut self, cp: u32, load: bool, op: CoprocOp, _value: u32) -> Option<u32> {
@@ -98,11 +97,6 @@ pub fn replay(ims: &Ims, aes: &Aes, timing: &TimingConfig, max_insns: u64) -> Re
     let mut monitor = BusMonitor::new(timing).map_err(CitcatError::Config)?;
     let privileged = if m.cpu.mode().is_privileged() { FLAG_PRIVILEGED } else { 0 };
     monitor.push(CatRecord { kind: MAGIC, flags: privileged, addr: MAGIC_BEGIN, cycle: 0, data: vec![0; 4] });
-    let last_reg = ims.registers.len() - 1;
-    for (i, &v) in ims.registers.iter().enumerate() {
-        let data = if i == last_reg { v.to_le_bytes().to_vec() } else { (v as u32).to_le_bytes().to_vec() };
-        monitor.push(CatRecord { kind: MAGIC, flags: privileged, addr: MAGIC_REGISTER + i as u32, cycle: 0, data });
-    }
 
     let mut io = ReplayIo { ioq: &aes.ioq, io_pos: 0, cnt: &aes.cnt, cnt_pos: 0, error: None };
     let mut trace = Vec::new();

@@ -1,12 +1,6 @@
 /* Out-of-line platform helpers, always compiled for ARM state (see platform.h). */
 #include "platform.h"
 
-__attribute__((target("arm"), noinline)) void trace_start(void)
-{
-    /* The CITCAT trace-start marker: MCR p7, 0, r0, c0, c0, 0. */
-    __asm__ volatile("mcr p7, 0, %0, c0, c0, 0" : : "r"(0) : "memory");
-}
-
 __attribute__((target("arm"), noinline)) uint32_t ccnt(void)
 {
     uint32_t v;

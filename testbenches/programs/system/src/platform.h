@@ -25,9 +25,12 @@
 
 void irq_handler(void);
 
+/* The CITCAT start-of-trace driver (start.S; docs/citcat.md 2.2). Call it in a privileged
+   mode. */
+void trace_start(void);
+
 /* ARM-state helpers: coprocessor and CPSR access do not exist in Thumb state, so Thumb
    programs call these out-of-line ARM functions (platform.c). */
-void trace_start(void);
 uint32_t ccnt(void);
 void irq_on(void);
 uint32_t irq_save(void);
