@@ -2,6 +2,8 @@
 //! IMS and AES, replay them without devices, verify (docs/citcat.md), and the report of
 //! docs/results.md.
 
+use std::fs::File;
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -11,7 +13,9 @@ use serde_json::json;
 use streamtrace_sim::system::SystemConfig;
 use streamtrace_sim::TimingConfig;
 use streamtrace_stages::citcat::extract::extract;
-use streamtrace_stages::citcat::format::{trace_from_bytes, trace_to_bytes, Aes, Cat, Ims, TraceEntry, AES_SECTIONS};
+use streamtrace_stages::citcat::format::{
+    trace_from_bytes, Aes, Cat, Ims, NoTrace, TraceEntry, TraceSink, TraceWriter, AES_SECTIONS,
+};
 use streamtrace_stages::citcat::record::{record, RecordOptions, Recording};
 use streamtrace_stages::citcat::replay::{replay, Replay};
 use streamtrace_stages::citcat::verify::{compare_cats, compare_traces, Mismatch};
@@ -183,9 +187,28 @@ fn progress(n: u64) {
     }
 }
 
-fn do_record(program: &Path, p: &PlatformArgs) -> Result<Recording> {
+fn do_record(program: &Path, p: &PlatformArgs, trace: &mut dyn TraceSink) -> Result<Recording> {
     let elf = load_elf(program)?;
-    record(&elf, &p.record_options()?, progress).with_context(|| format!("recording {}", program.display()))
+    record(&elf, &p.record_options()?, trace, progress).with_context(|| format!("recording {}", program.display()))
+}
+
+/// A trace file written as the run goes.
+fn trace_file(path: &Path) -> Result<TraceWriter<BufWriter<File>>> {
+    let f = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    TraceWriter::new(BufWriter::with_capacity(1 << 16, f)).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Runs `f` with a sink writing to `path`, or with none.
+fn with_trace<T>(path: Option<&Path>, f: impl FnOnce(&mut dyn TraceSink) -> Result<T>) -> Result<T> {
+    match path {
+        None => f(&mut NoTrace),
+        Some(p) => {
+            let mut w = trace_file(p)?;
+            let out = f(&mut w)?;
+            w.finish().with_context(|| format!("cannot write {}", p.display()))?;
+            Ok(out)
+        }
+    }
 }
 
 fn cat_bytes(cat: &Cat) -> usize {
@@ -193,11 +216,8 @@ fn cat_bytes(cat: &Cat) -> usize {
 }
 
 fn run_record(a: &RecordArgs) -> Result<()> {
-    let rec = do_record(&a.program, &a.platform)?;
+    let rec = with_trace(a.insns.as_deref(), |t| do_record(&a.program, &a.platform, t))?;
     write_file(&a.output, &rec.cat.to_bytes())?;
-    if let Some(p) = &a.insns {
-        write_file(p, &trace_to_bytes(&rec.trace))?;
-    }
     let s = &rec.stats;
     let bytes = cat_bytes(&rec.cat);
     if a.json {
@@ -282,8 +302,8 @@ fn timing_from(path: &Option<PathBuf>) -> Result<TimingConfig> {
 fn run_replay(a: &ReplayArgs) -> Result<()> {
     let ims = Ims::from_bytes(&read(&a.ims)?).with_context(|| a.ims.display().to_string())?;
     let aes = Aes::from_bytes(&read(&a.aes)?).with_context(|| a.aes.display().to_string())?;
-    let out = replay(&ims, &aes, &timing_from(&a.timing)?, a.max_insns).context("replay")?;
-    write_file(&a.insns, &trace_to_bytes(&out.trace))?;
+    let timing = timing_from(&a.timing)?;
+    let out = with_trace(Some(&a.insns), |t| replay(&ims, &aes, &timing, a.max_insns, t).context("replay"))?;
     if let Some(p) = &a.cat {
         write_file(p, &out.cat.to_bytes())?;
     }
@@ -378,12 +398,14 @@ struct CheckRow {
 }
 
 fn check_one(program: &Path, p: &PlatformArgs) -> Result<CheckRow> {
-    let rec = do_record(program, p)?;
+    let mut recorded = Vec::new();
+    let rec = do_record(program, p, &mut recorded)?;
     let cat = Cat::from_bytes(&rec.cat.to_bytes()).context("the recorded CAT does not read back")?;
     let (ims, aes) = extract(&cat)?;
-    let out: Result<Replay, _> = replay(&ims, &aes, &p.timing()?, p.max_insns.saturating_mul(2));
+    let mut replayed = Vec::new();
+    let out: Result<Replay, _> = replay(&ims, &aes, &p.timing()?, p.max_insns.saturating_mul(2), &mut replayed);
     let (v1, v2, v3) = match &out {
-        Ok(o) => (compare_traces(&rec.trace, &o.trace).is_none(), compare_cats(&rec.cat, &o.cat).is_none(), true),
+        Ok(o) => (compare_traces(&recorded, &replayed).is_none(), compare_cats(&rec.cat, &o.cat).is_none(), true),
         Err(e) => {
             eprintln!("{}: replay: {e}", program.display());
             (false, false, false)

@@ -12,7 +12,7 @@
 use libfuzzer_sys::fuzz_target;
 use streamtrace_stages::citcat::extract::extract;
 use streamtrace_stages::citcat::format::{
-    trace_from_bytes, trace_to_bytes, Aes, Cat, FileError, Ims, AES_MAGIC, CAT_MAGIC, IMS_MAGIC, ITR_MAGIC,
+    trace_from_bytes, trace_to_bytes, Aes, Cat, FileError, Ims, NoTrace, AES_MAGIC, CAT_MAGIC, IMS_MAGIC, ITR_MAGIC,
 };
 use streamtrace_stages::citcat::replay::replay;
 use streamtrace_sim::TimingConfig;
@@ -34,7 +34,7 @@ fuzz_target!(|data: &[u8]| {
             Ok(c) => {
                 assert_eq!(c.to_bytes(), bytes, "CAT does not write back identically");
                 if let Ok((ims, aes)) = extract(&c) {
-                    let _ = replay(&ims, &aes, &TimingConfig::default(), 10_000);
+                    let _ = replay(&ims, &aes, &TimingConfig::default(), 10_000, &mut NoTrace);
                 }
             }
             Err(e) => check_offset(&e, bytes.len()),
@@ -42,7 +42,7 @@ fuzz_target!(|data: &[u8]| {
         1 => match Ims::from_bytes(&bytes) {
             Ok(i) => {
                 assert_eq!(i.to_bytes(), bytes, "IMS does not write back identically");
-                let _ = replay(&i, &Aes::default(), &TimingConfig::default(), 10_000);
+                let _ = replay(&i, &Aes::default(), &TimingConfig::default(), 10_000, &mut NoTrace);
             }
             Err(e) => check_offset(&e, bytes.len()),
         },

@@ -7,13 +7,13 @@ use std::path::PathBuf;
 
 use streamtrace_isa::ElfImage;
 use streamtrace_stages::citcat::extract::extract;
-use streamtrace_stages::citcat::format::{Aes, Cat, Ims, TraceEntry};
-use streamtrace_stages::citcat::record::{record, RecordOptions, Recording};
+use streamtrace_stages::citcat::format::{Aes, Cat, Ims, NoTrace, TraceEntry};
+use streamtrace_stages::citcat::record::{record, RecordOptions, RecordStats};
 use streamtrace_stages::citcat::replay::replay;
 use streamtrace_stages::citcat::verify::{compare_cats, compare_traces};
 use streamtrace_stages::citcat::CitcatError;
 use streamtrace_sim::system::SystemConfig;
-use streamtrace_sim::TimingConfig;
+use streamtrace_sim::{TimingConfig, DUMP_REGISTERS};
 
 const PROGRAMS: [&str; 3] = ["sys_timer", "sys_io", "sys_io_thumb"];
 const LIMIT: u64 = 20_000_000;
@@ -23,13 +23,36 @@ fn elf(name: &str) -> ElfImage {
     ElfImage::open(p).unwrap()
 }
 
-fn recorded(name: &str, seed: u64) -> (Recording, Ims, Aes) {
+/// A recording with its ground-truth instruction trace.
+struct Recorded {
+    cat: Cat,
+    trace: Vec<TraceEntry>,
+    stats: RecordStats,
+    s0_registers: [u64; DUMP_REGISTERS],
+}
+
+/// A replay with its instruction trace.
+struct Replayed {
+    cat: Cat,
+    trace: Vec<TraceEntry>,
+    instructions: u64,
+}
+
+fn run_replay(ims: &Ims, aes: &Aes, timing: &TimingConfig, limit: u64) -> Result<Replayed, CitcatError> {
+    let mut trace = Vec::new();
+    let out = replay(ims, aes, timing, limit, &mut trace)?;
+    Ok(Replayed { cat: out.cat, trace, instructions: out.instructions })
+}
+
+fn recorded(name: &str, seed: u64) -> (Recorded, Ims, Aes) {
     recorded_with(name, seed, TimingConfig::default())
 }
 
-fn recorded_with(name: &str, seed: u64, timing: TimingConfig) -> (Recording, Ims, Aes) {
+fn recorded_with(name: &str, seed: u64, timing: TimingConfig) -> (Recorded, Ims, Aes) {
     let opts = RecordOptions { system: SystemConfig { seed, ..SystemConfig::default() }, timing, ..RecordOptions::default() };
-    let rec = record(&elf(name), &opts, |_| {}).unwrap();
+    let mut trace = Vec::new();
+    let r = record(&elf(name), &opts, &mut trace, |_| {}).unwrap();
+    let rec = Recorded { cat: r.cat, trace, stats: r.stats, s0_registers: r.s0_registers };
     assert_eq!(rec.stats.exit_code, Some(0), "{name}: {}", rec.stats.uart_output);
     // Extraction works on the file bytes, as the CLI does.
     let cat = Cat::from_bytes(&rec.cat.to_bytes()).unwrap();
@@ -49,7 +72,7 @@ fn every_program_replays_exactly() {
             // The driver's uncached dump gives exactly the core's registers after the signal.
             assert_eq!(ims.registers, rec.s0_registers, "{name}: the dumped registers differ from S0");
             assert_eq!(aes.ints.len() as u64, rec.stats.irqs);
-            let out = replay(&ims, &aes, &TimingConfig::default(), LIMIT).unwrap_or_else(|e| panic!("{name} seed {seed}: {e}"));
+            let out = run_replay(&ims, &aes, &TimingConfig::default(), LIMIT).unwrap_or_else(|e| panic!("{name} seed {seed}: {e}"));
             assert_eq!(out.instructions, rec.stats.instructions);
             if let Some(m) = compare_traces(&rec.trace, &out.trace) {
                 panic!("{name} seed {seed}: V1 fails at {m}");
@@ -82,11 +105,11 @@ fn other_cache_policies_replay_exactly() {
             let (rec, ims, aes) = recorded_with(name, 3, timing.clone());
             let writes = rec.cat.records.iter().filter(|r| r.kind == streamtrace_stages::citcat::format::WRITE).count();
             assert!(writes >= 5, "{what} {name}: only {writes} WRITE records");
-            let out = replay(&ims, &aes, &timing, LIMIT).unwrap_or_else(|e| panic!("{what} {name}: {e}"));
+            let out = run_replay(&ims, &aes, &timing, LIMIT).unwrap_or_else(|e| panic!("{what} {name}: {e}"));
             assert_eq!(compare_traces(&rec.trace, &out.trace), None, "{what} {name}");
             assert_eq!(compare_cats(&rec.cat, &out.cat), None, "{what} {name}");
             // The CAT of one policy does not verify against another's.
-            let other = replay(&ims, &aes, &TimingConfig::default(), LIMIT).unwrap();
+            let other = run_replay(&ims, &aes, &TimingConfig::default(), LIMIT).unwrap();
             assert!(compare_cats(&rec.cat, &other.cat).is_some(), "{what} {name}: policy not visible in the CAT");
         }
     }
@@ -143,7 +166,7 @@ fn shifted_or_missing_events_make_the_replay_diverge() {
     for (what, damaged, must_stop) in cases {
         assert_ne!(damaged, aes, "{what}: the damage did not change the schedule");
         // Detected by the replay itself (a divergence or leftover events), or else by V1/V2.
-        let found = match replay(&ims, &damaged, &TimingConfig::default(), LIMIT) {
+        let found = match run_replay(&ims, &damaged, &TimingConfig::default(), LIMIT) {
             Err(e) => {
                 assert!(matches!(e, CitcatError::Divergence { .. }), "{what}: {e}");
                 format!("replay: {e}")
@@ -170,7 +193,7 @@ fn a_changed_dma_byte_or_memory_byte_shows_in_v1() {
     let mid = run.1.len() / 2;
     run.1[mid] ^= 0xFF;
     for (what, ims, aes) in [("DMA byte", &ims, &a), ("IMS byte", &i, &aes)] {
-        match replay(ims, aes, &TimingConfig::default(), LIMIT) {
+        match run_replay(ims, aes, &TimingConfig::default(), LIMIT) {
             Err(_) => {}
             Ok(out) => assert!(
                 compare_traces(&rec.trace, &out.trace).is_some() || compare_cats(&rec.cat, &out.cat).is_some(),
@@ -186,7 +209,7 @@ fn a_program_without_the_marker_is_an_error() {
     // which system mode does not have: they stop on the SWI vector's trap or run out).
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../testbenches/programs/bin/crc32.elf");
     let opts = RecordOptions { max_insns: 200_000, ..RecordOptions::default() };
-    match record(&ElfImage::open(p).unwrap(), &opts, |_| {}) {
+    match record(&ElfImage::open(p).unwrap(), &opts, &mut NoTrace, |_| {}) {
         Err(e) => assert!(e.to_string().contains("trace-start") || e.to_string().contains("stopped"), "{e}"),
         Ok(_) => panic!("recorded a program without a trace start"),
     }
@@ -211,4 +234,18 @@ fn a_cat_without_a_register_of_the_dump_is_refused() {
     let mut cat = rec.cat;
     cat.records.pop();
     assert!(extract(&cat).unwrap_err().to_string().contains("no END sample"));
+}
+
+#[test]
+fn a_recording_cut_by_the_instruction_limit_replays_to_its_end() {
+    let opts = RecordOptions { max_insns: 20_000, ..RecordOptions::default() };
+    let mut trace = Vec::new();
+    let rec = record(&elf("sys_io"), &opts, &mut trace, |_| {}).unwrap();
+    assert_eq!(rec.stats.exit_code, None);
+    assert_eq!(rec.stats.instructions + rec.stats.before_trace, 20_000);
+    let (ims, aes) = extract(&rec.cat).unwrap();
+    let out = run_replay(&ims, &aes, &TimingConfig::default(), LIMIT).unwrap();
+    assert_eq!(compare_traces(&trace, &out.trace), None);
+    assert_eq!(compare_cats(&rec.cat, &out.cat), None);
+    assert_eq!(out.instructions, rec.stats.instructions);
 }

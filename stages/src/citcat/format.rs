@@ -550,6 +550,61 @@ pub fn put_trace_entry(o: &mut Vec<u8>, e: &TraceEntry) {
     }
 }
 
+/// Receives instruction-trace entries as a recording or a replay produces them, so that a
+/// long run's trace need not be held in memory.
+pub trait TraceSink {
+    /// `false`: the producer need not build the entries at all.
+    fn wants(&self) -> bool {
+        true
+    }
+    fn entry(&mut self, e: TraceEntry) -> std::io::Result<()>;
+}
+
+impl TraceSink for Vec<TraceEntry> {
+    fn entry(&mut self, e: TraceEntry) -> std::io::Result<()> {
+        self.push(e);
+        Ok(())
+    }
+}
+
+/// Drops the trace.
+pub struct NoTrace;
+
+impl TraceSink for NoTrace {
+    fn wants(&self) -> bool {
+        false
+    }
+    fn entry(&mut self, _: TraceEntry) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Writes an instruction trace file as the entries come.
+pub struct TraceWriter<W: std::io::Write> {
+    out: W,
+    buf: Vec<u8>,
+}
+
+impl<W: std::io::Write> TraceWriter<W> {
+    pub fn new(mut out: W) -> std::io::Result<Self> {
+        out.write_all(ITR_MAGIC)?;
+        Ok(TraceWriter { out, buf: Vec::with_capacity(256) })
+    }
+
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+impl<W: std::io::Write> TraceSink for TraceWriter<W> {
+    fn entry(&mut self, e: TraceEntry) -> std::io::Result<()> {
+        self.buf.clear();
+        put_trace_entry(&mut self.buf, &e);
+        self.out.write_all(&self.buf)
+    }
+}
+
 /// A whole instruction trace file.
 pub fn trace_to_bytes(entries: &[TraceEntry]) -> Vec<u8> {
     let mut o = ITR_MAGIC.to_vec();

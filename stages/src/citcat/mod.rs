@@ -38,6 +38,8 @@ pub enum CitcatError {
     Cat { index: usize, what: String },
     #[error("replay diverged at instruction {index} (pc {pc:#010x}): {what}")]
     Divergence { index: u64, pc: u32, what: String },
+    #[error("writing the instruction trace: {0}")]
+    TraceOutput(std::io::Error),
 }
 
 /// The instruction-trace entry of a retired instruction (`cpu` is the state after it).

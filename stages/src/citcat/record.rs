@@ -1,7 +1,7 @@
 //! Phase I (docs/citcat.md 2): run a program in system mode and record the CAT, with the
 //! instruction trace as ground truth.
 
-use super::format::{Cat, CatRecord, TraceEntry, DMA_WRITE, FLAG_PRIVILEGED, MAGIC, MAGIC_BEGIN, MON_DMA, MON_END, MON_IRQ};
+use super::format::{Cat, CatRecord, TraceEntry, TraceSink, DMA_WRITE, FLAG_PRIVILEGED, MAGIC, MAGIC_BEGIN, MON_DMA, MON_END, MON_IRQ};
 use super::monitor::BusMonitor;
 use super::{insn_entry, CitcatError};
 use streamtrace_isa::ElfImage;
@@ -54,7 +54,6 @@ pub struct RecordStats {
 /// A recorded run.
 pub struct Recording {
     pub cat: Cat,
-    pub trace: Vec<TraceEntry>,
     pub stats: RecordStats,
     /// The core's registers at S0 (after the signal), read from the model: what the
     /// driver's dump must reproduce (a check of the driver, not part of the CAT).
@@ -64,13 +63,18 @@ pub struct Recording {
 /// Instructions between two samples of the CAT size.
 pub const SAMPLE_EVERY: u64 = 1000;
 
-/// Run `elf` to its EXIT (or the limit) and record from its trace-start marker on.
-/// `progress` is called every million instructions with the count so far.
-pub fn record(elf: &ElfImage, opts: &RecordOptions, mut progress: impl FnMut(u64)) -> Result<Recording, CitcatError> {
+/// Run `elf` to its EXIT (or the limit) and record from its trace-start signal on; the
+/// recorded run's instruction trace (the ground truth) goes to `trace`. `progress` is
+/// called every million instructions with the count so far.
+pub fn record(
+    elf: &ElfImage,
+    opts: &RecordOptions,
+    trace: &mut dyn TraceSink,
+    mut progress: impl FnMut(u64),
+) -> Result<Recording, CitcatError> {
     let mut sys = System::for_elf(elf, opts.system.clone(), opts.timing.clone()).map_err(CitcatError::Config)?;
     sys.machine.log_prior = true;
     let mut monitor = BusMonitor::new(&opts.timing).map_err(CitcatError::Config)?;
-    let mut trace = Vec::new();
     let mut stats = RecordStats::default();
     let mut recording = false;
     let mut s0_registers = [0u64; DUMP_REGISTERS];
@@ -91,7 +95,7 @@ pub fn record(elf: &ElfImage, opts: &RecordOptions, mut progress: impl FnMut(u64
             }
             if b.irq {
                 monitor.push(CatRecord::monitor(MON_IRQ, b.tbc, b.pc, sys.now()));
-                trace.push(TraceEntry::Irq { tbc: b.tbc, pc: b.pc });
+                trace.entry(TraceEntry::Irq { tbc: b.tbc, pc: b.pc }).map_err(CitcatError::TraceOutput)?;
                 stats.irqs += 1;
             }
         }
@@ -107,7 +111,9 @@ pub fn record(elf: &ElfImage, opts: &RecordOptions, mut progress: impl FnMut(u64
         let ev = last.take().expect("a step that returned retired an instruction");
         if recording {
             monitor.instruction(&ev, &accesses, &sys.machine.mem, sys.machine.prior_bytes(), mode.is_privileged(), &counters);
-            trace.push(insn_entry(&ev, &accesses, &sys.machine.cpu));
+            if trace.wants() {
+                trace.entry(insn_entry(&ev, &accesses, &sys.machine.cpu)).map_err(CitcatError::TraceOutput)?;
+            }
             stats.instructions += 1;
             if accesses.iter().any(|a| a.write && in_dump_region(a.addr)) {
                 stats.dump_instructions = stats.instructions;
@@ -145,8 +151,8 @@ pub fn record(elf: &ElfImage, opts: &RecordOptions, mut progress: impl FnMut(u64
         return Err(CitcatError::NoTraceStart(sys.machine.retired));
     }
     monitor.push(CatRecord::monitor(MON_END, sys.tbc, sys.pc(), sys.now()));
-    trace.push(TraceEntry::End { instructions: stats.instructions });
+    trace.entry(TraceEntry::End { instructions: stats.instructions }).map_err(CitcatError::TraceOutput)?;
     stats.cycles = sys.now() - start_cycle;
     stats.uart_output = String::from_utf8_lossy(sys.devices.uart_output()).into_owned();
-    Ok(Recording { cat: monitor.cat, trace, stats, s0_registers })
+    Ok(Recording { cat: monitor.cat, stats, s0_registers })
 }

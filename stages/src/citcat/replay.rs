@@ -1,7 +1,7 @@
 //! Phase II (docs/citcat.md 5): replay IMS + AES on the core model without devices.
 
 use super::format::{
-    Aes, Cat, CatRecord, Ims, IoEntry, TraceEntry, DMA_WRITE, FLAG_PRIVILEGED, MAGIC, MAGIC_BEGIN, MON_DMA, MON_END, MON_IRQ,
+    Aes, Cat, CatRecord, Ims, IoEntry, TraceEntry, TraceSink, DMA_WRITE, FLAG_PRIVILEGED, MAGIC, MAGIC_BEGIN, MON_DMA, MON_END, MON_IRQ,
 };
 use super::monitor::BusMonitor;
 use super::{insn_entry, CitcatError};
@@ -72,7 +72,6 @@ impl IoBus for ReplayIo<'_> {
 
 /// What the replay produced.
 pub struct Replay {
-    pub trace: Vec<TraceEntry>,
     pub cat: Cat,
     pub instructions: u64,
 }
@@ -80,7 +79,8 @@ pub struct Replay {
 /// Replay `ims` + `aes`. The monitor's caches take the geometry and policy of `timing` (the
 /// recording's). Stops at the AES end key; runs of more than `max_insns` instructions are a
 /// divergence (a replay that never reaches the end key).
-pub fn replay(ims: &Ims, aes: &Aes, timing: &TimingConfig, max_insns: u64) -> Result<Replay, CitcatError> {
+/// The instruction trace goes to `trace`.
+pub fn replay(ims: &Ims, aes: &Aes, timing: &TimingConfig, max_insns: u64, trace: &mut dyn TraceSink) -> Result<Replay, CitcatError> {
     let mut mem = Memory::new();
     mem.map_region(RAM_BASE, RAM_SIZE as u64);
     for (i, (addr, bytes)) in ims.runs.iter().enumerate() {
@@ -99,7 +99,6 @@ pub fn replay(ims: &Ims, aes: &Aes, timing: &TimingConfig, max_insns: u64) -> Re
     monitor.push(CatRecord { kind: MAGIC, flags: privileged, addr: MAGIC_BEGIN, cycle: 0, data: vec![0; 4] });
 
     let mut io = ReplayIo { ioq: &aes.ioq, io_pos: 0, cnt: &aes.cnt, cnt_pos: 0, error: None };
-    let mut trace = Vec::new();
     let (mut tbc, mut next_int, mut next_dma) = (0u64, 0usize, 0usize);
     let mut last: Option<RetireEvent> = None;
     let mut accesses: Vec<MemAccess> = Vec::new();
@@ -126,7 +125,7 @@ pub fn replay(ims: &Ims, aes: &Aes, timing: &TimingConfig, max_insns: u64) -> Re
                 return Err(diverged(format!("INT {next_int} is due here but IRQs are masked (CPSR.I set)")));
             }
             monitor.push(CatRecord::monitor(MON_IRQ, tbc, pc, 0));
-            trace.push(TraceEntry::Irq { tbc, pc });
+            trace.entry(TraceEntry::Irq { tbc, pc }).map_err(CitcatError::TraceOutput)?;
             m.take_irq();
             tbc += 1;
             next_int += 1;
@@ -165,7 +164,9 @@ pub fn replay(ims: &Ims, aes: &Aes, timing: &TimingConfig, max_insns: u64) -> Re
         let ev = last.take().expect("a step that returned retired an instruction");
         let counters = &aes.cnt[cnt_before..io.cnt_pos];
         monitor.instruction(&ev, &accesses, &m.mem, m.prior_bytes(), mode.is_privileged(), counters);
-        trace.push(insn_entry(&ev, &accesses, &m.cpu));
+        if trace.wants() {
+            trace.entry(insn_entry(&ev, &accesses, &m.cpu)).map_err(CitcatError::TraceOutput)?;
+        }
     }
     // V3: every event consumed.
     let left = [
@@ -182,6 +183,6 @@ pub fn replay(ims: &Ims, aes: &Aes, timing: &TimingConfig, max_insns: u64) -> Re
         });
     }
     monitor.push(CatRecord::monitor(MON_END, tbc, aes.end_pc, 0));
-    trace.push(TraceEntry::End { instructions: m.retired });
-    Ok(Replay { trace, cat: monitor.cat, instructions: m.retired })
+    trace.entry(TraceEntry::End { instructions: m.retired }).map_err(CitcatError::TraceOutput)?;
+    Ok(Replay { cat: monitor.cat, instructions: m.retired })
 }
