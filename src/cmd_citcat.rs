@@ -49,10 +49,14 @@ pub enum CitcatOp {
 /// Options shared by the commands that run the platform.
 #[derive(Args, Debug, Clone)]
 pub struct PlatformArgs {
-    /// Seed of the devices' arrival times, jitter and data.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Timing and cache configuration (TOML, docs/trace-timing.md); the bus monitor takes
+    /// Seed of the devices' arrival times, jitter and data (overrides the --system file's).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Device parameters (TOML: seed, timer_jitter, uart_gap_min, uart_gap_max, dma_delay,
+    /// dma_burst_gap; docs/citcat.md 1.1).
+    #[arg(long, value_name = "FILE.toml")]
+    pub system: Option<PathBuf>,
+    /// Core timing and cache configuration (TOML, docs/timing.md); the bus monitor takes
     /// its cache geometry and policy from it. Replay must be given the recording's.
     #[arg(long, value_name = "FILE.toml")]
     pub timing: Option<PathBuf>,
@@ -70,8 +74,15 @@ impl PlatformArgs {
     }
 
     fn record_options(&self) -> Result<RecordOptions> {
+        let mut system = match &self.system {
+            Some(p) => SystemConfig::from_toml_file(p).map_err(anyhow::Error::msg)?,
+            None => SystemConfig::default(),
+        };
+        if let Some(seed) = self.seed {
+            system.seed = seed;
+        }
         Ok(RecordOptions {
-            system: SystemConfig { seed: self.seed, ..SystemConfig::default() },
+            system,
             timing: self.timing()?,
             max_insns: self.max_insns,
         })
@@ -82,6 +93,7 @@ impl PlatformArgs {
 pub struct RecordArgs {
     /// The bare-metal program (ELF linked for the platform's RAM at 0).
     pub program: PathBuf,
+    /// Where to write the CAT.
     #[arg(short, long, value_name = "RUN.cat")]
     pub output: PathBuf,
     /// Also write the recorded run's instruction trace (the ground truth for `verify`).
@@ -89,6 +101,7 @@ pub struct RecordArgs {
     pub insns: Option<PathBuf>,
     #[command(flatten)]
     pub platform: PlatformArgs,
+    /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
 }
@@ -99,6 +112,7 @@ pub struct ExtractArgs {
     /// The IMS and the AES files.
     #[arg(short, long, num_args = 2, value_names = ["RUN.ims", "RUN.aes"], required = true)]
     pub output: Vec<PathBuf>,
+    /// Print the results as JSON.
     #[arg(long)]
     pub json: bool,
 }
@@ -119,6 +133,7 @@ pub struct ReplayArgs {
     /// Give up after this many instructions without reaching the end key.
     #[arg(long, default_value_t = 100_000_000)]
     pub max_insns: u64,
+    /// Print the results as JSON.
     #[arg(long)]
     pub json: bool,
 }
@@ -131,6 +146,7 @@ pub struct VerifyArgs {
     /// Two CATs: recorded, regenerated (V2: CPU-originated records).
     #[arg(long, num_args = 2, value_names = ["RECORDED.cat", "REPLAYED.cat"])]
     pub cat: Vec<PathBuf>,
+    /// Print the results as JSON.
     #[arg(long)]
     pub json: bool,
 }
@@ -140,6 +156,7 @@ pub struct CheckArgs {
     pub program: PathBuf,
     #[command(flatten)]
     pub platform: PlatformArgs,
+    /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
 }
@@ -154,6 +171,7 @@ pub struct ReportArgs {
     /// Write the plot (SVG and PNG) and the CSV of CAT bytes over time here.
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
+    /// Print the results as JSON.
     #[arg(long)]
     pub json: bool,
 }

@@ -89,6 +89,11 @@ fn damaged_files_give_clear_errors() {
     std::fs::write(d.join("x.trace"), b"STITR1\0\0\x01\x02").unwrap();
     fails(&streamtrace_in(d, &["citcat", "verify", "--insns", "rec.trace", "x.trace"]), "instruction trace file, byte 9");
     fails(&streamtrace_in(d, &["citcat", "record", "run.cat", "-o", "y.cat"]), "run.cat");
+    std::fs::write(d.join("sys.toml"), "uart_gap_min = 0\n").unwrap();
+    let prog = system_program("sys_timer");
+    fails(&streamtrace_in(d, &["citcat", "check", &prog, "--system", "sys.toml"]), "sys.toml: uart_gap_min (0) must be at least 1");
+    std::fs::write(d.join("sys.toml"), "timer_jiter = 5\n").unwrap();
+    fails(&streamtrace_in(d, &["citcat", "check", &prog, "--system", "sys.toml"]), "unknown field `timer_jiter`");
 }
 
 #[test]

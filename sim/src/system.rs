@@ -97,6 +97,14 @@ impl Default for SystemConfig {
 }
 
 impl SystemConfig {
+    /// Read a TOML file of these keys (missing keys keep their defaults).
+    pub fn from_toml_file(path: &std::path::Path) -> Result<SystemConfig, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let cfg: SystemConfig = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        cfg.validate().map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(cfg)
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         if self.uart_gap_min == 0 || self.uart_gap_min > self.uart_gap_max {
             return Err(format!(
@@ -183,7 +191,8 @@ impl Devices {
     }
 
     fn gap(rng: &mut ChaCha8Rng, cfg: &SystemConfig) -> u64 {
-        let span = (cfg.uart_gap_max - cfg.uart_gap_min) as u64 + 1;
+        // (validate() keeps min <= max; saturate anyway, Devices::new is public.)
+        let span = cfg.uart_gap_max.saturating_sub(cfg.uart_gap_min) as u64 + 1;
         cfg.uart_gap_min as u64 + rng.next_u64() % span
     }
 
