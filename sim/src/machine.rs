@@ -302,9 +302,11 @@ pub struct Machine {
     pub log_accesses: bool,
     pub retired: u64,
     accesses: Vec<MemAccess>,
-    /// SVC 0x123456 / 0xAB call the host; off (system mode) they are ordinary SWIs.
+    /// SVC 0x123456 / 0xAB call the host; off (system mode) they are ordinary SWIs. Honoured
+    /// by [`Machine::step_with_io`] only: the user-program step is compiled without it.
     pub semihosting: bool,
     /// Record the old value of every RAM byte a store overwrites (see [`Bus::prior`]).
+    /// Honoured by [`Machine::step_with_io`] only.
     pub log_prior: bool,
     prior: Vec<(u32, u8)>,
     classes: ClassCache,
@@ -392,29 +394,31 @@ impl Machine {
     }
 
     /// Execute one instruction and report it to `hook`.
+    /// One instruction of a user program (semihosting on, no devices; `semihosting` and
+    /// `log_prior` are system-mode settings that only [`Machine::step_with_io`] honours).
     #[inline]
     pub fn step<H: RetireHook + ?Sized>(&mut self, hook: &mut H) -> Result<StepOutcome, SimError> {
         if self.timing.is_some() {
             return self.step_timed(hook);
         }
-        self.step_impl::<false, H>(hook, None)
+        self.step_impl::<false, false, H>(hook, None)
     }
 
     /// Out of line, so that the functional step inlined into callers stays as small as it
     /// was without timing.
     #[inline(never)]
     fn step_timed<H: RetireHook + ?Sized>(&mut self, hook: &mut H) -> Result<StepOutcome, SimError> {
-        self.step_impl::<true, H>(hook, None)
+        self.step_impl::<true, false, H>(hook, None)
     }
 
     /// One instruction of a system-mode machine: addresses outside RAM and the platform's
-    /// coprocessors go to `io`.
+    /// coprocessors go to `io`; `semihosting` and `log_prior` apply.
     #[inline(never)]
     pub fn step_with_io<H: RetireHook + ?Sized>(&mut self, hook: &mut H, io: &mut dyn IoBus) -> Result<StepOutcome, SimError> {
         if self.timing.is_some() {
-            self.step_impl::<true, H>(hook, Some(io))
+            self.step_impl::<true, true, H>(hook, Some(io))
         } else {
-            self.step_impl::<false, H>(hook, Some(io))
+            self.step_impl::<false, true, H>(hook, Some(io))
         }
     }
 
@@ -431,9 +435,12 @@ impl Machine {
     }
 
     /// The step, specialised at compile time: with `TIMED = false` it is the plain
-    /// functional step (the timing code is not even compiled in).
+    /// functional step (the timing code is not even compiled in); with `SYSTEM = false` the
+    /// system-mode features (old bytes of stores, semihosting off) are compiled out. (Each
+    /// extra instance per hook type also cost the timed step its inlined hook: cachegrind,
+    /// docs/performance.md.)
     #[inline]
-    fn step_impl<const TIMED: bool, H: RetireHook + ?Sized>(
+    fn step_impl<const TIMED: bool, const SYSTEM: bool, H: RetireHook + ?Sized>(
         &mut self,
         hook: &mut H,
         io: Option<&mut dyn IoBus>,
@@ -456,8 +463,12 @@ impl Machine {
         self.accesses.clear();
         let (flow, fault) = {
             let logging = self.log_accesses | TIMED;
-            self.prior.clear();
-            let prior = if self.log_prior { Some(&mut self.prior) } else { None };
+            let prior = if SYSTEM && self.log_prior {
+                self.prior.clear();
+                Some(&mut self.prior)
+            } else {
+                None
+            };
             // (Shortens the trait object's lifetime to the bus's.)
             let io = io.map(|d| d as &mut dyn IoBus);
             let mut bus = Bus { mem: &mut self.mem, log: &mut self.accesses, logging, fault: None, io, prior };
@@ -468,7 +479,7 @@ impl Machine {
             };
             (flow, bus.fault)
         };
-        let flow = if flow == Flow::Semihost && !self.semihosting { Flow::Exception(ExceptionKind::Swi) } else { flow };
+        let flow = if SYSTEM && !self.semihosting && matches!(flow, Flow::Semihost) { Flow::Exception(ExceptionKind::Swi) } else { flow };
         let size = if thumb { 2 } else { 4 };
         let mut exception = false;
         let taken;
@@ -551,9 +562,13 @@ impl Machine {
     }
 
     #[inline]
-    fn run_impl<const TIMED: bool, H: RetireHook + ?Sized>(&mut self, max_insns: u64, hook: &mut H) -> Result<i32, SimError> {
+    fn run_impl<const TIMED: bool, H: RetireHook + ?Sized>(
+        &mut self,
+        max_insns: u64,
+        hook: &mut H,
+    ) -> Result<i32, SimError> {
         while self.retired < max_insns {
-            if let StepOutcome::Exited(code) = self.step_impl::<TIMED, H>(hook, None)? {
+            if let StepOutcome::Exited(code) = self.step_impl::<TIMED, false, H>(hook, None)? {
                 return Ok(code);
             }
         }
