@@ -413,6 +413,9 @@ impl System {
         m.cpu.thumb = elf.entry() & 1 == 1;
         m.cpu.r[15] = elf.entry() & !1;
         m.enable_timing(timing).map_err(|e: ConfigError| e.to_string())?;
+        if let Some(t) = m.timing_mut() {
+            t.set_uncached_region(DEV_BASE, DEV_SIZE);
+        }
         Ok(System { machine: m, devices: Devices::new(cfg), tbc: 0 })
     }
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use streamtrace_isa::ElfImage;
 use streamtrace_stages::citcat::extract::extract;
-use streamtrace_stages::citcat::format::{Aes, Cat, Ims, NoTrace, TraceEntry};
+use streamtrace_stages::citcat::format::{self, Aes, Cat, Ims, NoTrace, TraceEntry};
 use streamtrace_stages::citcat::record::{record, RecordOptions, RecordStats};
 use streamtrace_stages::citcat::replay::replay;
 use streamtrace_stages::citcat::verify::{compare_cats, compare_traces};
@@ -69,6 +69,13 @@ fn every_program_replays_exactly() {
         for seed in 1..=6 {
             let (rec, ims, aes) = recorded(name, seed);
             assert!(rec.stats.irqs >= 20, "{name}: only {} interrupts", rec.stats.irqs);
+            // The monitor's caches follow the timing model's exactly (both invalidated at the
+            // trace start, same geometry and round robin).
+            let count = |k: u8| rec.cat.records.iter().filter(|r| r.kind == k).count() as u64;
+            let [imiss, rmiss, wmiss, wbacks] = rec.stats.timing_misses;
+            assert_eq!(count(format::IFILL), imiss, "{name}: IFILL records against I-cache misses");
+            assert_eq!(count(format::DFILL), rmiss, "{name}: DFILL records against D-cache read misses");
+            assert_eq!(count(format::WRITE), wmiss + wbacks, "{name}: WRITE records against store misses + write-backs");
             // The driver's uncached dump gives exactly the core's registers after the signal.
             assert_eq!(ims.registers, rec.s0_registers, "{name}: the dumped registers differ from S0");
             assert_eq!(aes.ints.len() as u64, rec.stats.irqs);
@@ -103,8 +110,17 @@ fn other_cache_policies_replay_exactly() {
     for (what, timing) in [("small write-back", small), ("small write-through allocate", through), ("small write-back allocate", alloc)] {
         for name in PROGRAMS {
             let (rec, ims, aes) = recorded_with(name, 3, timing.clone());
-            let writes = rec.cat.records.iter().filter(|r| r.kind == streamtrace_stages::citcat::format::WRITE).count();
+            let count = |k: u8| rec.cat.records.iter().filter(|r| r.kind == k).count() as u64;
+            let writes = count(format::WRITE);
             assert!(writes >= 5, "{what} {name}: only {writes} WRITE records");
+            // The monitor against the timing model's caches, per policy.
+            let [imiss, rmiss, wmiss, wbacks] = rec.stats.timing_misses;
+            assert_eq!(count(format::IFILL), imiss, "{what} {name}");
+            let allocate = timing.dcache.write_allocate;
+            assert_eq!(count(format::DFILL), rmiss + if allocate { wmiss } else { 0 }, "{what} {name}");
+            if timing.dcache.write_back {
+                assert_eq!(writes, wbacks + if allocate { 0 } else { wmiss }, "{what} {name}");
+            }
             let out = run_replay(&ims, &aes, &timing, LIMIT).unwrap_or_else(|e| panic!("{what} {name}: {e}"));
             assert_eq!(compare_traces(&rec.trace, &out.trace), None, "{what} {name}");
             assert_eq!(compare_cats(&rec.cat, &out.cat), None, "{what} {name}");

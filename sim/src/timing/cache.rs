@@ -53,6 +53,14 @@ impl Cache {
         }
     }
 
+    /// Drop every line (clean in zero time: dirty data is not written anywhere) and restart
+    /// round robin at way 0; the access statistics stay.
+    pub fn invalidate(&mut self) {
+        self.tags.fill(INVALID);
+        self.dirty.fill(0);
+        self.next.fill(0);
+    }
+
     #[inline]
     pub fn line_of(&self, addr: u32) -> u32 {
         addr >> self.line_shift

@@ -36,6 +36,8 @@ pub struct DataSide {
     pub writebacks: u64,
     /// Accesses that hit a line still being filled.
     pub pend_hits: u64,
+    /// `[base, base + len)` bypasses the cache (device registers in system mode).
+    uncached: Option<(u32, u32)>,
 }
 
 impl DataSide {
@@ -60,12 +62,29 @@ impl DataSide {
             write_misses: 0,
             writebacks: 0,
             pend_hits: 0,
+            uncached: None,
         }
+    }
+
+    /// Make `[base, base + len)` uncached: loads take one word from memory, stores go to
+    /// the write buffer, neither touches the cache or its statistics.
+    pub fn set_uncached(&mut self, base: u32, len: u32) {
+        self.uncached = Some((base, len));
+    }
+
+    /// Clean and invalidate the cache in zero time (fills in flight complete as timed).
+    pub fn invalidate(&mut self) {
+        self.cache.invalidate();
     }
 
     /// One load or store of `addr` issued to the cache at cycle `now`.
     #[inline]
     pub fn access(&mut self, addr: u32, write: bool, now: u64) -> DataAccess {
+        if let Some((base, len)) = self.uncached {
+            if addr.wrapping_sub(base) < len {
+                return self.uncached_access(addr, write, now);
+            }
+        }
         self.cache.accesses += 1;
         let line = self.cache.line_of(addr);
         let word = (addr >> 2) & (self.words - 1);
@@ -105,6 +124,17 @@ impl DataSide {
             self.read_misses += 1;
         }
         self.miss(line, word, addr, write, now)
+    }
+
+    #[cold]
+    fn uncached_access(&mut self, addr: u32, write: bool, now: u64) -> DataAccess {
+        if write {
+            let stall = self.writes.push(addr, now);
+            return DataAccess { extra: stall, stall };
+        }
+        let line = self.cache.line_of(addr);
+        let f: Fill = self.fills.start(line, (addr >> 2) & (self.words - 1), now, self.latency);
+        DataAccess { extra: f.start - now + self.latency, stall: f.start - now }
     }
 
     #[cold]
@@ -168,6 +198,13 @@ impl FetchSide {
             cur_line: u32::MAX,
             cur_fill: NO_FILL,
         }
+    }
+
+    /// Invalidate the cache in zero time; the next fetch looks its line up again.
+    pub fn invalidate(&mut self) {
+        self.cache.invalidate();
+        self.cur_line = u32::MAX;
+        self.cur_fill = NO_FILL;
     }
 
     /// The earliest cycle (at least `t`) the instruction at `pc` can issue, given when its

@@ -250,6 +250,18 @@ impl TimingModel {
         self.pipe.handle.get_or_insert_with(StallHandle::default).clone()
     }
 
+    /// Make `[base, base + len)` uncached on the data side (system mode: device registers).
+    pub fn set_uncached_region(&mut self, base: u32, len: u32) {
+        self.pipe.data.set_uncached(base, len);
+    }
+
+    /// Clean and invalidate both caches in zero time (the CITCAT trace-start driver,
+    /// docs/citcat.md 2.2); statistics stay.
+    pub fn invalidate_caches(&mut self) {
+        self.pipe.fetch.invalidate();
+        self.pipe.data.invalidate();
+    }
+
     /// Put the lines of `[start, start + len)` in the I-cache without timing anything
     /// (warm-cache studies, and tests that want no cold misses).
     pub fn preload_icache(&mut self, start: u32, len: u32) {

@@ -7,11 +7,10 @@ use super::format::{Cat, CatRecord, COUNTER, DFILL, FLAG_DEVICE, FLAG_PRIVILEGED
 use streamtrace_model::RetireEvent;
 use streamtrace_sim::system::is_device;
 use streamtrace_sim::timing::cache::Cache;
-use streamtrace_sim::timing::config::{CacheConfig, DataCacheConfig};
+use streamtrace_sim::timing::config::DataCacheConfig;
 use streamtrace_sim::{MemAccess, Memory, TimingConfig};
 
 pub struct BusMonitor {
-    icfg: CacheConfig,
     dcfg: DataCacheConfig,
     icache: Cache,
     dcache: Cache,
@@ -36,7 +35,6 @@ impl BusMonitor {
         }
         let dcache = Cache::new(&d.geometry());
         Ok(BusMonitor {
-            icfg: i.clone(),
             dcfg: d.clone(),
             icache: Cache::new(i),
             dcache,
@@ -48,8 +46,8 @@ impl BusMonitor {
     /// Clean and invalidate both caches (the trace-start driver): the clean's write-backs
     /// belong to the time before the trace and are not recorded.
     pub fn invalidate(&mut self) {
-        self.icache = Cache::new(&self.icfg);
-        self.dcache = Cache::new(&self.dcfg.geometry());
+        self.icache.invalidate();
+        self.dcache.invalidate();
     }
 
     pub fn push(&mut self, r: CatRecord) {

@@ -45,6 +45,11 @@ pub struct RecordStats {
     pub irqs: u64,
     pub dma_bursts: u64,
     pub counter_reads: u64,
+    /// The timing model's cache misses over the traced part: I-cache misses, D-cache read
+    /// misses, write misses and write-backs. The core's caches are invalidated with the
+    /// monitor's at the trace start, so these match the CAT's IFILL, DFILL and WRITE counts
+    /// (a cross-check of the monitor against the timing model).
+    pub timing_misses: [u64; 4],
     /// UART bytes the program transmitted.
     pub uart_output: String,
     /// `(instructions traced, CAT bytes so far)` every `sample_every` instructions.
@@ -78,6 +83,7 @@ pub fn record(
     let mut stats = RecordStats::default();
     let mut recording = false;
     let mut s0_registers = [0u64; DUMP_REGISTERS];
+    let mut misses_at_start = [0u64; 4];
     let mut start_cycle = 0;
     let mut last: Option<RetireEvent> = None;
     let mut accesses: Vec<MemAccess> = Vec::new();
@@ -134,6 +140,11 @@ pub fn record(
             sys.tbc = 0;
             start_cycle = sys.now();
             monitor.invalidate();
+            // The driver's cache invalidation, on the core too (in zero time).
+            if let Some(t) = sys.machine.timing_mut() {
+                t.invalidate_caches();
+            }
+            misses_at_start = timing_misses(&sys);
             let privileged = if sys.machine.cpu.mode().is_privileged() { FLAG_PRIVILEGED } else { 0 };
             s0_registers = sys.machine.cpu.dump_registers();
             // The registers reach the CAT through the driver's dump stores that follow.
@@ -153,6 +164,13 @@ pub fn record(
     monitor.push(CatRecord::monitor(MON_END, sys.tbc, sys.pc(), sys.now()));
     trace.entry(TraceEntry::End { instructions: stats.instructions }).map_err(CitcatError::TraceOutput)?;
     stats.cycles = sys.now() - start_cycle;
+    let end = timing_misses(&sys);
+    stats.timing_misses = std::array::from_fn(|i| end[i] - misses_at_start[i]);
     stats.uart_output = String::from_utf8_lossy(sys.devices.uart_output()).into_owned();
     Ok(Recording { cat: monitor.cat, stats, s0_registers })
+}
+
+/// I-cache misses, D-cache read misses, write misses, write-backs of the timing model.
+fn timing_misses(sys: &System) -> [u64; 4] {
+    sys.machine.timing_report().map_or([0; 4], |r| [r.icache.misses, r.dcache.read_misses, r.dcache.write_misses, r.dcache.writebacks])
 }
