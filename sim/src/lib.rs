@@ -2,7 +2,8 @@
 //! and Thumb code with the ARM exception model and rdimon semihosting, and reports every
 //! retired instruction (with its memory accesses) to a hook: the trace module, a PC trace
 //! writer. An optional XScale-like timing model (`timing`) stamps each retire event with its
-//! retire cycle.
+//! retire cycle. `system` is the bare-metal platform of CITCAT (devices, interrupts, DMA,
+//! cycle counter; docs/citcat.md).
 
 pub mod arm;
 pub mod cpu;

@@ -14,6 +14,8 @@
 //! * [`paging`]: LRU and OPT page-replacement simulators that check SAD's guarantee.
 //! * [`wet`]: Whole Execution Traces of core-model runs, two-tier compression and queries
 //!   (§6; docs/wet.md).
+//! * [`citcat`]: CITCAT, exact instruction traces rebuilt from a system-mode run's
+//!   cache-filtered bus trace (§7; docs/citcat.md).
 //!
 //! All decoders of binary input are streaming (`std::io::Read`), never panic on
 //! untrusted bytes, and report truncated or corrupt input with the byte offset; the text
