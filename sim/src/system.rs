@@ -370,6 +370,30 @@ pub struct System {
     pub tbc: u64,
 }
 
+/// Whether a retired instruction counts in `tbc` (docs/citcat.md 1.2): it wrote the PC or
+/// raised an exception. (IRQ entries count too; they are not retired instructions.)
+#[inline]
+pub fn changes_control(ev: &RetireEvent) -> bool {
+    ev.taken || ev.exception
+}
+
+/// Empty platform memory: the RAM mapped, the device region left to the `IoBus`.
+pub fn platform_memory() -> Memory {
+    let mut mem = Memory::new();
+    mem.map_region(RAM_BASE, RAM_SIZE as u64);
+    mem
+}
+
+/// A core on the platform: exceptions through the vectors, no semihosting, memory accesses
+/// logged (the bus monitor and the device bus need them). Registers are the caller's.
+pub fn platform_machine(mem: Memory) -> Machine {
+    let mut m = Machine::new(mem, Semihost::new());
+    m.policy = ExceptionPolicy::Vector;
+    m.semihosting = false;
+    m.log_accesses = true;
+    m
+}
+
 /// Counts control-flow changes on the way to the caller's hook.
 struct Counting<'h, H: ?Sized> {
     inner: &'h mut H,
@@ -379,7 +403,7 @@ struct Counting<'h, H: ?Sized> {
 impl<H: RetireHook + ?Sized> RetireHook for Counting<'_, H> {
     #[inline]
     fn retire(&mut self, ev: &RetireEvent, accesses: &[MemAccess]) {
-        self.changes += (ev.taken || ev.exception) as u64;
+        self.changes += changes_control(ev) as u64;
         self.inner.retire(ev, accesses);
     }
 }
@@ -388,8 +412,7 @@ impl System {
     /// The platform with `elf` loaded into RAM and the core at reset, timed by `timing`.
     pub fn for_elf(elf: &ElfImage, cfg: SystemConfig, timing: TimingConfig) -> Result<System, String> {
         cfg.validate()?;
-        let mut mem = Memory::new();
-        mem.map_region(RAM_BASE, RAM_SIZE as u64);
+        let mut mem = platform_memory();
         for s in elf.memory().segments() {
             // (RAM starts at 0, so only the end can be outside.)
             if s.end() > (RAM_BASE + RAM_SIZE) as u64 {
@@ -403,10 +426,7 @@ impl System {
             }
         }
         mem.load_image(elf.memory()).map_err(|f| format!("loading the ELF: address {:#010x} is not RAM", f.addr))?;
-        let mut m = Machine::new(mem, Semihost::new());
-        m.policy = ExceptionPolicy::Vector;
-        m.semihosting = false;
-        m.log_accesses = true;
+        let mut m = platform_machine(mem);
         m.cpu.set_mode(Mode::Supervisor);
         m.cpu.irq_disabled = true;
         m.cpu.fiq_disabled = true;

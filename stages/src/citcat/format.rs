@@ -113,6 +113,17 @@ impl CatRecord {
         CatRecord { kind: MONITOR, flags: (reason as u16) << 8, addr: pc, cycle, data: tbc.to_le_bytes().to_vec() }
     }
 
+    /// `MAGIC BEGIN`, the trace-start signal.
+    pub fn begin(privileged: bool, cycle: u64) -> CatRecord {
+        let flags = if privileged { FLAG_PRIVILEGED } else { 0 };
+        CatRecord { kind: MAGIC, flags, addr: MAGIC_BEGIN, cycle, data: vec![0; 4] }
+    }
+
+    /// A DMA burst as it landed.
+    pub fn dma_write(addr: u32, cycle: u64, data: &[u8]) -> CatRecord {
+        CatRecord { kind: DMA_WRITE, flags: 0, addr, cycle, data: data.to_vec() }
+    }
+
     /// The reason of a `MONITOR` record.
     pub fn reason(&self) -> u8 {
         (self.flags >> 8) as u8

@@ -19,9 +19,11 @@ pub mod record;
 pub mod replay;
 pub mod verify;
 
-use format::{Access, FileError, TraceEntry};
+use format::{Access, FileError, TraceEntry, TraceSink};
+use monitor::BusMonitor;
 use streamtrace_model::RetireEvent;
-use streamtrace_sim::{Cpu, MemAccess, SimError};
+use streamtrace_sim::system::changes_control;
+use streamtrace_sim::{Cpu, Machine, MemAccess, RetireHook, SimError};
 
 /// Why a CITCAT phase failed; every variant names where.
 #[derive(Debug, thiserror::Error)]
@@ -53,4 +55,40 @@ pub(crate) fn insn_entry(ev: &RetireEvent, accesses: &[MemAccess], cpu: &Cpu) ->
         regs: format::fnv1a64(&words),
         accesses: accesses.iter().map(|a| Access { addr: a.addr, size: a.size, write: a.write, value: a.value }).collect(),
     }
+}
+
+/// The retire hook of the recorder and the replayer: keeps the last retired instruction
+/// and its accesses, and counts control-flow changes (the replay keeps its own `tbc`).
+#[derive(Default)]
+pub(crate) struct LastRetired {
+    pub ev: Option<RetireEvent>,
+    pub accesses: Vec<MemAccess>,
+    pub changes: u64,
+}
+
+impl RetireHook for LastRetired {
+    fn retire(&mut self, ev: &RetireEvent, accesses: &[MemAccess]) {
+        self.changes += changes_control(ev) as u64;
+        self.ev = Some(*ev);
+        self.accesses.clear();
+        self.accesses.extend_from_slice(accesses);
+    }
+}
+
+/// What both phases do with a retired instruction: its bus records into the monitor, its
+/// entry into the instruction trace. `m` is the machine after it.
+pub(crate) fn emit_instruction(
+    monitor: &mut BusMonitor,
+    trace: &mut dyn TraceSink,
+    ev: &RetireEvent,
+    accesses: &[MemAccess],
+    m: &Machine,
+    privileged: bool,
+    counters: &[u32],
+) -> Result<(), CitcatError> {
+    monitor.instruction(ev, accesses, &m.mem, m.prior_bytes(), privileged, counters);
+    if trace.wants() {
+        trace.entry(insn_entry(ev, accesses, &m.cpu)).map_err(CitcatError::TraceOutput)?;
+    }
+    Ok(())
 }

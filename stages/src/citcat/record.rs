@@ -1,13 +1,12 @@
 //! Phase I (docs/citcat.md 2): run a program in system mode and record the CAT, with the
 //! instruction trace as ground truth.
 
-use super::format::{Cat, CatRecord, TraceEntry, TraceSink, DMA_WRITE, FLAG_PRIVILEGED, MAGIC, MAGIC_BEGIN, MON_DMA, MON_END, MON_IRQ};
+use super::format::{Cat, CatRecord, TraceEntry, TraceSink, MON_DMA, MON_END, MON_IRQ};
 use super::monitor::BusMonitor;
-use super::{insn_entry, CitcatError};
+use super::{emit_instruction, CitcatError, LastRetired};
 use streamtrace_isa::ElfImage;
-use streamtrace_model::RetireEvent;
 use streamtrace_sim::system::{in_dump_region, System, SystemConfig};
-use streamtrace_sim::{MemAccess, Mode, StepOutcome, TimingConfig, DUMP_REGISTERS};
+use streamtrace_sim::{Mode, StepOutcome, TimingConfig, DUMP_REGISTERS};
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -85,8 +84,7 @@ pub fn record(
     let mut s0_registers = [0u64; DUMP_REGISTERS];
     let mut misses_at_start = [0u64; 4];
     let mut start_cycle = 0;
-    let mut last: Option<RetireEvent> = None;
-    let mut accesses: Vec<MemAccess> = Vec::new();
+    let mut hook = LastRetired::default();
     let mut cat_bytes = Cat::HEADER_BYTES as u64;
     let mut counted = 0;
     while sys.machine.retired < opts.max_insns {
@@ -95,7 +93,7 @@ pub fn record(
             if let Some(first) = b.bursts.first() {
                 monitor.push(CatRecord::monitor(MON_DMA, b.tbc, b.pc, first.cycle));
                 for burst in &b.bursts {
-                    monitor.push(CatRecord { kind: DMA_WRITE, flags: 0, addr: burst.addr, cycle: burst.cycle, data: burst.data.clone() });
+                    monitor.push(CatRecord::dma_write(burst.addr, burst.cycle, &burst.data));
                 }
                 stats.dma_bursts += b.bursts.len() as u64;
             }
@@ -106,22 +104,13 @@ pub fn record(
             }
         }
         let mode = sys.machine.cpu.mode();
-        let outcome = sys
-            .step(&mut |ev: &RetireEvent, acc: &[MemAccess]| {
-                last = Some(*ev);
-                accesses.clear();
-                accesses.extend_from_slice(acc);
-            })
-            .map_err(|source| CitcatError::Sim { instructions: sys.machine.retired, source })?;
+        let outcome = sys.step(&mut hook).map_err(|source| CitcatError::Sim { instructions: sys.machine.retired, source })?;
         let counters = std::mem::take(&mut sys.devices.counter_reads);
-        let ev = last.take().expect("a step that returned retired an instruction");
+        let ev = hook.ev.take().expect("a step that returned retired an instruction");
         if recording {
-            monitor.instruction(&ev, &accesses, &sys.machine.mem, sys.machine.prior_bytes(), mode.is_privileged(), &counters);
-            if trace.wants() {
-                trace.entry(insn_entry(&ev, &accesses, &sys.machine.cpu)).map_err(CitcatError::TraceOutput)?;
-            }
+            emit_instruction(&mut monitor, trace, &ev, &hook.accesses, &sys.machine, mode.is_privileged(), &counters)?;
             stats.instructions += 1;
-            if accesses.iter().any(|a| a.write && in_dump_region(a.addr)) {
+            if hook.accesses.iter().any(|a| a.write && in_dump_region(a.addr)) {
                 stats.dump_instructions = stats.instructions;
             }
             stats.handler_instructions += (mode == Mode::Irq) as u64;
@@ -145,10 +134,9 @@ pub fn record(
                 t.invalidate_caches();
             }
             misses_at_start = timing_misses(&sys);
-            let privileged = if sys.machine.cpu.mode().is_privileged() { FLAG_PRIVILEGED } else { 0 };
             s0_registers = sys.machine.cpu.dump_registers();
             // The registers reach the CAT through the driver's dump stores that follow.
-            monitor.push(CatRecord { kind: MAGIC, flags: privileged, addr: MAGIC_BEGIN, cycle: sys.now(), data: vec![0; 4] });
+            monitor.push(CatRecord::begin(sys.machine.cpu.mode().is_privileged(), sys.now()));
         }
         if sys.machine.retired % 1_000_000 == 0 {
             progress(sys.machine.retired);

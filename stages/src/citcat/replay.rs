@@ -1,13 +1,10 @@
 //! Phase II (docs/citcat.md 5): replay IMS + AES on the core model without devices.
 
-use super::format::{
-    Aes, Cat, CatRecord, Ims, IoEntry, TraceEntry, TraceSink, DMA_WRITE, FLAG_PRIVILEGED, MAGIC, MAGIC_BEGIN, MON_DMA, MON_END, MON_IRQ,
-};
+use super::format::{Aes, Cat, CatRecord, Ims, IoEntry, TraceEntry, TraceSink, MON_DMA, MON_END, MON_IRQ};
 use super::monitor::BusMonitor;
-use super::{insn_entry, CitcatError};
-use streamtrace_model::RetireEvent;
-use streamtrace_sim::system::{is_register_access, RAM_BASE, RAM_SIZE};
-use streamtrace_sim::{CoprocOp, ExceptionPolicy, IoBus, Machine, MemAccess, Memory, Semihost, TimingConfig};
+use super::{emit_instruction, CitcatError, LastRetired};
+use streamtrace_sim::system::{is_register_access, platform_machine, platform_memory};
+use streamtrace_sim::{CoprocOp, IoBus, TimingConfig};
 
 /// The devices' stand-in: answers device loads from the IOQ, accepts device stores and CCNT reads from CNT,
 /// and records the first mismatch.
@@ -81,28 +78,21 @@ pub struct Replay {
 /// divergence (a replay that never reaches the end key).
 /// The instruction trace goes to `trace`.
 pub fn replay(ims: &Ims, aes: &Aes, timing: &TimingConfig, max_insns: u64, trace: &mut dyn TraceSink) -> Result<Replay, CitcatError> {
-    let mut mem = Memory::new();
-    mem.map_region(RAM_BASE, RAM_SIZE as u64);
+    let mut mem = platform_memory();
     for (i, (addr, bytes)) in ims.runs.iter().enumerate() {
         mem.write_bytes(*addr, bytes)
             .map_err(|f| CitcatError::Config(format!("IMS run {i} at {addr:#010x}: address {:#010x} is not RAM", f.addr)))?;
     }
-    let mut m = Machine::new(mem, Semihost::new());
-    m.policy = ExceptionPolicy::Vector;
-    m.semihosting = false;
-    m.log_accesses = true;
+    let mut m = platform_machine(mem);
     m.log_prior = true;
     m.cpu.restore_registers(&ims.registers).map_err(|e| CitcatError::Config(format!("IMS registers: {e}")))?;
 
     let mut monitor = BusMonitor::new(timing).map_err(CitcatError::Config)?;
-    let privileged = if m.cpu.mode().is_privileged() { FLAG_PRIVILEGED } else { 0 };
-    monitor.push(CatRecord { kind: MAGIC, flags: privileged, addr: MAGIC_BEGIN, cycle: 0, data: vec![0; 4] });
+    monitor.push(CatRecord::begin(m.cpu.mode().is_privileged(), 0));
 
     let mut io = ReplayIo { ioq: &aes.ioq, io_pos: 0, cnt: &aes.cnt, cnt_pos: 0, error: None };
     let (mut tbc, mut next_int, mut next_dma) = (0u64, 0usize, 0usize);
-    let mut last: Option<RetireEvent> = None;
-    let mut accesses: Vec<MemAccess> = Vec::new();
-    let mut changes = 0u64;
+    let mut hook = LastRetired::default();
     loop {
         let pc = m.cpu.r[15] | m.cpu.thumb as u32;
         let index = m.retired;
@@ -112,7 +102,7 @@ pub fn replay(ims: &Ims, aes: &Aes, timing: &TimingConfig, max_insns: u64, trace
             monitor.push(CatRecord::monitor(MON_DMA, tbc, pc, 0));
             while let Some(d) = aes.dma.get(next_dma).filter(|d| (d.tbc, d.pc) == (tbc, pc)) {
                 m.mem.write_bytes(d.addr, &d.data).map_err(|f| diverged(format!("DMA burst {next_dma} writes {:#010x}, which is not RAM", f.addr)))?;
-                monitor.push(CatRecord { kind: DMA_WRITE, flags: 0, addr: d.addr, cycle: 0, data: d.data.clone() });
+                monitor.push(CatRecord::dma_write(d.addr, 0, &d.data));
                 next_dma += 1;
             }
         }
@@ -147,26 +137,14 @@ pub fn replay(ims: &Ims, aes: &Aes, timing: &TimingConfig, max_insns: u64, trace
         // 4. One instruction.
         let mode = m.cpu.mode();
         let cnt_before = io.cnt_pos;
-        m.step_with_io(
-            &mut |ev: &RetireEvent, acc: &[MemAccess]| {
-                changes += (ev.taken || ev.exception) as u64;
-                last = Some(*ev);
-                accesses.clear();
-                accesses.extend_from_slice(acc);
-            },
-            &mut io,
-        )
-        .map_err(|e| diverged(e.to_string()))?;
+        m.step_with_io(&mut hook, &mut io).map_err(|e| diverged(e.to_string()))?;
         if let Some(what) = io.error.take() {
             return Err(diverged(what));
         }
-        tbc += std::mem::take(&mut changes);
-        let ev = last.take().expect("a step that returned retired an instruction");
+        tbc += std::mem::take(&mut hook.changes);
+        let ev = hook.ev.take().expect("a step that returned retired an instruction");
         let counters = &aes.cnt[cnt_before..io.cnt_pos];
-        monitor.instruction(&ev, &accesses, &m.mem, m.prior_bytes(), mode.is_privileged(), counters);
-        if trace.wants() {
-            trace.entry(insn_entry(&ev, &accesses, &m.cpu)).map_err(CitcatError::TraceOutput)?;
-        }
+        emit_instruction(&mut monitor, trace, &ev, &hook.accesses, &m, mode.is_privileged(), counters)?;
     }
     // V3: every event consumed.
     let left = [
