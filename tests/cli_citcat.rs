@@ -2,32 +2,13 @@
 //! file workflow verifies, `verify` fails (exit 1) on a different run, and corrupt or
 //! truncated CAT/IMS/AES files give errors that name the file and the byte.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
+use common::{fails, ok, programs_dir, streamtrace_in};
 use tempfile::TempDir;
 
-fn streamtrace_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_streamtrace")).current_dir(dir).args(args).output().expect("run streamtrace")
-}
-
 fn system_program(name: &str) -> String {
-    let p: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("testbenches/programs/system/bin").join(format!("{name}.elf"));
-    p.to_str().unwrap().to_string()
-}
-
-#[track_caller]
-fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "failed: {}\n{}", String::from_utf8_lossy(&o.stderr), String::from_utf8_lossy(&o.stdout));
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-#[track_caller]
-fn fails(o: &Output, needle: &str) {
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "expected exit 1: {err}");
-    assert!(err.contains(needle), "stderr lacks '{needle}': {err}");
-    assert!(!err.contains("panicked"), "panic: {err}");
+    programs_dir().join("system/bin").join(format!("{name}.elf")).to_str().unwrap().to_string()
 }
 
 #[test]
@@ -99,7 +80,7 @@ fn damaged_files_give_clear_errors() {
 #[test]
 fn a_program_without_trace_start_is_refused() {
     let tmp = TempDir::new().unwrap();
-    let prog = Path::new(env!("CARGO_MANIFEST_DIR")).join("testbenches/programs/bin/crc32.elf");
+    let prog = programs_dir().join("bin/crc32.elf");
     let o = streamtrace_in(tmp.path(), &["citcat", "record", prog.to_str().unwrap(), "-o", "x.cat", "--max-insns", "100000"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");

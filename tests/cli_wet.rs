@@ -2,32 +2,12 @@
 //! test program (tier 1 and tier 2 files), its statistics, and every query against what
 //! `streamtrace run` reports of the same run; bad inputs give clear errors.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
+use std::path::Path;
+
+use common::{fails, ok, programs_dir, streamtrace_in};
 use tempfile::TempDir;
-
-fn streamtrace_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_streamtrace")).current_dir(dir).args(args).output().expect("run streamtrace")
-}
-
-fn programs_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testbenches/programs")
-}
-
-#[track_caller]
-fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "failed: {}\n{}", String::from_utf8_lossy(&o.stderr), String::from_utf8_lossy(&o.stdout));
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-#[track_caller]
-fn fails(o: &Output, needle: &str) {
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "expected exit 1: {err}");
-    assert!(err.contains(needle), "stderr lacks '{needle}': {err}");
-    assert!(!err.contains("panicked"), "panic: {err}");
-}
 
 #[test]
 fn build_stats_and_queries_agree_with_the_run() {

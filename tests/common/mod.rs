@@ -1,0 +1,27 @@
+//! Helpers shared by the CLI integration tests that run the built binary in a directory
+//! and expect exit status 1 with a message on bad input (`cli_wet`, `cli_citcat`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn streamtrace_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_streamtrace")).current_dir(dir).args(args).output().expect("run streamtrace")
+}
+
+pub fn programs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testbenches/programs")
+}
+
+#[track_caller]
+pub fn ok(o: &Output) -> String {
+    assert!(o.status.success(), "failed: {}\n{}", String::from_utf8_lossy(&o.stderr), String::from_utf8_lossy(&o.stdout));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[track_caller]
+pub fn fails(o: &Output, needle: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "expected exit 1: {err}");
+    assert!(err.contains(needle), "stderr lacks '{needle}': {err}");
+    assert!(!err.contains("panicked"), "panic: {err}");
+}
