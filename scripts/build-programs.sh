@@ -90,22 +90,23 @@ for entry in "${SYSTEM_PROGRAMS[@]}"; do
   echo "built system/$name ($state): $(stat -c %s "$SYS_OUT/$name.elf") bytes"
 done
 
+# compare BUILT_DIR COMMITTED_DIR LABEL ENTRY...: every built ELF must equal the committed one.
+status=0
+compare() {
+  local built="$1" committed="$2" label="$3" entry name
+  shift 3
+  for entry in "$@"; do
+    name="${entry%%|*}"
+    if ! cmp -s "$built/$name.elf" "$committed/$name.elf"; then
+      echo "differs from the committed ELF: $label/$name.elf" >&2
+      status=1
+    fi
+  done
+}
+
 if [ "$mode" = check ]; then
-  status=0
-  for entry in "${PROGRAMS[@]}"; do
-    name="${entry%%|*}"
-    if ! cmp -s "$OUT/$name.elf" "$PROG/bin/$name.elf"; then
-      echo "differs from the committed ELF: bin/$name.elf" >&2
-      status=1
-    fi
-  done
-  for entry in "${SYSTEM_PROGRAMS[@]}"; do
-    name="${entry%%|*}"
-    if ! cmp -s "$SYS_OUT/$name.elf" "$SYS/bin/$name.elf"; then
-      echo "differs from the committed ELF: system/bin/$name.elf" >&2
-      status=1
-    fi
-  done
+  compare "$OUT" "$PROG/bin" bin "${PROGRAMS[@]}"
+  compare "$SYS_OUT" "$SYS/bin" system/bin "${SYSTEM_PROGRAMS[@]}"
   exit $status
 fi
 

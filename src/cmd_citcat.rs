@@ -67,10 +67,7 @@ pub struct PlatformArgs {
 
 impl PlatformArgs {
     fn timing(&self) -> Result<TimingConfig> {
-        Ok(match &self.timing {
-            Some(p) => TimingConfig::from_toml_file(p)?,
-            None => TimingConfig::default(),
-        })
+        timing_from(self.timing.as_deref())
     }
 
     fn record_options(&self) -> Result<RecordOptions> {
@@ -310,7 +307,8 @@ fn run_extract(a: &ExtractArgs) -> Result<()> {
     Ok(())
 }
 
-fn timing_from(path: &Option<PathBuf>) -> Result<TimingConfig> {
+/// The `--timing` file, or the defaults.
+fn timing_from(path: Option<&Path>) -> Result<TimingConfig> {
     Ok(match path {
         Some(p) => TimingConfig::from_toml_file(p)?,
         None => TimingConfig::default(),
@@ -320,7 +318,7 @@ fn timing_from(path: &Option<PathBuf>) -> Result<TimingConfig> {
 fn run_replay(a: &ReplayArgs) -> Result<()> {
     let ims = Ims::from_bytes(&read(&a.ims)?).with_context(|| a.ims.display().to_string())?;
     let aes = Aes::from_bytes(&read(&a.aes)?).with_context(|| a.aes.display().to_string())?;
-    let timing = timing_from(&a.timing)?;
+    let timing = timing_from(a.timing.as_deref())?;
     let out = with_trace(Some(&a.insns), |t| replay(&ims, &aes, &timing, a.max_insns, t).context("replay"))?;
     if let Some(p) = &a.cat {
         write_file(p, &out.cat.to_bytes())?;

@@ -230,10 +230,7 @@ impl Cpu {
     /// Write N, Z, C, V, Q from a PSR word.
     #[inline]
     pub fn set_flags(&mut self, v: u32) {
-        self.n = v & CPSR_N != 0;
-        self.z = v & CPSR_Z != 0;
-        self.c = v & CPSR_C != 0;
-        self.v = v & CPSR_V != 0;
+        self.set_nzcv(v);
         self.q = v & CPSR_Q != 0;
     }
 
