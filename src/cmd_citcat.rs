@@ -21,7 +21,7 @@ use streamtrace_stages::citcat::replay::{replay, Replay};
 use streamtrace_stages::citcat::verify::{compare_cats, compare_traces, Mismatch};
 
 use crate::cmd_report::{compressed_sizes, Sizes};
-use crate::io_util::{load_elf, thousands, write_file};
+use crate::io_util::{load_elf, read_file, thousands, write_file};
 
 #[derive(Args, Debug)]
 pub struct CitcatArgs {
@@ -184,16 +184,12 @@ pub fn run(a: &CitcatArgs) -> Result<u8> {
     }
 }
 
-fn read(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
-}
-
 fn read_cat(path: &Path) -> Result<Cat> {
-    Cat::from_bytes(&read(path)?).with_context(|| path.display().to_string())
+    Cat::from_bytes(&read_file(path)?).with_context(|| path.display().to_string())
 }
 
 fn read_trace(path: &Path) -> Result<Vec<TraceEntry>> {
-    trace_from_bytes(&read(path)?).with_context(|| path.display().to_string())
+    trace_from_bytes(&read_file(path)?).with_context(|| path.display().to_string())
 }
 
 fn progress(n: u64) {
@@ -226,15 +222,11 @@ fn with_trace<T>(path: Option<&Path>, f: impl FnOnce(&mut dyn TraceSink) -> Resu
     }
 }
 
-fn cat_bytes(cat: &Cat) -> usize {
-    Cat::HEADER_BYTES + cat.records.iter().map(|r| r.file_bytes()).sum::<usize>()
-}
-
 fn run_record(a: &RecordArgs) -> Result<()> {
     let rec = with_trace(a.insns.as_deref(), |t| do_record(&a.program, &a.platform, t))?;
     write_file(&a.output, &rec.cat.to_bytes())?;
     let s = &rec.stats;
-    let bytes = cat_bytes(&rec.cat);
+    let bytes = rec.cat.file_bytes();
     if a.json {
         println!(
             "{}",
@@ -316,8 +308,8 @@ fn timing_from(path: Option<&Path>) -> Result<TimingConfig> {
 }
 
 fn run_replay(a: &ReplayArgs) -> Result<()> {
-    let ims = Ims::from_bytes(&read(&a.ims)?).with_context(|| a.ims.display().to_string())?;
-    let aes = Aes::from_bytes(&read(&a.aes)?).with_context(|| a.aes.display().to_string())?;
+    let ims = Ims::from_bytes(&read_file(&a.ims)?).with_context(|| a.ims.display().to_string())?;
+    let aes = Aes::from_bytes(&read_file(&a.aes)?).with_context(|| a.aes.display().to_string())?;
     let timing = timing_from(a.timing.as_deref())?;
     let out = with_trace(Some(&a.insns), |t| replay(&ims, &aes, &timing, a.max_insns, t).context("replay"))?;
     if let Some(p) = &a.cat {
@@ -435,7 +427,7 @@ fn check_one(program: &Path, p: &PlatformArgs) -> Result<CheckRow> {
     for (name, bytes) in AES_SECTIONS.iter().zip(aes.sections()) {
         aes_sections.push((name.to_string(), compressed_sizes(&bytes)?));
     }
-    let bytes = cat_bytes(&rec.cat);
+    let bytes = rec.cat.file_bytes();
     let over = &s.cat_bytes_over_time;
     let steady = match (over.get(over.len() / 2), over.last()) {
         (Some(a), Some(b)) if b.0 > a.0 => (b.1 - a.1) as f64 / (b.0 - a.0) as f64,

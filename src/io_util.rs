@@ -26,6 +26,11 @@ pub fn read_trace(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("cannot read trace file {}", path.display()))
 }
 
+/// Reads `path`, naming the file on error (the counterpart of [`write_file`]).
+pub fn read_file(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
 /// `pc state` of an interworking address, e.g. `0x00008021` -> `00008020 T`.
 pub fn fmt_iw(a: u32) -> String {
     format!("{:08x} {}", a & !1, state(a))

@@ -170,8 +170,13 @@ pub struct Cat {
 impl Cat {
     pub const HEADER_BYTES: usize = 16;
 
+    /// Bytes of the file.
+    pub fn file_bytes(&self) -> usize {
+        Self::HEADER_BYTES + self.records.iter().map(CatRecord::file_bytes).sum::<usize>()
+    }
+
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut o = Vec::with_capacity(Self::HEADER_BYTES + self.records.iter().map(CatRecord::file_bytes).sum::<usize>());
+        let mut o = Vec::with_capacity(self.file_bytes());
         o.extend_from_slice(CAT_MAGIC);
         o.push(self.line_bytes);
         o.push(self.write_back as u8 | (self.write_allocate as u8) << 1);
@@ -258,32 +263,24 @@ impl Ims {
         self.runs.iter().map(|(_, b)| b.len()).sum()
     }
 
-    /// The registers part of the file (header included) and the memory part.
-    fn parts(&self) -> (Vec<u8>, Vec<u8>) {
-        let mut regs = Vec::new();
-        regs.extend_from_slice(IMS_MAGIC);
-        regs.extend_from_slice(&(DUMP_REGISTERS as u32).to_le_bytes());
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut o = Vec::with_capacity(16 + 8 * DUMP_REGISTERS + self.image_bytes() + 8 * self.runs.len());
+        o.extend_from_slice(IMS_MAGIC);
+        o.extend_from_slice(&(DUMP_REGISTERS as u32).to_le_bytes());
         for (i, &v) in self.registers.iter().enumerate() {
             if i == DUMP_REGISTERS - 1 {
-                regs.extend_from_slice(&v.to_le_bytes());
+                o.extend_from_slice(&v.to_le_bytes());
             } else {
-                regs.extend_from_slice(&(v as u32).to_le_bytes());
+                o.extend_from_slice(&(v as u32).to_le_bytes());
             }
         }
-        let mut mem = Vec::with_capacity(4 + self.image_bytes() + 8 * self.runs.len());
-        mem.extend_from_slice(&(self.runs.len() as u32).to_le_bytes());
+        o.extend_from_slice(&(self.runs.len() as u32).to_le_bytes());
         for (a, b) in &self.runs {
-            mem.extend_from_slice(&a.to_le_bytes());
-            mem.extend_from_slice(&(b.len() as u32).to_le_bytes());
-            mem.extend_from_slice(b);
+            o.extend_from_slice(&a.to_le_bytes());
+            o.extend_from_slice(&(b.len() as u32).to_le_bytes());
+            o.extend_from_slice(b);
         }
-        (regs, mem)
-    }
-
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let (mut a, b) = self.parts();
-        a.extend_from_slice(&b);
-        a
+        o
     }
 
     pub fn from_bytes(bytes: &[u8]) -> Result<Ims, FileError> {
@@ -326,11 +323,6 @@ impl Ims {
         }
         finished(F, &r)?;
         Ok(Ims { registers, runs })
-    }
-
-    /// Bytes of the register part and of the memory part of the file.
-    pub fn part_sizes(&self) -> (Vec<u8>, Vec<u8>) {
-        self.parts()
     }
 }
 

@@ -69,8 +69,10 @@ impl BusMonitor {
         let cycle = ev.cycle;
         let mask = !(self.line - 1);
         // Fills show memory as it was before the instruction: undo its stores.
+        // (Lines of RAM accesses lie wholly in RAM, so the reads cannot fault.)
+        let after = |addr: u32, len: u32| -> Vec<u8> { mem.read_bytes(addr, len as usize).unwrap_or_else(|_| vec![0; len as usize]) };
         let before = |addr: u32, len: u32| -> Vec<u8> {
-            let mut data: Vec<u8> = (0..len).map(|i| mem.read8(addr.wrapping_add(i)).unwrap_or(0)).collect();
+            let mut data = after(addr, len);
             for &(a, old) in prior.iter().rev() {
                 let off = a.wrapping_sub(addr);
                 if off < len {
@@ -79,7 +81,6 @@ impl BusMonitor {
             }
             data
         };
-        let after = |addr: u32, len: u32| -> Vec<u8> { (0..len).map(|i| mem.read8(addr.wrapping_add(i)).unwrap_or(0)).collect() };
 
         let fetch = ev.pc & mask;
         let line = self.icache.line_of(fetch);
