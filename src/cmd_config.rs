@@ -87,6 +87,7 @@ fn description(s: Scheme) -> &'static str {
         Scheme::Tslz => "TSLZ: stream words (header, difference-encoded address) through a hardware LZ77",
         Scheme::ScT8ht => "SC-T8HT: stream descriptor cache + tuple history table",
         Scheme::Gzip => "SW-GZIP: BASE records through gzip (the software bound)",
+        Scheme::Pft => "predictor-filtered trace: TAGE-like direction predictor, return stack and indirect target predictor mirrored by the decoder; hits and misses range-coded by confidence",
     }
 }
 

@@ -43,6 +43,9 @@ pub fn run(args: &EncodeArgs) -> Result<()> {
 
 /// The human summary of one encoder run.
 pub fn print_stats(out: &mut impl Write, s: &Stats) -> std::io::Result<()> {
+    if let Some(p) = &s.pft {
+        return print_pft_stats(out, s, p);
+    }
     let mut kv = Table::key_value("statistic", "value");
     kv.row(["configuration".to_string(), s.config.clone()]);
     kv.row(["instructions".to_string(), thousands(s.instructions)]);
@@ -104,5 +107,48 @@ pub fn print_stats(out: &mut impl Write, s: &Stats) -> std::io::Result<()> {
         "100.0%".to_string(),
         format!("{:.4}", s.bits_per_instruction),
     ]);
+    t.print(out)
+}
+
+/// pft has no streams: its points, predictor hit rates and the information of each component
+/// (docs/trace-format.md section 11).
+fn print_pft_stats(out: &mut impl Write, s: &Stats, p: &streamtrace_model::pft::PftStats) -> std::io::Result<()> {
+    let rate = |miss: u64, all: u64| if all == 0 { "-".to_string() } else { format!("{:.4}", 1.0 - miss as f64 / all as f64) };
+    let mut kv = Table::key_value("statistic", "value");
+    kv.row(["configuration".to_string(), s.config.clone()]);
+    kv.row(["instructions".to_string(), thousands(s.instructions)]);
+    kv.row(["slots (virtual)".to_string(), format!("{} ({})", thousands(p.slots), thousands(p.virtual_slots))]);
+    kv.row(["direction points".to_string(), thousands(p.direction_points)]);
+    kv.row(["  hit rate".to_string(), rate(p.direction_misses, p.direction_points)]);
+    kv.row(["return points".to_string(), thousands(p.return_points)]);
+    kv.row(["  hit rate".to_string(), rate(p.return_misses, p.return_points)]);
+    kv.row(["indirect points".to_string(), thousands(p.indirect_points)]);
+    kv.row(["  hit rate".to_string(), rate(p.indirect_misses, p.indirect_points)]);
+    kv.row([
+        "missed targets sent as RAS top / recent / address".to_string(),
+        format!("{} / {} / {}", thousands(p.target_ras_top), thousands(p.target_recent), thousands(p.target_address)),
+    ]);
+    kv.row(["exceptions".to_string(), thousands(s.exceptions)]);
+    kv.row(["syncs".to_string(), thousands(s.syncs)]);
+    kv.print(out)?;
+    writeln!(out)?;
+    let per = |b: f64| if s.instructions == 0 { 0.0 } else { b / s.instructions as f64 };
+    let info = p.direction_bits + p.target_bits + p.address_bits + p.escape_flag_bits;
+    let mut t = Table::new(["component (information)", "bits", "share", "bits/instr"]);
+    for (name, bits) in [
+        ("direction outcomes", p.direction_bits),
+        ("target hits", p.target_bits),
+        ("missed targets, start/vector addresses", p.address_bits),
+        ("escape flags", p.escape_flag_bits),
+        ("coder flush, stuffing, escapes, markers", s.total_bits as f64 - info),
+    ] {
+        t.row([
+            name.to_string(),
+            thousands(bits.round().max(0.0) as u64),
+            format!("{:.1}%", 100.0 * bits / s.total_bits.max(1) as f64),
+            format!("{:.5}", per(bits)),
+        ]);
+    }
+    t.row(["total (bytes on the port)".to_string(), thousands(s.total_bits), "100.0%".to_string(), format!("{:.5}", s.bits_per_instruction)]);
     t.print(out)
 }

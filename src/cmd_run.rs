@@ -228,7 +228,8 @@ pub fn run(args: &RunArgs) -> Result<u8> {
             writeln!(err)?;
             let mut t = Table::new(["config", "bits/instr", "hrSDC", "hrLSP", "mSDCt", "hSDCt", "hLSPt", "escape"]);
             for s in &stats {
-                let share = |b: u64| format!("{:.1}%", pct(b, s.total_bits));
+                // pft has no stream records (its own view: `run -c pft` alone).
+                let share = |b: u64| if s.pft.is_some() { "-".to_string() } else { format!("{:.1}%", pct(b, s.total_bits)) };
                 let rate = |r: f64| if s.sdc_lookups > 0 { format!("{r:.3}") } else { "-".to_string() };
                 t.row([
                     s.config.clone(),

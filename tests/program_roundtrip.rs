@@ -27,6 +27,11 @@ const CONFIGS: &[&str] = &[
     "tslz-8192",
     "sct8ht-128x4-255x8",
     "gzip-1",
+    // The predictor-filtered trace (issue 25): default, with periodic sync, and stripped of
+    // every predictor but the bimodal table (all targets sent).
+    "pft",
+    "pft,sync=200000",
+    "pft,bim=2,hlen=none,ras=0,itp=0,rtc=0,u=1,rate=1",
 ];
 
 fn programs_dir() -> PathBuf {

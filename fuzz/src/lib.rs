@@ -141,3 +141,34 @@ pub fn image(isa: IsaMode) -> &'static MemoryImage {
     let cell = if isa == IsaMode::ArmOnly { &ARM } else { &IW };
     cell.get_or_init(|| generate(&image_spec(isa, 0)).image)
 }
+
+/// A `pft` configuration from 4 bytes (docs/trace-format.md section 11.1); `None` when
+/// `Config::validate` rejects it.
+///
+/// | byte | bits | field |
+/// |---|---|---|
+/// | 0 | 0-3, 4-6, 7 | log2 bim - 1, log2 tsize - 1, `isa=arm` |
+/// | 1 | 0-3, 4-7 | tag (4..=15 after `% 12 + 4`), number of tagged tables (`% 9`) |
+/// | 2 | 0-5, 6-7 | ras depth (`% 65`), rtc (1 << `% 4`, 0 when 3) |
+/// | 3 | 0-3, 4-6, 7 | log2 itp (0 = none), rate - 1, u = 1 when set (else 12) |
+pub fn pft_config_from_bytes(b: &[u8; 4]) -> Option<Config> {
+    let mut cfg = Config::new(Scheme::Pft, 0, 0, 0);
+    let p = &mut cfg.pft;
+    p.bim = 1 << (1 + (b[0] & 0x0F) % 12);
+    p.tsize = 1 << (1 + ((b[0] >> 4) & 7));
+    p.tag = 4 + (b[1] & 0x0F) as u32 % 12;
+    let tables = ((b[1] >> 4) % 9) as usize;
+    p.hlen = [0; 8];
+    for (i, h) in p.hlen.iter_mut().take(tables).enumerate() {
+        *h = [2, 5, 9, 17, 28, 40, 52, 64][i];
+    }
+    p.ras = (b[2] & 0x3F) as u32 % 65;
+    p.rtc = [1, 2, 4, 0][(b[2] >> 6) as usize];
+    p.itp = if b[3] & 0x0F == 0 { 0 } else { 1 << ((b[3] & 0x0F) % 13) };
+    p.rate = 1 + ((b[3] >> 4) & 7) as u32;
+    p.u = if b[3] & 0x80 != 0 { 1 } else { 12 };
+    if b[0] & 0x80 != 0 {
+        cfg.isa = IsaMode::ArmOnly;
+    }
+    cfg.validate().ok().map(|_| cfg)
+}

@@ -19,10 +19,12 @@ pub enum Scheme {
     ScT8ht,
     /// gzip over BASE records, the software bound, section 10.3.
     Gzip,
+    /// Predictor-filtered trace, section 11.
+    Pft,
 }
 
 impl Scheme {
-    pub const ALL: [Scheme; 9] = [
+    pub const ALL: [Scheme; 10] = [
         Scheme::FBase,
         Scheme::Base,
         Scheme::Nexs,
@@ -32,6 +34,7 @@ impl Scheme {
         Scheme::Tslz,
         Scheme::ScT8ht,
         Scheme::Gzip,
+        Scheme::Pft,
     ];
 
     pub fn name(self) -> &'static str {
@@ -45,6 +48,7 @@ impl Scheme {
             Scheme::Tslz => "tslz",
             Scheme::ScT8ht => "sct8ht",
             Scheme::Gzip => "gzip",
+            Scheme::Pft => "pft",
         }
     }
 
@@ -117,6 +121,8 @@ pub struct Config {
     pub param: u32,
     /// SC-T8HT tuple length N.
     pub tuple: u32,
+    /// pft keys (section 11.1); defaults for every other scheme.
+    pub pft: crate::pft::PftParams,
 }
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -161,6 +167,7 @@ impl Config {
             sync_period: 0,
             param: 0,
             tuple: 0,
+            pft: crate::pft::PftParams::default(),
         }
     }
 
@@ -289,6 +296,9 @@ impl Config {
                 32 - self.u
             ));
         }
+        if self.scheme == Scheme::Pft {
+            self.pft.validate(self.low_bits())?;
+        }
         if self.scheme.competitor() && self.sync_period != 0 {
             return Err(format!("{}: the competitor schemes have no sync records", self.scheme.name()));
         }
@@ -310,7 +320,7 @@ impl FromStr for Config {
         let scheme_name = head_parts.next().unwrap_or("");
         let scheme = Scheme::ALL.iter().copied().find(|s| s.name() == scheme_name).ok_or_else(|| {
             err(format!(
-                "unknown scheme '{scheme_name}' (expected fbase, base, nexs, bsdc, esdc, rsdc, tslz, sct8ht or gzip)"
+                "unknown scheme '{scheme_name}' (expected fbase, base, nexs, bsdc, esdc, rsdc, tslz, sct8ht, gzip or pft)"
             ))
         })?;
         let geometry = head_parts.next();
@@ -381,6 +391,30 @@ impl FromStr for Config {
                     )))
                 }
             };
+            if cfg.scheme == Scheme::Pft {
+                let mut p = cfg.pft;
+                match key.as_str() {
+                    "bim" => p.bim = small(value)?,
+                    "tsize" => p.tsize = small(value)?,
+                    "tag" => p.tag = small(value)?,
+                    "hlen" => p.hlen = crate::pft::PftParams::parse_hlen(value).map_err(err)?,
+                    "ras" => p.ras = small(value)?,
+                    "itp" => p.itp = small(value)?,
+                    "rtc" => p.rtc = small(value)?,
+                    "u" => p.u = small(value)?,
+                    "rate" => p.rate = small(value)?,
+                    "isa" | "sync" => {}
+                    other => {
+                        return Err(err(format!(
+                            "key '{other}' does not apply to pft (it takes bim, tsize, tag, hlen, ras, itp, rtc, u, rate, isa and sync)"
+                        )))
+                    }
+                }
+                cfg.pft = p;
+                if !matches!(key.as_str(), "isa" | "sync") {
+                    continue;
+                }
+            }
             if cfg.scheme.competitor() && !matches!(key.as_str(), "maxsl" | "isa")
                 && !(key == "shift" && cfg.scheme == Scheme::ScT8ht)
             {
@@ -464,6 +498,7 @@ impl fmt::Display for Config {
         match self.scheme {
             Scheme::Tslz | Scheme::Gzip => write!(f, "-{}", self.param)?,
             Scheme::ScT8ht => write!(f, "-{}x{}-{}x{}", self.sets, self.ways, self.param, self.tuple)?,
+            Scheme::Pft => write!(f, "{}", self.pft)?,
             _ => {}
         }
         if self.scheme == Scheme::ScT8ht && self.shift != DEFAULT_SHIFT {
@@ -536,6 +571,10 @@ mod tests {
             ("sct8ht-32x4-15x4,shift=2", "sct8ht-32x4-15x4,shift=2"),
             ("gzip-1", "gzip-1"),
             ("gzip-9,maxsl=100", "gzip-9,maxsl=100"),
+            ("pft", "pft"),
+            ("PFT,ras=8,itp=16,isa=arm", "pft,isa=arm"),
+            ("pft,sync=1000,hlen=4-12-40,bim=1024,rtc=0", "pft,bim=1024,hlen=4-12-40,rtc=0,sync=1000"),
+            ("pft,hlen=none,u=10,rate=4,tag=9,tsize=128,ras=16,itp=0", "pft,tsize=128,tag=9,hlen=none,ras=16,itp=0,u=10,rate=4"),
         ] {
             let c = parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!(c.to_string(), canon, "{text}");
@@ -582,6 +621,13 @@ mod tests {
             ("sct8ht-128x4-255x8,repl=lru", "does not apply to sct8ht"),
             ("gzip-0", "gzip level 0"),
             ("gzip-x", "level 'x' is not a number"),
+            ("pft-32x4-128", "takes no geometry"),
+            ("pft,maxsl=100", "does not apply to pft"),
+            ("pft,shift=3", "does not apply to pft"),
+            ("pft,bim=100", "bim=100 must be a power of two"),
+            ("pft,hlen=8-4", "must increase strictly"),
+            ("pft,isa=arm,u=30", "u=30 out of range 1..=29"),
+            ("pft,rtc=5", "rtc=5"),
         ] {
             let e = parse(text).expect_err(text).to_string();
             assert!(e.contains(needle), "{text}: '{e}' lacks '{needle}'");

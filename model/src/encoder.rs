@@ -8,6 +8,7 @@ use crate::compressor::{CompressorState, StreamOutcome};
 use crate::config::{Config, IsaMode, Scheme};
 use crate::detector::{StreamDescriptor, StreamDetector};
 use crate::event::RetireEvent;
+use crate::pft::PftEncoder;
 use crate::format::{write_nexs_diff, EscapeType, ESCAPE_TYPE_BITS, OVERFLOW_COUNT_BITS, SYNC_MARKER};
 use crate::stats::{DescriptorSet, Stats};
 use crate::tslz::{stream_words, LzEncoder, END_WORD};
@@ -62,6 +63,8 @@ pub struct Encoder {
     k: u32,
     slw: u32,
     competitor: Competitor,
+    /// pft (section 11) consumes events itself: it has no stream detector.
+    pft: Option<Box<PftEncoder>>,
 }
 
 impl Encoder {
@@ -85,6 +88,8 @@ impl Encoder {
                 Scheme::ScT8ht => Competitor::Tuple(Box::new(TupleEncoder::new(cfg))),
                 _ => Competitor::None,
             },
+            pft: (cfg.scheme == Scheme::Pft)
+                .then(|| Box::new(PftEncoder::new(&cfg.pft, cfg.low_bits(), cfg.sync_period))),
         }
     }
 
@@ -103,6 +108,8 @@ impl Encoder {
         // (trace-format.md section 10): nothing has reached the port before.
         if self.cfg.scheme == Scheme::Gzip {
             0
+        } else if let Some(p) = &self.pft {
+            p.bit_len()
         } else {
             self.out.bit_len()
         }
@@ -113,6 +120,10 @@ impl Encoder {
     /// trace that decodes to something else.
     pub fn push(&mut self, ev: &RetireEvent) -> Result<(), EncodeError> {
         self.accept(ev)?;
+        if let Some(p) = &mut self.pft {
+            p.push(ev);
+            return Ok(());
+        }
         if let Some(d) = self.detector.push(ev) {
             let _ = self.encode_stream(&d);
         }
@@ -180,6 +191,10 @@ impl Encoder {
     /// The competitor schemes (section 10) have no SYNC record: for them this only cuts the
     /// current stream.
     pub fn request_sync(&mut self) {
+        if let Some(p) = &mut self.pft {
+            p.sync();
+            return;
+        }
         if let Some(d) = self.detector.cut() {
             let _ = self.encode_stream(&d);
         }
@@ -193,6 +208,10 @@ impl Encoder {
     /// `lost_instructions` (which must count the dropped records' instructions plus
     /// [`Encoder::current_stream_len`], docs/trace-format.md section 7) and reset.
     pub fn overflow(&mut self, lost_instructions: u64) {
+        if let Some(p) = &mut self.pft {
+            p.overflow(lost_instructions);
+            return;
+        }
         let _discarded = self.detector.cut();
         self.overflow_record(lost_instructions);
     }
@@ -207,6 +226,9 @@ impl Encoder {
 
     /// Flush the partial stream, emit END, and return the trace and statistics.
     pub fn finish(mut self) -> (EncodedTrace, Stats) {
+        if let Some(p) = self.pft.take() {
+            return self.finish_pft(*p);
+        }
         if let Some(d) = self.detector.cut() {
             let _ = self.encode_stream(&d);
         }
@@ -244,6 +266,19 @@ impl Encoder {
         stats.bits.miss = bit_len;
         stats.finish(sum_sl);
         (EncodedTrace { bytes, bit_len }, stats)
+    }
+
+    /// pft: END, the coder's last bytes; the bits are the bytes (the coder is byte-oriented).
+    fn finish_pft(mut self, mut p: PftEncoder) -> (EncodedTrace, Stats) {
+        p.finish();
+        let bytes = std::mem::take(&mut p.out);
+        let bit_len = bytes.len() as u64 * 8;
+        self.stats.bits.miss = bit_len;
+        self.stats.exceptions = p.stats.exceptions;
+        self.stats.syncs = p.stats.syncs;
+        self.stats.pft = Some(p.stats);
+        self.stats.finish(0);
+        (EncodedTrace { bytes, bit_len }, self.stats)
     }
 
     fn finish_competitor(mut self) -> (EncodedTrace, Stats) {

@@ -17,6 +17,7 @@ pub mod events_file;
 pub mod format;
 pub mod lsp;
 pub mod lvsa;
+pub mod pft;
 pub mod sdc;
 pub mod stats;
 pub mod storage;

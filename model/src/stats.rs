@@ -47,6 +47,9 @@ pub struct Stats {
     pub bits_per_instruction: f64,
     pub hr_sdc: f64,
     pub hr_lsp: f64,
+    /// pft only: points, predictor hit counts and information by component.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pft: Option<crate::pft::PftStats>,
 }
 
 impl Stats {

@@ -31,6 +31,8 @@ pub struct StorageBits {
     /// TSLZ: the window of 12-bit words; SC-T8HT: the tuple table with its LRU ages. gzip is
     /// software and has none.
     pub competitor: u64,
+    /// pft: its predictors, coder and control registers (docs/trace-format.md 11.8).
+    pub pft: u64,
     pub total: u64,
 }
 
@@ -42,6 +44,12 @@ fn log2(v: u32) -> u32 {
 pub fn storage_bits(cfg: &Config, sdb_entries: u32, output_buffer_bits: u32) -> StorageBits {
     let addr_bits = 32 - cfg.low_bits();
     let slw = cfg.sl_bits();
+    if cfg.scheme == Scheme::Pft {
+        // No stream detector and no descriptor buffer: events go straight to the predictors.
+        let pft = cfg.pft.storage(cfg.sync_period != 0).total();
+        let output_buffer = output_buffer_bits as u64;
+        return StorageBits { pft, output_buffer, total: pft + output_buffer, ..Default::default() };
+    }
     let mut s = StorageBits {
         detector: (addr_bits + slw) as u64,
         sdb: sdb_entries as u64 * (addr_bits + slw) as u64,

@@ -17,6 +17,8 @@ use streamtrace_model::tslz::{Token, TokenError, TslzDecoder};
 use streamtrace_model::tuple_history::TupleDecoder;
 use streamtrace_model::{BranchClass, CompressorState, Config, IsaMode, RetireEvent, Scheme, StreamDescriptor};
 
+pub mod pft;
+pub use pft::PftDecoder;
 pub use walk::{walk_stream, StreamCache, StreamEnd, WalkError};
 
 /// How a stream was recorded (Table 2).
@@ -82,6 +84,8 @@ pub enum DecodeError {
     Corrupt { reason: String, offset: u64 },
     #[error("bit {offset}: sync marker expected after SYNC/OVERFLOW escape")]
     BadSyncMarker { offset: u64 },
+    #[error("bit {offset}: stopped after the limit of {limit} instructions")]
+    InstructionLimit { limit: u64, offset: u64 },
 }
 
 impl DecodeError {
@@ -93,7 +97,8 @@ impl DecodeError {
             | DecodeError::OutsideImage { offset, .. }
             | DecodeError::ImageMismatch { offset, .. }
             | DecodeError::Corrupt { offset, .. }
-            | DecodeError::BadSyncMarker { offset } => *offset,
+            | DecodeError::BadSyncMarker { offset }
+            | DecodeError::InstructionLimit { offset, .. } => *offset,
         }
     }
 }
@@ -178,6 +183,8 @@ pub struct Decoder<'a, I: ProgramImage + ?Sized> {
     done: bool,
     k: u32,
     slw: u32,
+    /// pft traces (section 11) have a decoder of their own.
+    pft: Option<Box<PftDecoder<'a, I>>>,
 }
 
 impl<'a, I: ProgramImage + ?Sized> Decoder<'a, I> {
@@ -204,7 +211,16 @@ impl<'a, I: ProgramImage + ?Sized> Decoder<'a, I> {
             done: false,
             k: cfg.index_bits(),
             slw: cfg.sl_bits(),
+            pft: (cfg.scheme == Scheme::Pft).then(|| Box::new(PftDecoder::new(cfg, bytes, image))),
         }
+    }
+
+    /// pft only: stop with an error after this many instructions (fuzzing, untrusted input).
+    pub fn instruction_limit(mut self, limit: u64) -> Self {
+        if let Some(p) = &mut self.pft {
+            p.instruction_limit = limit;
+        }
+        self
     }
 
     /// Also yield a `TraceElement::Record` before each record's elements.
@@ -215,6 +231,9 @@ impl<'a, I: ProgramImage + ?Sized> Decoder<'a, I> {
 
     /// Current bit position.
     pub fn position(&self) -> u64 {
+        if let Some(p) = &self.pft {
+            return p.position();
+        }
         match &self.competitor {
             Competitor::Tslz(d) => d.position(),
             Competitor::Tuple(d) => d.position(),
@@ -230,6 +249,9 @@ impl<'a, I: ProgramImage + ?Sized> Decoder<'a, I> {
     /// the reset state (start in the middle of a trace, or recover after an error). Returns
     /// the bit offset where decoding resumes, or None if no marker follows.
     pub fn resync(&mut self) -> Option<u64> {
+        if let Some(p) = &mut self.pft {
+            return p.resync();
+        }
         let from = self.reader.position().div_ceil(8) as usize;
         let at = find_sync_marker(self.bytes, from)?;
         self.reader.seek(at as u64 * 8);
@@ -252,6 +274,9 @@ impl<'a, I: ProgramImage + ?Sized> Decoder<'a, I> {
 
     /// The next element; `Ok(None)` after END. Stream addresses go to `sink`.
     pub fn next_element<S: AddressSink + ?Sized>(&mut self, sink: &mut S) -> Result<Option<TraceElement>, DecodeError> {
+        if let Some(p) = &mut self.pft {
+            return p.next_element(sink);
+        }
         if let Some(q) = self.queued.take() {
             return Ok(Some(q));
         }

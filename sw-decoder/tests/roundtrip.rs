@@ -39,6 +39,13 @@ const CONFIGS: &[&str] = &[
     "bsdc-16x4-64,sync=2000",
     "rsdc-32x4-128,sync=1500",
     "nexs,sync=700",
+    // The predictor-filtered trace (section 11): default, ARM-only, periodic sync, no
+    // predictors at all, and every table at its smallest with eight tagged tables.
+    "pft",
+    "pft,isa=arm",
+    "pft,sync=1800",
+    "pft,bim=2,hlen=none,ras=0,itp=0,rtc=0,u=1,rate=1",
+    "pft,bim=4,tsize=2,tag=4,hlen=1-2-3-5-8-13-21-64,ras=1,itp=1,rtc=1,u=31,rate=8",
 ];
 
 fn encode(cfg: &Config, events: &[RetireEvent], sync_at: &[usize]) -> (Vec<u8>, u64) {
@@ -108,7 +115,7 @@ fn long_run_every_scheme() {
 #[test]
 fn decoding_from_the_middle_resumes_at_a_sync() {
     let run = generate(&SyntheticSpec::new(99, 60_000));
-    for text in ["rsdc-32x4-128,sync=4000", "esdc-16x4-64,sync=2500", "bsdc-64x4-256,sync=3000", "nexs,sync=1000"] {
+    for text in ["rsdc-32x4-128,sync=4000", "esdc-16x4-64,sync=2500", "bsdc-64x4-256,sync=3000", "nexs,sync=1000", "pft,sync=3000"] {
         let cfg: Config = text.parse().unwrap();
         let (bytes, _) = encode(&cfg, &run.events, &[]);
         for start in [bytes.len() / 5, bytes.len() / 2, bytes.len() * 4 / 5] {
@@ -131,7 +138,7 @@ fn decoding_from_the_middle_resumes_at_a_sync() {
 #[test]
 fn damaged_traces_fail_cleanly() {
     let run = generate(&SyntheticSpec::new(5, 20_000));
-    for text in ["bsdc-32x4-128", "esdc-32x4-128", "rsdc-32x4-128", "base", "nexs", "fbase"] {
+    for text in ["bsdc-32x4-128", "esdc-32x4-128", "rsdc-32x4-128", "base", "nexs", "fbase", "pft", "pft,sync=3000"] {
         let cfg: Config = text.parse().unwrap();
         let (bytes, _) = encode(&cfg, &run.events, &[]);
         for cut in [1, bytes.len() / 3, bytes.len() - 1] {
@@ -150,4 +157,32 @@ fn damaged_traces_fail_cleanly() {
             let _ = decode_trace(&cfg, &bad, &run.image, false);
         }
     }
+}
+
+/// pft: an idle loop without prediction points (`b .`) runs past several virtual slots,
+/// then an interrupt takes it to a vector; the decoder rebuilds every address.
+#[test]
+fn pft_idle_loop_virtual_slots_and_exception() {
+    use streamtrace_isa::MemoryImage;
+    use streamtrace_model::BranchClass;
+    let mut image = MemoryImage::new();
+    image.add_segment(0x1000, 0xEAFF_FFFEu32.to_le_bytes().to_vec()).unwrap(); // b .
+    image.add_segment(0x18, [0xE1A0_0000u32.to_le_bytes(), 0xE1A0_0000u32.to_le_bytes()].concat()).unwrap();
+    let spin = RetireEvent { pc: 0x1000, insn: 0xEAFF_FFFE, class: BranchClass::DirectUncond, taken: true, next_pc: 0x1000, ..Default::default() };
+    let mut events = vec![spin; 200_000];
+    events.push(RetireEvent { exception: true, next_pc: 0x18, ..spin });
+    events.push(RetireEvent { pc: 0x18, insn: 0xE1A0_0000, next_pc: 0x1C, ..Default::default() });
+    events.push(RetireEvent { pc: 0x1C, insn: 0xE1A0_0000, next_pc: 0x20, ..Default::default() });
+    let cfg: Config = "pft".parse().unwrap();
+    let mut enc = Encoder::new(&cfg);
+    enc.push_all(&events).unwrap();
+    let (trace, stats) = enc.finish();
+    let pft = stats.pft.unwrap();
+    assert_eq!(pft.virtual_slots, 200_000 / 65_535);
+    assert_eq!((pft.slots, pft.exceptions), (0, 1));
+    assert!(trace.bytes.len() < 40, "{} bytes", trace.bytes.len());
+    let out = decode_trace(&cfg, &trace.bytes, &image, true);
+    assert!(out.errors.is_empty() && out.ended, "{:?}", out.errors);
+    verify_addresses(&out.addresses, &events).unwrap();
+    assert_eq!(out.elements.iter().filter(|e| matches!(e, TraceElement::Exception { .. })).count(), 1);
 }

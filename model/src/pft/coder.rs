@@ -1,0 +1,380 @@
+//! The binary range coder of `pft` (docs/trace-format.md section 11.6): adaptive 12-bit
+//! probabilities, 32-bit range, byte output with carry resolution, and zero-run stuffing so
+//! that coded bytes never contain the sync marker's 15 zero bytes.
+//!
+//! The encoder and the decoder are written side by side so the two cannot drift apart.
+
+/// Probabilities are 12-bit: `p` is the probability of a *miss* (symbol 0) in 1/4096.
+pub const PROB_BITS: u32 = 12;
+const PROB_ONE: u32 = 1 << PROB_BITS;
+/// Initial probability of a context: 1/2.
+pub const PROB_INIT: u16 = (PROB_ONE / 2) as u16;
+/// The escape flag has the fixed probability 2^-16 (a shift, no multiply).
+pub const ESCAPE_SHIFT: u32 = 16;
+const TOP: u32 = 1 << 24;
+/// After this many consecutive zero bytes of coded data a stuffing byte 0x01 follows.
+pub const ZERO_RUN_LIMIT: u32 = 14;
+pub const STUFF_BYTE: u8 = 0x01;
+
+/// One adaptive binary context: the probability of a miss.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prob(pub u16);
+
+impl Default for Prob {
+    fn default() -> Self {
+        Prob(PROB_INIT)
+    }
+}
+
+impl Prob {
+    /// Update after coding `bit` (0 = miss, 1 = hit) with adaptation shift `rate`.
+    #[inline]
+    pub fn update(&mut self, bit: bool, rate: u32) {
+        let p = self.0 as u32;
+        self.0 = if bit { p - (p >> rate) } else { p + ((PROB_ONE - p) >> rate) } as u16;
+    }
+
+    /// Cost of coding `bit` in bits (statistics only).
+    pub fn cost(&self, bit: bool) -> f64 {
+        let p = self.0 as f64 / PROB_ONE as f64;
+        -(if bit { 1.0 - p } else { p }).log2()
+    }
+}
+
+/// Range encoder writing into a byte vector.
+#[derive(Clone, Debug)]
+pub struct RangeEncoder {
+    low: u64,
+    range: u32,
+    cache: u8,
+    cache_size: u64,
+    /// The first byte the coder produces is always 0 and is not sent.
+    first: bool,
+    zeros: u32,
+}
+
+impl Default for RangeEncoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl RangeEncoder {
+    pub fn new() -> Self {
+        RangeEncoder { low: 0, range: u32::MAX, cache: 0, cache_size: 1, first: true, zeros: 0 }
+    }
+
+    #[inline]
+    fn emit(&mut self, b: u8, out: &mut Vec<u8>) {
+        if self.first {
+            debug_assert_eq!(b, 0, "the coder's first byte is always 0");
+            self.first = false;
+            return;
+        }
+        out.push(b);
+        if b == 0 {
+            self.zeros += 1;
+            if self.zeros == ZERO_RUN_LIMIT {
+                out.push(STUFF_BYTE);
+                self.zeros = 0;
+            }
+        } else {
+            self.zeros = 0;
+        }
+    }
+
+    #[inline]
+    fn shift_low(&mut self, out: &mut Vec<u8>) {
+        if (self.low as u32) < 0xFF00_0000 || (self.low >> 32) != 0 {
+            let carry = (self.low >> 32) as u8;
+            let mut temp = self.cache;
+            loop {
+                self.emit(temp.wrapping_add(carry), out);
+                temp = 0xFF;
+                self.cache_size -= 1;
+                if self.cache_size == 0 {
+                    break;
+                }
+            }
+            self.cache = (self.low >> 24) as u8;
+        }
+        self.cache_size += 1;
+        self.low = (self.low & 0x00FF_FFFF) << 8;
+    }
+
+    #[inline]
+    fn normalize(&mut self, out: &mut Vec<u8>) {
+        while self.range < TOP {
+            self.range <<= 8;
+            self.shift_low(out);
+        }
+    }
+
+    /// Code `bit` (1 = hit) with an adaptive context.
+    #[inline]
+    pub fn bit(&mut self, bit: bool, p: &mut Prob, rate: u32, out: &mut Vec<u8>) {
+        let bound = (self.range >> PROB_BITS) * p.0 as u32;
+        if bit {
+            self.low += bound as u64;
+            self.range -= bound;
+        } else {
+            self.range = bound;
+        }
+        p.update(bit, rate);
+        self.normalize(out);
+    }
+
+    /// The escape flag: `escape` has probability 2^-16.
+    #[inline]
+    pub fn escape_flag(&mut self, escape: bool, out: &mut Vec<u8>) {
+        let bound = self.range >> ESCAPE_SHIFT;
+        if escape {
+            self.range = bound;
+        } else {
+            self.low += bound as u64;
+            self.range -= bound;
+        }
+        self.normalize(out);
+    }
+
+    /// `n <= 32` equiprobable bits of `value`, most significant first.
+    pub fn raw(&mut self, value: u32, n: u32, out: &mut Vec<u8>) {
+        for i in (0..n).rev() {
+            self.range >>= 1;
+            if (value >> i) & 1 != 0 {
+                self.low += self.range as u64;
+            }
+            self.normalize(out);
+        }
+    }
+
+    /// Terminate: every byte the decoder needs is written; the coder must not be used again.
+    pub fn flush(&mut self, out: &mut Vec<u8>) {
+        for _ in 0..5 {
+            self.shift_low(out);
+        }
+    }
+
+    /// Bytes the coder holds back (cache and pending 0xFF bytes), for bit accounting.
+    pub fn pending_bytes(&self) -> u64 {
+        self.cache_size + 4 - self.first as u64
+    }
+}
+
+/// Why the range decoder stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoderError {
+    /// Input ended; `at` is the byte offset where more was needed.
+    Truncated { at: usize },
+    /// A stuffing byte after 14 zero bytes was not 0x01.
+    BadStuffing { at: usize },
+}
+
+/// Range decoder over a byte slice.
+#[derive(Clone, Debug)]
+pub struct RangeDecoder {
+    code: u32,
+    range: u32,
+    zeros: u32,
+    /// Next byte to read.
+    pub pos: usize,
+}
+
+impl RangeDecoder {
+    /// Start decoding at byte `pos` (reads the coder's first four bytes).
+    pub fn new(bytes: &[u8], pos: usize) -> Result<Self, CoderError> {
+        let mut d = RangeDecoder { code: 0, range: u32::MAX, zeros: 0, pos };
+        for _ in 0..4 {
+            let b = d.byte(bytes)?;
+            d.code = (d.code << 8) | b as u32;
+        }
+        Ok(d)
+    }
+
+    #[inline]
+    fn byte(&mut self, bytes: &[u8]) -> Result<u8, CoderError> {
+        let b = *bytes.get(self.pos).ok_or(CoderError::Truncated { at: self.pos })?;
+        self.pos += 1;
+        if b == 0 {
+            self.zeros += 1;
+            if self.zeros == ZERO_RUN_LIMIT {
+                let s = *bytes.get(self.pos).ok_or(CoderError::Truncated { at: self.pos })?;
+                if s != STUFF_BYTE {
+                    return Err(CoderError::BadStuffing { at: self.pos });
+                }
+                self.pos += 1;
+                self.zeros = 0;
+            }
+        } else {
+            self.zeros = 0;
+        }
+        Ok(b)
+    }
+
+    #[inline]
+    fn normalize(&mut self, bytes: &[u8]) -> Result<(), CoderError> {
+        while self.range < TOP {
+            self.range <<= 8;
+            self.code = (self.code << 8) | self.byte(bytes)? as u32;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    pub fn bit(&mut self, p: &mut Prob, rate: u32, bytes: &[u8]) -> Result<bool, CoderError> {
+        let bound = (self.range >> PROB_BITS) * p.0 as u32;
+        let bit = if self.code < bound {
+            self.range = bound;
+            false
+        } else {
+            self.code -= bound;
+            self.range -= bound;
+            true
+        };
+        p.update(bit, rate);
+        self.normalize(bytes)?;
+        Ok(bit)
+    }
+
+    #[inline]
+    pub fn escape_flag(&mut self, bytes: &[u8]) -> Result<bool, CoderError> {
+        let bound = self.range >> ESCAPE_SHIFT;
+        let escape = if self.code < bound {
+            self.range = bound;
+            true
+        } else {
+            self.code -= bound;
+            self.range -= bound;
+            false
+        };
+        self.normalize(bytes)?;
+        Ok(escape)
+    }
+
+    pub fn raw(&mut self, n: u32, bytes: &[u8]) -> Result<u32, CoderError> {
+        let mut v = 0u32;
+        for _ in 0..n {
+            self.range >>= 1;
+            let b = if self.code >= self.range {
+                self.code -= self.range;
+                1
+            } else {
+                0
+            };
+            v = (v << 1) | b;
+            self.normalize(bytes)?;
+        }
+        Ok(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, Copy, Debug)]
+    enum Op {
+        Bit(bool, usize),
+        Esc(bool),
+        Raw(u32, u32),
+    }
+
+    fn roundtrip(ops: &[Op], rate: u32) -> Vec<u8> {
+        let mut enc = RangeEncoder::new();
+        let mut out = Vec::new();
+        let mut probs = [Prob::default(); 4];
+        for &op in ops {
+            match op {
+                Op::Bit(b, c) => enc.bit(b, &mut probs[c], rate, &mut out),
+                Op::Esc(e) => enc.escape_flag(e, &mut out),
+                Op::Raw(v, n) => enc.raw(v, n, &mut out),
+            }
+        }
+        enc.flush(&mut out);
+        let mut dec = RangeDecoder::new(&out, 0).unwrap();
+        let mut probs = [Prob::default(); 4];
+        for (i, &op) in ops.iter().enumerate() {
+            match op {
+                Op::Bit(b, c) => assert_eq!(dec.bit(&mut probs[c], rate, &out).unwrap(), b, "op {i}"),
+                Op::Esc(e) => assert_eq!(dec.escape_flag(&out).unwrap(), e, "op {i}"),
+                Op::Raw(v, n) => assert_eq!(dec.raw(n, &out).unwrap(), v & ((1u64 << n) - 1) as u32, "op {i}"),
+            }
+        }
+        assert_eq!(dec.pos, out.len(), "the decoder consumes exactly the coded bytes");
+        out
+    }
+
+    fn lcg(s: &mut u64) -> u32 {
+        *s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (*s >> 33) as u32
+    }
+
+    #[test]
+    fn random_symbols_roundtrip() {
+        let mut s = 7u64;
+        for rate in [1, 4, 5, 8] {
+            let ops: Vec<Op> = (0..20_000)
+                .map(|_| match lcg(&mut s) % 10 {
+                    0 => Op::Esc(lcg(&mut s).is_multiple_of(50)),
+                    1 => Op::Raw(lcg(&mut s), 1 + lcg(&mut s) % 32),
+                    _ => Op::Bit(!lcg(&mut s).is_multiple_of(13), (lcg(&mut s) % 4) as usize),
+                })
+                .collect();
+            roundtrip(&ops, rate);
+        }
+    }
+
+    #[test]
+    fn skewed_streams_compress_and_never_hold_the_marker() {
+        // Long runs of the likely symbol: the regime of a well-predicted trace.
+        for bit in [true, false] {
+            let ops = vec![Op::Bit(bit, 0); 200_000];
+            let out = roundtrip(&ops, 5);
+            assert!(out.len() < 400, "{} bytes for 200,000 predictable symbols", out.len());
+            let longest = out.split(|&b| b != 0).map(|r| r.len()).max().unwrap_or(0);
+            assert!(longest <= ZERO_RUN_LIMIT as usize, "zero run of {longest} bytes");
+        }
+        // Misses (symbol 0) with escape flags keep `low` at zero: only stuffing breaks the run.
+        let ops: Vec<Op> = (0..50_000).map(|i| if i % 2 == 0 { Op::Esc(true) } else { Op::Raw(0, 32) }).collect();
+        let out = roundtrip(&ops, 5);
+        assert!(out.len() > 100_000);
+        let longest = out.split(|&b| b != 0).map(|r| r.len()).max().unwrap();
+        assert_eq!(longest, ZERO_RUN_LIMIT as usize);
+        assert!(out.windows(15).all(|w| w.iter().any(|&b| b != 0)), "15 zero bytes never occur");
+    }
+
+    #[test]
+    fn truncation_and_bad_stuffing_are_errors() {
+        let ops = vec![Op::Raw(0, 32); 8];
+        let mut enc = RangeEncoder::new();
+        let mut out = Vec::new();
+        for &op in &ops {
+            if let Op::Raw(v, n) = op {
+                enc.raw(v, n, &mut out)
+            }
+        }
+        enc.flush(&mut out);
+        assert!(matches!(RangeDecoder::new(&out[..2], 0), Err(CoderError::Truncated { at: 2 })));
+        let stuff = out.iter().position(|&b| b == STUFF_BYTE).expect("32 zero bits x 8 need a stuffing byte");
+        let mut bad = out.clone();
+        bad[stuff] = 0x02;
+        let mut dec = RangeDecoder::new(&bad, 0).unwrap();
+        let r: Result<Vec<u32>, _> = (0..8).map(|_| dec.raw(32, &bad)).collect();
+        assert_eq!(r, Err(CoderError::BadStuffing { at: stuff }));
+    }
+
+    #[test]
+    fn probabilities_stay_inside_the_open_interval() {
+        for rate in 1..=8 {
+            let mut p = Prob::default();
+            for _ in 0..10_000 {
+                p.update(true, rate);
+            }
+            assert!(p.0 >= 1);
+            for _ in 0..10_000 {
+                p.update(false, rate);
+            }
+            assert!((p.0 as u32) < PROB_ONE);
+        }
+    }
+}

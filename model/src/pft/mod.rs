@@ -1,0 +1,752 @@
+//! `pft`, the predictor-filtered trace (docs/trace-format.md section 11): the trace module
+//! mirrors a direction predictor, a return address stack and an indirect target predictor,
+//! and a binary range coder sends whether each prediction was right, with probabilities
+//! that depend on the predictor's confidence. A decoder holding the program image and the
+//! same predictors rebuilds every instruction address.
+//!
+//! [`PftState`] holds everything the encoder and the decoder share, with the transitions
+//! both apply; [`PftEncoder`] turns retire events into bytes.
+
+pub mod coder;
+pub mod predict;
+
+use std::fmt;
+
+use crate::event::{BranchClass, RetireEvent};
+use coder::{Prob, RangeEncoder};
+use predict::{DirectionPredictor, IndirectTargetPredictor, RecentTargets, ReturnAddressStack};
+
+/// Instructions without a prediction point after which a slot is placed anyway, so a
+/// decoder never walks further without reading the escape flag (section 11.2).
+pub const MAX_GAP: u32 = 65_535;
+/// Width of escape offsets.
+pub const GAP_BITS: u32 = 16;
+/// Width of the escape type.
+pub const ESCAPE_TYPE_BITS: u32 = 2;
+/// Width of OVERFLOW's lost-instruction count.
+pub const LOST_BITS: u32 = 32;
+/// ARM `MOV lr, pc` (cond AL): the call idiom before an indirect branch in ARMv4T code.
+pub const ARM_MOV_LR_PC: u32 = 0xE1A0_E00F;
+
+/// pft escape types (the 2-bit field after an escape flag).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PftEscape {
+    End = 0,
+    Sync = 1,
+    Exception = 2,
+    Overflow = 3,
+}
+
+impl PftEscape {
+    pub fn from_bits(v: u32) -> PftEscape {
+        match v & 3 {
+            0 => PftEscape::End,
+            1 => PftEscape::Sync,
+            2 => PftEscape::Exception,
+            _ => PftEscape::Overflow,
+        }
+    }
+}
+
+/// The configuration keys of `pft` (section 11.1), all with defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PftParams {
+    /// Entries of the bimodal base table (power of two, 2..=65536).
+    pub bim: u32,
+    /// Entries of each tagged table (power of two, 2..=4096).
+    pub tsize: u32,
+    /// Tag width of the tagged tables, 4..=15.
+    pub tag: u32,
+    /// History lengths of the tagged tables, strictly increasing, 1..=64; 0 ends the list.
+    pub hlen: [u8; 8],
+    /// Return address stack depth, 0..=64.
+    pub ras: u32,
+    /// Indirect target predictor entries (0 or a power of two up to 4096).
+    pub itp: u32,
+    /// Recent-target cache entries (0, 1, 2, 4, 8 or 16).
+    pub rtc: u32,
+    /// Upper address bits predicted by the address register, 1..=(31 - low).
+    pub u: u32,
+    /// Probability adaptation shift, 1..=8.
+    pub rate: u32,
+}
+
+pub const DEFAULT_HLEN: [u8; 8] = [3, 8, 20, 50, 0, 0, 0, 0];
+
+impl Default for PftParams {
+    fn default() -> Self {
+        PftParams { bim: 256, tsize: 64, tag: 7, hlen: DEFAULT_HLEN, ras: 8, itp: 16, rtc: 4, u: 12, rate: 5 }
+    }
+}
+
+impl PftParams {
+    /// The tagged tables' history lengths.
+    pub fn history_lengths(&self) -> Vec<u32> {
+        self.hlen.iter().take_while(|&&h| h != 0).map(|&h| h as u32).collect()
+    }
+
+    pub fn tables(&self) -> usize {
+        self.hlen.iter().take_while(|&&h| h != 0).count()
+    }
+
+    /// `hlen` as written in a configuration: lengths joined by `-`, or `none`.
+    pub fn hlen_text(&self) -> String {
+        let h = self.history_lengths();
+        if h.is_empty() {
+            "none".into()
+        } else {
+            h.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("-")
+        }
+    }
+
+    pub fn parse_hlen(text: &str) -> Result<[u8; 8], String> {
+        let mut out = [0u8; 8];
+        if text == "none" {
+            return Ok(out);
+        }
+        let parts: Vec<&str> = text.split('-').collect();
+        if parts.len() > 8 {
+            return Err(format!("hlen={text}: at most 8 tagged tables"));
+        }
+        let mut prev = 0;
+        for (i, p) in parts.iter().enumerate() {
+            let v: u32 = p.parse().map_err(|_| format!("hlen={text}: '{p}' is not a number"))?;
+            if !(1..=64).contains(&v) || v <= prev {
+                return Err(format!("hlen={text}: lengths must increase strictly within 1..=64"));
+            }
+            prev = v;
+            out[i] = v as u8;
+        }
+        Ok(out)
+    }
+
+    /// Check the ranges of section 11.1; `low` is 0 (isa=iw) or 2 (isa=arm).
+    pub fn validate(&self, low: u32) -> Result<(), String> {
+        let pow2 = |v: u32| v.is_power_of_two();
+        if !pow2(self.bim) || !(2..=65536).contains(&self.bim) {
+            return Err(format!("bim={} must be a power of two in 2..=65536", self.bim));
+        }
+        if !pow2(self.tsize) || !(2..=4096).contains(&self.tsize) {
+            return Err(format!("tsize={} must be a power of two in 2..=4096", self.tsize));
+        }
+        if !(4..=15).contains(&self.tag) {
+            return Err(format!("tag={} out of range 4..=15", self.tag));
+        }
+        let mut prev = 0;
+        for h in self.history_lengths() {
+            if h <= prev || h > 64 {
+                return Err(format!("hlen={}: lengths must increase strictly within 1..=64", self.hlen_text()));
+            }
+            prev = h;
+        }
+        if self.ras > 64 {
+            return Err(format!("ras={} out of range 0..=64", self.ras));
+        }
+        if self.itp != 0 && (!pow2(self.itp) || self.itp > 4096) {
+            return Err(format!("itp={} must be 0 or a power of two up to 4096", self.itp));
+        }
+        if !matches!(self.rtc, 0 | 1 | 2 | 4 | 8 | 16) {
+            return Err(format!("rtc={} must be 0, 1, 2, 4, 8 or 16", self.rtc));
+        }
+        let umax = 31 - low;
+        if !(1..=umax).contains(&self.u) {
+            return Err(format!("u={} out of range 1..={umax}", self.u));
+        }
+        if !(1..=8).contains(&self.rate) {
+            return Err(format!("rate={} out of range 1..=8", self.rate));
+        }
+        Ok(())
+    }
+
+    /// Number of adaptive contexts (section 11.6).
+    pub fn contexts(&self) -> usize {
+        DirectionPredictor::contexts(self.tables()) + TargetContexts::COUNT
+    }
+
+    /// Storage bits of the trace module's pft state (section 11.8), by component.
+    pub fn storage(&self, sync: bool) -> PftStorage {
+        let bitlen = |v: u32| 32 - v.leading_zeros();
+        let t = self.tables() as u64;
+        let hmax = self.history_lengths().last().copied().unwrap_or(0) as u64;
+        PftStorage {
+            direction: 2 * self.bim as u64 + t * self.tsize as u64 * (3 + self.tag as u64 + 1) + hmax,
+            ras: self.ras as u64 * 32 + 2 * bitlen(self.ras) as u64,
+            itp: self.itp as u64 * 32 + if self.itp > 0 { 8 } else { 0 },
+            rtc: self.rtc as u64 * 32 + bitlen(self.rtc) as u64,
+            coder: self.contexts() as u64 * coder::PROB_BITS as u64 + self.u as u64 + CODER_REGISTER_BITS,
+            control: GAP_BITS as u64 + 1 + if sync { 32 } else { 0 },
+        }
+    }
+}
+
+/// low (33) + range (32) + cache (8) + pending-byte count (32) + zero-run count (4).
+pub const CODER_REGISTER_BITS: u64 = 33 + 32 + 8 + 32 + 4;
+
+/// Storage of the pft state by component (section 11.8).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PftStorage {
+    /// Base table, tagged tables (3-bit counter, tag, useful bit) and the global history.
+    pub direction: u64,
+    /// Entries and top/count pointers.
+    pub ras: u64,
+    /// Targets and the 8-bit path history.
+    pub itp: u64,
+    /// Targets and the fill count.
+    pub rtc: u64,
+    /// Context probabilities, the address register and the range coder's registers.
+    pub coder: u64,
+    /// Gap counter, start flag and the sync counter.
+    pub control: u64,
+}
+
+impl PftStorage {
+    pub fn total(&self) -> u64 {
+        self.direction + self.ras + self.itp + self.rtc + self.coder + self.control
+    }
+}
+
+impl fmt::Display for PftParams {
+    /// Keys that differ from the defaults, in the spec's order, each preceded by a comma.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = PftParams::default();
+        if self.bim != d.bim {
+            write!(f, ",bim={}", self.bim)?;
+        }
+        if self.tsize != d.tsize {
+            write!(f, ",tsize={}", self.tsize)?;
+        }
+        if self.tag != d.tag {
+            write!(f, ",tag={}", self.tag)?;
+        }
+        if self.hlen != d.hlen {
+            write!(f, ",hlen={}", self.hlen_text())?;
+        }
+        if self.ras != d.ras {
+            write!(f, ",ras={}", self.ras)?;
+        }
+        if self.itp != d.itp {
+            write!(f, ",itp={}", self.itp)?;
+        }
+        if self.rtc != d.rtc {
+            write!(f, ",rtc={}", self.rtc)?;
+        }
+        if self.u != d.u {
+            write!(f, ",u={}", self.u)?;
+        }
+        if self.rate != d.rate {
+            write!(f, ",rate={}", self.rate)?;
+        }
+        Ok(())
+    }
+}
+
+/// What an instruction means to pft, from its class and encoding alone (section 11.2), so
+/// the encoder (from the retire event) and the decoder (from the image) agree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct InsnFlow {
+    /// Direction point: the outcome (taken or not) is predicted.
+    pub direction: bool,
+    /// Target point when taken: the target is predicted.
+    pub target: bool,
+    /// The target comes from the return address stack.
+    pub ret: bool,
+    /// Taken, it writes the return address to lr: push it.
+    pub link: bool,
+    /// ARM `MOV lr, pc`: push pc + 8.
+    pub mov_lr_pc: bool,
+}
+
+impl InsnFlow {
+    /// A slot instruction: it has at least one prediction point.
+    #[inline]
+    pub fn is_slot(&self) -> bool {
+        self.direction || self.target
+    }
+}
+
+/// ARM-state instruction with a condition other than AL (and not the unconditional space).
+#[inline]
+pub fn arm_conditional(insn: u32, thumb: bool) -> bool {
+    !thumb && (insn >> 28) < 0xE
+}
+
+/// Branch-with-link encodings: ARM BL, BLX (immediate), BLX (register); Thumb BL/BLX
+/// suffix and BLX (register).
+#[inline]
+pub fn links(insn: u32, thumb: bool) -> bool {
+    if thumb {
+        let hw = insn & 0xFFFF;
+        matches!(hw >> 11, 0b11111 | 0b11101) || hw >> 7 == 0b0_1000_1111
+    } else if insn >> 28 == 0xF {
+        (insn >> 25) & 7 == 0b101
+    } else {
+        ((insn >> 25) & 7 == 0b101 && insn & (1 << 24) != 0) || insn & 0x0FFF_FFF0 == 0x012F_FF30
+    }
+}
+
+impl InsnFlow {
+    #[inline]
+    pub fn of(class: BranchClass, insn: u32, thumb: bool) -> InsnFlow {
+        let cond = arm_conditional(insn, thumb);
+        let (direction, target, ret) = match class {
+            BranchClass::None | BranchClass::DirectUncond => (false, false, false),
+            BranchClass::DirectCond => (true, false, false),
+            BranchClass::IndirectCond => (true, true, false),
+            BranchClass::IndirectUncond => (false, true, false),
+            BranchClass::Return => (cond, true, true),
+        };
+        InsnFlow {
+            direction,
+            target,
+            ret,
+            link: class != BranchClass::None && links(insn, thumb),
+            mov_lr_pc: !thumb && insn == ARM_MOV_LR_PC,
+        }
+    }
+}
+
+/// Return address of a linking instruction at `iw_addr` (interworking form).
+#[inline]
+pub fn return_address(iw_addr: u32) -> u32 {
+    if iw_addr & 1 != 0 {
+        iw_addr.wrapping_add(2)
+    } else {
+        iw_addr.wrapping_add(4)
+    }
+}
+
+/// Contexts of target points and target coding, after the direction contexts.
+pub struct TargetContexts;
+
+impl TargetContexts {
+    pub const RETURN: usize = 0;
+    pub const RETURN_EMPTY: usize = 1;
+    pub const INDIRECT: usize = 2;
+    pub const RAS_TOP: usize = 3;
+    pub const RTC_HIT: usize = 4;
+    pub const UPPER_SAME: usize = 5;
+    pub const COUNT: usize = 6;
+}
+
+/// How a mispredicted target was sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetCode {
+    RasTop,
+    Recent(usize),
+    Address { upper_same: bool },
+}
+
+/// Everything encoder and decoder share (section 11.3-11.7).
+#[derive(Clone, Debug)]
+pub struct PftState {
+    pub params: PftParams,
+    /// Address bits below `low` are not sent (isa=arm: 2).
+    pub low: u32,
+    pub dir: DirectionPredictor,
+    pub ras: ReturnAddressStack,
+    pub itp: IndirectTargetPredictor,
+    pub rtc: RecentTargets,
+    /// Upper `u` bits of the last address sent.
+    pub upper: u32,
+    pub probs: Vec<Prob>,
+    /// Instructions since the last slot.
+    pub gap: u32,
+    /// No address has been sent since the last reset.
+    pub awaiting_start: bool,
+    /// Instructions since the last reset (periodic sync).
+    pub since_reset: u64,
+}
+
+impl PftState {
+    pub fn new(params: &PftParams, low: u32) -> Self {
+        PftState {
+            params: *params,
+            low,
+            dir: DirectionPredictor::new(params),
+            ras: ReturnAddressStack::new(params.ras),
+            itp: IndirectTargetPredictor::new(params.itp),
+            rtc: RecentTargets::new(params.rtc),
+            upper: 0,
+            probs: vec![Prob::default(); params.contexts()],
+            gap: 0,
+            awaiting_start: true,
+            since_reset: 0,
+        }
+    }
+
+    /// The reset state (section 11.7).
+    pub fn reset(&mut self) {
+        self.dir.reset();
+        self.ras.reset();
+        self.itp.reset();
+        self.rtc.reset();
+        self.upper = 0;
+        self.probs.fill(Prob::default());
+        self.gap = 0;
+        self.awaiting_start = true;
+        self.since_reset = 0;
+    }
+
+    /// Index of a target context in `probs`.
+    #[inline]
+    pub fn target_ctx(&self, which: usize) -> usize {
+        DirectionPredictor::contexts(self.params.tables()) + which
+    }
+
+    /// Target prediction of a taken target point: (predicted address, context). Returns
+    /// pop the return address stack.
+    #[inline]
+    pub fn predict_target(&mut self, flow: &InsnFlow, iw_addr: u32) -> (u32, usize) {
+        if flow.ret {
+            let ctx = if self.ras.is_empty() { TargetContexts::RETURN_EMPTY } else { TargetContexts::RETURN };
+            (self.ras.pop(), self.target_ctx(ctx))
+        } else {
+            (self.itp.predict(iw_addr), self.target_ctx(TargetContexts::INDIRECT))
+        }
+    }
+
+    /// After a taken target point: train the indirect predictor (non-returns).
+    #[inline]
+    pub fn after_target(&mut self, flow: &InsnFlow, iw_addr: u32, target: u32) {
+        if !flow.ret {
+            self.itp.update(iw_addr, target);
+        }
+    }
+
+    /// Return-address pushes of an instruction that was not an exception.
+    #[inline]
+    pub fn pushes(&mut self, flow: &InsnFlow, iw_addr: u32, taken: bool) {
+        if flow.mov_lr_pc {
+            self.ras.push(iw_addr.wrapping_add(8));
+        }
+        if flow.link && taken {
+            self.ras.push(return_address(iw_addr));
+        }
+    }
+
+    /// How a mispredicted target `a` of a point is sent (`ret`: the RAS was the prediction).
+    pub fn classify_target(&self, a: u32, ret: bool) -> TargetCode {
+        if !ret && !self.ras.is_empty() && self.ras.peek() == a {
+            return TargetCode::RasTop;
+        }
+        if let Some(i) = self.rtc.find(a) {
+            return TargetCode::Recent(i);
+        }
+        TargetCode::Address { upper_same: self.upper_matches(a) }
+    }
+
+    #[inline]
+    pub fn upper_matches(&self, a: u32) -> bool {
+        a >> (32 - self.params.u) == self.upper
+    }
+
+    /// Width of the address field: all of A[31:low], or A[31-u:low] when the upper bits match.
+    #[inline]
+    pub fn address_bits(&self, upper_same: bool) -> u32 {
+        if upper_same {
+            32 - self.params.u - self.low
+        } else {
+            32 - self.low
+        }
+    }
+
+    #[inline]
+    pub fn set_upper(&mut self, a: u32) {
+        self.upper = a >> (32 - self.params.u);
+    }
+}
+
+/// pft statistics (bits by component, predictor hit rates).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct PftStats {
+    pub direction_points: u64,
+    pub direction_misses: u64,
+    pub return_points: u64,
+    pub return_misses: u64,
+    pub indirect_points: u64,
+    pub indirect_misses: u64,
+    /// Mispredicted targets sent as the RAS top, from the recent-target cache, as addresses.
+    pub target_ras_top: u64,
+    pub target_recent: u64,
+    pub target_address: u64,
+    pub slots: u64,
+    pub virtual_slots: u64,
+    pub exceptions: u64,
+    /// SYNC and OVERFLOW escapes (each resets the state).
+    pub syncs: u64,
+    /// Information content of each component in bits (sum of -log2 p), which the range
+    /// coder realizes to within its termination bytes.
+    pub direction_bits: f64,
+    pub target_bits: f64,
+    pub address_bits: f64,
+    pub escape_flag_bits: f64,
+}
+
+/// The pft encoder: retire events in, range-coded bytes out.
+#[derive(Clone, Debug)]
+pub struct PftEncoder {
+    pub state: PftState,
+    coder: RangeEncoder,
+    pub out: Vec<u8>,
+    pub stats: PftStats,
+    sync_period: u64,
+}
+
+/// -log2 of the escape flag's "no escape" probability.
+fn no_escape_cost() -> f64 {
+    -(1.0 - 1.0 / (1u64 << coder::ESCAPE_SHIFT) as f64).log2()
+}
+
+impl PftEncoder {
+    pub fn new(params: &PftParams, low: u32, sync_period: u64) -> Self {
+        PftEncoder {
+            state: PftState::new(params, low),
+            coder: RangeEncoder::new(),
+            out: Vec::with_capacity(1 << 12),
+            stats: PftStats::default(),
+            sync_period,
+        }
+    }
+
+    /// Bits on the port so far, counting the bytes the coder still holds back.
+    pub fn bit_len(&self) -> u64 {
+        (self.out.len() as u64 + self.coder.pending_bytes()) * 8
+    }
+
+    #[inline]
+    fn bit(&mut self, hit: bool, ctx: usize) -> f64 {
+        let rate = self.state.params.rate;
+        let p = &mut self.state.probs[ctx];
+        let cost = p.cost(hit);
+        self.coder.bit(hit, p, rate, &mut self.out);
+        cost
+    }
+
+    #[inline]
+    fn no_escape(&mut self) {
+        self.coder.escape_flag(false, &mut self.out);
+        self.stats.escape_flag_bits += no_escape_cost();
+    }
+
+    fn escape(&mut self, kind: PftEscape, offset: u32) {
+        self.coder.escape_flag(true, &mut self.out);
+        self.coder.raw(kind as u32, ESCAPE_TYPE_BITS, &mut self.out);
+        self.coder.raw(offset, GAP_BITS, &mut self.out);
+    }
+
+    /// An address (start or exception vector): the upper-bits flag, then the field.
+    fn address(&mut self, a: u32) {
+        let same = self.state.upper_matches(a);
+        let ctx = self.state.target_ctx(TargetContexts::UPPER_SAME);
+        self.stats.address_bits += self.bit(same, ctx);
+        let n = self.state.address_bits(same);
+        self.coder.raw(a >> self.state.low, n, &mut self.out);
+        self.stats.address_bits += n as f64;
+        self.state.set_upper(a);
+    }
+
+    /// A mispredicted target (section 11.5).
+    fn target(&mut self, a: u32, ret: bool) {
+        let code = self.state.classify_target(a, ret);
+        if !ret && !self.state.ras.is_empty() {
+            let c = self.state.target_ctx(TargetContexts::RAS_TOP);
+            self.stats.address_bits += self.bit(code == TargetCode::RasTop, c);
+            if code == TargetCode::RasTop {
+                self.state.ras.pop();
+                self.stats.target_ras_top += 1;
+                return;
+            }
+        }
+        let n = self.state.rtc.capacity();
+        if n > 0 {
+            let c = self.state.target_ctx(TargetContexts::RTC_HIT);
+            let hit = matches!(code, TargetCode::Recent(_));
+            self.stats.address_bits += self.bit(hit, c);
+            if let TargetCode::Recent(i) = code {
+                let w = n.trailing_zeros();
+                self.coder.raw(i as u32, w, &mut self.out);
+                self.stats.address_bits += w as f64;
+                self.state.rtc.touch(Some(i), a);
+                self.stats.target_recent += 1;
+                return;
+            }
+        }
+        self.stats.target_address += 1;
+        self.address(a);
+        self.state.rtc.touch(None, a);
+    }
+
+    /// One retired instruction (already checked for continuity and alignment).
+    #[inline]
+    pub fn push(&mut self, ev: &RetireEvent) {
+        let a = ev.iw_addr();
+        if self.state.awaiting_start {
+            self.no_escape();
+            self.address(a);
+            self.state.awaiting_start = false;
+        }
+        self.state.since_reset += 1;
+        if ev.exception {
+            // The instruction's own points are not evaluated: the vector follows it.
+            let offset = self.state.gap + 1;
+            self.stats.exceptions += 1;
+            self.escape(PftEscape::Exception, offset);
+            self.address(ev.next_pc);
+            self.state.gap = 0;
+        } else {
+            let flow = InsnFlow::of(ev.class, ev.insn, ev.thumb);
+            if flow.is_slot() {
+                self.no_escape();
+                self.stats.slots += 1;
+                self.slot(&flow, ev, a);
+                self.state.gap = 0;
+            } else {
+                self.state.pushes(&flow, a, ev.taken);
+                self.state.gap += 1;
+                if self.state.gap == MAX_GAP {
+                    // The marker bit makes a virtual slot cost a whole bit: a corrupt trace
+                    // over code without prediction points cannot expand without bound.
+                    self.no_escape();
+                    self.coder.raw(1, 1, &mut self.out);
+                    self.stats.virtual_slots += 1;
+                    self.state.gap = 0;
+                }
+            }
+        }
+        if self.sync_period != 0 && self.state.since_reset >= self.sync_period {
+            self.sync();
+        }
+    }
+
+    #[inline]
+    fn slot(&mut self, flow: &InsnFlow, ev: &RetireEvent, a: u32) {
+        let taken = ev.taken;
+        if flow.direction {
+            let (pred, ctx) = self.state.dir.predict(a);
+            self.stats.direction_points += 1;
+            self.stats.direction_misses += (pred != taken) as u64;
+            self.stats.direction_bits += self.bit(pred == taken, ctx);
+            self.state.dir.update(taken);
+        }
+        if flow.target && taken {
+            let (pred, ctx) = self.state.predict_target(flow, a);
+            let hit = pred == ev.next_pc;
+            if flow.ret {
+                self.stats.return_points += 1;
+                self.stats.return_misses += !hit as u64;
+            } else {
+                self.stats.indirect_points += 1;
+                self.stats.indirect_misses += !hit as u64;
+            }
+            self.stats.target_bits += self.bit(hit, ctx);
+            if !hit {
+                self.target(ev.next_pc, flow.ret);
+            }
+            self.state.after_target(flow, a, ev.next_pc);
+        }
+        self.state.pushes(flow, a, taken);
+    }
+
+    /// SYNC: offset, flush, marker, reset (section 11.7).
+    pub fn sync(&mut self) {
+        let gap = self.state.gap;
+        self.escape(PftEscape::Sync, gap);
+        self.terminate();
+        self.out.extend_from_slice(&crate::format::SYNC_MARKER);
+        self.state.reset();
+        self.stats.syncs += 1;
+    }
+
+    /// OVERFLOW: `lost` instructions were not traced after the last one pushed.
+    pub fn overflow(&mut self, lost: u64) {
+        let gap = self.state.gap;
+        self.escape(PftEscape::Overflow, gap);
+        self.coder.raw(lost.min(u32::MAX as u64) as u32, LOST_BITS, &mut self.out);
+        self.terminate();
+        self.out.extend_from_slice(&crate::format::SYNC_MARKER);
+        self.state.reset();
+        self.stats.syncs += 1;
+    }
+
+    fn terminate(&mut self) {
+        self.coder.flush(&mut self.out);
+        self.coder = RangeEncoder::new();
+    }
+
+    /// END and the coder's last bytes.
+    pub fn finish(&mut self) {
+        let gap = self.state.gap;
+        self.escape(PftEscape::End, gap);
+        self.coder.flush(&mut self.out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flow_of_each_class() {
+        let f = InsnFlow::of(BranchClass::DirectCond, 0x1A00_0010, false);
+        assert!(f.direction && !f.target && !f.link);
+        let blgt = InsnFlow::of(BranchClass::DirectCond, 0xCB00_0010, false);
+        assert!(blgt.direction && blgt.link);
+        let bl = InsnFlow::of(BranchClass::DirectUncond, 0xEB00_0010, false);
+        assert!(!bl.is_slot() && bl.link);
+        let bx_lr = InsnFlow::of(BranchClass::Return, 0xE12F_FF1E, false);
+        assert!(bx_lr.target && bx_lr.ret && !bx_lr.direction);
+        let bxne_lr = InsnFlow::of(BranchClass::Return, 0x112F_FF1E, false);
+        assert!(bxne_lr.target && bxne_lr.direction);
+        let blx_r3 = InsnFlow::of(BranchClass::IndirectUncond, 0xE12F_FF33, false);
+        assert!(blx_r3.target && !blx_r3.ret && blx_r3.link);
+        let pop_pc = InsnFlow::of(BranchClass::Return, 0xBD10, true);
+        assert!(pop_pc.ret && !pop_pc.direction, "Thumb returns are unconditional");
+        let thumb_bl = InsnFlow::of(BranchClass::DirectUncond, 0xF800, true);
+        assert!(thumb_bl.link && !thumb_bl.is_slot());
+        let thumb_blx_reg = InsnFlow::of(BranchClass::IndirectUncond, 0x4798, true);
+        assert!(thumb_blx_reg.link && thumb_blx_reg.target);
+        let mov = InsnFlow::of(BranchClass::None, ARM_MOV_LR_PC, false);
+        assert!(mov.mov_lr_pc && !mov.is_slot());
+        let blx_imm = InsnFlow::of(BranchClass::DirectUncond, 0xFA00_0001, false);
+        assert!(blx_imm.link);
+        assert!(!InsnFlow::of(BranchClass::None, 0xEB00_0010, false).link, "class none never links");
+    }
+
+    #[test]
+    fn params_parse_print_validate() {
+        let d = PftParams::default();
+        assert_eq!(d.to_string(), "");
+        assert_eq!(d.history_lengths(), vec![3, 8, 20, 50]);
+        assert_eq!(PftParams::parse_hlen("none").unwrap(), [0; 8]);
+        assert!(PftParams::parse_hlen("4-4").is_err());
+        assert!(PftParams::parse_hlen("1-2-3-4-5-6-7-8-9").is_err());
+        assert!(PftParams::parse_hlen("65").is_err());
+        assert!(d.validate(0).is_ok());
+        for (p, needle) in [
+            (PftParams { bim: 3, ..d }, "bim=3"),
+            (PftParams { tsize: 8192, ..d }, "tsize=8192"),
+            (PftParams { tag: 3, ..d }, "tag=3"),
+            (PftParams { ras: 65, ..d }, "ras=65"),
+            (PftParams { itp: 24, ..d }, "itp=24"),
+            (PftParams { rtc: 3, ..d }, "rtc=3"),
+            (PftParams { u: 30, ..d }, "u=30"),
+            (PftParams { rate: 0, ..d }, "rate=0"),
+        ] {
+            let e = p.validate(2).unwrap_err();
+            assert!(e.contains(needle), "{e}");
+        }
+    }
+
+    #[test]
+    fn default_storage_is_under_5000_bits() {
+        let s = PftParams::default().storage(false);
+        // 512 + 4*64*11 + 50 | 8*32 + 8 | 16*32 + 8 | 4*32 + 3 | 24*12 + 12 + 109 | 17
+        assert_eq!(s.direction, 512 + 2816 + 50);
+        assert_eq!(s.ras, 264);
+        assert_eq!(s.itp, 520);
+        assert_eq!(s.rtc, 131);
+        assert_eq!(s.coder, 24 * 12 + 12 + 109);
+        assert_eq!(s.total(), 3378 + 264 + 520 + 131 + 409 + 17);
+        assert!(s.total() <= 5000);
+    }
+}
