@@ -74,6 +74,43 @@ struct ConfigReport {
     competitor: Option<CompetitorRecords>,
     /// Storage with the paper's buffer sizing (SDB 2 entries, 80-bit output buffer).
     storage: StorageBits,
+    /// pft only: its keys and storage by component (docs/trace-format.md 11.1, 11.8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pft: Option<PftReport>,
+}
+
+#[derive(Serialize)]
+struct PftReport {
+    bim: u32,
+    tsize: u32,
+    tag: u32,
+    hlen: Vec<u32>,
+    ras: u32,
+    itp: u32,
+    rtc: u32,
+    u: u32,
+    rate: u32,
+    contexts: usize,
+    storage: streamtrace_model::pft::PftStorage,
+}
+
+fn pft_report(cfg: &Config) -> Option<PftReport> {
+    (cfg.scheme == Scheme::Pft).then(|| {
+        let p = &cfg.pft;
+        PftReport {
+            bim: p.bim,
+            tsize: p.tsize,
+            tag: p.tag,
+            hlen: p.history_lengths(),
+            ras: p.ras,
+            itp: p.itp,
+            rtc: p.rtc,
+            u: p.u,
+            rate: p.rate,
+            contexts: p.contexts(),
+            storage: p.storage(cfg.sync_period != 0),
+        }
+    })
 }
 
 fn description(s: Scheme) -> &'static str {
@@ -193,6 +230,7 @@ fn report(cfg: &Config) -> ConfigReport {
         record_bits,
         competitor: competitor_records(cfg),
         storage: storage_bits(cfg, PAPER_SDB_ENTRIES, PAPER_OUTPUT_BUFFER_BITS),
+        pft: pft_report(cfg),
     }
 }
 
@@ -243,7 +281,21 @@ pub fn run(args: &ConfigArgs) -> Result<()> {
             row("gzip level", l.to_string());
         }
     }
-    row("SL bits", format!("{} (maxSL {})", r.sl_bits, r.max_sl));
+    if let Some(p) = &r.pft {
+        row("direction", format!(
+            "bimodal {} x 2 bits + {} tagged tables of {} x (3-bit counter, {}-bit tag, useful), histories {:?}",
+            p.bim, p.hlen.len(), p.tsize, p.tag, p.hlen
+        ));
+        row("targets", format!("RAS {} deep, ITP {} entries (8-bit path), recent-target cache {}", p.ras, p.itp, p.rtc));
+        row("coder", format!("{} contexts of 12 bits, adaptation shift {}, address register u = {}", p.contexts, p.rate, p.u));
+        let st = &p.storage;
+        row("pft storage", format!(
+            "{} (direction {}, RAS {}, ITP {}, RTC {}, coder {}, control {})",
+            st.total(), st.direction, st.ras, st.itp, st.rtc, st.coder, st.control
+        ));
+    } else {
+        row("SL bits", format!("{} (maxSL {})", r.sl_bits, r.max_sl));
+    }
     if let Some(e) = &r.enhanced {
         row(
             "LVSA",
@@ -300,12 +352,17 @@ pub fn run(args: &ConfigArgs) -> Result<()> {
         forms.push(format!("address {lo}..={hi}"));
     }
     forms.push(format!("escape {} + payload", b.escape));
-    if r.competitor.is_none() {
+    if r.competitor.is_none() && r.pft.is_none() {
         row("record bits", forms.join(", "));
     }
     let s = &r.storage;
     if r.sdc.is_some() {
         row("SDC entry bits", s.sdc_entry_bits.to_string());
+    }
+    if r.pft.is_some() {
+        row("storage bits", format!("{} (pft {}, output buffer {})", s.total, s.pft, s.output_buffer));
+        t.print(&mut out)?;
+        return Ok(());
     }
     row(
         "storage bits",

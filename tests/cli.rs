@@ -901,6 +901,19 @@ fn config_prints_canonical_form_and_derived_parameters() {
         ),
         (Some(7), Some(47))
     );
+
+    // pft: its own keys and storage by component (docs/trace-format.md 11.1, 11.8).
+    let o = streamtrace(&["config", "PFT,ras=8,hlen=3-8-20-50,sync=1000", "--json"]);
+    assert_ok(&o);
+    let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(j["canonical"], "pft,sync=1000");
+    assert_eq!(j["pft"]["hlen"], serde_json::json!([3, 8, 20, 50]));
+    assert_eq!(j["pft"]["storage"]["direction"], 512 + 4 * 64 * 11 + 50);
+    assert_eq!(j["storage"]["pft"], 4719 + 32, "the sync counter adds 32 bits");
+    assert_eq!(j["storage"]["total"], 4719 + 32 + 80);
+    let o = streamtrace(&["config", "pft"]);
+    assert!(stdout(&o).contains("pft storage   4719"), "{}", stdout(&o));
+    assert_fails(&streamtrace(&["config", "pft,maxsl=100"]), 2, &["does not apply to pft"]);
 }
 
 #[test]
@@ -973,7 +986,7 @@ fn run_trace_out_decodes_to_the_pc_trace() {
     let addrs = dir.path().join("addrs.txt");
     let (elf_s, pcs_s, trace_s, addrs_s) =
         (elf.to_str().unwrap(), pcs.to_str().unwrap(), trace.to_str().unwrap(), addrs.to_str().unwrap());
-    for cfg in ["rsdc-32x4-128", "nexs", "esdc-8x4-32,sync=500"] {
+    for cfg in ["rsdc-32x4-128", "nexs", "esdc-8x4-32,sync=500", "pft", "pft,sync=700,isa=arm"] {
         let o = streamtrace(&["run", elf_s, "--config", cfg, "--trace-out", trace_s, "--pc-trace", pcs_s]);
         assert_ok(&o);
         assert!(stdout(&o).contains("fib(20)=6765"), "{}", stdout(&o));

@@ -30,8 +30,8 @@ use streamtrace_sw_decoder::synthetic::{generate, SyntheticSpec};
 use streamtrace_sw_decoder::{AddressSink, CountingSink, Decoder};
 
 const INSTRUCTIONS: usize = 2_000_000;
-const SCHEMES: &[&str] = &["base", "nexs", "bsdc-32x4-128", "esdc-32x4-128", "rsdc-32x4-128"];
-const VEC_SCHEMES: &[&str] = &["base", "rsdc-32x4-128"];
+const SCHEMES: &[&str] = &["base", "nexs", "bsdc-32x4-128", "esdc-32x4-128", "rsdc-32x4-128", "pft"];
+const VEC_SCHEMES: &[&str] = &["base", "rsdc-32x4-128", "pft"];
 
 /// Workload names and their specs (docs/performance.md explains the choice): `loops` has an
 /// average stream length of ~12 instructions and ~90 unique streams; `wide` ~800 unique
@@ -156,6 +156,13 @@ fn summary(n: u64) {
                         n as f64 / t * 1e3
                     );
                 }
+            }
+            // pft against the rSDC decoder it must at least match (issue 25).
+            let pft = median_ns(group, &format!("{workload}/pft"));
+            let rsdc = median_ns(group, &format!("{workload}/rsdc-32x4-128"));
+            if let (Some(p), Some(r)) = (pft, rsdc) {
+                let name = format!("{}/{workload}", &group["decoder/".len()..]);
+                eprintln!("  {name:>28}: pft decodes at {:.2}x the rSDC decoder's speed", r / p);
             }
         }
     }
