@@ -10,7 +10,7 @@ use streamtrace_isa::ProgramImage;
 use streamtrace_model::format::{SYNC_MARKER, find_sync_marker};
 use streamtrace_model::pft::coder::{CoderError, RangeDecoder};
 use streamtrace_model::pft::{
-    InsnFlow, PftEscape, PftState, TargetContexts, ESCAPE_TYPE_BITS, GAP_BITS, LOST_BITS, MAX_GAP,
+    InsnFlow, EscapeType, PftState, TargetContexts, ESCAPE_TYPE_BITS, GAP_BITS, LOST_BITS, MAX_GAP,
 };
 use streamtrace_model::{BranchClass, Config, IsaMode};
 
@@ -321,16 +321,16 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
     }
 
     fn escape<S: AddressSink + ?Sized>(&mut self, offset: u64, sink: &mut S) -> Result<TraceElement, DecodeError> {
-        let kind = PftEscape::from_bits(self.raw(ESCAPE_TYPE_BITS)?);
+        let kind = EscapeType::from_bits(self.raw(ESCAPE_TYPE_BITS)? as u64);
         let n = self.raw(GAP_BITS)?;
-        if self.state.awaiting_start && (n != 0 || kind == PftEscape::Exception) {
+        if self.state.awaiting_start && (n != 0 || kind == EscapeType::Exception) {
             return Err(DecodeError::Corrupt {
                 reason: format!("{kind:?} escape covering {n} instructions before any start address"),
                 offset,
             });
         }
         match kind {
-            PftEscape::Exception => {
+            EscapeType::Exception => {
                 if n == 0 {
                     return Err(DecodeError::Corrupt { reason: "exception escape at offset 0".into(), offset });
                 }
@@ -340,21 +340,21 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
                 self.pc = v;
                 Ok(TraceElement::Exception { offset })
             }
-            PftEscape::End => {
+            EscapeType::End => {
                 self.walk_prefix(n, false, sink, offset)?;
                 self.done = true;
                 Ok(TraceElement::End { offset })
             }
-            PftEscape::Sync | PftEscape::Overflow => {
+            EscapeType::Sync | EscapeType::Overflow => {
                 self.walk_prefix(n, false, sink, offset)?;
-                let lost = if kind == PftEscape::Overflow { self.raw(LOST_BITS)? } else { 0 };
+                let lost = if kind == EscapeType::Overflow { self.raw(LOST_BITS)? } else { 0 };
                 let end = self.coder.as_ref().map_or(self.segment, |c| c.pos);
                 let marker_end = end + SYNC_MARKER.len();
                 if self.bytes.get(end..marker_end) != Some(&SYNC_MARKER[..]) {
                     return Err(DecodeError::BadSyncMarker { offset: end as u64 * 8 });
                 }
                 self.restart(marker_end);
-                Ok(if kind == PftEscape::Sync {
+                Ok(if kind == EscapeType::Sync {
                     TraceElement::Sync { offset }
                 } else {
                     TraceElement::Overflow { lost, offset }

@@ -13,6 +13,8 @@ pub mod predict;
 use std::fmt;
 
 use crate::event::{BranchClass, RetireEvent};
+/// The escape types and their 2-bit codes are those of section 6.3.
+pub use crate::format::{EscapeType, ESCAPE_TYPE_BITS};
 use coder::{Prob, RangeEncoder};
 use predict::{DirectionPredictor, IndirectTargetPredictor, RecentTargets, ReturnAddressStack};
 
@@ -21,32 +23,10 @@ use predict::{DirectionPredictor, IndirectTargetPredictor, RecentTargets, Return
 pub const MAX_GAP: u32 = 65_535;
 /// Width of escape offsets.
 pub const GAP_BITS: u32 = 16;
-/// Width of the escape type.
-pub const ESCAPE_TYPE_BITS: u32 = 2;
 /// Width of OVERFLOW's lost-instruction count.
 pub const LOST_BITS: u32 = 32;
 /// ARM `MOV lr, pc` (cond AL): the call idiom before an indirect branch in ARMv4T code.
 pub const ARM_MOV_LR_PC: u32 = 0xE1A0_E00F;
-
-/// pft escape types (the 2-bit field after an escape flag).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PftEscape {
-    End = 0,
-    Sync = 1,
-    Exception = 2,
-    Overflow = 3,
-}
-
-impl PftEscape {
-    pub fn from_bits(v: u32) -> PftEscape {
-        match v & 3 {
-            0 => PftEscape::End,
-            1 => PftEscape::Sync,
-            2 => PftEscape::Exception,
-            _ => PftEscape::Overflow,
-        }
-    }
-}
 
 /// The configuration keys of `pft` (section 11.1), all with defaults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -528,7 +508,7 @@ impl PftEncoder {
         self.stats.escape_flag_bits += no_escape_cost();
     }
 
-    fn escape(&mut self, kind: PftEscape, offset: u32) {
+    fn escape(&mut self, kind: EscapeType, offset: u32) {
         self.coder.escape_flag(true, &mut self.out);
         self.coder.raw(kind as u32, ESCAPE_TYPE_BITS, &mut self.out);
         self.coder.raw(offset, GAP_BITS, &mut self.out);
@@ -590,7 +570,7 @@ impl PftEncoder {
             // The instruction's own points are not evaluated: the vector follows it.
             let offset = self.state.gap + 1;
             self.stats.exceptions += 1;
-            self.escape(PftEscape::Exception, offset);
+            self.escape(EscapeType::Exception, offset);
             self.address(ev.next_pc);
             self.state.gap = 0;
         } else {
@@ -650,7 +630,7 @@ impl PftEncoder {
     /// SYNC: offset, flush, marker, reset (section 11.7).
     pub fn sync(&mut self) {
         let gap = self.state.gap;
-        self.escape(PftEscape::Sync, gap);
+        self.escape(EscapeType::Sync, gap);
         self.terminate();
         self.out.extend_from_slice(&crate::format::SYNC_MARKER);
         self.state.reset();
@@ -660,7 +640,7 @@ impl PftEncoder {
     /// OVERFLOW: `lost` instructions were not traced after the last one pushed.
     pub fn overflow(&mut self, lost: u64) {
         let gap = self.state.gap;
-        self.escape(PftEscape::Overflow, gap);
+        self.escape(EscapeType::Overflow, gap);
         self.coder.raw(lost.min(u32::MAX as u64) as u32, LOST_BITS, &mut self.out);
         self.terminate();
         self.out.extend_from_slice(&crate::format::SYNC_MARKER);
@@ -676,7 +656,7 @@ impl PftEncoder {
     /// END and the coder's last bytes.
     pub fn finish(&mut self) {
         let gap = self.state.gap;
-        self.escape(PftEscape::End, gap);
+        self.escape(EscapeType::End, gap);
         self.coder.flush(&mut self.out);
     }
 }
