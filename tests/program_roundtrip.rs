@@ -149,3 +149,74 @@ fn cycle_mode_on_every_program() {
     // NEXS needs about a bit per instruction: one bit per cycle must stall and drop.
     assert!(total_stalls > 0 && total_overflows > 0, "stalls {total_stalls}, overflows {total_overflows}");
 }
+
+/// The bare-metal system programs (docs/citcat.md): timer, UART and DMA interrupts land
+/// between arbitrary instructions, so every scheme's EXCEPTION path, and pft's exception
+/// escape with its instruction offset and vector address, meet real interrupt traffic.
+#[test]
+fn system_programs_with_interrupts_decode_exactly() {
+    use streamtrace_sim::system::{System, SystemConfig};
+    use streamtrace_sim::TimingConfig;
+    let configs: Vec<Config> =
+        ["rsdc-32x4-128", "pft", "pft,sync=20000,rtc=0"].iter().map(|c| c.parse().unwrap()).collect();
+    for name in ["sys_timer", "sys_io", "sys_io_thumb"] {
+        let elf = ElfImage::open(programs_dir().join("system/bin").join(format!("{name}.elf"))).unwrap();
+        let mut sys = System::for_elf(&elf, SystemConfig::default(), TimingConfig::default()).unwrap();
+        let mut encoders: Vec<Encoder> = configs.iter().map(Encoder::new).collect();
+        let mut pcs = Vec::new();
+        let mut exceptions = 0;
+        // System mode takes an IRQ between two steps, after the previous instruction's retire
+        // event went out; the trace module's interface flags that instruction (section 2),
+        // so each event is held back until the next boundary says whether an IRQ follows.
+        let mut held: Option<RetireEvent> = None;
+        let mut deliver = |ev: RetireEvent, pcs: &mut Vec<u32>, exceptions: &mut u64| {
+            pcs.push(ev.iw_addr());
+            *exceptions += ev.exception as u64;
+            for e in &mut encoders {
+                e.push(&ev).unwrap_or_else(|err| panic!("{name}: {err}"));
+            }
+        };
+        loop {
+            assert!(sys.machine.retired < 5_000_000, "{name} did not exit");
+            if sys.boundary().irq {
+                let mut ev = held.take().expect("an IRQ follows an instruction");
+                ev.exception = true;
+                ev.next_pc = sys.pc();
+                deliver(ev, &mut pcs, &mut exceptions);
+            } else if let Some(ev) = held.take() {
+                deliver(ev, &mut pcs, &mut exceptions);
+            }
+            let mut last = None;
+            let out = sys.step(&mut |ev: &RetireEvent, _: &[MemAccess]| last = Some(*ev)).unwrap();
+            if let Some(ev) = last {
+                // An instruction that raised an exception itself (SWI, abort) is already flagged.
+                if ev.exception {
+                    deliver(ev, &mut pcs, &mut exceptions);
+                } else {
+                    held = Some(ev);
+                }
+            }
+            if let StepOutcome::Exited(code) = out {
+                assert_eq!(code, 0, "{name}");
+                if let Some(ev) = held.take() {
+                    deliver(ev, &mut pcs, &mut exceptions);
+                }
+                break;
+            }
+        }
+        drop(deliver);
+        assert!(exceptions >= 6, "{name}: {exceptions} exceptions");
+        for (cfg, enc) in configs.iter().zip(encoders) {
+            let (trace, stats) = enc.finish();
+            eprintln!("{name} {cfg}: {} instructions, {exceptions} exceptions, {:.4} bits/instruction", pcs.len(), stats.bits_per_instruction);
+            assert_eq!(stats.exceptions, exceptions, "{name} {cfg}");
+            let decoded = decode_trace(cfg, &trace.bytes, &elf, true);
+            assert!(decoded.errors.is_empty() && decoded.ended, "{name} {cfg}: {:?}", decoded.errors);
+            let n_exc = decoded.elements.iter().filter(|e| matches!(e, streamtrace_sw_decoder::TraceElement::Exception { .. })).count();
+            assert_eq!(n_exc as u64, exceptions, "{name} {cfg}");
+            if let Err(mm) = verify_addresses_iw(&decoded.addresses, &pcs) {
+                panic!("{name} {cfg}: first mismatch {mm:?}");
+            }
+        }
+    }
+}
