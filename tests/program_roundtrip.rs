@@ -204,7 +204,6 @@ fn system_programs_with_interrupts_decode_exactly() {
                 break;
             }
         }
-        drop(deliver);
         assert!(exceptions >= 6, "{name}: {exceptions} exceptions");
         for (cfg, enc) in configs.iter().zip(encoders) {
             let (trace, stats) = enc.finish();
