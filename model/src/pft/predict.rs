@@ -57,7 +57,23 @@ pub struct DirectionPredictor {
     tag_bits: u32,
     /// Global history of direction outcomes, newest in bit 0.
     history: u64,
+    /// Per table, `fold(history, L_i, n)` for n = index bits, tag bits, tag bits - 1, kept
+    /// up to date at each history shift as hardware does (circular folded registers); the
+    /// values equal the definition in section 11.3, checked in debug builds.
+    folds: Vec<[u32; 3]>,
+    /// Where the outcome leaving table i's window lands in each folded register (len mod n).
+    fold_exits: Vec<[u32; 3]>,
     last: Lookup,
+}
+
+/// One history shift of a folded register of width `n` over the last `len` outcomes:
+/// rotate left by one within `n` bits, add the new outcome at bit 0, and remove the outcome
+/// that just left the window (now at position `len`, folded to `len mod n`).
+#[inline]
+fn shift_fold(f: u32, n: u32, exit: u32, new: bool, leaving: bool) -> u32 {
+    let mask = (1u32 << n) - 1;
+    let rotated = ((f << 1) | (f >> (n - 1))) & mask;
+    rotated ^ new as u32 ^ ((leaving as u32) << exit)
 }
 
 impl DirectionPredictor {
@@ -70,6 +86,15 @@ impl DirectionPredictor {
             index_bits: p.tsize.trailing_zeros(),
             tag_bits: p.tag,
             history: 0,
+            folds: vec![[0; 3]; p.tables()],
+            fold_exits: p
+                .history_lengths()
+                .iter()
+                .map(|&l| {
+                    let e = p.tsize.trailing_zeros();
+                    [l % e, l % p.tag, l % (p.tag - 1)]
+                })
+                .collect(),
             last: Lookup::default(),
         }
     }
@@ -80,6 +105,7 @@ impl DirectionPredictor {
             t.fill(TaggedEntry::default());
         }
         self.history = 0;
+        self.folds.fill([0; 3]);
     }
 
     /// Number of coding contexts: base weak/strong, then four strengths per tagged table.
@@ -101,9 +127,13 @@ impl DirectionPredictor {
         let mut alt = base_pred;
         let mut found = false;
         for i in (0..self.tables.len()).rev() {
-            let len = self.hlen[i];
-            let idx = (h ^ (h >> e) ^ fold(self.history, len, e)) & ((1 << e) - 1);
-            let tag = (h ^ fold(self.history, len, w) ^ (fold(self.history, len, w - 1) << 1)) & ((1 << w) - 1);
+            let [fe, fw, fw1] = self.folds[i];
+            debug_assert_eq!(
+                [fe, fw, fw1],
+                [fold(self.history, self.hlen[i], e), fold(self.history, self.hlen[i], w), fold(self.history, self.hlen[i], w - 1)]
+            );
+            let idx = (h ^ (h >> e) ^ fe) & ((1 << e) - 1);
+            let tag = (h ^ fw ^ (fw1 << 1)) & ((1 << w) - 1);
             l.index[i] = idx as u16;
             l.tag[i] = tag as u16;
             let entry = self.tables[i][idx as usize];
@@ -161,6 +191,14 @@ impl DirectionPredictor {
                     }
                 }
             }
+        }
+        let (e, w) = (self.index_bits, self.tag_bits);
+        for ((f, x), &len) in self.folds.iter_mut().zip(&self.fold_exits).zip(&self.hlen) {
+            // The outcome at position len - 1 leaves the window of this table.
+            let leaving = (self.history >> (len - 1)) & 1 != 0;
+            f[0] = shift_fold(f[0], e, x[0], taken, leaving);
+            f[1] = shift_fold(f[1], w, x[1], taken, leaving);
+            f[2] = shift_fold(f[2], w - 1, x[2], taken, leaving);
         }
         self.history = (self.history << 1) | taken as u64;
     }
@@ -325,6 +363,22 @@ mod tests {
         assert_eq!(fold(u64::MAX, 64, 7), fold(u64::MAX, 70, 7));
         assert_eq!(hashed_pc(0x8004), 0x2001);
         assert_eq!(hashed_pc(0x8003), 0x4001);
+    }
+
+    #[test]
+    fn folded_registers_equal_the_fold_of_the_history() {
+        let mut s = 0x1234_5678u64;
+        for (len, n) in [(1, 1), (3, 7), (8, 6), (20, 6), (50, 7), (50, 6), (64, 15), (64, 4), (7, 7)] {
+            let (mut f, mut g) = (0, 0u64);
+            for _ in 0..500 {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1);
+                let bit = (s >> 40) & 1 != 0;
+                let leaving = (g >> (len - 1)) & 1 != 0;
+                f = shift_fold(f, n, len % n, bit, leaving);
+                g = (g << 1) | bit as u64;
+                assert_eq!(f, fold(g, len, n), "len {len} n {n}");
+            }
+        }
     }
 
     #[test]
