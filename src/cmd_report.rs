@@ -46,6 +46,27 @@ pub enum ReportKind {
     /// Whole Execution Traces of the test programs: sizes before and after each tier by label
     /// category (Tables 1-3 of the WET paper), build time and query rates (Tables 5-9).
     Wet(WetReportArgs),
+    /// Trace-port bits of many configurations from one functional run per program (schemes
+    /// that need retire events, such as pft, beside the paper's): averages, storage, the
+    /// per-program table, pft's predictor statistics, and a Pareto plot of bits/instruction
+    /// against storage bits.
+    Schemes(SchemesReportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SchemesReportArgs {
+    #[command(flatten)]
+    pub common: ReportCommon,
+    /// Configurations and presets separated by `;` or repeated: `paper`, `table8`,
+    /// `pft-sizes`, `pft-ablation`, `pft-all` (both pft lists), or any configuration string.
+    #[arg(long, default_value = "table8;pft-all")]
+    pub configs: Vec<String>,
+    /// Stop each program after this many instructions (the tables say so).
+    #[arg(long, value_name = "N")]
+    pub max_insns: Option<u64>,
+    /// Write the Pareto plot (schemes-pareto.svg and .png) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
 }
 
 /// What every report takes: the programs, the output form, the workers.
@@ -99,6 +120,7 @@ pub fn run(a: &ReportArgs) -> Result<()> {
     match &a.kind {
         ReportKind::Refs(r) => run_refs(r),
         ReportKind::Wet(w) => run_wet(w),
+        ReportKind::Schemes(r) => crate::cmd_report_schemes::run(r),
     }
 }
 
@@ -428,7 +450,7 @@ fn run_refs(a: &RefsReportArgs) -> Result<()> {
     Ok(())
 }
 
-type Rows = (Vec<String>, Vec<Vec<String>>);
+pub(crate) type Rows = (Vec<String>, Vec<Vec<String>>);
 
 fn div(a: u64, b: u64) -> f64 {
     if b == 0 {
@@ -522,7 +544,7 @@ fn sad_table(results: &[ProgramRefs]) -> Rows {
 }
 
 /// Titled tables as text, CSV or Markdown.
-fn print_tables(out: &mut impl Write, tables: &[(&str, Rows)], as_markdown: bool, csv: bool) -> io::Result<()> {
+pub(crate) fn print_tables(out: &mut impl Write, tables: &[(&str, Rows)], as_markdown: bool, csv: bool) -> io::Result<()> {
     for (i, (title, (header, rows))) in tables.iter().enumerate() {
         if i > 0 {
             writeln!(out)?;

@@ -9,6 +9,7 @@ mod cmd_dump;
 mod cmd_encode;
 mod cmd_hw;
 mod cmd_report;
+mod cmd_report_schemes;
 mod cmd_run;
 mod cmd_stages;
 mod cmd_sweep;

@@ -153,3 +153,50 @@ fn sweep_bad_arguments_fail_clearly() {
         "isa=arm",
     );
 }
+
+/// pft needs retire events: `sweep` refuses it by name and points at `report schemes`, which
+/// runs it (beside any other scheme) from one functional run per program.
+#[test]
+fn report_schemes_runs_pft_beside_the_others_and_sweep_refuses_it() {
+    let dir = TempDir::new().unwrap();
+    fails(
+        &streamtrace(&["sweep", "--configs", "rsdc-32x4-128;pft,ras=4", "--max-insns", "1000", "--capture-dir", p(dir.path())]),
+        "pft,ras=4: pft has no cycle mode yet",
+    );
+    let plots = dir.path().join("plots");
+    let out = ok(&streamtrace(&[
+        "report",
+        "schemes",
+        "--configs",
+        "rsdc-32x4-128;pft-sizes",
+        "--program",
+        "tiny",
+        "--program",
+        "crc32",
+        "--max-insns",
+        "300000",
+        "--plot",
+        p(&plots),
+        "--json",
+    ]));
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let summary = j["summary"].as_array().unwrap();
+    assert_eq!(summary.len(), 6, "rSDC and the five pft sizes");
+    let bits = |c: &str| summary.iter().find(|s| s["config"] == c).unwrap()["bits_per_instruction"].as_f64().unwrap();
+    assert!(bits("pft") < bits("rsdc-32x4-128") / 3.0, "pft {} rsdc {}", bits("pft"), bits("rsdc-32x4-128"));
+    assert_eq!(summary.iter().find(|s| s["config"] == "pft").unwrap()["storage_bits"], 4799);
+    let programs = j["programs"].as_array().unwrap();
+    assert_eq!(programs.len(), 2);
+    assert!(programs.iter().any(|p| p["program"] == "crc32" && p["complete"] == false), "crc32 is capped");
+    let pft = &programs[0]["results"].as_array().unwrap().iter().find(|r| r["config"] == "pft").unwrap()["pft"];
+    assert!(pft["direction_points"].as_u64().unwrap() > 100);
+    for f in ["schemes-pareto.svg", "schemes-pareto.png"] {
+        assert!(std::fs::metadata(plots.join(f)).unwrap().len() > 1000, "{f}");
+    }
+    // The text form: the summary and the per-program table with pft first.
+    let text = ok(&streamtrace(&["report", "schemes", "--configs", "pft;gzip-1", "--program", "tiny"]));
+    assert!(text.contains("Bits/instruction program by program") && text.contains("direction hit rate"), "{text}");
+    assert!(text.contains("2 configurations"), "`pft` is one configuration, not a preset: {text}");
+    fails(&streamtrace(&["report", "schemes", "--configs", "pft,maxsl=9"]), "does not apply to pft");
+    fails(&streamtrace(&["report", "schemes", "--program", "nosuch"]), "--program nosuch");
+}

@@ -5,6 +5,7 @@
 
 pub mod plot;
 pub mod report;
+pub mod schemes;
 
 use std::fs::File;
 use std::io::{self, BufWriter};
@@ -15,7 +16,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use streamtrace_isa::ElfImage;
 use streamtrace_model::capture::{Capture, CaptureInfo, CaptureWriter};
-use streamtrace_model::{storage_bits, BufferConfig, Config, CycleOutput, CycleTraceModule, IsaMode, StreamDetector};
+use streamtrace_model::{Scheme, storage_bits, BufferConfig, Config, CycleOutput, CycleTraceModule, IsaMode, StreamDetector};
 
 use crate::machine::{Machine, StepOutcome};
 use crate::semihost::Semihost;
@@ -373,6 +374,9 @@ pub fn sweep_program(
     job_offset: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<SweepRow>, String> {
+    if let Some(c) = plan.configs.iter().find(|c| c.scheme == Scheme::Pft) {
+        return Err(format!("{c}: pft has no cycle mode and cannot replay stream captures"));
+    }
     let groups = sizing_groups(&plan.buffers);
     let jobs: Vec<Job> = plan
         .configs

@@ -49,6 +49,20 @@ const COLORS: [RGBColor; 6] = [
     RGBColor(0x8c, 0x56, 0x4b),
 ];
 
+/// Ten distinguishable colours for plots with many series.
+const PARETO_COLORS: [RGBColor; 10] = [
+    RGBColor(0x1f, 0x77, 0xb4),
+    RGBColor(0xd6, 0x27, 0x28),
+    RGBColor(0x2c, 0xa0, 0x2c),
+    RGBColor(0x94, 0x67, 0xbd),
+    RGBColor(0xff, 0x7f, 0x0e),
+    RGBColor(0x8c, 0x56, 0x4b),
+    RGBColor(0xe3, 0x77, 0xc2),
+    RGBColor(0x7f, 0x7f, 0x7f),
+    RGBColor(0xbc, 0xbd, 0x22),
+    RGBColor(0x17, 0xbe, 0xcf),
+];
+
 type DrawResult = Result<(), Box<dyn std::error::Error>>;
 
 /// Write every plot the results support into `dir` as `NAME.svg` and `NAME.png`; returns
@@ -116,6 +130,86 @@ pub fn write_line_plot(
         area.present().map_err(|e| format!("{}: {e}", png_path.display()))?;
     }
     Ok(vec![svg_path, png_path])
+}
+
+/// A scatter plot with a log2 x axis: one series of connected `(x, y)` points per label
+/// (e.g. bits/instruction against storage bits for each scheme's sizes, the Pareto view);
+/// writes `NAME.svg` and `NAME.png` into `dir`.
+pub fn write_log_x_plot(
+    dir: &Path,
+    name: &str,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> Result<Vec<PathBuf>, String> {
+    ensure_font()?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let size = (900, 500);
+    let log: Vec<(String, Vec<(f64, f64)>)> =
+        series.iter().map(|(l, p)| (l.clone(), p.iter().map(|&(x, y)| (x.max(1.0).log2(), y)).collect())).collect();
+    let svg_path = dir.join(format!("{name}.svg"));
+    {
+        let area = SVGBackend::new(&svg_path, size).into_drawing_area();
+        log_x(&area, title, x_desc, y_desc, &log).map_err(|e| format!("{}: {e}", svg_path.display()))?;
+        area.present().map_err(|e| format!("{}: {e}", svg_path.display()))?;
+    }
+    let png_path = dir.join(format!("{name}.png"));
+    {
+        let area = BitMapBackend::new(&png_path, size).into_drawing_area();
+        log_x(&area, title, x_desc, y_desc, &log).map_err(|e| format!("{}: {e}", png_path.display()))?;
+        area.present().map_err(|e| format!("{}: {e}", png_path.display()))?;
+    }
+    Ok(vec![svg_path, png_path])
+}
+
+fn log_x<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    area.fill(&WHITE)?;
+    let pts = || series.iter().flat_map(|(_, p)| p.iter());
+    let xmin = pts().map(|p| p.0).fold(f64::INFINITY, f64::min).min(1e9).floor() - 0.3;
+    let xmax = pts().map(|p| p.0).fold(0.0, f64::max).ceil() + 0.3;
+    // Both axes logarithmic: the schemes span two orders of magnitude in bits too.
+    let ymax = pts().map(|p| p.1).fold(0.0, f64::max) * 1.5 + 1e-9;
+    let ymin = pts().map(|p| p.1).filter(|&y| y > 0.0).fold(f64::INFINITY, f64::min).min(ymax) / 1.5;
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(45)
+        .y_label_area_size(60)
+        .build_cartesian_2d(xmin..xmax, (ymin..ymax).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_labels(((xmax - xmin) as usize + 1) * 2)
+        .x_label_formatter(&|x| power_of_two_label(*x))
+        .draw()?;
+    for (i, (label, p)) in series.iter().enumerate() {
+        let color = PARETO_COLORS[i % PARETO_COLORS.len()];
+        let mut sorted = p.clone();
+        sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+        chart
+            .draw_series(LineSeries::new(sorted.iter().copied(), color.stroke_width(1)))?
+            .label(label.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+        chart.draw_series(sorted.iter().map(|&(x, y)| Circle::new((x, y), 3, color.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
+    Ok(())
 }
 
 fn lines<DB: DrawingBackend>(
