@@ -32,6 +32,11 @@ const CONFIGS: &[&str] = &[
     "pft",
     "pft,sync=200000",
     "pft,bim=2,hlen=none,ras=0,itp=0,rtc=0,u=1,rate=1",
+    // The rest of the pft-sizes preset (src/cmd_sweep.rs PFT_SIZES).
+    "pft,bim=64,tsize=16,tag=6,hlen=4-16,ras=4,itp=4,rtc=2",
+    "pft,bim=128,tsize=32,tag=6,itp=8",
+    "pft,bim=1024,tsize=128,tag=8,ras=16,itp=32,rtc=8",
+    "pft,bim=4096,tsize=512,tag=10,hlen=2-5-11-23-45-64,ras=32,itp=64,rtc=8",
 ];
 
 fn programs_dir() -> PathBuf {
