@@ -175,6 +175,10 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
                 reason: "the byte after 14 zero bytes is not the stuffing byte 0x01".into(),
                 offset: at as u64 * 8,
             },
+            CoderError::RawOutOfRange { at } => DecodeError::Corrupt {
+                reason: "a raw field decodes to a value wider than the field".into(),
+                offset: at as u64 * 8,
+            },
         }
     }
 
@@ -195,15 +199,23 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         r.map_err(|e| self.coder_error(e))
     }
 
+    /// A raw field of `n <= 32` bits (two coder steps above 16).
     fn raw(&mut self, n: u32) -> Result<u32, DecodeError> {
         let bytes = self.bytes;
-        let r = self.coder()?.raw(n, bytes);
+        let r = self.coder()?.raw_wide(n, bytes);
         r.map_err(|e| self.coder_error(e))
     }
 
-    fn escape_flag(&mut self) -> Result<bool, DecodeError> {
+    /// The escape branch of the next slot symbol.
+    fn slot_escape(&mut self) -> Result<bool, DecodeError> {
         let bytes = self.bytes;
-        let r = self.coder()?.escape_flag(bytes);
+        let r = self.coder()?.slot_escape(bytes);
+        r.map_err(|e| self.coder_error(e))
+    }
+
+    fn bit_fixed(&mut self, p: u16) -> Result<bool, DecodeError> {
+        let bytes = self.bytes;
+        let r = self.coder()?.bit_fixed(p, bytes);
         r.map_err(|e| self.coder_error(e))
     }
 
@@ -306,7 +318,7 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         }
         loop {
             let offset = self.position();
-            if self.escape_flag()? {
+            if self.slot_escape()? {
                 return self.escape(offset, sink).map(Some);
             }
             if self.state.awaiting_start {
@@ -381,8 +393,8 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         sink.addresses(&block.addrs);
         match end {
             BlockEnd::Virtual { next } => {
-                if self.raw(1)? != 1 {
-                    return Err(DecodeError::Corrupt { reason: "virtual slot without its marker bit".into(), offset });
+                if !self.bit_fixed(streamtrace_model::pft::coder::PROB_INIT)? {
+                    return Err(DecodeError::Corrupt { reason: "a virtual slot decided a miss".into(), offset });
                 }
                 self.pc = next;
                 Ok(())

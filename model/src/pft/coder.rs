@@ -12,6 +12,8 @@ pub const PROB_INIT: u16 = (PROB_ONE / 2) as u16;
 /// The escape flag has the fixed probability 2^-16 (a shift, no multiply).
 pub const ESCAPE_SHIFT: u32 = 16;
 const TOP: u32 = 1 << 24;
+/// Widest raw field coded in one step.
+pub const RAW_MAX_BITS: u32 = 16;
 /// After this many consecutive zero bytes of coded data a stuffing byte 0x01 follows.
 pub const ZERO_RUN_LIMIT: u32 = 14;
 pub const STUFF_BYTE: u8 = 0x01;
@@ -124,27 +126,52 @@ impl RangeEncoder {
         self.normalize(out);
     }
 
-    /// The escape flag: `escape` has probability 2^-16.
+    /// The escape branch of a slot symbol (probability 2^-16). With `escape` the range
+    /// narrows to it and is normalized; without, the rest of the range stays for the slot's
+    /// decision, which must follow at once (`bit` or `bit_fixed`) with no normalization in
+    /// between.
     #[inline]
-    pub fn escape_flag(&mut self, escape: bool, out: &mut Vec<u8>) {
-        let bound = self.range >> ESCAPE_SHIFT;
+    pub fn slot_escape(&mut self, escape: bool, out: &mut Vec<u8>) {
+        let e = self.range >> ESCAPE_SHIFT;
         if escape {
-            self.range = bound;
+            self.range = e;
+            self.normalize(out);
         } else {
+            self.low += e as u64;
+            self.range -= e;
+        }
+    }
+
+    /// A decision at a fixed probability `p` (no adaptation): the virtual slot's marker.
+    #[inline]
+    pub fn bit_fixed(&mut self, bit: bool, p: u16, out: &mut Vec<u8>) {
+        let bound = (self.range >> PROB_BITS) * p as u32;
+        if bit {
             self.low += bound as u64;
             self.range -= bound;
+        } else {
+            self.range = bound;
         }
         self.normalize(out);
     }
 
-    /// `n <= 32` equiprobable bits of `value`, most significant first.
+    /// A raw field: the low `n` bits of `value`, `1 <= n <= 16`, in one step.
+    #[inline]
     pub fn raw(&mut self, value: u32, n: u32, out: &mut Vec<u8>) {
-        for i in (0..n).rev() {
-            self.range >>= 1;
-            if (value >> i) & 1 != 0 {
-                self.low += self.range as u64;
-            }
-            self.normalize(out);
+        debug_assert!((1..=RAW_MAX_BITS).contains(&n));
+        let r = self.range >> n;
+        self.low += (value & ((1 << n) - 1)) as u64 * r as u64;
+        self.range = r;
+        self.normalize(out);
+    }
+
+    /// A field of up to 32 bits: the part above the low 16 bits first, then the low 16.
+    pub fn raw_wide(&mut self, value: u32, n: u32, out: &mut Vec<u8>) {
+        if n > RAW_MAX_BITS {
+            self.raw(value >> RAW_MAX_BITS, n - RAW_MAX_BITS, out);
+            self.raw(value, RAW_MAX_BITS, out);
+        } else if n > 0 {
+            self.raw(value, n, out);
         }
     }
 
@@ -168,6 +195,8 @@ pub enum CoderError {
     Truncated { at: usize },
     /// A stuffing byte after 14 zero bytes was not 0x01.
     BadStuffing { at: usize },
+    /// A raw field decoded to a value wider than the field (the encoder never codes it).
+    RawOutOfRange { at: usize },
 }
 
 /// Range decoder over a byte slice.
@@ -236,35 +265,62 @@ impl RangeDecoder {
         Ok(bit)
     }
 
+    /// The escape branch of a slot symbol; without an escape the slot's decision follows
+    /// (`bit` or `bit_fixed`), decoded once its context is known.
     #[inline]
-    pub fn escape_flag(&mut self, bytes: &[u8]) -> Result<bool, CoderError> {
-        let bound = self.range >> ESCAPE_SHIFT;
-        let escape = if self.code < bound {
+    pub fn slot_escape(&mut self, bytes: &[u8]) -> Result<bool, CoderError> {
+        let e = self.range >> ESCAPE_SHIFT;
+        if self.code < e {
+            self.range = e;
+            self.normalize(bytes)?;
+            Ok(true)
+        } else {
+            self.code -= e;
+            self.range -= e;
+            Ok(false)
+        }
+    }
+
+    #[inline]
+    pub fn bit_fixed(&mut self, p: u16, bytes: &[u8]) -> Result<bool, CoderError> {
+        let bound = (self.range >> PROB_BITS) * p as u32;
+        let bit = if self.code < bound {
             self.range = bound;
-            true
+            false
         } else {
             self.code -= bound;
             self.range -= bound;
-            false
+            true
         };
         self.normalize(bytes)?;
-        Ok(escape)
+        Ok(bit)
     }
 
+    /// A raw field of `1 <= n <= 16` bits; a value outside the field's range (input the
+    /// encoder cannot produce) is an error.
     pub fn raw(&mut self, n: u32, bytes: &[u8]) -> Result<u32, CoderError> {
-        let mut v = 0u32;
-        for _ in 0..n {
-            self.range >>= 1;
-            let b = if self.code >= self.range {
-                self.code -= self.range;
-                1
-            } else {
-                0
-            };
-            v = (v << 1) | b;
-            self.normalize(bytes)?;
+        let r = self.range >> n;
+        let v = self.code / r;
+        if v >> n != 0 {
+            return Err(CoderError::RawOutOfRange { at: self.pos });
         }
+        self.code -= v * r;
+        self.range = r;
+        self.normalize(bytes)?;
         Ok(v)
+    }
+
+    /// A field of up to 32 bits (see `RangeEncoder::raw_wide`).
+    pub fn raw_wide(&mut self, n: u32, bytes: &[u8]) -> Result<u32, CoderError> {
+        if n > RAW_MAX_BITS {
+            let hi = self.raw(n - RAW_MAX_BITS, bytes)?;
+            let lo = self.raw(RAW_MAX_BITS, bytes)?;
+            Ok((hi << RAW_MAX_BITS) | lo)
+        } else if n > 0 {
+            self.raw(n, bytes)
+        } else {
+            Ok(0)
+        }
     }
 }
 
@@ -275,7 +331,9 @@ mod tests {
     #[derive(Clone, Copy, Debug)]
     enum Op {
         Bit(bool, usize),
-        Esc(bool),
+        /// A slot symbol: escape, or the decision with context `usize`.
+        Slot(bool, bool, usize),
+        Fixed(bool),
         Raw(u32, u32),
     }
 
@@ -286,8 +344,14 @@ mod tests {
         for &op in ops {
             match op {
                 Op::Bit(b, c) => enc.bit(b, &mut probs[c], rate, &mut out),
-                Op::Esc(e) => enc.escape_flag(e, &mut out),
-                Op::Raw(v, n) => enc.raw(v, n, &mut out),
+                Op::Slot(e, b, c) => {
+                    enc.slot_escape(e, &mut out);
+                    if !e {
+                        enc.bit(b, &mut probs[c], rate, &mut out);
+                    }
+                }
+                Op::Fixed(b) => enc.bit_fixed(b, PROB_INIT, &mut out),
+                Op::Raw(v, n) => enc.raw_wide(v, n, &mut out),
             }
         }
         enc.flush(&mut out);
@@ -296,8 +360,14 @@ mod tests {
         for (i, &op) in ops.iter().enumerate() {
             match op {
                 Op::Bit(b, c) => assert_eq!(dec.bit(&mut probs[c], rate, &out).unwrap(), b, "op {i}"),
-                Op::Esc(e) => assert_eq!(dec.escape_flag(&out).unwrap(), e, "op {i}"),
-                Op::Raw(v, n) => assert_eq!(dec.raw(n, &out).unwrap(), v & ((1u64 << n) - 1) as u32, "op {i}"),
+                Op::Slot(e, b, c) => {
+                    assert_eq!(dec.slot_escape(&out).unwrap(), e, "op {i}");
+                    if !e {
+                        assert_eq!(dec.bit(&mut probs[c], rate, &out).unwrap(), b, "op {i}");
+                    }
+                }
+                Op::Fixed(b) => assert_eq!(dec.bit_fixed(PROB_INIT, &out).unwrap(), b, "op {i}"),
+                Op::Raw(v, n) => assert_eq!(dec.raw_wide(n, &out).unwrap(), v & ((1u64 << n) - 1) as u32, "op {i}"),
             }
         }
         assert_eq!(dec.pos, out.len(), "the decoder consumes exactly the coded bytes");
@@ -315,8 +385,9 @@ mod tests {
         for rate in [1, 4, 5, 8] {
             let ops: Vec<Op> = (0..20_000)
                 .map(|_| match lcg(&mut s) % 10 {
-                    0 => Op::Esc(lcg(&mut s).is_multiple_of(50)),
+                    0 => Op::Slot(lcg(&mut s).is_multiple_of(50), !lcg(&mut s).is_multiple_of(7), (lcg(&mut s) % 4) as usize),
                     1 => Op::Raw(lcg(&mut s), 1 + lcg(&mut s) % 32),
+                    2 => Op::Fixed(!lcg(&mut s).is_multiple_of(3)),
                     _ => Op::Bit(!lcg(&mut s).is_multiple_of(13), (lcg(&mut s) % 4) as usize),
                 })
                 .collect();
@@ -335,7 +406,7 @@ mod tests {
             assert!(longest <= ZERO_RUN_LIMIT as usize, "zero run of {longest} bytes");
         }
         // Misses (symbol 0) with escape flags keep `low` at zero: only stuffing breaks the run.
-        let ops: Vec<Op> = (0..50_000).map(|i| if i % 2 == 0 { Op::Esc(true) } else { Op::Raw(0, 32) }).collect();
+        let ops: Vec<Op> = (0..50_000).map(|i| if i % 2 == 0 { Op::Slot(true, false, 0) } else { Op::Raw(0, 32) }).collect();
         let out = roundtrip(&ops, 5);
         assert!(out.len() > 100_000);
         let longest = out.split(|&b| b != 0).map(|r| r.len()).max().unwrap();
@@ -350,7 +421,7 @@ mod tests {
         let mut out = Vec::new();
         for &op in &ops {
             if let Op::Raw(v, n) = op {
-                enc.raw(v, n, &mut out)
+                enc.raw_wide(v, n, &mut out)
             }
         }
         enc.flush(&mut out);
@@ -359,7 +430,7 @@ mod tests {
         let mut bad = out.clone();
         bad[stuff] = 0x02;
         let mut dec = RangeDecoder::new(&bad, 0).unwrap();
-        let r: Result<Vec<u32>, _> = (0..8).map(|_| dec.raw(32, &bad)).collect();
+        let r: Result<Vec<u32>, _> = (0..8).map(|_| dec.raw_wide(32, &bad)).collect();
         assert_eq!(r, Err(CoderError::BadStuffing { at: stuff }));
     }
 

@@ -502,14 +502,15 @@ impl PftEncoder {
         cost
     }
 
+    /// Open a slot symbol without an escape: the caller codes its decision next.
     #[inline]
     fn no_escape(&mut self) {
-        self.coder.escape_flag(false, &mut self.out);
+        self.coder.slot_escape(false, &mut self.out);
         self.stats.escape_flag_bits += no_escape_cost();
     }
 
     fn escape(&mut self, kind: EscapeType, offset: u32) {
-        self.coder.escape_flag(true, &mut self.out);
+        self.coder.slot_escape(true, &mut self.out);
         self.coder.raw(kind as u32, ESCAPE_TYPE_BITS, &mut self.out);
         self.coder.raw(offset, GAP_BITS, &mut self.out);
     }
@@ -520,7 +521,7 @@ impl PftEncoder {
         let ctx = self.state.target_ctx(TargetContexts::UPPER_SAME);
         self.stats.address_bits += self.bit(same, ctx);
         let n = self.state.address_bits(same);
-        self.coder.raw(a >> self.state.low, n, &mut self.out);
+        self.coder.raw_wide(a >> self.state.low, n, &mut self.out);
         self.stats.address_bits += n as f64;
         self.state.set_upper(a);
     }
@@ -544,7 +545,7 @@ impl PftEncoder {
             self.stats.address_bits += self.bit(hit, c);
             if let TargetCode::Recent(i) = code {
                 let w = n.trailing_zeros();
-                self.coder.raw(i as u32, w, &mut self.out);
+                self.coder.raw_wide(i as u32, w, &mut self.out);
                 self.stats.address_bits += w as f64;
                 self.state.rtc.touch(Some(i), a);
                 self.stats.target_recent += 1;
@@ -584,10 +585,11 @@ impl PftEncoder {
                 self.state.pushes(&flow, a, ev.taken);
                 self.state.gap += 1;
                 if self.state.gap == MAX_GAP {
-                    // The marker bit makes a virtual slot cost a whole bit: a corrupt trace
-                    // over code without prediction points cannot expand without bound.
+                    // The fixed-probability hit makes a virtual slot cost a whole bit: a
+                    // corrupt trace over code without prediction points cannot expand
+                    // without bound.
                     self.no_escape();
-                    self.coder.raw(1, 1, &mut self.out);
+                    self.coder.bit_fixed(true, coder::PROB_INIT, &mut self.out);
                     self.stats.virtual_slots += 1;
                     self.state.gap = 0;
                 }
@@ -641,7 +643,7 @@ impl PftEncoder {
     pub fn overflow(&mut self, lost: u64) {
         let gap = self.state.gap;
         self.escape(EscapeType::Overflow, gap);
-        self.coder.raw(lost.min(u32::MAX as u64) as u32, LOST_BITS, &mut self.out);
+        self.coder.raw_wide(lost.min(u32::MAX as u64) as u32, LOST_BITS, &mut self.out);
         self.terminate();
         self.out.extend_from_slice(&crate::format::SYNC_MARKER);
         self.state.reset();
