@@ -67,6 +67,14 @@ pub struct SchemesReportArgs {
     /// Write the Pareto plot (schemes-pareto.svg and .png) into this directory.
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
+    /// Cycle mode with these buffers (docs/trace-timing.md; e.g. `sdb=2,obuf=80`): adds stall
+    /// cycles, overflows and the needed sizes per configuration.
+    #[arg(long, value_name = "BUFFERS")]
+    pub buffers: Option<String>,
+    /// Retire cycles from the XScale-like timing model (`--timing=FILE.toml` overrides
+    /// parameters) instead of one instruction per cycle; needs `--buffers`.
+    #[arg(long, value_name = "FILE.toml", num_args = 0..=1, default_missing_value = "", requires = "buffers")]
+    pub timing: Option<String>,
 }
 
 /// What every report takes: the programs, the output form, the workers.

@@ -10,7 +10,8 @@ use rayon::prelude::*;
 use streamtrace_model::{Config, Scheme};
 use streamtrace_sim::sweep::plot::write_log_x_plot;
 use streamtrace_sim::sweep::programs_from_manifest;
-use streamtrace_sim::sweep::schemes::{measure_schemes, ProgramSchemes};
+use streamtrace_sim::sweep::schemes::{measure_schemes, ProgramSchemes, SchemeOptions};
+use streamtrace_sim::TimingConfig;
 
 use crate::cmd_report::{print_tables, Rows, SchemesReportArgs};
 use crate::cmd_sweep::expand_config_list;
@@ -21,6 +22,16 @@ const HEADLINE: [&str; 5] = ["pft", "rsdc-32x4-128", "tslz-1024", "gzip-1", "sct
 
 pub fn run(a: &SchemesReportArgs) -> Result<()> {
     let configs = expand_config_list(&a.configs)?;
+    let buffers = match &a.buffers {
+        Some(b) => Some(b.parse::<streamtrace_model::BufferConfig>().map_err(|e| anyhow!("--buffers {b}: {e}"))?),
+        None => None,
+    };
+    let timing = match a.timing.as_deref() {
+        None => None,
+        Some("") => Some(TimingConfig::default()),
+        Some(path) => Some(TimingConfig::from_toml_file(std::path::Path::new(path)).map_err(|e| anyhow!("{e}"))?),
+    };
+    let opts = SchemeOptions { max_insns: a.max_insns.unwrap_or(u64::MAX), buffers, timing };
     let programs = programs_from_manifest(&a.common.programs).map_err(|e| anyhow!("{e}"))?;
     for name in &a.common.only {
         if !programs.iter().any(|p| &p.name == name) {
@@ -39,7 +50,7 @@ pub fn run(a: &SchemesReportArgs) -> Result<()> {
             .par_iter()
             .map(|p| {
                 let t = Instant::now();
-                let r = measure_schemes(p, &configs, a.max_insns.unwrap_or(u64::MAX)).map_err(|e| anyhow!("{e}"))?;
+                let r = measure_schemes(p, &configs, &opts).map_err(|e| anyhow!("{e}"))?;
                 eprintln!("{}: {} instructions, {:.1} s", r.program, thousands(r.instructions), t.elapsed().as_secs_f64());
                 Ok(r)
             })
@@ -84,6 +95,9 @@ pub fn run(a: &SchemesReportArgs) -> Result<()> {
     ];
     if configs.iter().any(|c| c.scheme == Scheme::Pft) {
         tables.push(("pft (the first pft configuration): predictor hit rates", pft_table(&configs, &results)));
+    }
+    if opts.buffers.is_some() {
+        tables.push(("Cycle mode: stall cycles, overflows and needed sizes, summed or maximal over the programs", cycle_table(&configs, &results)));
     }
     print_tables(out, &tables, a.common.markdown, a.common.csv)?;
     if !a.common.csv {
@@ -223,4 +237,27 @@ fn pareto_series(summary: &[Summary]) -> Vec<(String, Vec<(f64, f64)>)> {
         });
     }
     families
+}
+
+fn cycle_table(configs: &[Config], results: &[ProgramSchemes]) -> Rows {
+    let header = ["config", "cycles", "stall cycles", "overflows", "lost instructions", "SDB / job buffer needed", "output buffer needed (bits)"]
+        .map(String::from)
+        .to_vec();
+    let rows = configs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let cyc: Vec<_> = results.iter().filter_map(|r| r.results[i].cycle.as_ref()).collect();
+            vec![
+                c.to_string(),
+                cyc.iter().map(|s| s.cycles).sum::<u64>().to_string(),
+                cyc.iter().map(|s| s.stall_cycles).sum::<u64>().to_string(),
+                cyc.iter().map(|s| s.overflows).sum::<u64>().to_string(),
+                cyc.iter().map(|s| s.lost_instructions).sum::<u64>().to_string(),
+                cyc.iter().map(|s| s.sdb_needed).max().unwrap_or(0).to_string(),
+                cyc.iter().map(|s| s.obuf_needed_bits).max().unwrap_or(0).to_string(),
+            ]
+        })
+        .collect();
+    (header, rows)
 }

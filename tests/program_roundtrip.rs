@@ -109,7 +109,7 @@ fn every_program_decodes_exactly_under_every_scheme() {
 /// policy the decoder rebuilds every instruction outside the reported lost ranges.
 #[test]
 fn cycle_mode_on_every_program() {
-    let configs: Vec<Config> = ["nexs", "rsdc-32x4-128"].iter().map(|c| c.parse().unwrap()).collect();
+    let configs: Vec<Config> = ["nexs", "rsdc-32x4-128", "pft"].iter().map(|c| c.parse().unwrap()).collect();
     let stall: BufferConfig = "sdb=2,obuf=80,policy=stall".parse().unwrap();
     let drop: BufferConfig = "sdb=1,obuf=24,policy=drop".parse().unwrap();
     let mut total_stalls = 0;

@@ -18,6 +18,7 @@ use crate::config::Config;
 use crate::detector::{StreamDescriptor, StreamDetector};
 use crate::encoder::{EncodeError, EncodedTrace, Encoder};
 use crate::event::RetireEvent;
+use crate::pft::CoderJob;
 use crate::stats::Stats;
 
 /// What happens when a descriptor finds the SDB full (docs/trace-timing.md section 4).
@@ -184,6 +185,8 @@ pub enum CycleError {
 enum Entry {
     Stream(StreamDescriptor),
     Overflow(u64),
+    /// pft: a coder job (docs/trace-timing.md section 7).
+    Pft(CoderJob),
 }
 
 /// One bit count the port sent in one cycle (cosimulation observes these).
@@ -223,6 +226,9 @@ pub struct CycleTraceModule {
     record_bits: u64,
     obuf_bits: u64,
     dropping: Option<u64>,
+    /// pft dropping: the front end's gap before the first dropped instruction, and the
+    /// instructions lost so far.
+    pft_dropping: Option<(u32, u64)>,
     port_log: Option<Vec<PortBeat>>,
     stats: CycleStats,
 }
@@ -248,6 +254,7 @@ impl CycleTraceModule {
             record_bits: 0,
             obuf_bits: 0,
             dropping: None,
+            pft_dropping: None,
             port_log: None,
             stats: CycleStats { buffers: buf.to_string(), sdb_needed: 1, ..Default::default() },
         }
@@ -292,10 +299,44 @@ impl CycleTraceModule {
         self.origin.get_or_insert(cycle);
         self.last_input = Some(cycle);
         self.events += 1;
+        if let Some(p) = self.enc.pft_mut() {
+            let job = p.front.push(ev);
+            self.pft_produce(job, cycle);
+            return Ok(());
+        }
         if let Some(d) = self.detector.push(ev) {
             self.produce(Entry::Stream(d), cycle);
         }
         Ok(())
+    }
+
+    /// pft: the job of an instruction that retired in input cycle `input` (or none), under
+    /// the drop rules of docs/trace-timing.md section 7.
+    fn pft_produce(&mut self, job: Option<CoderJob>, input: u64) {
+        if let Some((gap, lost)) = self.pft_dropping {
+            // Every instruction while dropping is lost; this one is replaced by the
+            // overflow job if the buffer has room.
+            self.lose(1);
+            let lost = lost + 1;
+            let p = self.enc.pft_mut().expect("pft");
+            let mut front = p.front.clone();
+            let overflow = front.overflow_job(gap, lost);
+            if self.produce(Entry::Pft(overflow), input) {
+                self.enc.pft_mut().expect("pft").front = front;
+                self.stats.overflows += 1;
+                self.pft_dropping = None;
+            } else {
+                self.pft_dropping = Some((gap, lost));
+            }
+            return;
+        }
+        if let Some(job) = job {
+            let gap = job.gap_before;
+            if !self.produce(Entry::Pft(job), input) {
+                self.lose(1);
+                self.pft_dropping = Some((gap, 1));
+            }
+        }
     }
 
     /// A descriptor captured earlier whose last instruction retired at `end_cycle` (sweeps
@@ -314,8 +355,23 @@ impl CycleTraceModule {
     /// overflow entry, the drain, END, and the drain of END.
     pub fn finish(mut self) -> CycleOutput {
         let after_last = self.last_input.map_or(0, |c| c + 1);
-        if let Some(d) = self.detector.cut() {
-            self.produce(Entry::Stream(d), after_last);
+        if self.enc.pft_mut().is_none() {
+            if let Some(d) = self.detector.cut() {
+                self.produce(Entry::Stream(d), after_last);
+            }
+        } else {
+            self.advance_to(after_last.saturating_sub(self.origin.unwrap_or(0)) + self.delay);
+        }
+        // pft trace ends while dropping: the overflow job as soon as there is room.
+        while let Some((gap, lost)) = self.pft_dropping {
+            let c = self.now;
+            if self.cycle_steps(c) < self.sdb_cap {
+                let job = self.enc.pft_mut().expect("pft").front.overflow_job(gap, lost);
+                self.sdb.push_back(Entry::Pft(job));
+                self.stats.overflows += 1;
+                self.pft_dropping = None;
+            }
+            self.end_of_cycle();
         }
         // Trace ends while dropping: push the overflow entry as soon as there is room.
         while let Some(lost) = self.dropping {
@@ -332,10 +388,19 @@ impl CycleTraceModule {
             self.cycle_steps(c);
             self.end_of_cycle();
         }
-        // END is serviced like a record: one svc_hit service starting now.
-        let before = self.enc.bit_len();
-        let (trace, stats) = self.enc_finish_bits();
-        self.in_service = Some((self.now + self.buf.svc_hit as u64 - 1, trace.bit_len - before));
+        // END is serviced like a record: one svc_hit service starting now (pft: its job's
+        // operations).
+        let (trace, stats) = if let Some(p) = self.enc.pft_mut() {
+            let cycles = p.end_cycles();
+            let bits = p.end() * 8;
+            self.in_service = Some((self.now + cycles as u64 - 1, bits));
+            self.enc_finish_bits()
+        } else {
+            let before = self.enc.bit_len();
+            let (trace, stats) = self.enc_finish_bits();
+            self.in_service = Some((self.now + self.buf.svc_hit as u64 - 1, trace.bit_len - before));
+            (trace, stats)
+        };
         while self.in_service.is_some() || self.record_bits > 0 {
             let c = self.now;
             self.cycle_steps(c);
@@ -359,8 +424,9 @@ impl CycleTraceModule {
         enc.finish()
     }
 
-    /// A descriptor (or overflow entry) produced by the detector in input cycle `input`.
-    fn produce(&mut self, entry: Entry, input: u64) {
+    /// A descriptor (or overflow entry, or pft job) produced in input cycle `input`; returns
+    /// whether it entered the buffer (false: dropped).
+    fn produce(&mut self, entry: Entry, input: u64) -> bool {
         let origin = *self.origin.get_or_insert(input);
         let c = input.saturating_sub(origin) + self.delay;
         self.advance_to(c);
@@ -392,10 +458,13 @@ impl CycleTraceModule {
                             self.lose(d.sl as u64);
                             self.stats.overflows += 1;
                         }
-                        (e, _) => self.sdb.push_back(e),
+                        (e, d) => {
+                            self.dropping = d;
+                            self.sdb.push_back(e)
+                        }
                     }
                     self.end_of_cycle();
-                    return;
+                    return true;
                 }
                 (FullPolicy::Stall, true) => {
                     // The core holds the instruction and retries next cycle.
@@ -409,7 +478,7 @@ impl CycleTraceModule {
                         self.lose(d.sl as u64);
                     }
                     self.end_of_cycle();
-                    return;
+                    return false;
                 }
             }
         }
@@ -510,6 +579,10 @@ impl CycleTraceModule {
                         (bits, if miss { self.buf.svc_miss } else { self.buf.svc_hit })
                     }
                     Entry::Overflow(lost) => (self.enc.service_overflow(lost), self.buf.svc_hit),
+                    Entry::Pft(job) => {
+                        let bytes = self.enc.pft_mut().expect("pft").coder.run(&job);
+                        (bytes * 8, job.cycles())
+                    }
                 };
                 self.in_service = Some((c + service as u64 - 1, bits));
             }

@@ -270,15 +270,21 @@ impl Encoder {
 
     /// pft: END, the coder's last bytes; the bits are the bytes (the coder is byte-oriented).
     fn finish_pft(mut self, mut p: PftEncoder) -> (EncodedTrace, Stats) {
-        p.finish();
-        let bytes = std::mem::take(&mut p.out);
+        p.end();
+        let bytes = std::mem::take(&mut p.coder.out);
         let bit_len = bytes.len() as u64 * 8;
         self.stats.bits.miss = bit_len;
-        self.stats.exceptions = p.stats.exceptions;
-        self.stats.syncs = p.stats.syncs;
-        self.stats.pft = Some(p.stats);
+        let pft = p.stats();
+        self.stats.exceptions = pft.exceptions;
+        self.stats.syncs = pft.syncs;
+        self.stats.pft = Some(pft);
         self.stats.finish(0);
         (EncodedTrace { bytes, bit_len }, self.stats)
+    }
+
+    /// pft's encoder, for cycle mode (front end and coder run apart there).
+    pub(crate) fn pft_mut(&mut self) -> Option<&mut PftEncoder> {
+        self.pft.as_deref_mut()
     }
 
     fn finish_competitor(mut self) -> (EncodedTrace, Stats) {

@@ -8,7 +8,7 @@
 
 use streamtrace_isa::ProgramImage;
 use streamtrace_model::format::{SYNC_MARKER, find_sync_marker};
-use streamtrace_model::pft::coder::{CoderError, RangeDecoder};
+use streamtrace_model::pft::coder::{CoderError, Prob, RangeDecoder};
 use streamtrace_model::pft::{
     InsnFlow, EscapeType, PftState, TargetContexts, ESCAPE_TYPE_BITS, GAP_BITS, LOST_BITS, MAX_GAP,
 };
@@ -113,6 +113,8 @@ pub struct PftDecoder<'a, I: ProgramImage + ?Sized> {
     image: &'a I,
     bytes: &'a [u8],
     state: PftState,
+    /// The context probabilities (the coder's half of the state).
+    probs: Vec<Prob>,
     isa_arm: bool,
     coder: Option<RangeDecoder>,
     /// Byte where the current coder segment starts (for errors before it is set up).
@@ -133,6 +135,7 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
             image,
             bytes,
             state: PftState::new(&cfg.pft, cfg.low_bits()),
+            probs: vec![Prob::default(); cfg.pft.contexts()],
             isa_arm: cfg.isa == IsaMode::ArmOnly,
             coder: None,
             segment: 0,
@@ -164,6 +167,7 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
 
     fn restart(&mut self, at: usize) {
         self.state.reset();
+        self.probs.fill(Prob::default());
         self.segment = at;
         self.coder = None;
     }
@@ -193,9 +197,9 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
     fn bit(&mut self, ctx: usize) -> Result<bool, DecodeError> {
         let rate = self.state.params.rate;
         let bytes = self.bytes;
-        let mut p = self.state.probs[ctx];
+        let mut p = self.probs[ctx];
         let r = self.coder()?.bit(&mut p, rate, bytes);
-        self.state.probs[ctx] = p;
+        self.probs[ctx] = p;
         r.map_err(|e| self.coder_error(e))
     }
 

@@ -8,14 +8,16 @@
 //! both apply; [`PftEncoder`] turns retire events into bytes.
 
 pub mod coder;
+pub mod encoder;
 pub mod predict;
+
+pub use encoder::{CoderJob, CoderOp, Info, PftCoder, PftEncoder, PftFrontEnd};
 
 use std::fmt;
 
-use crate::event::{BranchClass, RetireEvent};
+use crate::event::BranchClass;
 /// The escape types and their 2-bit codes are those of section 6.3.
 pub use crate::format::{EscapeType, ESCAPE_TYPE_BITS};
-use coder::{Prob, RangeEncoder};
 use predict::{DirectionPredictor, IndirectTargetPredictor, RecentTargets, ReturnAddressStack};
 
 /// Instructions without a prediction point after which a slot is placed anyway, so a
@@ -316,7 +318,8 @@ pub enum TargetCode {
     Address { upper_same: bool },
 }
 
-/// Everything encoder and decoder share (section 11.3-11.7).
+/// The predictor state encoder and decoder share (section 11.3-11.5, 11.7); the context
+/// probabilities belong to the coder (encoder) or sit beside this state (decoder).
 #[derive(Clone, Debug)]
 pub struct PftState {
     pub params: PftParams,
@@ -328,7 +331,6 @@ pub struct PftState {
     pub rtc: RecentTargets,
     /// Upper `u` bits of the last address sent.
     pub upper: u32,
-    pub probs: Vec<Prob>,
     /// Instructions since the last slot.
     pub gap: u32,
     /// No address has been sent since the last reset.
@@ -347,7 +349,6 @@ impl PftState {
             itp: IndirectTargetPredictor::new(params.itp),
             rtc: RecentTargets::new(params.rtc),
             upper: 0,
-            probs: vec![Prob::default(); params.contexts()],
             gap: 0,
             awaiting_start: true,
             since_reset: 0,
@@ -361,7 +362,6 @@ impl PftState {
         self.itp.reset();
         self.rtc.reset();
         self.upper = 0;
-        self.probs.fill(Prob::default());
         self.gap = 0;
         self.awaiting_start = true;
         self.since_reset = 0;
@@ -460,207 +460,6 @@ pub struct PftStats {
     pub target_bits: f64,
     pub address_bits: f64,
     pub escape_flag_bits: f64,
-}
-
-/// The pft encoder: retire events in, range-coded bytes out.
-#[derive(Clone, Debug)]
-pub struct PftEncoder {
-    pub state: PftState,
-    coder: RangeEncoder,
-    pub out: Vec<u8>,
-    pub stats: PftStats,
-    sync_period: u64,
-}
-
-/// -log2 of the escape flag's "no escape" probability.
-fn no_escape_cost() -> f64 {
-    -(1.0 - 1.0 / (1u64 << coder::ESCAPE_SHIFT) as f64).log2()
-}
-
-impl PftEncoder {
-    pub fn new(params: &PftParams, low: u32, sync_period: u64) -> Self {
-        PftEncoder {
-            state: PftState::new(params, low),
-            coder: RangeEncoder::new(),
-            out: Vec::with_capacity(1 << 12),
-            stats: PftStats::default(),
-            sync_period,
-        }
-    }
-
-    /// Bits on the port so far, counting the bytes the coder still holds back.
-    pub fn bit_len(&self) -> u64 {
-        (self.out.len() as u64 + self.coder.pending_bytes()) * 8
-    }
-
-    #[inline]
-    fn bit(&mut self, hit: bool, ctx: usize) -> f64 {
-        let rate = self.state.params.rate;
-        let p = &mut self.state.probs[ctx];
-        let cost = p.cost(hit);
-        self.coder.bit(hit, p, rate, &mut self.out);
-        cost
-    }
-
-    /// Open a slot symbol without an escape: the caller codes its decision next.
-    #[inline]
-    fn no_escape(&mut self) {
-        self.coder.slot_escape(false, &mut self.out);
-        self.stats.escape_flag_bits += no_escape_cost();
-    }
-
-    fn escape(&mut self, kind: EscapeType, offset: u32) {
-        self.coder.slot_escape(true, &mut self.out);
-        self.coder.raw(kind as u32, ESCAPE_TYPE_BITS, &mut self.out);
-        self.coder.raw(offset, GAP_BITS, &mut self.out);
-    }
-
-    /// An address (start or exception vector): the upper-bits flag, then the field.
-    fn address(&mut self, a: u32) {
-        let same = self.state.upper_matches(a);
-        let ctx = self.state.target_ctx(TargetContexts::UPPER_SAME);
-        self.stats.address_bits += self.bit(same, ctx);
-        let n = self.state.address_bits(same);
-        self.coder.raw_wide(a >> self.state.low, n, &mut self.out);
-        self.stats.address_bits += n as f64;
-        self.state.set_upper(a);
-    }
-
-    /// A mispredicted target (section 11.5).
-    fn target(&mut self, a: u32, ret: bool) {
-        let code = self.state.classify_target(a, ret);
-        if !ret && !self.state.ras.is_empty() {
-            let c = self.state.target_ctx(TargetContexts::RAS_TOP);
-            self.stats.address_bits += self.bit(code == TargetCode::RasTop, c);
-            if code == TargetCode::RasTop {
-                self.state.ras.pop();
-                self.stats.target_ras_top += 1;
-                return;
-            }
-        }
-        let n = self.state.rtc.capacity();
-        if n > 0 {
-            let c = self.state.target_ctx(TargetContexts::RTC_HIT);
-            let hit = matches!(code, TargetCode::Recent(_));
-            self.stats.address_bits += self.bit(hit, c);
-            if let TargetCode::Recent(i) = code {
-                let w = n.trailing_zeros();
-                self.coder.raw_wide(i as u32, w, &mut self.out);
-                self.stats.address_bits += w as f64;
-                self.state.rtc.touch(Some(i), a);
-                self.stats.target_recent += 1;
-                return;
-            }
-        }
-        self.stats.target_address += 1;
-        self.address(a);
-        self.state.rtc.touch(None, a);
-    }
-
-    /// One retired instruction (already checked for continuity and alignment).
-    #[inline]
-    pub fn push(&mut self, ev: &RetireEvent) {
-        let a = ev.iw_addr();
-        if self.state.awaiting_start {
-            self.no_escape();
-            self.address(a);
-            self.state.awaiting_start = false;
-        }
-        self.state.since_reset += 1;
-        if ev.exception {
-            // The instruction's own points are not evaluated: the vector follows it.
-            let offset = self.state.gap + 1;
-            self.stats.exceptions += 1;
-            self.escape(EscapeType::Exception, offset);
-            self.address(ev.next_pc);
-            self.state.gap = 0;
-        } else {
-            let flow = InsnFlow::of(ev.class, ev.insn, ev.thumb);
-            if flow.is_slot() {
-                self.no_escape();
-                self.stats.slots += 1;
-                self.slot(&flow, ev, a);
-                self.state.gap = 0;
-            } else {
-                self.state.pushes(&flow, a, ev.taken);
-                self.state.gap += 1;
-                if self.state.gap == MAX_GAP {
-                    // The fixed-probability hit makes a virtual slot cost a whole bit: a
-                    // corrupt trace over code without prediction points cannot expand
-                    // without bound.
-                    self.no_escape();
-                    self.coder.bit_fixed(true, coder::PROB_INIT, &mut self.out);
-                    self.stats.virtual_slots += 1;
-                    self.state.gap = 0;
-                }
-            }
-        }
-        if self.sync_period != 0 && self.state.since_reset >= self.sync_period {
-            self.sync();
-        }
-    }
-
-    #[inline]
-    fn slot(&mut self, flow: &InsnFlow, ev: &RetireEvent, a: u32) {
-        let taken = ev.taken;
-        if flow.direction {
-            let (pred, ctx) = self.state.dir.predict(a);
-            self.stats.direction_points += 1;
-            self.stats.direction_misses += (pred != taken) as u64;
-            self.stats.direction_bits += self.bit(pred == taken, ctx);
-            self.state.dir.update(taken);
-        }
-        if flow.target && taken {
-            let (pred, ctx) = self.state.predict_target(flow, a);
-            let hit = pred == ev.next_pc;
-            if flow.ret {
-                self.stats.return_points += 1;
-                self.stats.return_misses += !hit as u64;
-            } else {
-                self.stats.indirect_points += 1;
-                self.stats.indirect_misses += !hit as u64;
-            }
-            self.stats.target_bits += self.bit(hit, ctx);
-            if !hit {
-                self.target(ev.next_pc, flow.ret);
-            }
-            self.state.after_target(flow, a, ev.next_pc);
-        }
-        self.state.pushes(flow, a, taken);
-    }
-
-    /// SYNC: offset, flush, marker, reset (section 11.7).
-    pub fn sync(&mut self) {
-        let gap = self.state.gap;
-        self.escape(EscapeType::Sync, gap);
-        self.terminate();
-        self.out.extend_from_slice(&crate::format::SYNC_MARKER);
-        self.state.reset();
-        self.stats.syncs += 1;
-    }
-
-    /// OVERFLOW: `lost` instructions were not traced after the last one pushed.
-    pub fn overflow(&mut self, lost: u64) {
-        let gap = self.state.gap;
-        self.escape(EscapeType::Overflow, gap);
-        self.coder.raw_wide(lost.min(u32::MAX as u64) as u32, LOST_BITS, &mut self.out);
-        self.terminate();
-        self.out.extend_from_slice(&crate::format::SYNC_MARKER);
-        self.state.reset();
-        self.stats.syncs += 1;
-    }
-
-    fn terminate(&mut self) {
-        self.coder.flush(&mut self.out);
-        self.coder = RangeEncoder::new();
-    }
-
-    /// END and the coder's last bytes.
-    pub fn finish(&mut self) {
-        let gap = self.state.gap;
-        self.escape(EscapeType::End, gap);
-        self.coder.flush(&mut self.out);
-    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 use streamtrace_model::storage::{PAPER_OUTPUT_BUFFER_BITS, PAPER_SDB_ENTRIES};
-use streamtrace_model::{storage_bits, Config, Encoder, RetireEvent};
+use streamtrace_model::{storage_bits, BufferConfig, CycleStats, CycleTraceModule, Config, Encoder, RetireEvent};
 
 use super::ProgramSpec;
 use crate::machine::MemAccess;
@@ -22,6 +22,24 @@ pub struct SchemeResult {
     /// pft only: points and predictor hit rates.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pft: Option<streamtrace_model::pft::PftStats>,
+    /// Cycle mode (with `--buffers`): stalls, overflows, needed sizes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cycle: Option<CycleStats>,
+}
+
+/// How the configurations see the run.
+#[derive(Clone, Debug, Default)]
+pub struct SchemeOptions {
+    pub max_insns: u64,
+    /// Cycle mode with these buffers (else functional).
+    pub buffers: Option<BufferConfig>,
+    /// Retire cycles from the XScale-like timing model (else one instruction per cycle).
+    pub timing: Option<crate::TimingConfig>,
+}
+
+enum Unit {
+    Functional(Box<Encoder>),
+    Cycle(Box<CycleTraceModule>),
 }
 
 /// One program's run.
@@ -34,25 +52,48 @@ pub struct ProgramSchemes {
     pub results: Vec<SchemeResult>,
 }
 
-/// Run `p` once (at most `max_insns` instructions) with an encoder per configuration.
-pub fn measure_schemes(p: &ProgramSpec, configs: &[Config], max_insns: u64) -> Result<ProgramSchemes, String> {
+/// Run `p` once (at most `opts.max_insns` instructions) with a trace module per
+/// configuration, functional or in cycle mode.
+pub fn measure_schemes(p: &ProgramSpec, configs: &[Config], opts: &SchemeOptions) -> Result<ProgramSchemes, String> {
     let mut m = p.machine()?;
-    let mut encoders: Vec<Encoder> = configs.iter().map(Encoder::new).collect();
+    if let Some(t) = &opts.timing {
+        m.enable_timing(t.clone()).map_err(|e| format!("timing configuration: {e}"))?;
+    }
+    let timed = opts.timing.is_some();
+    if let Some(b) = &opts.buffers {
+        for c in configs {
+            b.check_scheme(c).map_err(|e| format!("--buffers {b}: {e}"))?;
+        }
+    }
+    let mut units: Vec<Unit> = configs
+        .iter()
+        .map(|c| match &opts.buffers {
+            Some(b) => Unit::Cycle(Box::new(CycleTraceModule::new(c, b))),
+            None => Unit::Functional(Box::new(Encoder::new(c))),
+        })
+        .collect();
     let mut error: Option<String> = None;
+    let mut index = 0u64;
     let complete = {
         let mut hook = |ev: &RetireEvent, _: &[MemAccess]| {
+            let cycle = if timed { ev.cycle } else { index };
+            index += 1;
             if error.is_some() {
                 return;
             }
-            for e in encoders.iter_mut() {
-                if let Err(err) = e.push(ev) {
-                    error = Some(format!("{}: {}: {err}", p.name, e.config()));
+            for (u, c) in units.iter_mut().zip(configs) {
+                let r = match u {
+                    Unit::Functional(e) => e.push(ev).map_err(|e| e.to_string()),
+                    Unit::Cycle(m) => m.push_at(ev, cycle).map_err(|e| e.to_string()),
+                };
+                if let Err(err) = r {
+                    error = Some(format!("{}: {c}: {err}", p.name));
                     return;
                 }
             }
         };
         loop {
-            if m.retired >= max_insns {
+            if m.retired >= opts.max_insns {
                 break false;
             }
             match m.step(&mut hook) {
@@ -67,15 +108,28 @@ pub fn measure_schemes(p: &ProgramSpec, configs: &[Config], max_insns: u64) -> R
     }
     let results = configs
         .iter()
-        .zip(encoders)
-        .map(|(cfg, e)| {
-            let (trace, stats) = e.finish();
+        .zip(units)
+        .map(|(cfg, u)| {
+            let (trace, stats, cycle) = match u {
+                Unit::Functional(e) => {
+                    let (t, s) = e.finish();
+                    (t, s, None)
+                }
+                Unit::Cycle(m) => {
+                    let out = m.finish();
+                    (out.trace, out.stats, Some(out.cycle))
+                }
+            };
+            let (sdb, obuf) = opts.buffers.map_or((PAPER_SDB_ENTRIES, PAPER_OUTPUT_BUFFER_BITS), |b| {
+                (b.sdb.unwrap_or(0), b.obuf.unwrap_or(0).min(u32::MAX as u64) as u32)
+            });
             SchemeResult {
                 config: cfg.to_string(),
                 total_bits: trace.bit_len,
                 bits_per_instruction: stats.bits_per_instruction,
-                storage_bits: storage_bits(cfg, PAPER_SDB_ENTRIES, PAPER_OUTPUT_BUFFER_BITS).total,
+                storage_bits: storage_bits(cfg, sdb, obuf).total,
                 pft: stats.pft,
+                cycle,
             }
         })
         .collect();

@@ -1,0 +1,431 @@
+//! The pft encoder in two halves (docs/trace-timing.md section 7): the **front end** runs the
+//! predictors on each retired instruction and turns what must be sent into a **job** of
+//! coder operations with their decisions fixed; the **coder** runs jobs through the range
+//! coder, owning the context probabilities. Functional mode runs each job at once; cycle
+//! mode queues them, so both produce the same bytes by construction.
+
+use super::coder::{Prob, RangeEncoder, ESCAPE_SHIFT, PROB_INIT, RAW_MAX_BITS};
+use super::{
+    EscapeType, InsnFlow, PftParams, PftState, PftStats, TargetCode, TargetContexts, ESCAPE_TYPE_BITS, GAP_BITS,
+    LOST_BITS, MAX_GAP,
+};
+use crate::event::RetireEvent;
+use crate::format::SYNC_MARKER;
+
+/// Which statistic a decision's information counts toward.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Info {
+    Direction,
+    Target,
+    Address,
+}
+
+/// One coder operation (trace-format.md 11.5) with its decision fixed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoderOp {
+    /// A slot symbol: the escape branch, or the decision `hit` with context `ctx` (`None`:
+    /// the virtual slot's fixed probability 1/2).
+    Slot { escape: bool, hit: bool, ctx: Option<u16>, info: Info },
+    /// A context bit.
+    Bit { hit: bool, ctx: u16, info: Info },
+    /// A raw field of 1..=16 bits.
+    Raw { value: u32, bits: u8, info: Info },
+    /// Terminate the coder.
+    Flush,
+    /// The sync marker, then a new coder with reset probabilities.
+    Marker,
+}
+
+/// Operations of one instruction (or of END, or of an overflow): at most a start, a slot
+/// with a missed target and a periodic SYNC, 16 operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CoderJob {
+    ops: [CoderOp; CoderJob::CAPACITY],
+    len: u8,
+    /// The front end's gap before the instruction (an overflow's offset when it is dropped).
+    pub gap_before: u32,
+}
+
+impl CoderJob {
+    pub const CAPACITY: usize = 16;
+
+    fn new(gap_before: u32) -> Self {
+        CoderJob { ops: [CoderOp::Flush; Self::CAPACITY], len: 0, gap_before }
+    }
+
+    #[inline]
+    fn push(&mut self, op: CoderOp) {
+        self.ops[self.len as usize] = op;
+        self.len += 1;
+    }
+
+    fn raw_wide(&mut self, value: u32, n: u32, info: Info) {
+        if n > RAW_MAX_BITS {
+            self.push(CoderOp::Raw { value: value >> RAW_MAX_BITS, bits: (n - RAW_MAX_BITS) as u8, info });
+            self.push(CoderOp::Raw { value: value & 0xFFFF, bits: RAW_MAX_BITS as u8, info });
+        } else if n > 0 {
+            self.push(CoderOp::Raw { value: value & ((1 << n) - 1), bits: n as u8, info });
+        }
+    }
+
+    pub fn ops(&self) -> &[CoderOp] {
+        &self.ops[..self.len as usize]
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Coder cycles to service it: one per operation (docs/trace-timing.md section 7).
+    pub fn cycles(&self) -> u32 {
+        (self.len as u32).max(1)
+    }
+}
+
+/// The predictor front end: retire events in, coder jobs out.
+#[derive(Clone, Debug)]
+pub struct PftFrontEnd {
+    pub state: PftState,
+    pub stats: PftStats,
+    sync_period: u64,
+    job: CoderJob,
+    /// The next slot symbol's decision is still open (set by `open_slot`).
+    slot_open: bool,
+}
+
+impl PftFrontEnd {
+    pub fn new(params: &PftParams, low: u32, sync_period: u64) -> Self {
+        PftFrontEnd {
+            state: PftState::new(params, low),
+            stats: PftStats::default(),
+            sync_period,
+            job: CoderJob::new(0),
+            slot_open: false,
+        }
+    }
+
+    /// Start a slot symbol without an escape; the next decision completes it.
+    #[inline]
+    fn open_slot(&mut self) {
+        self.slot_open = true;
+    }
+
+    /// A decision: the open slot symbol's, or a context bit.
+    #[inline]
+    fn decide(&mut self, hit: bool, ctx: usize, info: Info) {
+        let ctx = ctx as u16;
+        if std::mem::take(&mut self.slot_open) {
+            self.job.push(CoderOp::Slot { escape: false, hit, ctx: Some(ctx), info });
+        } else {
+            self.job.push(CoderOp::Bit { hit, ctx, info });
+        }
+    }
+
+    fn escape(&mut self, kind: EscapeType, offset: u32) {
+        debug_assert!(!self.slot_open);
+        self.job.push(CoderOp::Slot { escape: true, hit: false, ctx: None, info: Info::Address });
+        self.job.push(CoderOp::Raw { value: kind as u32, bits: ESCAPE_TYPE_BITS as u8, info: Info::Address });
+        self.job.push(CoderOp::Raw { value: offset, bits: GAP_BITS as u8, info: Info::Address });
+    }
+
+    /// An address (start, vector, missed target): the upper-bits decision, then the field.
+    fn address(&mut self, a: u32) {
+        let same = self.state.upper_matches(a);
+        self.decide(same, self.state.target_ctx(TargetContexts::UPPER_SAME), Info::Address);
+        let n = self.state.address_bits(same);
+        self.job.raw_wide(a >> self.state.low, n, Info::Address);
+        self.state.set_upper(a);
+    }
+
+    /// A mispredicted target (trace-format.md 11.5).
+    fn target(&mut self, a: u32, ret: bool) {
+        let code = self.state.classify_target(a, ret);
+        if !ret && !self.state.ras.is_empty() {
+            let hit = code == TargetCode::RasTop;
+            self.decide(hit, self.state.target_ctx(TargetContexts::RAS_TOP), Info::Address);
+            if hit {
+                self.state.ras.pop();
+                self.stats.target_ras_top += 1;
+                return;
+            }
+        }
+        let n = self.state.rtc.capacity();
+        if n > 0 {
+            let hit = matches!(code, TargetCode::Recent(_));
+            self.decide(hit, self.state.target_ctx(TargetContexts::RTC_HIT), Info::Address);
+            if let TargetCode::Recent(i) = code {
+                self.job.raw_wide(i as u32, n.trailing_zeros(), Info::Address);
+                self.state.rtc.touch(Some(i), a);
+                self.stats.target_recent += 1;
+                return;
+            }
+        }
+        self.stats.target_address += 1;
+        self.address(a);
+        self.state.rtc.touch(None, a);
+    }
+
+    /// One retired instruction (already checked for continuity and alignment); the job it
+    /// needs, if any.
+    #[inline]
+    pub fn push(&mut self, ev: &RetireEvent) -> Option<CoderJob> {
+        self.job = CoderJob::new(self.state.gap);
+        let a = ev.iw_addr();
+        if self.state.awaiting_start {
+            self.open_slot();
+            self.address(a);
+            self.state.awaiting_start = false;
+        }
+        self.state.since_reset += 1;
+        if ev.exception {
+            // The instruction's own points are not evaluated: the vector follows it.
+            let offset = self.state.gap + 1;
+            self.stats.exceptions += 1;
+            self.escape(EscapeType::Exception, offset);
+            self.address(ev.next_pc);
+            self.state.gap = 0;
+        } else {
+            let flow = InsnFlow::of(ev.class, ev.insn, ev.thumb);
+            if flow.is_slot() {
+                self.open_slot();
+                self.stats.slots += 1;
+                self.slot(&flow, ev, a);
+                self.state.gap = 0;
+            } else {
+                self.state.pushes(&flow, a, ev.taken);
+                self.state.gap += 1;
+                if self.state.gap == MAX_GAP {
+                    // A hit at a fixed 1/2: a virtual slot costs a whole bit, so a corrupt
+                    // trace over code without prediction points cannot expand without bound.
+                    self.job.push(CoderOp::Slot { escape: false, hit: true, ctx: None, info: Info::Address });
+                    self.stats.virtual_slots += 1;
+                    self.state.gap = 0;
+                }
+            }
+        }
+        if self.sync_period != 0 && self.state.since_reset >= self.sync_period {
+            self.sync_ops();
+        }
+        (!self.job.is_empty()).then_some(self.job)
+    }
+
+    #[inline]
+    fn slot(&mut self, flow: &InsnFlow, ev: &RetireEvent, a: u32) {
+        let taken = ev.taken;
+        if flow.direction {
+            let (pred, ctx) = self.state.dir.predict(a);
+            self.stats.direction_points += 1;
+            self.stats.direction_misses += (pred != taken) as u64;
+            self.decide(pred == taken, ctx, Info::Direction);
+            self.state.dir.update(taken);
+        }
+        if flow.target && taken {
+            let (pred, ctx) = self.state.predict_target(flow, a);
+            let hit = pred == ev.next_pc;
+            if flow.ret {
+                self.stats.return_points += 1;
+                self.stats.return_misses += !hit as u64;
+            } else {
+                self.stats.indirect_points += 1;
+                self.stats.indirect_misses += !hit as u64;
+            }
+            self.decide(hit, ctx, Info::Target);
+            if !hit {
+                self.target(ev.next_pc, flow.ret);
+            }
+            self.state.after_target(flow, a, ev.next_pc);
+        }
+        self.state.pushes(flow, a, taken);
+    }
+
+    /// SYNC after the current instruction: offset, flush, marker; the front end resets now.
+    fn sync_ops(&mut self) {
+        let gap = self.state.gap;
+        self.escape(EscapeType::Sync, gap);
+        self.job.push(CoderOp::Flush);
+        self.job.push(CoderOp::Marker);
+        self.state.reset();
+        self.stats.syncs += 1;
+    }
+
+    /// A requested sync after the last instruction pushed.
+    pub fn sync_job(&mut self) -> CoderJob {
+        self.job = CoderJob::new(self.state.gap);
+        self.sync_ops();
+        self.job
+    }
+
+    /// The OVERFLOW job for `lost` instructions after `gap` traced ones; resets the front
+    /// end (the caller pushes it).
+    pub fn overflow_job(&mut self, gap: u32, lost: u64) -> CoderJob {
+        self.job = CoderJob::new(gap);
+        self.escape(EscapeType::Overflow, gap);
+        self.job.raw_wide(lost.min(u32::MAX as u64) as u32, LOST_BITS, Info::Address);
+        self.job.push(CoderOp::Flush);
+        self.job.push(CoderOp::Marker);
+        self.state.reset();
+        self.stats.syncs += 1;
+        self.job
+    }
+
+    /// END after the last instruction pushed, and the coder's last bytes.
+    pub fn end_job(&mut self) -> CoderJob {
+        self.job = CoderJob::new(self.state.gap);
+        let gap = self.state.gap;
+        self.escape(EscapeType::End, gap);
+        self.job.push(CoderOp::Flush);
+        self.job
+    }
+}
+
+/// -log2 of the slot symbol's "no escape" share.
+fn no_escape_cost() -> f64 {
+    -(1.0 - 1.0 / (1u64 << ESCAPE_SHIFT) as f64).log2()
+}
+
+/// The coder half: range coder, context probabilities, the bytes on the port.
+#[derive(Clone, Debug)]
+pub struct PftCoder {
+    coder: RangeEncoder,
+    probs: Vec<Prob>,
+    rate: u32,
+    pub out: Vec<u8>,
+    /// Information of each component (filled into the front end's statistics at the end).
+    pub direction_bits: f64,
+    pub target_bits: f64,
+    pub address_bits: f64,
+    pub escape_flag_bits: f64,
+}
+
+impl PftCoder {
+    pub fn new(params: &PftParams) -> Self {
+        PftCoder {
+            coder: RangeEncoder::new(),
+            probs: vec![Prob::default(); params.contexts()],
+            rate: params.rate,
+            out: Vec::with_capacity(1 << 12),
+            direction_bits: 0.0,
+            target_bits: 0.0,
+            address_bits: 0.0,
+            escape_flag_bits: 0.0,
+        }
+    }
+
+    /// Bits on the port so far, counting the bytes the coder still holds back.
+    pub fn bit_len(&self) -> u64 {
+        (self.out.len() as u64 + self.coder.pending_bytes()) * 8
+    }
+
+    fn count(&mut self, info: Info, bits: f64) {
+        match info {
+            Info::Direction => self.direction_bits += bits,
+            Info::Target => self.target_bits += bits,
+            Info::Address => self.address_bits += bits,
+        }
+    }
+
+    #[inline]
+    fn bit(&mut self, hit: bool, ctx: u16, info: Info) {
+        let p = &mut self.probs[ctx as usize];
+        let cost = p.cost(hit);
+        self.coder.bit(hit, p, self.rate, &mut self.out);
+        self.count(info, cost);
+    }
+
+    /// Run a job; returns the bytes it put on the port.
+    #[inline]
+    pub fn run(&mut self, job: &CoderJob) -> u64 {
+        let before = self.out.len();
+        for &op in job.ops() {
+            match op {
+                CoderOp::Slot { escape, hit, ctx, info } => {
+                    self.coder.slot_escape(escape, &mut self.out);
+                    if !escape {
+                        self.escape_flag_bits += no_escape_cost();
+                        match ctx {
+                            Some(c) => self.bit(hit, c, info),
+                            None => {
+                                self.coder.bit_fixed(hit, PROB_INIT, &mut self.out);
+                                self.count(info, 1.0);
+                            }
+                        }
+                    }
+                }
+                CoderOp::Bit { hit, ctx, info } => self.bit(hit, ctx, info),
+                CoderOp::Raw { value, bits, info } => {
+                    self.coder.raw(value, bits as u32, &mut self.out);
+                    self.count(info, bits as f64);
+                }
+                CoderOp::Flush => self.coder.flush(&mut self.out),
+                CoderOp::Marker => {
+                    self.out.extend_from_slice(&SYNC_MARKER);
+                    self.coder = RangeEncoder::new();
+                    self.probs.fill(Prob::default());
+                }
+            }
+        }
+        (self.out.len() - before) as u64
+    }
+}
+
+/// The pft encoder of functional mode: each job runs as soon as the front end makes it.
+#[derive(Clone, Debug)]
+pub struct PftEncoder {
+    pub front: PftFrontEnd,
+    pub coder: PftCoder,
+    ended: bool,
+}
+
+impl PftEncoder {
+    pub fn new(params: &PftParams, low: u32, sync_period: u64) -> Self {
+        PftEncoder { front: PftFrontEnd::new(params, low, sync_period), coder: PftCoder::new(params), ended: false }
+    }
+
+    pub fn bit_len(&self) -> u64 {
+        self.coder.bit_len()
+    }
+
+    #[inline]
+    pub fn push(&mut self, ev: &RetireEvent) {
+        if let Some(job) = self.front.push(ev) {
+            self.coder.run(&job);
+        }
+    }
+
+    pub fn sync(&mut self) {
+        let job = self.front.sync_job();
+        self.coder.run(&job);
+    }
+
+    /// OVERFLOW: `lost` instructions were not traced after the last one pushed.
+    pub fn overflow(&mut self, lost: u64) {
+        let gap = self.front.state.gap;
+        let job = self.front.overflow_job(gap, lost);
+        self.coder.run(&job);
+    }
+
+    /// END, once: returns the bytes it produced (cycle mode services it as a job).
+    pub fn end(&mut self) -> u64 {
+        if std::mem::replace(&mut self.ended, true) {
+            return 0;
+        }
+        let job = self.front.end_job();
+        self.coder.run(&job)
+    }
+
+    /// Coder cycles of the END job (before `end`).
+    pub fn end_cycles(&self) -> u32 {
+        let mut f = self.front.clone();
+        f.end_job().cycles()
+    }
+
+    /// The statistics with the coder's information counts.
+    pub fn stats(&self) -> PftStats {
+        let mut s = self.front.stats;
+        s.direction_bits = self.coder.direction_bits;
+        s.target_bits = self.coder.target_bits;
+        s.address_bits = self.coder.address_bits;
+        s.escape_flag_bits = self.coder.escape_flag_bits;
+        s
+    }
+}
