@@ -116,10 +116,11 @@ impl RangeEncoder {
     #[inline]
     pub fn bit(&mut self, bit: bool, p: &mut Prob, rate: u32, out: &mut Vec<u8>) {
         let bound = (self.range >> PROB_BITS) * p.0 as u32;
+        // A hit takes the bottom of the range: low stays still while predictions hit.
         if bit {
-            self.low += bound as u64;
             self.range -= bound;
         } else {
+            self.low += (self.range - bound) as u64;
             self.range = bound;
         }
         p.update(bit, rate);
@@ -134,10 +135,10 @@ impl RangeEncoder {
     pub fn slot_escape(&mut self, escape: bool, out: &mut Vec<u8>) {
         let e = self.range >> ESCAPE_SHIFT;
         if escape {
+            self.low += (self.range - e) as u64;
             self.range = e;
             self.normalize(out);
         } else {
-            self.low += e as u64;
             self.range -= e;
         }
     }
@@ -147,9 +148,9 @@ impl RangeEncoder {
     pub fn bit_fixed(&mut self, bit: bool, p: u16, out: &mut Vec<u8>) {
         let bound = (self.range >> PROB_BITS) * p as u32;
         if bit {
-            self.low += bound as u64;
             self.range -= bound;
         } else {
+            self.low += (self.range - bound) as u64;
             self.range = bound;
         }
         self.normalize(out);
@@ -252,13 +253,14 @@ impl RangeDecoder {
     #[inline]
     pub fn bit(&mut self, p: &mut Prob, rate: u32, bytes: &[u8]) -> Result<bool, CoderError> {
         let bound = (self.range >> PROB_BITS) * p.0 as u32;
-        let bit = if self.code < bound {
+        let split = self.range - bound;
+        let bit = if self.code < split {
+            self.range = split;
+            true
+        } else {
+            self.code -= split;
             self.range = bound;
             false
-        } else {
-            self.code -= bound;
-            self.range -= bound;
-            true
         };
         p.update(bit, rate);
         self.normalize(bytes)?;
@@ -270,13 +272,14 @@ impl RangeDecoder {
     #[inline]
     pub fn slot_escape(&mut self, bytes: &[u8]) -> Result<bool, CoderError> {
         let e = self.range >> ESCAPE_SHIFT;
-        if self.code < e {
+        let split = self.range - e;
+        if self.code >= split {
+            self.code -= split;
             self.range = e;
             self.normalize(bytes)?;
             Ok(true)
         } else {
-            self.code -= e;
-            self.range -= e;
+            self.range = split;
             Ok(false)
         }
     }
@@ -284,13 +287,14 @@ impl RangeDecoder {
     #[inline]
     pub fn bit_fixed(&mut self, p: u16, bytes: &[u8]) -> Result<bool, CoderError> {
         let bound = (self.range >> PROB_BITS) * p as u32;
-        let bit = if self.code < bound {
+        let split = self.range - bound;
+        let bit = if self.code < split {
+            self.range = split;
+            true
+        } else {
+            self.code -= split;
             self.range = bound;
             false
-        } else {
-            self.code -= bound;
-            self.range -= bound;
-            true
         };
         self.normalize(bytes)?;
         Ok(bit)
@@ -405,8 +409,8 @@ mod tests {
             let longest = out.split(|&b| b != 0).map(|r| r.len()).max().unwrap_or(0);
             assert!(longest <= ZERO_RUN_LIMIT as usize, "zero run of {longest} bytes");
         }
-        // Misses (symbol 0) with escape flags keep `low` at zero: only stuffing breaks the run.
-        let ops: Vec<Op> = (0..50_000).map(|i| if i % 2 == 0 { Op::Slot(true, false, 0) } else { Op::Raw(0, 32) }).collect();
+        // Zero raw fields keep `low` at zero: only stuffing breaks the run of zero bytes.
+        let ops: Vec<Op> = (0..50_000).map(|i| if i % 2 == 0 { Op::Raw(0, 16) } else { Op::Raw(0, 32) }).collect();
         let out = roundtrip(&ops, 5);
         assert!(out.len() > 100_000);
         let longest = out.split(|&b| b != 0).map(|r| r.len()).max().unwrap();
