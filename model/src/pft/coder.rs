@@ -418,6 +418,27 @@ mod tests {
         assert!(out.windows(15).all(|w| w.iter().any(|&b| b != 0)), "15 zero bytes never occur");
     }
 
+    /// Hits take the bottom of the range, so a long run of them leaves `low` still and the
+    /// coder emits bytes as they are determined instead of holding pending 0xFF bytes for
+    /// a later carry (what sizes the output buffer in cycle mode).
+    #[test]
+    fn long_hit_runs_hold_back_no_bytes() {
+        let mut enc = RangeEncoder::new();
+        let mut out = Vec::new();
+        let mut p = Prob::default();
+        let mut worst = 0;
+        for i in 0..300_000u32 {
+            if i % 50_000 == 0 {
+                enc.bit(false, &mut p, 5, &mut out);
+            }
+            enc.slot_escape(false, &mut out);
+            enc.bit(true, &mut p, 5, &mut out);
+            worst = worst.max(enc.pending_bytes());
+        }
+        assert!(worst <= 6, "{worst} bytes held back");
+        assert!(out.len() > 20, "{} bytes out", out.len());
+    }
+
     #[test]
     fn truncation_and_bad_stuffing_are_errors() {
         let ops = vec![Op::Raw(0, 32); 8];
