@@ -139,7 +139,7 @@ fn print_pft_stats(out: &mut impl Write, s: &Stats, p: &streamtrace_model::pft::
         ("direction outcomes", p.direction_bits),
         ("target hits", p.target_bits),
         ("missed targets, start/vector addresses", p.address_bits),
-        ("escape flags", p.escape_flag_bits),
+        ("escape share of slot symbols", p.escape_flag_bits),
         ("coder flush, stuffing, escapes, markers", s.total_bits as f64 - info),
     ] {
         t.row([

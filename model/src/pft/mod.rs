@@ -459,6 +459,7 @@ pub struct PftStats {
     pub direction_bits: f64,
     pub target_bits: f64,
     pub address_bits: f64,
+    /// The escape branch's share of the slot symbols that did not escape.
     pub escape_flag_bits: f64,
 }
 
