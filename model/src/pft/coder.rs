@@ -115,16 +115,8 @@ impl RangeEncoder {
     /// Code `bit` (1 = hit) with an adaptive context.
     #[inline]
     pub fn bit(&mut self, bit: bool, p: &mut Prob, rate: u32, out: &mut Vec<u8>) {
-        let bound = (self.range >> PROB_BITS) * p.0 as u32;
-        // A hit takes the bottom of the range: low stays still while predictions hit.
-        if bit {
-            self.range -= bound;
-        } else {
-            self.low += (self.range - bound) as u64;
-            self.range = bound;
-        }
+        self.bit_fixed(bit, p.0, out);
         p.update(bit, rate);
-        self.normalize(out);
     }
 
     /// The escape branch of a slot symbol (probability 2^-16). With `escape` the range
@@ -143,7 +135,9 @@ impl RangeEncoder {
         }
     }
 
-    /// A decision at a fixed probability `p` (no adaptation): the virtual slot's marker.
+    /// A decision at probability `p` of a miss, without adaptation (the virtual slot's,
+    /// and the arithmetic of every context bit). A hit takes the bottom of the range, so
+    /// `low` stays still while predictions hit.
     #[inline]
     pub fn bit_fixed(&mut self, bit: bool, p: u16, out: &mut Vec<u8>) {
         let bound = (self.range >> PROB_BITS) * p as u32;
@@ -252,18 +246,8 @@ impl RangeDecoder {
 
     #[inline]
     pub fn bit(&mut self, p: &mut Prob, rate: u32, bytes: &[u8]) -> Result<bool, CoderError> {
-        let bound = (self.range >> PROB_BITS) * p.0 as u32;
-        let split = self.range - bound;
-        let bit = if self.code < split {
-            self.range = split;
-            true
-        } else {
-            self.code -= split;
-            self.range = bound;
-            false
-        };
+        let bit = self.bit_fixed(p.0, bytes)?;
         p.update(bit, rate);
-        self.normalize(bytes)?;
         Ok(bit)
     }
 
