@@ -271,7 +271,8 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
     }
 
     /// Walk `n` instructions of the block at `pc` as the prefix of an escape; the `n`-th is
-    /// the excepting instruction when `exception`. Returns the address after them.
+    /// the excepting instruction when `exception` (its pushes are not applied). The caller
+    /// sets the next address (the vector) or stops.
     fn walk_prefix<S: AddressSink + ?Sized>(
         &mut self,
         n: u32,
