@@ -180,9 +180,11 @@ impl Encoder {
     }
 
     /// Replay a stream descriptor captured earlier (sweeps use this instead of re-simulating;
-    /// the descriptor's instructions count toward the statistics).
+    /// the descriptor's instructions count toward the statistics). Not for pft, which needs
+    /// every retire event (sweeps refuse it).
     #[inline]
     pub fn push_descriptor(&mut self, d: &StreamDescriptor) {
+        debug_assert!(self.pft.is_none(), "pft cannot encode stream descriptors");
         self.stats.instructions += d.sl as u64;
         let _ = self.encode_stream(d);
     }
