@@ -64,9 +64,15 @@ pub struct SchemesReportArgs {
     /// Stop each program after this many instructions (the tables say so).
     #[arg(long, value_name = "N")]
     pub max_insns: Option<u64>,
-    /// Write the Pareto plot (schemes-pareto.svg and .png) into this directory.
+    /// Write the Pareto plot (schemes-pareto.svg and .png) and the sweep's plots that the
+    /// configurations support (Fig. 6 with pft among the Table 8 schemes, Figs. 5 and 7
+    /// with the paper grid) into this directory.
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
+    /// Write the sweep's tables (Table 8 with a pft column, and the others the
+    /// configurations support) as text, CSV and Markdown into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub tables: Option<PathBuf>,
     /// Cycle mode with these buffers (docs/trace-timing.md; e.g. `sdb=2,obuf=80`): adds stall
     /// cycles, overflows and the needed sizes per configuration.
     #[arg(long, value_name = "BUFFERS")]

@@ -8,9 +8,9 @@ use std::time::Instant;
 use anyhow::{anyhow, bail, Context, Result};
 use rayon::prelude::*;
 use streamtrace_model::{Config, Scheme};
-use streamtrace_sim::sweep::plot::write_log_x_plot;
+use streamtrace_sim::sweep::plot::{write_log_x_plot, write_plots};
 use streamtrace_sim::sweep::programs_from_manifest;
-use streamtrace_sim::sweep::schemes::{measure_schemes, ProgramSchemes, SchemeOptions};
+use streamtrace_sim::sweep::schemes::{measure_schemes, sweep_results, ProgramSchemes, SchemeOptions};
 use streamtrace_sim::TimingConfig;
 
 use crate::cmd_report::{print_tables, Rows, SchemesReportArgs};
@@ -80,9 +80,24 @@ pub fn run(a: &SchemesReportArgs) -> Result<()> {
             &pareto_series(&summary),
         )
         .map_err(|e| anyhow!("{e}"))?;
-        for f in files {
+        let mut sweep = sweep_results(&results);
+        sweep.sort();
+        let more = write_plots(&sweep, dir).map_err(|e| anyhow!("{e}"))?;
+        for f in files.iter().chain(&more) {
             eprintln!("wrote {}", f.display());
         }
+    }
+    if let Some(dir) = &a.tables {
+        let mut sweep = sweep_results(&results);
+        sweep.sort();
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        for t in sweep.tables() {
+            for (ext, body) in [("txt", t.to_text()), ("csv", t.to_csv()), ("md", t.to_markdown())] {
+                let path = dir.join(format!("{}.{ext}", t.id));
+                std::fs::write(&path, body).with_context(|| format!("writing {}", path.display()))?;
+            }
+        }
+        eprintln!("tables in {}", dir.display());
     }
     let out = &mut io::stdout().lock();
     if a.common.json {

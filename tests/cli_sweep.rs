@@ -177,6 +177,8 @@ fn report_schemes_runs_pft_beside_the_others_and_sweep_refuses_it() {
         "300000",
         "--plot",
         p(&plots),
+        "--tables",
+        p(&dir.path().join("tables")),
         "--json",
     ]));
     let j: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -190,9 +192,14 @@ fn report_schemes_runs_pft_beside_the_others_and_sweep_refuses_it() {
     assert!(programs.iter().any(|p| p["program"] == "crc32" && p["complete"] == false), "crc32 is capped");
     let pft = &programs[0]["results"].as_array().unwrap().iter().find(|r| r["config"] == "pft").unwrap()["pft"];
     assert!(pft["direction_points"].as_u64().unwrap() > 100);
-    for f in ["schemes-pareto.svg", "schemes-pareto.png"] {
+    for f in ["schemes-pareto.svg", "schemes-pareto.png", "fig6-schemes.svg"] {
         assert!(std::fs::metadata(plots.join(f)).unwrap().len() > 1000, "{f}");
     }
+    // Table 8 of the sweep, with a pft column beside rSDC's.
+    let t8 = std::fs::read_to_string(dir.path().join("tables/table8.md")).unwrap();
+    let header = t8.lines().find(|l| l.starts_with("| Program")).unwrap();
+    assert!(header.contains("rSDC-LSP [32x4,128]") && header.ends_with("| pft |"), "{header}");
+    assert!(t8.lines().any(|l| l.starts_with("| crc32 |")), "{t8}");
     // The text form: the summary and the per-program table with pft first.
     let text = ok(&streamtrace(&["report", "schemes", "--configs", "pft;gzip-1", "--program", "tiny"]));
     assert!(text.contains("Bits/instruction program by program") && text.contains("direction hit rate"), "{text}");

@@ -417,6 +417,8 @@ pub(crate) fn table8_columns(rows: &[&SweepRow]) -> Vec<(String, String)> {
         }
     }
     fixed(&mut cols, "SW-GZIP", "gzip-1".into());
+    // Our own scheme, when the rows have it (`report schemes`; sweeps cannot run it).
+    fixed(&mut cols, "pft", "pft".into());
     cols
 }
 

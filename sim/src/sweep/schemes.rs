@@ -7,7 +7,8 @@ use serde::Serialize;
 use streamtrace_model::storage::{PAPER_OUTPUT_BUFFER_BITS, PAPER_SDB_ENTRIES};
 use streamtrace_model::{storage_bits, BufferConfig, CycleStats, CycleTraceModule, Config, Encoder, RetireEvent};
 
-use super::ProgramSpec;
+use super::report::SweepResults;
+use super::{ProgramSpec, SweepRow};
 use crate::machine::MemAccess;
 use crate::StepOutcome;
 
@@ -25,6 +26,15 @@ pub struct SchemeResult {
     /// Cycle mode (with `--buffers`): stalls, overflows, needed sizes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cycle: Option<CycleStats>,
+    /// The same result as a sweep row, for the sweep's tables and plots.
+    #[serde(skip)]
+    pub row: SweepRow,
+}
+
+/// Every result as sweep rows (Table 8, Fig. 6 and the rest of the sweep's tables and
+/// plots take them).
+pub fn sweep_results(programs: &[ProgramSchemes]) -> SweepResults {
+    SweepResults { rows: programs.iter().flat_map(|p| p.results.iter().map(|r| r.row.clone())).collect() }
 }
 
 /// How the configurations see the run.
@@ -123,13 +133,44 @@ pub fn measure_schemes(p: &ProgramSpec, configs: &[Config], opts: &SchemeOptions
             let (sdb, obuf) = opts.buffers.map_or((PAPER_SDB_ENTRIES, PAPER_OUTPUT_BUFFER_BITS), |b| {
                 (b.sdb.unwrap_or(0), b.obuf.unwrap_or(0).min(u32::MAX as u64) as u32)
             });
+            let storage = storage_bits(cfg, sdb, obuf).total;
+            let c = cycle.clone().unwrap_or_default();
+            let row = SweepRow {
+                program: p.name.clone(),
+                config: cfg.to_string(),
+                buffers: opts.buffers.map_or("functional".to_string(), |b| b.to_string()),
+                timing: if timed { "xscale".into() } else { "ipc1".into() },
+                instructions: stats.instructions,
+                streams: stats.streams,
+                total_bits: trace.bit_len,
+                bits_per_instruction: stats.bits_per_instruction,
+                hr_sdc: stats.hr_sdc,
+                hr_lsp: stats.hr_lsp,
+                sdc_lookups: stats.sdc_lookups,
+                sdc_hits: stats.sdc_hits,
+                lsp_hits: stats.lsp_hits,
+                lsp_hit_bits: stats.bits.lsp_hit,
+                sdc_hit_bits: stats.bits.sdc_hit,
+                miss_bits: stats.bits.miss,
+                escape_bits: stats.bits.escape,
+                storage_bits: storage,
+                cycles: c.cycles,
+                stall_cycles: c.stall_cycles,
+                overflows: c.overflows,
+                lost_instructions: c.lost_instructions,
+                max_sdb: c.max_sdb,
+                max_obuf_bits: c.max_obuf_bits,
+                sdb_needed: c.sdb_needed,
+                obuf_needed_bits: c.obuf_needed_bits,
+            };
             SchemeResult {
                 config: cfg.to_string(),
                 total_bits: trace.bit_len,
                 bits_per_instruction: stats.bits_per_instruction,
-                storage_bits: storage_bits(cfg, sdb, obuf).total,
+                storage_bits: storage,
                 pft: stats.pft,
                 cycle,
+                row,
             }
         })
         .collect();
