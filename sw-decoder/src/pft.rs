@@ -186,15 +186,36 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         }
     }
 
+    #[inline]
     fn coder(&mut self) -> Result<&mut RangeDecoder, DecodeError> {
         if self.coder.is_none() {
-            let c = RangeDecoder::new(self.bytes, self.segment).map_err(|e| self.coder_error(e))?;
-            self.coder = Some(c);
+            self.start_coder()?;
         }
         Ok(self.coder.as_mut().expect("set above"))
     }
 
+    /// The coder of a new segment reads its first bytes (cold: once per segment).
+    #[cold]
+    fn start_coder(&mut self) -> Result<(), DecodeError> {
+        let c = RangeDecoder::new(self.bytes, self.segment).map_err(|e| self.coder_error(e))?;
+        self.coder = Some(c);
+        Ok(())
+    }
+
+    #[inline]
     fn bit(&mut self, ctx: usize) -> Result<bool, DecodeError> {
+        let rate = self.state.params.rate;
+        let bytes = self.bytes;
+        if let Some(c) = &mut self.coder {
+            // The common case, without the lazy start.
+            let r = c.bit(&mut self.probs[ctx], rate, bytes);
+            return r.map_err(|e| self.coder_error(e));
+        }
+        self.bit_slow(ctx)
+    }
+
+    #[cold]
+    fn bit_slow(&mut self, ctx: usize) -> Result<bool, DecodeError> {
         let rate = self.state.params.rate;
         let bytes = self.bytes;
         let mut p = self.probs[ctx];
