@@ -87,9 +87,12 @@ proptest! {
             let lost: u64 = d.gaps.iter().map(|g| g.lost).sum();
             prop_assert_eq!(lost, out.cycle.lost_instructions, "{} {}", text, buf);
             prop_assert_eq!(d.gaps.len() as u64, out.cycle.overflows);
-            if *text == "fbase" {
-                // About 5 bits per instruction against half a bit per cycle: it must drop.
-                prop_assert!(out.cycle.overflows > 0, "{:?}", out.cycle);
+            // A trace that needs more than twice what the port carries (half a bit per
+            // instruction here) must drop; fbase usually needs ~5 bits per instruction, but
+            // a random program of long straight runs can need less than the port carries.
+            let (functional, _) = encode_events(&cfg, &run_.events).unwrap();
+            if functional.bit_len > run_.events.len() as u64 {
+                prop_assert!(out.cycle.overflows > 0, "{text}: {:?}", out.cycle);
             }
             if let Err(m) = verify_addresses_with_gaps(&d.addresses, &d.gaps, &expected) {
                 return Err(TestCaseError::fail(format!("{text} {buf}: {m:?}")));
