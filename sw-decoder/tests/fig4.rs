@@ -139,3 +139,143 @@ fn fig4_under_every_scheme() {
     let (_, stats) = encode_events(&fbase, &events).unwrap();
     assert_eq!(stats.bits.miss, 100 * 40, "fBASE: 40 bits per stream, as the paper's 40-bit (SA, SL)");
 }
+
+/// pft on the same loop (docs/trace-format.md section 11.10): the coder operations derived
+/// by hand from section 11.5, the bytes they give, and the decoder back to the addresses.
+#[test]
+fn fig4_under_pft() {
+    use streamtrace_model::pft::{CoderOp, Info, PftFrontEnd, PftParams, TargetContexts};
+    let img = fig4_image();
+    let events = fig4_events(&img);
+    let cfg: Config = "pft".parse().unwrap();
+    let p = PftParams::default();
+    let mut front = PftFrontEnd::new(&p, 0, 0);
+    let mut ops: Vec<CoderOp> = Vec::new();
+    for e in &events {
+        if let Some(job) = front.push(e) {
+            ops.extend_from_slice(job.ops());
+        }
+    }
+    ops.extend_from_slice(front.end_job().ops());
+    // Context numbers: 18 direction contexts (2 + 4 x 4 tables), then the target contexts.
+    let t = |c: usize| 18 + c as u16;
+    let mut want = vec![
+        // Start: slot symbol deciding UPPER_SAME (0x020 vs the reset register 0: miss), then
+        // A[31:0] in two raw fields.
+        CoderOp::Slot { escape: false, hit: false, ctx: Some(t(TargetContexts::UPPER_SAME)), info: Info::Address },
+        CoderOp::Raw { value: LOOP >> 16, bits: 16, info: Info::Address },
+        CoderOp::Raw { value: LOOP & 0xFFFF, bits: 16, info: Info::Address },
+    ];
+    // 100 slots at the ble, predicted by section 11.3 as written (SpecTage below, not the
+    // model's predictor): taken 99 times, then not taken.
+    let mut tage = SpecTage::new();
+    let h = LOOP + 32;
+    for iter in 0..100 {
+        let taken = iter < 99;
+        let (pred, ctx) = tage.predict(h);
+        want.push(CoderOp::Slot { escape: false, hit: pred == taken, ctx: Some(ctx), info: Info::Direction });
+        tage.update(taken);
+    }
+    // bx lr: a return with an empty RAS (predicts 0: miss); the RTC is empty (miss); 0x8000
+    // as an address (upper bits 0x000 against 0x020: miss, then A[31:0]); END with offset 0.
+    want.extend([
+        CoderOp::Slot { escape: false, hit: false, ctx: Some(t(TargetContexts::RETURN_EMPTY)), info: Info::Target },
+        CoderOp::Bit { hit: false, ctx: t(TargetContexts::RTC_HIT), info: Info::Address },
+        CoderOp::Bit { hit: false, ctx: t(TargetContexts::UPPER_SAME), info: Info::Address },
+        CoderOp::Raw { value: 0, bits: 16, info: Info::Address },
+        CoderOp::Raw { value: 0x8000, bits: 16, info: Info::Address },
+        CoderOp::Slot { escape: true, hit: false, ctx: None, info: Info::Address },
+        CoderOp::Raw { value: 0, bits: 2, info: Info::Address },
+        CoderOp::Raw { value: 0, bits: 16, info: Info::Address },
+        CoderOp::Flush,
+    ]);
+    assert_eq!(ops.len(), want.len());
+    for (i, (got, w)) in ops.iter().zip(&want).enumerate() {
+        assert_eq!(got, w, "operation {i}");
+    }
+    let (trace, stats) = encode_events(&cfg, &events).unwrap();
+    // The bytes of section 11.10 (the arithmetic of 11.6 applied to the operations above).
+    let hex: String = trace.bytes.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(hex, PFT_FIG4_BYTES, "the bytes of trace-format.md 11.10");
+    assert_eq!(stats.pft.unwrap().direction_misses, 1);
+    let out = decode_trace(&cfg, &trace.bytes, &img, false);
+    assert!(out.errors.is_empty() && out.ended, "{:?}", out.errors);
+    verify_addresses(&out.addresses, &events).unwrap();
+}
+
+const PFT_FIG4_BYTES: &str = "80ff7ef9fe0c0006bd80c3e505effa1000000000";
+
+/// Section 11.3 with the default keys (bim 256, four tables of 64 entries, 7-bit tags,
+/// histories 3-8-20-50), written from the text: folds computed from their definition.
+struct SpecTage {
+    base: Vec<u8>,
+    tables: Vec<Vec<(i8, u16, bool)>>,
+    g: u64,
+    last: Option<(usize, [usize; 4], [u16; 4], bool, bool, usize)>,
+}
+
+impl SpecTage {
+    const L: [u32; 4] = [3, 8, 20, 50];
+
+    fn new() -> Self {
+        SpecTage { base: vec![2; 256], tables: vec![vec![(0, 0, false); 64]; 4], g: 0, last: None }
+    }
+
+    fn fold(g: u64, len: u32, n: u32) -> u32 {
+        let mut f = 0u64;
+        for i in 0..len {
+            f ^= ((g >> i) & 1) << (i % n);
+        }
+        f as u32
+    }
+
+    /// (taken?, context) for the ARM instruction at `a`.
+    fn predict(&mut self, a: u32) -> (bool, u16) {
+        let hpc = a >> 2;
+        let mut idx = [0usize; 4];
+        let mut tag = [0u16; 4];
+        for i in 0..4 {
+            let l = Self::L[i];
+            idx[i] = ((hpc ^ (hpc >> 6) ^ Self::fold(self.g, l, 6)) & 63) as usize;
+            tag[i] = ((hpc ^ Self::fold(self.g, l, 7) ^ (Self::fold(self.g, l, 6) << 1)) & 127) as u16;
+        }
+        let b = self.base[(hpc & 255) as usize];
+        let matches: Vec<usize> = (0..4).rev().filter(|&i| self.tables[i][idx[i]].1 == tag[i]).collect();
+        let (pred, ctx, alt, provider) = match matches.first() {
+            Some(&p) => {
+                let ctr = self.tables[p][idx[p]].0;
+                let alt = match matches.get(1) {
+                    Some(&q) => self.tables[q][idx[q]].0 >= 0,
+                    None => b >= 2,
+                };
+                let s = if ctr >= 0 { ctr } else { -1 - ctr } as usize;
+                (ctr >= 0, 2 + 4 * p + s, alt, p)
+            }
+            None => (b >= 2, if b == 1 || b == 2 { 0 } else { 1 }, b >= 2, usize::MAX),
+        };
+        self.last = Some(((hpc & 255) as usize, idx, tag, pred, alt, provider));
+        (pred, ctx as u16)
+    }
+
+    fn update(&mut self, t: bool) {
+        let (bi, idx, tag, pred, alt, provider) = self.last.take().unwrap();
+        if provider != usize::MAX {
+            let e = &mut self.tables[provider][idx[provider]];
+            e.0 = if t { (e.0 + 1).min(3) } else { (e.0 - 1).max(-4) };
+            if pred != alt {
+                e.2 = pred == t;
+            }
+        } else {
+            let c = &mut self.base[bi];
+            *c = if t { (*c + 1).min(3) } else { c.saturating_sub(1) };
+        }
+        if pred != t {
+            let start = if provider == usize::MAX { 0 } else { provider + 1 };
+            match (start..4).find(|&j| !self.tables[j][idx[j]].2) {
+                Some(j) => self.tables[j][idx[j]] = (if t { 0 } else { -1 }, tag[j], false),
+                None => (start..4).for_each(|j| self.tables[j][idx[j]].2 = false),
+            }
+        }
+        self.g = (self.g << 1) | t as u64;
+    }
+}
