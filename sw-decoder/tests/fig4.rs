@@ -211,8 +211,11 @@ struct SpecTage {
     base: Vec<u8>,
     tables: Vec<Vec<(i8, u16, bool)>>,
     g: u64,
-    last: Option<(usize, [usize; 4], [u16; 4], bool, bool, usize)>,
+    last: Option<Looked>,
 }
+
+/// What a prediction looked at: base index, indices, tags, prediction, alternate, provider.
+type Looked = (usize, [usize; 4], [u16; 4], bool, bool, usize);
 
 impl SpecTage {
     const L: [u32; 4] = [3, 8, 20, 50];
