@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use streamtrace_isa::ElfImage;
 use streamtrace_model::capture::{Capture, CaptureInfo, CaptureWriter};
-use streamtrace_model::{Scheme, storage_bits, BufferConfig, Config, CycleOutput, CycleTraceModule, IsaMode, StreamDetector};
+use streamtrace_model::{storage_bits, BufferConfig, Config, CycleOutput, CycleStats, CycleTraceModule, IsaMode, Scheme, Stats, StreamDetector};
 
 use crate::machine::{Machine, StepOutcome};
 use crate::semihost::Semihost;
@@ -333,13 +333,27 @@ fn sizing_groups(buffers: &[BufferConfig]) -> Vec<(BufferConfig, Vec<BufferConfi
 }
 
 fn row(program: &str, timing: &str, cfg: &Config, buf: &BufferConfig, out: &CycleOutput, sizing: &CycleOutput) -> SweepRow {
-    let s = &out.stats;
-    let c = &out.cycle;
     let storage = storage_bits(cfg, buf.sdb.unwrap_or(0), buf.obuf.unwrap_or(0).min(u32::MAX as u64) as u32);
+    sweep_row(program, timing, cfg, buf.to_string(), storage.total, &out.stats, &out.cycle, &sizing.cycle)
+}
+
+/// A row from a run's statistics, its cycle-mode figures and the needed sizes of its
+/// sizing run (`sizing`; the run itself when it had unbounded buffers).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn sweep_row(
+    program: &str,
+    timing: &str,
+    cfg: &Config,
+    buffers: String,
+    storage_bits: u64,
+    s: &Stats,
+    c: &CycleStats,
+    sizing: &CycleStats,
+) -> SweepRow {
     SweepRow {
         program: program.to_string(),
         config: cfg.to_string(),
-        buffers: buf.to_string(),
+        buffers,
         timing: timing.to_string(),
         instructions: s.instructions,
         streams: s.streams,
@@ -354,15 +368,15 @@ fn row(program: &str, timing: &str, cfg: &Config, buf: &BufferConfig, out: &Cycl
         sdc_hit_bits: s.bits.sdc_hit,
         miss_bits: s.bits.miss,
         escape_bits: s.bits.escape,
-        storage_bits: storage.total,
+        storage_bits,
         cycles: c.cycles,
         stall_cycles: c.stall_cycles,
         overflows: c.overflows,
         lost_instructions: c.lost_instructions,
         max_sdb: c.max_sdb,
         max_obuf_bits: c.max_obuf_bits,
-        sdb_needed: sizing.cycle.sdb_needed,
-        obuf_needed_bits: sizing.cycle.obuf_needed_bits,
+        sdb_needed: sizing.sdb_needed,
+        obuf_needed_bits: sizing.obuf_needed_bits,
     }
 }
 

@@ -8,7 +8,7 @@ use streamtrace_model::storage::{PAPER_OUTPUT_BUFFER_BITS, PAPER_SDB_ENTRIES};
 use streamtrace_model::{storage_bits, BufferConfig, CycleStats, CycleTraceModule, Config, Encoder, RetireEvent};
 
 use super::report::SweepResults;
-use super::{ProgramSpec, SweepRow};
+use super::{sweep_row, ProgramSpec, SweepRow};
 use crate::machine::MemAccess;
 use crate::StepOutcome;
 
@@ -135,34 +135,9 @@ pub fn measure_schemes(p: &ProgramSpec, configs: &[Config], opts: &SchemeOptions
             });
             let storage = storage_bits(cfg, sdb, obuf).total;
             let c = cycle.clone().unwrap_or_default();
-            let row = SweepRow {
-                program: p.name.clone(),
-                config: cfg.to_string(),
-                buffers: opts.buffers.map_or("functional".to_string(), |b| b.to_string()),
-                timing: if timed { "xscale".into() } else { "ipc1".into() },
-                instructions: stats.instructions,
-                streams: stats.streams,
-                total_bits: trace.bit_len,
-                bits_per_instruction: stats.bits_per_instruction,
-                hr_sdc: stats.hr_sdc,
-                hr_lsp: stats.hr_lsp,
-                sdc_lookups: stats.sdc_lookups,
-                sdc_hits: stats.sdc_hits,
-                lsp_hits: stats.lsp_hits,
-                lsp_hit_bits: stats.bits.lsp_hit,
-                sdc_hit_bits: stats.bits.sdc_hit,
-                miss_bits: stats.bits.miss,
-                escape_bits: stats.bits.escape,
-                storage_bits: storage,
-                cycles: c.cycles,
-                stall_cycles: c.stall_cycles,
-                overflows: c.overflows,
-                lost_instructions: c.lost_instructions,
-                max_sdb: c.max_sdb,
-                max_obuf_bits: c.max_obuf_bits,
-                sdb_needed: c.sdb_needed,
-                obuf_needed_bits: c.obuf_needed_bits,
-            };
+            let buffers = opts.buffers.map_or("functional".to_string(), |b| b.to_string());
+            let timing = if timed { "xscale" } else { "ipc1" };
+            let row = sweep_row(&p.name, timing, cfg, buffers, storage, &stats, &c, &c);
             SchemeResult {
                 config: cfg.to_string(),
                 total_bits: trace.bit_len,
