@@ -186,12 +186,18 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         }
     }
 
+    /// One coder operation: starts the segment's coder if needed, maps coder errors.
     #[inline]
-    fn coder(&mut self) -> Result<&mut RangeDecoder, DecodeError> {
+    fn step<T>(
+        &mut self,
+        op: impl FnOnce(&mut RangeDecoder, &[u8], &mut [Prob]) -> Result<T, CoderError>,
+    ) -> Result<T, DecodeError> {
         if self.coder.is_none() {
             self.start_coder()?;
         }
-        Ok(self.coder.as_mut().expect("set above"))
+        let coder = self.coder.as_mut().expect("started above");
+        let r = op(coder, self.bytes, &mut self.probs);
+        r.map_err(|e| self.coder_error(e))
     }
 
     /// The coder of a new segment reads its first bytes (cold: once per segment).
@@ -205,43 +211,21 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
     #[inline]
     fn bit(&mut self, ctx: usize) -> Result<bool, DecodeError> {
         let rate = self.state.params.rate;
-        let bytes = self.bytes;
-        if let Some(c) = &mut self.coder {
-            // The common case, without the lazy start.
-            let r = c.bit(&mut self.probs[ctx], rate, bytes);
-            return r.map_err(|e| self.coder_error(e));
-        }
-        self.bit_slow(ctx)
-    }
-
-    #[cold]
-    fn bit_slow(&mut self, ctx: usize) -> Result<bool, DecodeError> {
-        let rate = self.state.params.rate;
-        let bytes = self.bytes;
-        let mut p = self.probs[ctx];
-        let r = self.coder()?.bit(&mut p, rate, bytes);
-        self.probs[ctx] = p;
-        r.map_err(|e| self.coder_error(e))
+        self.step(|c, bytes, probs| c.bit(&mut probs[ctx], rate, bytes))
     }
 
     /// A raw field of `n <= 32` bits (two coder steps above 16).
     fn raw(&mut self, n: u32) -> Result<u32, DecodeError> {
-        let bytes = self.bytes;
-        let r = self.coder()?.raw_wide(n, bytes);
-        r.map_err(|e| self.coder_error(e))
+        self.step(|c, bytes, _| c.raw_wide(n, bytes))
     }
 
     /// The escape branch of the next slot symbol.
     fn slot_escape(&mut self) -> Result<bool, DecodeError> {
-        let bytes = self.bytes;
-        let r = self.coder()?.slot_escape(bytes);
-        r.map_err(|e| self.coder_error(e))
+        self.step(|c, bytes, _| c.slot_escape(bytes))
     }
 
     fn bit_fixed(&mut self, p: u16) -> Result<bool, DecodeError> {
-        let bytes = self.bytes;
-        let r = self.coder()?.bit_fixed(p, bytes);
-        r.map_err(|e| self.coder_error(e))
+        self.step(|c, bytes, _| c.bit_fixed(p, bytes))
     }
 
     fn address(&mut self) -> Result<u32, DecodeError> {
