@@ -18,7 +18,7 @@ use crate::config::Config;
 use crate::detector::{StreamDescriptor, StreamDetector};
 use crate::encoder::{EncodeError, EncodedTrace, Encoder};
 use crate::event::RetireEvent;
-use crate::pft::CoderJob;
+use crate::pft::{CoderJob, PftFrontEnd};
 use crate::stats::Stats;
 
 /// What happens when a descriptor finds the SDB full (docs/trace-timing.md section 4).
@@ -318,11 +318,8 @@ impl CycleTraceModule {
             // overflow job if the buffer has room.
             self.lose(1);
             let lost = lost + 1;
-            let p = self.enc.pft_mut().expect("pft");
-            let mut front = p.front.clone();
-            let overflow = front.overflow_job(gap, lost);
-            if self.produce(Entry::Pft(overflow), input) {
-                self.enc.pft_mut().expect("pft").front = front;
+            if self.produce(Entry::Pft(PftFrontEnd::overflow_job(gap, lost)), input) {
+                self.enc.pft_mut().expect("pft").front.overflow_pushed();
                 self.stats.overflows += 1;
                 self.pft_dropping = None;
             } else {
@@ -366,8 +363,8 @@ impl CycleTraceModule {
         while let Some((gap, lost)) = self.pft_dropping {
             let c = self.now;
             if self.cycle_steps(c) < self.sdb_cap {
-                let job = self.enc.pft_mut().expect("pft").front.overflow_job(gap, lost);
-                self.sdb.push_back(Entry::Pft(job));
+                self.sdb.push_back(Entry::Pft(PftFrontEnd::overflow_job(gap, lost)));
+                self.enc.pft_mut().expect("pft").front.overflow_pushed();
                 self.stats.overflows += 1;
                 self.pft_dropping = None;
             }
@@ -391,9 +388,8 @@ impl CycleTraceModule {
         // END is serviced like a record: one svc_hit service starting now (pft: its job's
         // operations).
         let (trace, stats) = if let Some(p) = self.enc.pft_mut() {
-            let cycles = p.end_cycles();
-            let bits = p.end() * 8;
-            self.in_service = Some((self.now + cycles as u64 - 1, bits));
+            let (cycles, bytes) = p.end();
+            self.in_service = Some((self.now + cycles as u64 - 1, bytes * 8));
             self.enc_finish_bits()
         } else {
             let before = self.enc.bit_len();

@@ -68,6 +68,13 @@ impl CoderJob {
         }
     }
 
+    /// An escape: the slot symbol's escape branch, the type, the offset.
+    fn escape(&mut self, kind: EscapeType, offset: u32) {
+        self.push(CoderOp::Slot { escape: true, hit: false, ctx: None, info: Info::Address });
+        self.push(CoderOp::Raw { value: kind as u32, bits: ESCAPE_TYPE_BITS as u8, info: Info::Address });
+        self.push(CoderOp::Raw { value: offset, bits: GAP_BITS as u8, info: Info::Address });
+    }
+
     pub fn ops(&self) -> &[CoderOp] {
         &self.ops[..self.len as usize]
     }
@@ -123,9 +130,7 @@ impl PftFrontEnd {
 
     fn escape(&mut self, kind: EscapeType, offset: u32) {
         debug_assert!(!self.slot_open);
-        self.job.push(CoderOp::Slot { escape: true, hit: false, ctx: None, info: Info::Address });
-        self.job.push(CoderOp::Raw { value: kind as u32, bits: ESCAPE_TYPE_BITS as u8, info: Info::Address });
-        self.job.push(CoderOp::Raw { value: offset, bits: GAP_BITS as u8, info: Info::Address });
+        self.job.escape(kind, offset);
     }
 
     /// An address (start, vector, missed target): the upper-bits decision, then the field.
@@ -255,17 +260,22 @@ impl PftFrontEnd {
         self.job
     }
 
-    /// The OVERFLOW job for `lost` instructions after `gap` traced ones; resets the front
-    /// end (the caller pushes it).
-    pub fn overflow_job(&mut self, gap: u32, lost: u64) -> CoderJob {
-        self.job = CoderJob::new(gap);
-        self.escape(EscapeType::Overflow, gap);
-        self.job.raw_wide(lost.min(u32::MAX as u64) as u32, LOST_BITS, Info::Address);
-        self.job.push(CoderOp::Flush);
-        self.job.push(CoderOp::Marker);
+    /// The OVERFLOW job for `lost` instructions after `gap` traced ones. It depends on no
+    /// state, so cycle mode can build it before it knows the job buffer has room; the front
+    /// end resets (`overflow_pushed`) once it is pushed.
+    pub fn overflow_job(gap: u32, lost: u64) -> CoderJob {
+        let mut job = CoderJob::new(gap);
+        job.escape(EscapeType::Overflow, gap);
+        job.raw_wide(lost.min(u32::MAX as u64) as u32, LOST_BITS, Info::Address);
+        job.push(CoderOp::Flush);
+        job.push(CoderOp::Marker);
+        job
+    }
+
+    /// The OVERFLOW job went out: reset, as at a sync.
+    pub fn overflow_pushed(&mut self) {
         self.state.reset();
         self.stats.syncs += 1;
-        self.job
     }
 
     /// END after the last instruction pushed, and the coder's last bytes.
@@ -399,24 +409,19 @@ impl PftEncoder {
 
     /// OVERFLOW: `lost` instructions were not traced after the last one pushed.
     pub fn overflow(&mut self, lost: u64) {
-        let gap = self.front.state.gap;
-        let job = self.front.overflow_job(gap, lost);
+        let job = PftFrontEnd::overflow_job(self.front.state.gap, lost);
+        self.front.overflow_pushed();
         self.coder.run(&job);
     }
 
-    /// END, once: returns the bytes it produced (cycle mode services it as a job).
-    pub fn end(&mut self) -> u64 {
+    /// END, once: the coder cycles of its job and the bytes it produced (cycle mode services
+    /// it as a job); nothing the second time.
+    pub fn end(&mut self) -> (u32, u64) {
         if std::mem::replace(&mut self.ended, true) {
-            return 0;
+            return (0, 0);
         }
         let job = self.front.end_job();
-        self.coder.run(&job)
-    }
-
-    /// Coder cycles of the END job (before `end`).
-    pub fn end_cycles(&self) -> u32 {
-        let mut f = self.front.clone();
-        f.end_job().cycles()
+        (job.cycles(), self.coder.run(&job))
     }
 
     /// The statistics with the coder's information counts.
