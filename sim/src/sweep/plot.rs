@@ -65,6 +65,26 @@ const PARETO_COLORS: [RGBColor; 10] = [
 
 type DrawResult = Result<(), Box<dyn std::error::Error>>;
 
+/// Draw one figure as `DIR/NAME.svg` and `DIR/NAME.png` with the same drawing code (a macro
+/// because the drawing functions are generic over the backend); evaluates to both paths.
+macro_rules! svg_and_png {
+    ($dir:expr, $name:expr, $size:expr, |$area:ident| $draw:expr) => {{
+        let svg_path = $dir.join(format!("{}.svg", $name));
+        {
+            let $area = SVGBackend::new(&svg_path, $size).into_drawing_area();
+            $draw.map_err(|e| format!("{}: {e}", svg_path.display()))?;
+            $area.present().map_err(|e| format!("{}: {e}", svg_path.display()))?;
+        }
+        let png_path = $dir.join(format!("{}.png", $name));
+        {
+            let $area = BitMapBackend::new(&png_path, $size).into_drawing_area();
+            $draw.map_err(|e| format!("{}: {e}", png_path.display()))?;
+            $area.present().map_err(|e| format!("{}: {e}", png_path.display()))?;
+        }
+        [svg_path, png_path]
+    }};
+}
+
 /// Write every plot the results support into `dir` as `NAME.svg` and `NAME.png`; returns
 /// the files written.
 pub fn write_plots(results: &SweepResults, dir: &Path) -> Result<Vec<PathBuf>, String> {
@@ -86,20 +106,7 @@ pub fn write_plots(results: &SweepResults, dir: &Path) -> Result<Vec<PathBuf>, S
         if !applicable {
             continue;
         }
-        let svg_path = dir.join(format!("{name}.svg"));
-        {
-            let area = SVGBackend::new(&svg_path, size).into_drawing_area();
-            draw(which, &rows, &area).map_err(|e| format!("{}: {e}", svg_path.display()))?;
-            area.present().map_err(|e| format!("{}: {e}", svg_path.display()))?;
-        }
-        let png_path = dir.join(format!("{name}.png"));
-        {
-            let area = BitMapBackend::new(&png_path, size).into_drawing_area();
-            draw(which, &rows, &area).map_err(|e| format!("{}: {e}", png_path.display()))?;
-            area.present().map_err(|e| format!("{}: {e}", png_path.display()))?;
-        }
-        written.push(svg_path);
-        written.push(png_path);
+        written.extend(svg_and_png!(dir, name, size, |area| draw(which, &rows, &area)));
     }
     Ok(written)
 }
@@ -117,19 +124,7 @@ pub fn write_line_plot(
     ensure_font()?;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let size = (900, 450);
-    let svg_path = dir.join(format!("{name}.svg"));
-    {
-        let area = SVGBackend::new(&svg_path, size).into_drawing_area();
-        lines(&area, title, x_desc, y_desc, series).map_err(|e| format!("{}: {e}", svg_path.display()))?;
-        area.present().map_err(|e| format!("{}: {e}", svg_path.display()))?;
-    }
-    let png_path = dir.join(format!("{name}.png"));
-    {
-        let area = BitMapBackend::new(&png_path, size).into_drawing_area();
-        lines(&area, title, x_desc, y_desc, series).map_err(|e| format!("{}: {e}", png_path.display()))?;
-        area.present().map_err(|e| format!("{}: {e}", png_path.display()))?;
-    }
-    Ok(vec![svg_path, png_path])
+    Ok(svg_and_png!(dir, name, size, |area| lines(&area, title, x_desc, y_desc, series)).to_vec())
 }
 
 /// A scatter plot with a log2 x axis: one series of connected `(x, y)` points per label
@@ -148,19 +143,7 @@ pub fn write_log_x_plot(
     let size = (900, 500);
     let log: Vec<(String, Vec<(f64, f64)>)> =
         series.iter().map(|(l, p)| (l.clone(), p.iter().map(|&(x, y)| (x.max(1.0).log2(), y)).collect())).collect();
-    let svg_path = dir.join(format!("{name}.svg"));
-    {
-        let area = SVGBackend::new(&svg_path, size).into_drawing_area();
-        log_x(&area, title, x_desc, y_desc, &log).map_err(|e| format!("{}: {e}", svg_path.display()))?;
-        area.present().map_err(|e| format!("{}: {e}", svg_path.display()))?;
-    }
-    let png_path = dir.join(format!("{name}.png"));
-    {
-        let area = BitMapBackend::new(&png_path, size).into_drawing_area();
-        log_x(&area, title, x_desc, y_desc, &log).map_err(|e| format!("{}: {e}", png_path.display()))?;
-        area.present().map_err(|e| format!("{}: {e}", png_path.display()))?;
-    }
-    Ok(vec![svg_path, png_path])
+    Ok(svg_and_png!(dir, name, size, |area| log_x(&area, title, x_desc, y_desc, &log)).to_vec())
 }
 
 fn log_x<DB: DrawingBackend>(
