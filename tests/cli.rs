@@ -909,10 +909,10 @@ fn config_prints_canonical_form_and_derived_parameters() {
     assert_eq!(j["canonical"], "pft,sync=1000");
     assert_eq!(j["pft"]["hlen"], serde_json::json!([3, 8, 20, 50]));
     assert_eq!(j["pft"]["storage"]["direction"], 512 + 4 * 64 * 11 + 50);
-    assert_eq!(j["storage"]["pft"], 4719 + 32, "the sync counter adds 32 bits");
-    assert_eq!(j["storage"]["total"], 4719 + 32 + 80);
+    assert_eq!(j["storage"]["pft"], 4691 + 32, "the sync counter adds 32 bits");
+    assert_eq!(j["storage"]["total"], 4691 + 32 + 80);
     let o = streamtrace(&["config", "pft"]);
-    assert!(stdout(&o).contains("pft storage   4719"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("pft storage   4691"), "{}", stdout(&o));
     assert_fails(&streamtrace(&["config", "pft,maxsl=100"]), 2, &["does not apply to pft"]);
 }
 

@@ -223,6 +223,8 @@ pub struct CycleTraceModule {
     sdb: VecDeque<Entry>,
     /// Descriptor in service: the cycle it completes and the bits it produces.
     in_service: Option<(u64, u64)>,
+    /// pft: the job in the coder and the index of its next operation.
+    pft_job: Option<(CoderJob, usize)>,
     record_bits: u64,
     obuf_bits: u64,
     dropping: Option<u64>,
@@ -251,6 +253,7 @@ impl CycleTraceModule {
             origin: None,
             sdb: VecDeque::new(),
             in_service: None,
+            pft_job: None,
             record_bits: 0,
             obuf_bits: 0,
             dropping: None,
@@ -380,16 +383,20 @@ impl CycleTraceModule {
             }
             self.end_of_cycle();
         }
-        while !self.sdb.is_empty() || self.in_service.is_some() || self.record_bits > 0 {
+        while !self.sdb.is_empty() || self.in_service.is_some() || self.pft_job.is_some() || self.record_bits > 0 {
             let c = self.now;
             self.cycle_steps(c);
             self.end_of_cycle();
         }
-        // END is serviced like a record: one svc_hit service starting now (pft: its job's
-        // operations).
+        // END is serviced like a record: one svc_hit service starting now (pft: a job coded
+        // from now, one operation per cycle).
         let (trace, stats) = if let Some(p) = self.enc.pft_mut() {
-            let (cycles, bytes) = p.end();
-            self.in_service = Some((self.now + cycles as u64 - 1, bytes * 8));
+            self.pft_job = p.end_job().map(|job| (job, 0));
+            while self.pft_job.is_some() || self.record_bits > 0 {
+                let c = self.now;
+                self.cycle_steps(c);
+                self.end_of_cycle();
+            }
             self.enc_finish_bits()
         } else {
             let before = self.enc.bit_len();
@@ -487,7 +494,7 @@ impl CycleTraceModule {
     /// Simulate every cycle before `target` (steps 1-4 only: nothing is produced in them).
     fn advance_to(&mut self, target: u64) {
         while self.now < target {
-            let quiet = self.sdb.is_empty() && self.in_service.is_none() && self.record_bits == 0;
+            let quiet = self.sdb.is_empty() && self.in_service.is_none() && self.pft_job.is_none() && self.record_bits == 0;
             if quiet && self.port_log.is_none() {
                 self.drain_idle(target);
                 return;
@@ -567,7 +574,7 @@ impl CycleTraceModule {
             }
         }
         // 2. Compressor start (idle at start of cycle, SDB non-empty at start of cycle).
-        if self.in_service.is_none() && self.record_bits == 0 {
+        if self.in_service.is_none() && self.pft_job.is_none() && self.record_bits == 0 {
             if let Some(entry) = self.sdb.pop_front() {
                 let (bits, service) = match entry {
                     Entry::Stream(d) => {
@@ -576,11 +583,26 @@ impl CycleTraceModule {
                     }
                     Entry::Overflow(lost) => (self.enc.service_overflow(lost), self.buf.svc_hit),
                     Entry::Pft(job) => {
-                        let bytes = self.enc.pft_mut().expect("pft").coder.run(&job);
-                        (bytes * 8, job.cycles())
+                        self.pft_job = Some((job, 0));
+                        (0, 0)
                     }
                 };
-                self.in_service = Some((c + service as u64 - 1, bits));
+                if service > 0 {
+                    self.in_service = Some((c + service as u64 - 1, bits));
+                }
+            }
+        }
+        // 2-3. pft: one coder operation per cycle whose record register is empty at start of
+        // cycle; its bytes enter the record register at once (docs/trace-timing.md 7).
+        if self.record_bits == 0 {
+            if let Some((job, next)) = &mut self.pft_job {
+                let ops = job.ops();
+                let op = ops[*next];
+                *next += 1;
+                if *next == ops.len() {
+                    self.pft_job = None;
+                }
+                self.record_bits += self.enc.pft_mut().expect("pft").coder.run_op(op) * 8;
             }
         }
         // 3. Completion.

@@ -17,6 +17,31 @@ pub const RAW_MAX_BITS: u32 = 16;
 /// After this many consecutive zero bytes of coded data a stuffing byte 0x01 follows.
 pub const ZERO_RUN_LIMIT: u32 = 14;
 pub const STUFF_BYTE: u8 = 0x01;
+/// Most bytes the coder holds back (the cached byte and the 0xFF bytes behind it): at this
+/// count a further 0xFF byte truncates the range so no carry can come (section 11.6).
+pub const PENDING_MAX: u8 = 4;
+
+/// One shift of `low` (trace-format.md 11.6) on the state encoder and decoder share:
+/// returns whether the cached byte and the pending bytes are released, and the carry
+/// they take. Truncates `range` at the pending limit.
+#[inline]
+fn shift_state(low: &mut u64, range: &mut u32, pending: &mut u8) -> Option<u8> {
+    let released = if (*low as u32) < 0xFF00_0000 || (*low >> 32) != 0 {
+        let carry = (*low >> 32) as u8;
+        *pending = 1;
+        Some(carry)
+    } else if *pending < PENDING_MAX {
+        *pending += 1;
+        None
+    } else {
+        // Every later value stays below 2^32: the pending bytes and this 0xFF are final.
+        *range = (*range).min(((1u64 << 32) - *low) as u32);
+        *pending = 1;
+        Some(0)
+    };
+    *low = (*low & 0x00FF_FFFF) << 8;
+    released
+}
 
 /// One adaptive binary context: the probability of a miss.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,7 +74,8 @@ pub struct RangeEncoder {
     low: u64,
     range: u32,
     cache: u8,
-    cache_size: u64,
+    /// The cached byte and the 0xFF bytes behind it (1..=PENDING_MAX).
+    pending: u8,
     /// The first byte the coder produces is always 0 and is not sent.
     first: bool,
     zeros: u32,
@@ -63,7 +89,7 @@ impl Default for RangeEncoder {
 
 impl RangeEncoder {
     pub fn new() -> Self {
-        RangeEncoder { low: 0, range: u32::MAX, cache: 0, cache_size: 1, first: true, zeros: 0 }
+        RangeEncoder { low: 0, range: u32::MAX, cache: 0, pending: 1, first: true, zeros: 0 }
     }
 
     #[inline]
@@ -87,28 +113,23 @@ impl RangeEncoder {
 
     #[inline]
     fn shift_low(&mut self, out: &mut Vec<u8>) {
-        if (self.low as u32) < 0xFF00_0000 || (self.low >> 32) != 0 {
-            let carry = (self.low >> 32) as u8;
-            let mut temp = self.cache;
-            loop {
-                self.emit(temp.wrapping_add(carry), out);
-                temp = 0xFF;
-                self.cache_size -= 1;
-                if self.cache_size == 0 {
-                    break;
-                }
+        let top = (self.low >> 24) as u8;
+        let held = self.pending;
+        if let Some(carry) = shift_state(&mut self.low, &mut self.range, &mut self.pending) {
+            self.emit(self.cache.wrapping_add(carry), out);
+            for _ in 1..held {
+                self.emit(0xFFu8.wrapping_add(carry), out);
             }
-            self.cache = (self.low >> 24) as u8;
+            // A release at the pending limit keeps its 0xFF as the new cached byte.
+            self.cache = top;
         }
-        self.cache_size += 1;
-        self.low = (self.low & 0x00FF_FFFF) << 8;
     }
 
     #[inline]
     fn normalize(&mut self, out: &mut Vec<u8>) {
         while self.range < TOP {
-            self.range <<= 8;
             self.shift_low(out);
+            self.range <<= 8;
         }
     }
 
@@ -179,7 +200,7 @@ impl RangeEncoder {
 
     /// Bytes the coder holds back (cache and pending 0xFF bytes), for bit accounting.
     pub fn pending_bytes(&self) -> u64 {
-        self.cache_size + 4 - self.first as u64
+        self.pending as u64 + 4 - self.first as u64
     }
 }
 
@@ -199,6 +220,9 @@ pub enum CoderError {
 pub struct RangeDecoder {
     code: u32,
     range: u32,
+    /// The encoder's `low` and pending count, mirrored for the pending limit.
+    low: u64,
+    pending: u8,
     zeros: u32,
     /// Next byte to read.
     pub pos: usize,
@@ -207,7 +231,7 @@ pub struct RangeDecoder {
 impl RangeDecoder {
     /// Start decoding at byte `pos` (reads the coder's first four bytes).
     pub fn new(bytes: &[u8], pos: usize) -> Result<Self, CoderError> {
-        let mut d = RangeDecoder { code: 0, range: u32::MAX, zeros: 0, pos };
+        let mut d = RangeDecoder { code: 0, range: u32::MAX, low: 0, pending: 1, zeros: 0, pos };
         for _ in 0..4 {
             let b = d.byte(bytes)?;
             d.code = (d.code << 8) | b as u32;
@@ -238,6 +262,7 @@ impl RangeDecoder {
     #[inline]
     fn normalize(&mut self, bytes: &[u8]) -> Result<(), CoderError> {
         while self.range < TOP {
+            shift_state(&mut self.low, &mut self.range, &mut self.pending);
             self.range <<= 8;
             self.code = (self.code << 8) | self.byte(bytes)? as u32;
         }
@@ -259,6 +284,7 @@ impl RangeDecoder {
         let split = self.range - e;
         if self.code >= split {
             self.code -= split;
+            self.low += split as u64;
             self.range = e;
             self.normalize(bytes)?;
             Ok(true)
@@ -277,6 +303,7 @@ impl RangeDecoder {
             true
         } else {
             self.code -= split;
+            self.low += split as u64;
             self.range = bound;
             false
         };
@@ -293,6 +320,7 @@ impl RangeDecoder {
             return Err(CoderError::RawOutOfRange { at: self.pos });
         }
         self.code -= v * r;
+        self.low += (v * r) as u64;
         self.range = r;
         self.normalize(bytes)?;
         Ok(v)
@@ -441,6 +469,32 @@ mod tests {
         let mut dec = RangeDecoder::new(&bad, 0).unwrap();
         let r: Result<Vec<u32>, _> = (0..8).map(|_| dec.raw_wide(32, &bad)).collect();
         assert_eq!(r, Err(CoderError::BadStuffing { at: stuff }));
+    }
+
+    /// All-ones raw fields keep `low[31:24]` at 0xFF: the pending count reaches its limit,
+    /// the range is truncated there, and the decoder, mirroring `low`, still follows.
+    #[test]
+    fn the_pending_limit_truncates_and_still_decodes() {
+        let mut s = 11u64;
+        let mut ops = Vec::new();
+        for _ in 0..2_000 {
+            ops.extend(std::iter::repeat_n(Op::Raw(u32::MAX, 32), (lcg(&mut s) % 6) as usize));
+            ops.push(Op::Bit(!lcg(&mut s).is_multiple_of(5), 1));
+            ops.push(Op::Raw(lcg(&mut s), 1 + lcg(&mut s) % 32));
+        }
+        let mut enc = RangeEncoder::new();
+        let (mut out, mut p) = (Vec::new(), Prob::default());
+        let mut most = 0;
+        for &op in &ops {
+            match op {
+                Op::Raw(v, n) => enc.raw_wide(v, n, &mut out),
+                Op::Bit(b, _) => enc.bit(b, &mut p, 5, &mut out),
+                _ => unreachable!(),
+            }
+            most = most.max(enc.pending);
+        }
+        assert_eq!(most, PENDING_MAX, "the limit is reached");
+        roundtrip(&ops, 5);
     }
 
     #[test]

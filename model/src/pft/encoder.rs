@@ -342,39 +342,44 @@ impl PftCoder {
         self.count(info, cost);
     }
 
-    /// Run a job; returns the bytes it put on the port.
+    /// Run one operation; returns the bytes it put on the port (cycle mode moves them into
+    /// the record register as they are coded).
     #[inline]
-    pub fn run(&mut self, job: &CoderJob) -> u64 {
+    pub fn run_op(&mut self, op: CoderOp) -> u64 {
         let before = self.out.len();
-        for &op in job.ops() {
-            match op {
-                CoderOp::Slot { escape, hit, ctx, info } => {
-                    self.coder.slot_escape(escape, &mut self.out);
-                    if !escape {
-                        self.escape_flag_bits += no_escape_cost();
-                        match ctx {
-                            Some(c) => self.bit(hit, c, info),
-                            None => {
-                                self.coder.bit_fixed(hit, PROB_INIT, &mut self.out);
-                                self.count(info, 1.0);
-                            }
+        match op {
+            CoderOp::Slot { escape, hit, ctx, info } => {
+                self.coder.slot_escape(escape, &mut self.out);
+                if !escape {
+                    self.escape_flag_bits += no_escape_cost();
+                    match ctx {
+                        Some(c) => self.bit(hit, c, info),
+                        None => {
+                            self.coder.bit_fixed(hit, PROB_INIT, &mut self.out);
+                            self.count(info, 1.0);
                         }
                     }
                 }
-                CoderOp::Bit { hit, ctx, info } => self.bit(hit, ctx, info),
-                CoderOp::Raw { value, bits, info } => {
-                    self.coder.raw(value, bits as u32, &mut self.out);
-                    self.count(info, bits as f64);
-                }
-                CoderOp::Flush => self.coder.flush(&mut self.out),
-                CoderOp::Marker => {
-                    self.out.extend_from_slice(&SYNC_MARKER);
-                    self.coder = RangeEncoder::new();
-                    self.probs.fill(Prob::default());
-                }
+            }
+            CoderOp::Bit { hit, ctx, info } => self.bit(hit, ctx, info),
+            CoderOp::Raw { value, bits, info } => {
+                self.coder.raw(value, bits as u32, &mut self.out);
+                self.count(info, bits as f64);
+            }
+            CoderOp::Flush => self.coder.flush(&mut self.out),
+            CoderOp::Marker => {
+                self.out.extend_from_slice(&SYNC_MARKER);
+                self.coder = RangeEncoder::new();
+                self.probs.fill(Prob::default());
             }
         }
         (self.out.len() - before) as u64
+    }
+
+    /// Run a job; returns the bytes it put on the port.
+    #[inline]
+    pub fn run(&mut self, job: &CoderJob) -> u64 {
+        job.ops().iter().map(|&op| self.run_op(op)).sum()
     }
 }
 
@@ -414,14 +419,14 @@ impl PftEncoder {
         self.coder.run(&job);
     }
 
-    /// END, once: the coder cycles of its job and the bytes it produced (cycle mode services
-    /// it as a job); nothing the second time.
-    pub fn end(&mut self) -> (u32, u64) {
-        if std::mem::replace(&mut self.ended, true) {
-            return (0, 0);
-        }
-        let job = self.front.end_job();
-        (job.cycles(), self.coder.run(&job))
+    /// END, once: the bytes it produced; nothing the second time.
+    pub fn end(&mut self) -> u64 {
+        self.end_job().map_or(0, |job| self.coder.run(&job))
+    }
+
+    /// The END job, once (cycle mode codes it one operation per cycle); `None` after.
+    pub fn end_job(&mut self) -> Option<CoderJob> {
+        (!std::mem::replace(&mut self.ended, true)).then(|| self.front.end_job())
     }
 
     /// The statistics with the coder's information counts.

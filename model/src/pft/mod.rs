@@ -161,8 +161,9 @@ impl PftParams {
     }
 }
 
-/// low (33) + range (32) + cache (8) + pending-byte count (32) + zero-run count (4).
-pub const CODER_REGISTER_BITS: u64 = 33 + 32 + 8 + 32 + 4;
+/// low (33) + range (32) + cache (8) + pending count (3: 1..=4) + zero-run count (4) +
+/// first-byte flag (1).
+pub const CODER_REGISTER_BITS: u64 = 33 + 32 + 8 + 3 + 4 + 1;
 
 /// Storage of the pft state by component (section 11.8).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -522,13 +523,14 @@ mod tests {
     #[test]
     fn default_storage_is_under_5000_bits() {
         let s = PftParams::default().storage(false);
-        // 512 + 4*64*11 + 50 | 8*32 + 8 | 16*32 + 8 | 4*32 + 3 | 24*12 + 12 + 109 | 17
+        // 512 + 4*64*11 + 50 | 8*32 + 8 | 16*32 + 8 | 4*32 + 3 | 24*12 + 12 + 81 | 17
         assert_eq!(s.direction, 512 + 2816 + 50);
         assert_eq!(s.ras, 264);
         assert_eq!(s.itp, 520);
         assert_eq!(s.rtc, 131);
-        assert_eq!(s.coder, 24 * 12 + 12 + 109);
-        assert_eq!(s.total(), 3378 + 264 + 520 + 131 + 409 + 17);
+        assert_eq!(s.coder, 24 * 12 + 12 + 81);
+        assert_eq!(s.total(), 3378 + 264 + 520 + 131 + 381 + 17);
+        assert_eq!(s.total(), 4691);
         assert!(s.total() <= 5000);
     }
 }
