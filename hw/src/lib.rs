@@ -28,3 +28,4 @@ pub mod verilog;
 pub mod cosim;
 pub mod icarus;
 pub mod tools;
+pub mod pft;

@@ -11,6 +11,8 @@
 
 use rust_hdl::prelude::*;
 
+use streamtrace_model::BufferConfig;
+
 use crate::config::{HwConfig, QUEUE_BITS, RECORD_BITS};
 
 const _: () = assert!(QUEUE_BITS == 512, "the port taps queue bits 511..448");
@@ -67,8 +69,13 @@ pub const LONGEST_RECORD: usize = 288;
 
 impl OutputBuffer {
     pub fn new(h: &HwConfig) -> OutputBuffer {
+        OutputBuffer::with(&h.buffers, h.obuf_bits)
+    }
+
+    /// For any scheme: the port, ratio and output buffer of `buffers`, `obuf_bits` deep.
+    pub fn with(buffers: &BufferConfig, obuf_bits: u32) -> OutputBuffer {
         let c16 = |v: u64| Constant::new(v.into());
-        let live = (h.obuf_bits as usize + LONGEST_RECORD).min(QUEUE_BITS);
+        let live = (obuf_bits as usize + LONGEST_RECORD).min(QUEUE_BITS);
         let mut mask: Bits<QUEUE_BITS> = Default::default();
         for i in QUEUE_BITS - live..QUEUE_BITS {
             mask = mask.replace_bit(i, true);
@@ -101,9 +108,9 @@ impl OutputBuffer {
             wide_record: Default::default(),
             shifted: Default::default(),
             head: Default::default(),
-            k_port: c16(h.buffers.port as u64),
-            k_ratio_last: c16(h.buffers.ratio as u64 - 1),
-            k_obuf: c16(h.obuf_bits as u64),
+            k_port: c16(buffers.port as u64),
+            k_ratio_last: c16(buffers.ratio as u64 - 1),
+            k_obuf: c16(obuf_bits as u64),
             k_queue_bits: c16(QUEUE_BITS as u64),
             k_sixty_four: c16(64),
             k_queue_mask: Constant::new(mask),

@@ -1,0 +1,266 @@
+//! The `pft` trace module (docs/trace-format.md section 11, docs/trace-timing.md section 7)
+//! in RustHDL: a predictor **front end** that turns each retiring instruction into a coder
+//! job, a job buffer, a **sequencer** that walks a job one coder operation per cycle, the
+//! range **coder**, and the output buffer and port shared with the SDC schemes.
+//!
+//! A job crosses the buffer as a fixed-format record of two 64-bit words ([`JobRecord`]):
+//! which phases it has (start, exception, direction, target, missed-target coding,
+//! address, virtual slot, tail escape) and their values. The sequencer expands it into the
+//! operations of trace-format.md 11.5 in the model's order; [`JobRecord::ops`] is the same
+//! expansion in software, which the block tests compare with the model's `CoderJob`s.
+
+pub mod config;
+
+pub use config::PftHwConfig;
+
+use streamtrace_model::pft::{CoderOp, Info, TargetContexts};
+
+/// Coder operation kinds on the sequencer -> coder interface.
+pub const OP_SLOT: u64 = 0;
+pub const OP_BIT: u64 = 1;
+pub const OP_RAW: u64 = 2;
+pub const OP_FLUSH: u64 = 3;
+pub const OP_MARKER: u64 = 4;
+
+/// Target-context selector of a job's target point (`tgt_sel`).
+pub const TGT_RETURN: u8 = 0;
+pub const TGT_RETURN_EMPTY: u8 = 1;
+pub const TGT_INDIRECT: u8 = 2;
+
+/// Escape types (trace-format.md 11.5).
+pub const ESC_END: u8 = 0;
+pub const ESC_SYNC: u8 = 1;
+pub const ESC_EXCEPTION: u8 = 2;
+pub const ESC_OVERFLOW: u8 = 3;
+
+/// One coder job as the RTL carries it. Field positions (word 0 / word 1, bit ranges) are
+/// in [`JobRecord::pack`]. An address field holds `A >> low` already cut to the width the
+/// upper-bits decision implies (`32 - u - low` bits when `*_same`, else `32 - low`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JobRecord {
+    /// Start: slot symbol with the UPPER_SAME decision `start_same`, then the address field.
+    pub start: bool,
+    pub start_same: bool,
+    pub start_field: u32,
+    /// EXCEPTION escape with offset `exc_offset`, then the vector as `addr` (required).
+    pub exc: bool,
+    pub exc_offset: u16,
+    /// Direction point: slot symbol, context `dir_ctx`.
+    pub dir: bool,
+    pub dir_hit: bool,
+    pub dir_ctx: u8,
+    /// Target point: slot symbol (no direction point) or context bit; context by `tgt_sel`.
+    pub tgt: bool,
+    pub tgt_hit: bool,
+    pub tgt_sel: u8,
+    /// Missed-target coding: RAS_TOP bit, RTC_HIT bit, RTC position (raw, log2(rtc) bits).
+    pub ras_top: bool,
+    pub ras_top_hit: bool,
+    pub rtc: bool,
+    pub rtc_hit: bool,
+    pub rtc_pos: u8,
+    /// An address (exception vector or missed target): UPPER_SAME context bit, then the
+    /// field. OVERFLOW jobs carry the lost count here instead (`addr` clear).
+    pub addr: bool,
+    pub addr_same: bool,
+    pub addr_field: u32,
+    /// Virtual slot: slot symbol, hit at the fixed probability 1/2.
+    pub virt: bool,
+    /// Tail escape (SYNC, END or OVERFLOW): type, offset, lost count (OVERFLOW, in
+    /// `addr_field`), flush, and the marker (SYNC, OVERFLOW).
+    pub tail: bool,
+    pub tail_type: u8,
+    pub tail_offset: u16,
+}
+
+fn bit(w: u64, i: u32) -> bool {
+    (w >> i) & 1 != 0
+}
+
+fn field(w: u64, lo: u32, n: u32) -> u64 {
+    (w >> lo) & ((1u64 << n) - 1)
+}
+
+impl JobRecord {
+    /// Word 0: `[31:0]` start_field, `[47:32]` exc_offset, `[53:48]` dir_ctx, `[55:54]`
+    /// tgt_sel, `[59:56]` rtc_pos, `[60]` start, `[61]` start_same, `[62]` exc, `[63]` virt.
+    /// Word 1: `[31:0]` addr_field, `[47:32]` tail_offset, `[49:48]` tail_type, `[50]` tail,
+    /// `[51]` dir, `[52]` dir_hit, `[53]` tgt, `[54]` tgt_hit, `[55]` ras_top,
+    /// `[56]` ras_top_hit, `[57]` rtc, `[58]` rtc_hit, `[59]` addr, `[60]` addr_same,
+    /// `[63:61]` zero.
+    pub fn pack(&self) -> (u64, u64) {
+        let b = |v: bool, i: u32| (v as u64) << i;
+        let w0 = self.start_field as u64
+            | (self.exc_offset as u64) << 32
+            | ((self.dir_ctx as u64) & 0x3F) << 48
+            | ((self.tgt_sel as u64) & 3) << 54
+            | ((self.rtc_pos as u64) & 0xF) << 56
+            | b(self.start, 60)
+            | b(self.start_same, 61)
+            | b(self.exc, 62)
+            | b(self.virt, 63);
+        let w1 = self.addr_field as u64
+            | (self.tail_offset as u64) << 32
+            | ((self.tail_type as u64) & 3) << 48
+            | b(self.tail, 50)
+            | b(self.dir, 51)
+            | b(self.dir_hit, 52)
+            | b(self.tgt, 53)
+            | b(self.tgt_hit, 54)
+            | b(self.ras_top, 55)
+            | b(self.ras_top_hit, 56)
+            | b(self.rtc, 57)
+            | b(self.rtc_hit, 58)
+            | b(self.addr, 59)
+            | b(self.addr_same, 60);
+        (w0, w1)
+    }
+
+    pub fn unpack(w0: u64, w1: u64) -> JobRecord {
+        JobRecord {
+            start_field: field(w0, 0, 32) as u32,
+            exc_offset: field(w0, 32, 16) as u16,
+            dir_ctx: field(w0, 48, 6) as u8,
+            tgt_sel: field(w0, 54, 2) as u8,
+            rtc_pos: field(w0, 56, 4) as u8,
+            start: bit(w0, 60),
+            start_same: bit(w0, 61),
+            exc: bit(w0, 62),
+            virt: bit(w0, 63),
+            addr_field: field(w1, 0, 32) as u32,
+            tail_offset: field(w1, 32, 16) as u16,
+            tail_type: field(w1, 48, 2) as u8,
+            tail: bit(w1, 50),
+            dir: bit(w1, 51),
+            dir_hit: bit(w1, 52),
+            tgt: bit(w1, 53),
+            tgt_hit: bit(w1, 54),
+            ras_top: bit(w1, 55),
+            ras_top_hit: bit(w1, 56),
+            rtc: bit(w1, 57),
+            rtc_hit: bit(w1, 58),
+            addr: bit(w1, 59),
+            addr_same: bit(w1, 60),
+        }
+    }
+
+    /// The coder operations of this job, in the order the sequencer issues them (the
+    /// `info` of each operation is not carried: it only feeds statistics).
+    pub fn ops(&self, h: &PftHwConfig) -> Vec<CoderOp> {
+        let info = Info::Address;
+        let mut ops = Vec::new();
+        let target_ctx = |which: usize| (h.direction_contexts + which) as u16;
+        let raw_field = |ops: &mut Vec<CoderOp>, value: u32, n: u32| {
+            if n > 16 {
+                ops.push(CoderOp::Raw { value: value >> 16, bits: (n - 16) as u8, info });
+                ops.push(CoderOp::Raw { value: value & 0xFFFF, bits: 16, info });
+            } else {
+                ops.push(CoderOp::Raw { value: value & ((1 << n) - 1), bits: n as u8, info });
+            }
+        };
+        let escape = |ops: &mut Vec<CoderOp>, kind: u8, offset: u16| {
+            ops.push(CoderOp::Slot { escape: true, hit: false, ctx: None, info });
+            ops.push(CoderOp::Raw { value: kind as u32, bits: 2, info });
+            ops.push(CoderOp::Raw { value: offset as u32, bits: 16, info });
+        };
+        let upper = target_ctx(TargetContexts::UPPER_SAME);
+        if self.start {
+            ops.push(CoderOp::Slot { escape: false, hit: self.start_same, ctx: Some(upper), info });
+            raw_field(&mut ops, self.start_field, h.address_bits(self.start_same));
+        }
+        if self.exc {
+            escape(&mut ops, ESC_EXCEPTION, self.exc_offset);
+        }
+        if self.dir {
+            ops.push(CoderOp::Slot { escape: false, hit: self.dir_hit, ctx: Some(self.dir_ctx as u16), info });
+        }
+        if self.tgt {
+            let ctx = target_ctx(match self.tgt_sel {
+                TGT_RETURN => TargetContexts::RETURN,
+                TGT_RETURN_EMPTY => TargetContexts::RETURN_EMPTY,
+                _ => TargetContexts::INDIRECT,
+            });
+            if self.dir {
+                ops.push(CoderOp::Bit { hit: self.tgt_hit, ctx, info });
+            } else {
+                ops.push(CoderOp::Slot { escape: false, hit: self.tgt_hit, ctx: Some(ctx), info });
+            }
+        }
+        if self.ras_top {
+            ops.push(CoderOp::Bit { hit: self.ras_top_hit, ctx: target_ctx(TargetContexts::RAS_TOP), info });
+        }
+        if self.rtc {
+            ops.push(CoderOp::Bit { hit: self.rtc_hit, ctx: target_ctx(TargetContexts::RTC_HIT), info });
+            if self.rtc_hit && h.rtc_pos_bits > 0 {
+                ops.push(CoderOp::Raw { value: self.rtc_pos as u32, bits: h.rtc_pos_bits as u8, info });
+            }
+        }
+        if self.addr {
+            ops.push(CoderOp::Bit { hit: self.addr_same, ctx: upper, info });
+            raw_field(&mut ops, self.addr_field, h.address_bits(self.addr_same));
+        }
+        if self.virt {
+            ops.push(CoderOp::Slot { escape: false, hit: true, ctx: None, info });
+        }
+        if self.tail {
+            escape(&mut ops, self.tail_type, self.tail_offset);
+            if self.tail_type == ESC_OVERFLOW {
+                raw_field(&mut ops, self.addr_field, 32);
+            }
+            ops.push(CoderOp::Flush);
+            if self.tail_type != ESC_END {
+                ops.push(CoderOp::Marker);
+            }
+        }
+        ops
+    }
+}
+
+/// `ops` without the statistics-only `info`, for comparing with a model job.
+pub fn strip_info(ops: &[CoderOp]) -> Vec<CoderOp> {
+    ops.iter()
+        .map(|&op| match op {
+            CoderOp::Slot { escape, hit, ctx, .. } => CoderOp::Slot { escape, hit: hit && !escape, ctx, info: Info::Address },
+            CoderOp::Bit { hit, ctx, .. } => CoderOp::Bit { hit, ctx, info: Info::Address },
+            CoderOp::Raw { value, bits, .. } => CoderOp::Raw { value, bits, info: Info::Address },
+            other => other,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_pack_and_unpack() {
+        let r = JobRecord {
+            start: true,
+            start_same: false,
+            start_field: 0x0200_01f4,
+            exc: true,
+            exc_offset: 0xBEEF,
+            dir: true,
+            dir_hit: true,
+            dir_ctx: 33,
+            tgt: true,
+            tgt_hit: false,
+            tgt_sel: TGT_INDIRECT,
+            ras_top: true,
+            ras_top_hit: false,
+            rtc: true,
+            rtc_hit: true,
+            rtc_pos: 15,
+            addr: true,
+            addr_same: true,
+            addr_field: 0xFFFF_FFFF,
+            virt: true,
+            tail: true,
+            tail_type: ESC_OVERFLOW,
+            tail_offset: 0x1234,
+        };
+        let (w0, w1) = r.pack();
+        assert_eq!(JobRecord::unpack(w0, w1), r);
+        assert_eq!(w1 >> 61, 0);
+    }
+}
