@@ -10,6 +10,8 @@
 //! expansion in software, which the block tests compare with the model's `CoderJob`s.
 
 pub mod config;
+pub mod jobbuf;
+pub mod seq;
 
 pub use config::PftHwConfig;
 
