@@ -1,0 +1,752 @@
+//! The pft predictor front end (docs/trace-timing.md section 7, trace-format.md 11.2-11.7):
+//! in the cycle an instruction retires it classifies it (points, links), asks the
+//! direction predictor (a separate block, wired by the top: `dir_*` ports), predicts and
+//! codes targets with the return address stack, the indirect target predictor and the
+//! recent-target cache, counts the gap, and produces the instruction's coder job as a
+//! [`JobRecord`](super::JobRecord) (two words). All state updates happen at the clock edge
+//! of a cycle with `retire_valid` high and `hold` low (a stalled instruction is presented
+//! again; the front end sees it once, as the model's front end does).
+//!
+//! `clear` (the top pushed an OVERFLOW job) and a periodic SYNC put every table in the reset
+//! state of 11.7 at the clock edge. The RAS and the RTC are registers with a count; the ITP
+//! is a table RAM with valid flags, so a reset is one cycle.
+
+use rust_hdl::prelude::*;
+
+use super::{PftHwConfig, ESC_SYNC, TGT_INDIRECT, TGT_RETURN, TGT_RETURN_EMPTY};
+use crate::mem::{FlagArray, TableRam, ADDR_BITS};
+use streamtrace_model::pft::{ARM_MOV_LR_PC, MAX_GAP};
+
+#[derive(LogicBlock)]
+pub struct PftFrontEnd {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub retire_valid: Signal<In, Bit>,
+    /// The retiring instruction is held this cycle (stall): no state changes.
+    pub hold: Signal<In, Bit>,
+    /// Reset the front end at this clock edge (an OVERFLOW job went into the buffer).
+    pub clear: Signal<In, Bit>,
+    /// Interworking address `pc | Thumb`, the instruction word (Thumb: low half), the
+    /// model's branch-class code, taken, exception flag, and the interworking next address.
+    pub pc: Signal<In, Bits<32>>,
+    pub insn: Signal<In, Bits<32>>,
+    pub branch_class: Signal<In, Bits<3>>,
+    pub taken: Signal<In, Bit>,
+    pub exception: Signal<In, Bit>,
+    pub next_pc: Signal<In, Bits<32>>,
+    /// The direction predictor's prediction for `dir_addr` (combinational).
+    pub dir_pred: Signal<In, Bit>,
+    pub dir_ctx: Signal<In, Bits<8>>,
+    pub dir_addr: Signal<Out, Bits<32>>,
+    pub dir_update: Signal<Out, Bit>,
+    pub dir_taken: Signal<Out, Bit>,
+    pub dir_clear: Signal<Out, Bit>,
+    /// This instruction needs the coder: its job record.
+    pub job_valid: Signal<Out, Bit>,
+    pub job_w0: Signal<Out, Bits<64>>,
+    pub job_w1: Signal<Out, Bits<64>>,
+    /// Instructions since the last slot, before this one (an overflow's or END's offset).
+    pub gap: Signal<Out, Bits<16>>,
+    started: DFF<Bit>,
+    gap_q: DFF<Bits<16>>,
+    since: DFF<Bits<32>>,
+    upper: DFF<Bits<32>>,
+    ras: Vec<DFF<Bits<32>>>,
+    ras_top: DFF<Bits<8>>,
+    ras_count: DFF<Bits<8>>,
+    rtc: Vec<DFF<Bits<32>>>,
+    rtc_len: DFF<Bits<8>>,
+    itp: Vec<TableRam>,
+    itp_valid: Vec<FlagArray>,
+    path: DFF<Bits<32>>,
+    // Decode.
+    thumb: Signal<Local, Bit>,
+    cls_none: Signal<Local, Bit>,
+    cls_icond: Signal<Local, Bit>,
+    cls_ret: Signal<Local, Bit>,
+    arm_cond: Signal<Local, Bit>,
+    thumb_link: Signal<Local, Bit>,
+    arm_link: Signal<Local, Bit>,
+    links: Signal<Local, Bit>,
+    link: Signal<Local, Bit>,
+    mov_lr_pc: Signal<Local, Bit>,
+    direction: Signal<Local, Bit>,
+    target: Signal<Local, Bit>,
+    slot: Signal<Local, Bit>,
+    tgt_pt: Signal<Local, Bit>,
+    hw_top5: Signal<Local, Bits<5>>,
+    hw_top9: Signal<Local, Bits<9>>,
+    cond4: Signal<Local, Bits<4>>,
+    op3: Signal<Local, Bits<3>>,
+    hpc: Signal<Local, Bits<32>>,
+    // Start and addresses.
+    enable: Signal<Local, Bit>,
+    awaiting: Signal<Local, Bit>,
+    upper_pc: Signal<Local, Bits<32>>,
+    upper_next: Signal<Local, Bits<32>>,
+    start_same: Signal<Local, Bit>,
+    start_field: Signal<Local, Bits<32>>,
+    upper1: Signal<Local, Bits<32>>,
+    addr_present: Signal<Local, Bit>,
+    addr_same: Signal<Local, Bit>,
+    addr_field: Signal<Local, Bits<32>>,
+    // Targets.
+    ras_empty: Signal<Local, Bit>,
+    ras_top_val: Signal<Local, Bits<32>>,
+    itp_index: Signal<Local, Bits<ADDR_BITS>>,
+    itp_val: Signal<Local, Bits<32>>,
+    pred_tgt: Signal<Local, Bits<32>>,
+    tgt_sel: Signal<Local, Bits<2>>,
+    tgt_hit: Signal<Local, Bit>,
+    miss: Signal<Local, Bit>,
+    ras_top_present: Signal<Local, Bit>,
+    ras_top_hit: Signal<Local, Bit>,
+    ras_top_taken: Signal<Local, Bit>,
+    rtc_present: Signal<Local, Bit>,
+    rtc_match: Vec<Signal<Local, Bit>>,
+    rtc_found: Vec<Signal<Local, Bit>>,
+    rtc_pos_v: Vec<Signal<Local, Bits<8>>>,
+    rtc_any: Signal<Local, Bit>,
+    rtc_pos: Signal<Local, Bits<8>>,
+    rtc_hit: Signal<Local, Bit>,
+    target_addr: Signal<Local, Bit>,
+    rtc_len_grown: Signal<Local, Bits<8>>,
+    rtc_from: Signal<Local, Bits<8>>,
+    rtc_touch: Signal<Local, Bit>,
+    // RAS update.
+    pop: Signal<Local, Bit>,
+    push: Signal<Local, Bit>,
+    push_val: Signal<Local, Bits<32>>,
+    top1: Signal<Local, Bits<8>>,
+    count1: Signal<Local, Bits<8>>,
+    top2: Signal<Local, Bits<8>>,
+    count2: Signal<Local, Bits<8>>,
+    // Gap, virtual slot, sync.
+    gap_inc: Signal<Local, Bits<16>>,
+    gap_next: Signal<Local, Bits<16>>,
+    exc_offset: Signal<Local, Bits<16>>,
+    virt: Signal<Local, Bit>,
+    since_inc: Signal<Local, Bits<32>>,
+    sync_now: Signal<Local, Bit>,
+    reset_state: Signal<Local, Bit>,
+    // Record.
+    dir_ctx6: Signal<Local, Bits<6>>,
+    fields0: Signal<Local, Bits<64>>,
+    fields1: Signal<Local, Bits<64>>,
+    f_start: Signal<Local, Bits<64>>,
+    f_start_same: Signal<Local, Bits<64>>,
+    f_exc: Signal<Local, Bits<64>>,
+    f_virt: Signal<Local, Bits<64>>,
+    f_tail: Signal<Local, Bits<64>>,
+    f_dir: Signal<Local, Bits<64>>,
+    f_dir_hit: Signal<Local, Bits<64>>,
+    f_tgt: Signal<Local, Bits<64>>,
+    f_tgt_hit: Signal<Local, Bits<64>>,
+    f_ras_top: Signal<Local, Bits<64>>,
+    f_ras_top_hit: Signal<Local, Bits<64>>,
+    f_rtc: Signal<Local, Bits<64>>,
+    f_rtc_hit: Signal<Local, Bits<64>>,
+    f_addr: Signal<Local, Bits<64>>,
+    f_addr_same: Signal<Local, Bits<64>>,
+    tail_bits: Signal<Local, Bits<64>>,
+    // Constants.
+    k_c0: Constant<Bits<3>>,
+    k_c1: Constant<Bits<3>>,
+    k_c3: Constant<Bits<3>>,
+    k_c4: Constant<Bits<3>>,
+    k_c5: Constant<Bits<3>>,
+    k_cond_al: Constant<Bits<4>>,
+    k_cond_nv: Constant<Bits<4>>,
+    k_bl_op: Constant<Bits<3>>,
+    k_thumb_bl: Constant<Bits<5>>,
+    k_thumb_blx: Constant<Bits<5>>,
+    k_thumb_blx_reg: Constant<Bits<9>>,
+    k_blx_reg_mask: Constant<Bits<32>>,
+    k_blx_reg: Constant<Bits<32>>,
+    k_mov_lr_pc: Constant<Bits<32>>,
+    k_upper_shift: Constant<Bits<8>>,
+    k_low: Constant<Bits<8>>,
+    k_mask_same: Constant<Bits<32>>,
+    k_mask_full: Constant<Bits<32>>,
+    k_one32: Constant<Bits<32>>,
+    k_two32: Constant<Bits<32>>,
+    k_four32: Constant<Bits<32>>,
+    k_eight32: Constant<Bits<32>>,
+    k_zero32: Constant<Bits<32>>,
+    k_path_mask: Constant<Bits<32>>,
+    k_itp_mask: Constant<Bits<ADDR_BITS>>,
+    k_has_itp: Constant<Bit>,
+    k_has_ras: Constant<Bit>,
+    k_has_rtc: Constant<Bit>,
+    k_ras_last: Constant<Bits<8>>,
+    k_ras_depth: Constant<Bits<8>>,
+    k_rtc_size: Constant<Bits<8>>,
+    k_one8: Constant<Bits<8>>,
+    k_zero8: Constant<Bits<8>>,
+    k_one16: Constant<Bits<16>>,
+    k_zero16: Constant<Bits<16>>,
+    k_max_gap: Constant<Bits<16>>,
+    k_sync_on: Constant<Bit>,
+    k_sync_period: Constant<Bits<32>>,
+    k_sel_return: Constant<Bits<2>>,
+    k_sel_return_empty: Constant<Bits<2>>,
+    k_sel_indirect: Constant<Bits<2>>,
+    k_sh32: Constant<Bits<8>>,
+    k_sh48: Constant<Bits<8>>,
+    k_sh54: Constant<Bits<8>>,
+    k_sh56: Constant<Bits<8>>,
+    k_tail_sync: Constant<Bits<64>>,
+    k_b_start: Constant<Bits<64>>,
+    k_b_start_same: Constant<Bits<64>>,
+    k_b_exc: Constant<Bits<64>>,
+    k_b_virt: Constant<Bits<64>>,
+    k_b_tail: Constant<Bits<64>>,
+    k_b_dir: Constant<Bits<64>>,
+    k_b_dir_hit: Constant<Bits<64>>,
+    k_b_tgt: Constant<Bits<64>>,
+    k_b_tgt_hit: Constant<Bits<64>>,
+    k_b_ras_top: Constant<Bits<64>>,
+    k_b_ras_top_hit: Constant<Bits<64>>,
+    k_b_rtc: Constant<Bits<64>>,
+    k_b_rtc_hit: Constant<Bits<64>>,
+    k_b_addr: Constant<Bits<64>>,
+    k_b_addr_same: Constant<Bits<64>>,
+    k_zero64: Constant<Bits<64>>,
+    _ras: usize,
+    _rtc: usize,
+    /// 1 with an RTC (its entry 0 takes a new front), 0 without.
+    _rtc_front: usize,
+    _itp_tables: usize,
+}
+
+impl PftFrontEnd {
+    pub fn new(h: &PftHwConfig) -> PftFrontEnd {
+        let p = &h.params;
+        let c32 = |v: u64| Constant::<Bits<32>>::new(v.into());
+        let c8 = |v: u64| Constant::<Bits<8>>::new(v.into());
+        let c64 = |v: u64| Constant::<Bits<64>>::new(v.into());
+        let bit = |i: u32| c64(1u64 << i);
+        let mask = |n: u32| c32(if n >= 32 { u32::MAX as u64 } else { (1u64 << n) - 1 });
+        let itp_tables = (p.itp > 0) as usize;
+        PftFrontEnd {
+            clock: Default::default(),
+            reset: Default::default(),
+            retire_valid: Default::default(),
+            hold: Default::default(),
+            clear: Default::default(),
+            pc: Default::default(),
+            insn: Default::default(),
+            branch_class: Default::default(),
+            taken: Default::default(),
+            exception: Default::default(),
+            next_pc: Default::default(),
+            dir_pred: Default::default(),
+            dir_ctx: Default::default(),
+            dir_addr: Default::default(),
+            dir_update: Default::default(),
+            dir_taken: Default::default(),
+            dir_clear: Default::default(),
+            job_valid: Default::default(),
+            job_w0: Default::default(),
+            job_w1: Default::default(),
+            gap: Default::default(),
+            started: Default::default(),
+            gap_q: Default::default(),
+            since: Default::default(),
+            upper: Default::default(),
+            ras: (0..p.ras).map(|_| Default::default()).collect(),
+            ras_top: Default::default(),
+            ras_count: Default::default(),
+            rtc: (0..p.rtc).map(|_| Default::default()).collect(),
+            rtc_len: Default::default(),
+            itp: (0..itp_tables).map(|_| TableRam::new(p.itp as usize, 32)).collect(),
+            itp_valid: (0..itp_tables).map(|_| FlagArray::new(p.itp as usize, 1)).collect(),
+            path: Default::default(),
+            thumb: Default::default(),
+            cls_none: Default::default(),
+            cls_icond: Default::default(),
+            cls_ret: Default::default(),
+            arm_cond: Default::default(),
+            thumb_link: Default::default(),
+            arm_link: Default::default(),
+            links: Default::default(),
+            link: Default::default(),
+            mov_lr_pc: Default::default(),
+            direction: Default::default(),
+            target: Default::default(),
+            slot: Default::default(),
+            tgt_pt: Default::default(),
+            hw_top5: Default::default(),
+            hw_top9: Default::default(),
+            cond4: Default::default(),
+            op3: Default::default(),
+            hpc: Default::default(),
+            enable: Default::default(),
+            awaiting: Default::default(),
+            upper_pc: Default::default(),
+            upper_next: Default::default(),
+            start_same: Default::default(),
+            start_field: Default::default(),
+            upper1: Default::default(),
+            addr_present: Default::default(),
+            addr_same: Default::default(),
+            addr_field: Default::default(),
+            ras_empty: Default::default(),
+            ras_top_val: Default::default(),
+            itp_index: Default::default(),
+            itp_val: Default::default(),
+            pred_tgt: Default::default(),
+            tgt_sel: Default::default(),
+            tgt_hit: Default::default(),
+            miss: Default::default(),
+            ras_top_present: Default::default(),
+            ras_top_hit: Default::default(),
+            ras_top_taken: Default::default(),
+            rtc_present: Default::default(),
+            rtc_match: (0..p.rtc).map(|_| Default::default()).collect(),
+            rtc_found: (0..=p.rtc).map(|_| Default::default()).collect(),
+            rtc_pos_v: (0..=p.rtc).map(|_| Default::default()).collect(),
+            rtc_any: Default::default(),
+            rtc_pos: Default::default(),
+            rtc_hit: Default::default(),
+            target_addr: Default::default(),
+            rtc_len_grown: Default::default(),
+            rtc_from: Default::default(),
+            rtc_touch: Default::default(),
+            pop: Default::default(),
+            push: Default::default(),
+            push_val: Default::default(),
+            top1: Default::default(),
+            count1: Default::default(),
+            top2: Default::default(),
+            count2: Default::default(),
+            gap_inc: Default::default(),
+            gap_next: Default::default(),
+            exc_offset: Default::default(),
+            virt: Default::default(),
+            since_inc: Default::default(),
+            sync_now: Default::default(),
+            reset_state: Default::default(),
+            dir_ctx6: Default::default(),
+            fields0: Default::default(),
+            fields1: Default::default(),
+            f_start: Default::default(),
+            f_start_same: Default::default(),
+            f_exc: Default::default(),
+            f_virt: Default::default(),
+            f_tail: Default::default(),
+            f_dir: Default::default(),
+            f_dir_hit: Default::default(),
+            f_tgt: Default::default(),
+            f_tgt_hit: Default::default(),
+            f_ras_top: Default::default(),
+            f_ras_top_hit: Default::default(),
+            f_rtc: Default::default(),
+            f_rtc_hit: Default::default(),
+            f_addr: Default::default(),
+            f_addr_same: Default::default(),
+            tail_bits: Default::default(),
+            k_c0: Constant::new(0u64.into()),
+            k_c1: Constant::new(1u64.into()),
+            k_c3: Constant::new(3u64.into()),
+            k_c4: Constant::new(4u64.into()),
+            k_c5: Constant::new(5u64.into()),
+            k_cond_al: Constant::new(0xEu64.into()),
+            k_cond_nv: Constant::new(0xFu64.into()),
+            k_bl_op: Constant::new(0b101u64.into()),
+            k_thumb_bl: Constant::new(0b11111u64.into()),
+            k_thumb_blx: Constant::new(0b11101u64.into()),
+            k_thumb_blx_reg: Constant::new(0b0_1000_1111u64.into()),
+            k_blx_reg_mask: c32(0x0FFF_FFF0),
+            k_blx_reg: c32(0x012F_FF30),
+            k_mov_lr_pc: c32(ARM_MOV_LR_PC as u64),
+            k_upper_shift: c8(32 - p.u as u64),
+            k_low: c8(h.low as u64),
+            k_mask_same: mask(h.address_bits(true)),
+            k_mask_full: mask(h.address_bits(false)),
+            k_one32: c32(1),
+            k_two32: c32(2),
+            k_four32: c32(4),
+            k_eight32: c32(8),
+            k_zero32: c32(0),
+            k_path_mask: c32(0xFF),
+            k_itp_mask: Constant::new((p.itp.max(1) as u64 - 1).into()),
+            k_has_itp: Constant::new(p.itp > 0),
+            k_has_ras: Constant::new(p.ras > 0),
+            k_has_rtc: Constant::new(p.rtc > 0),
+            k_ras_last: c8((p.ras.max(1) - 1) as u64),
+            k_ras_depth: c8(p.ras as u64),
+            k_rtc_size: c8(p.rtc as u64),
+            k_one8: c8(1),
+            k_zero8: c8(0),
+            k_one16: Constant::new(1u64.into()),
+            k_zero16: Constant::new(0u64.into()),
+            k_max_gap: Constant::new((MAX_GAP as u64).into()),
+            k_sync_on: Constant::new(h.model.sync_period != 0),
+            k_sync_period: c32(h.model.sync_period),
+            k_sel_return: Constant::new((TGT_RETURN as u64).into()),
+            k_sel_return_empty: Constant::new((TGT_RETURN_EMPTY as u64).into()),
+            k_sel_indirect: Constant::new((TGT_INDIRECT as u64).into()),
+            k_sh32: c8(32),
+            k_sh48: c8(48),
+            k_sh54: c8(54),
+            k_sh56: c8(56),
+            k_tail_sync: c64((ESC_SYNC as u64) << 48),
+            k_b_start: bit(60),
+            k_b_start_same: bit(61),
+            k_b_exc: bit(62),
+            k_b_virt: bit(63),
+            k_b_tail: bit(50),
+            k_b_dir: bit(51),
+            k_b_dir_hit: bit(52),
+            k_b_tgt: bit(53),
+            k_b_tgt_hit: bit(54),
+            k_b_ras_top: bit(55),
+            k_b_ras_top_hit: bit(56),
+            k_b_rtc: bit(57),
+            k_b_rtc_hit: bit(58),
+            k_b_addr: bit(59),
+            k_b_addr_same: bit(60),
+            k_zero64: c64(0),
+            _ras: p.ras as usize,
+            _rtc: p.rtc as usize,
+            _rtc_front: p.rtc.min(1) as usize,
+            _itp_tables: itp_tables,
+        }
+    }
+}
+
+impl Logic for PftFrontEnd {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, started, gap_q, since, upper, ras_top, ras_count, rtc_len, path);
+        self.enable.next = self.retire_valid.val() & !self.hold.val();
+
+        // Points and links (trace-format.md 11.2; model InsnFlow::of).
+        self.thumb.next = self.pc.val().get_bit(0);
+        self.cls_none.next = self.branch_class.val() == self.k_c0.val();
+        self.cls_icond.next = self.branch_class.val() == self.k_c3.val();
+        self.cls_ret.next = self.branch_class.val() == self.k_c5.val();
+        self.hw_top5.next = self.insn.val().get_bits::<5>(11);
+        self.hw_top9.next = self.insn.val().get_bits::<9>(7);
+        self.cond4.next = self.insn.val().get_bits::<4>(28);
+        self.op3.next = self.insn.val().get_bits::<3>(25);
+        self.arm_cond.next = !self.thumb.val() & (self.cond4.val() < self.k_cond_al.val());
+        self.thumb_link.next = (self.hw_top5.val() == self.k_thumb_bl.val())
+            | (self.hw_top5.val() == self.k_thumb_blx.val())
+            | (self.hw_top9.val() == self.k_thumb_blx_reg.val());
+        self.arm_link.next = ((self.op3.val() == self.k_bl_op.val()) & self.insn.val().get_bit(24))
+            | ((self.insn.val() & self.k_blx_reg_mask.val()) == self.k_blx_reg.val());
+        if self.cond4.val() == self.k_cond_nv.val() {
+            self.arm_link.next = self.op3.val() == self.k_bl_op.val();
+        }
+        self.links.next = self.arm_link.val();
+        if self.thumb.val() {
+            self.links.next = self.thumb_link.val();
+        }
+        self.link.next = !self.cls_none.val() & self.links.val();
+        self.mov_lr_pc.next = !self.thumb.val() & (self.insn.val() == self.k_mov_lr_pc.val());
+        self.direction.next = (self.branch_class.val() == self.k_c1.val())
+            | self.cls_icond.val()
+            | (self.cls_ret.val() & self.arm_cond.val());
+        self.target.next = self.cls_icond.val() | (self.branch_class.val() == self.k_c4.val()) | self.cls_ret.val();
+        self.slot.next = !self.exception.val() & (self.direction.val() | self.target.val());
+        self.tgt_pt.next = (self.slot.val() & self.target.val()) & self.taken.val();
+        self.hpc.next = self.pc.val() >> self.k_two32.val();
+        if self.thumb.val() {
+            self.hpc.next = self.pc.val() >> self.k_one32.val();
+        }
+
+        // Start: the address of the first instruction after a reset.
+        self.awaiting.next = !self.started.q.val();
+        self.upper_pc.next = self.pc.val() >> self.k_upper_shift.val();
+        self.upper_next.next = self.next_pc.val() >> self.k_upper_shift.val();
+        self.start_same.next = self.upper_pc.val() == self.upper.q.val();
+        self.start_field.next = (self.pc.val() >> self.k_low.val()) & self.k_mask_full.val();
+        if self.start_same.val() {
+            self.start_field.next = (self.pc.val() >> self.k_low.val()) & self.k_mask_same.val();
+        }
+        self.upper1.next = self.upper.q.val();
+        if self.awaiting.val() {
+            self.upper1.next = self.upper_pc.val();
+        }
+
+        // Direction point: the predictor block answers for `dir_addr`.
+        self.dir_addr.next = self.pc.val();
+        self.dir_taken.next = self.taken.val();
+        self.dir_update.next = (self.enable.val() & self.slot.val()) & self.direction.val();
+
+        // Target point: RAS for returns, ITP for the others (11.4).
+        self.ras_empty.next = !self.k_has_ras.val() | (self.ras_count.q.val() == self.k_zero8.val());
+        self.ras_top_val.next = self.k_zero32.val();
+        for j in 0..self._ras {
+            if self.ras_top.q.val().index() == j {
+                self.ras_top_val.next = self.ras[j].q.val();
+            }
+        }
+        self.itp_index.next = bit_cast::<ADDR_BITS, 32>(self.hpc.val() ^ self.path.q.val()) & self.k_itp_mask.val();
+        self.itp_val.next = self.k_zero32.val();
+        for t in 0..self._itp_tables {
+            self.itp[t].clock.next = self.clock.val();
+            self.itp_valid[t].clock.next = self.clock.val();
+            self.itp[t].raddr.next = self.itp_index.val();
+            self.itp_valid[t].raddr.next = self.itp_index.val();
+            if self.itp_valid[t].rdata.val().get_bit(0) {
+                self.itp_val.next = self.itp[t].rdata.val();
+            }
+        }
+        self.pred_tgt.next = self.itp_val.val();
+        self.tgt_sel.next = self.k_sel_indirect.val();
+        if self.cls_ret.val() {
+            self.pred_tgt.next = self.ras_top_val.val();
+            self.tgt_sel.next = self.k_sel_return.val();
+            if self.ras_empty.val() {
+                self.pred_tgt.next = self.k_zero32.val();
+                self.tgt_sel.next = self.k_sel_return_empty.val();
+            }
+        }
+        self.tgt_hit.next = self.pred_tgt.val() == self.next_pc.val();
+        self.miss.next = self.tgt_pt.val() & !self.tgt_hit.val();
+
+        // A missed target: RAS top (non-returns), recent targets, else the address (11.5).
+        self.ras_top_present.next = (self.miss.val() & !self.cls_ret.val()) & !self.ras_empty.val();
+        self.ras_top_hit.next = self.ras_top_val.val() == self.next_pc.val();
+        self.ras_top_taken.next = self.ras_top_present.val() & self.ras_top_hit.val();
+        self.rtc_present.next = (self.miss.val() & !self.ras_top_taken.val()) & self.k_has_rtc.val();
+        self.rtc_found[0].next = false;
+        self.rtc_pos_v[0].next = self.k_zero8.val();
+        self.rtc_any.next = false;
+        self.rtc_pos.next = self.k_zero8.val();
+        for j in 0..self._rtc {
+            self.rtc_match[j].next = (self.rtc_len.q.val().index() > j) & (self.rtc[j].q.val() == self.next_pc.val());
+            self.rtc_found[j + 1].next = self.rtc_found[j].val() | self.rtc_match[j].val();
+            self.rtc_pos_v[j + 1].next = self.rtc_pos_v[j].val();
+            if self.rtc_match[j].val() & !self.rtc_found[j].val() {
+                self.rtc_pos_v[j + 1].next = j.to_bits();
+            }
+            // The last iteration's values are the chain's results.
+            self.rtc_any.next = self.rtc_found[j + 1].val();
+            self.rtc_pos.next = self.rtc_pos_v[j + 1].val();
+        }
+        self.rtc_hit.next = self.rtc_present.val() & self.rtc_any.val();
+        self.target_addr.next = (self.miss.val() & !self.ras_top_taken.val()) & !self.rtc_hit.val();
+        self.addr_present.next = self.exception.val() | self.target_addr.val();
+        self.addr_same.next = self.upper_next.val() == self.upper1.val();
+        self.addr_field.next = (self.next_pc.val() >> self.k_low.val()) & self.k_mask_full.val();
+        if self.addr_same.val() {
+            self.addr_field.next = (self.next_pc.val() >> self.k_low.val()) & self.k_mask_same.val();
+        }
+
+        // RTC: a hit moves to the front; a new address enters at the front.
+        self.rtc_len_grown.next = self.rtc_len.q.val() + self.k_one8.val();
+        if self.rtc_len.q.val() == self.k_rtc_size.val() {
+            self.rtc_len_grown.next = self.rtc_len.q.val();
+        }
+        self.rtc_from.next = self.rtc_len_grown.val() - self.k_one8.val();
+        if self.rtc_hit.val() {
+            self.rtc_from.next = self.rtc_pos.val();
+        }
+        self.rtc_touch.next = (self.enable.val() & self.k_has_rtc.val()) & (self.rtc_hit.val() | self.target_addr.val());
+        for j in 0..self._rtc {
+            self.rtc[j].clock.next = self.clock.val();
+            self.rtc[j].d.next = self.rtc[j].q.val();
+        }
+        if self.rtc_touch.val() {
+            for j in 1..self._rtc {
+                if self.rtc_from.val().index() >= j {
+                    self.rtc[j].d.next = self.rtc[j - 1].q.val();
+                }
+            }
+            for j in 0..self._rtc_front {
+                self.rtc[j].d.next = self.next_pc.val();
+            }
+            if self.target_addr.val() {
+                self.rtc_len.d.next = self.rtc_len_grown.val();
+            }
+        }
+
+        // ITP: the actual target of a non-return target point, then the path.
+        for t in 0..self._itp_tables {
+            self.itp[t].waddr.next = self.itp_index.val();
+            self.itp[t].wdata.next = self.next_pc.val();
+            self.itp[t].we.next = (self.enable.val() & self.tgt_pt.val()) & !self.cls_ret.val();
+            self.itp_valid[t].waddr.next = self.itp_index.val();
+            self.itp_valid[t].wdata.next = self.k_one32.val();
+            self.itp_valid[t].we.next = (self.enable.val() & self.tgt_pt.val()) & !self.cls_ret.val();
+            self.itp_valid[t].clear.next = false;
+        }
+        if (self.enable.val() & self.tgt_pt.val()) & !self.cls_ret.val() {
+            self.path.d.next = ((self.path.q.val() << self.k_two32.val()) ^ (self.next_pc.val() >> self.k_two32.val()))
+                & self.k_path_mask.val();
+        }
+
+        // RAS: at most one pop (a return's prediction or a RAS-top target), then one push.
+        self.pop.next = (self.tgt_pt.val() & self.cls_ret.val() & !self.ras_empty.val()) | self.ras_top_taken.val();
+        self.push.next = (!self.exception.val() & self.k_has_ras.val())
+            & (self.mov_lr_pc.val() | (self.link.val() & self.taken.val()));
+        self.push_val.next = self.pc.val() + self.k_four32.val();
+        if self.thumb.val() {
+            self.push_val.next = self.pc.val() + self.k_two32.val();
+        }
+        if self.mov_lr_pc.val() {
+            self.push_val.next = self.pc.val() + self.k_eight32.val();
+        }
+        self.top1.next = self.ras_top.q.val();
+        self.count1.next = self.ras_count.q.val();
+        if self.pop.val() {
+            self.top1.next = self.ras_top.q.val() - self.k_one8.val();
+            if self.ras_top.q.val() == self.k_zero8.val() {
+                self.top1.next = self.k_ras_last.val();
+            }
+            self.count1.next = self.ras_count.q.val() - self.k_one8.val();
+        }
+        self.top2.next = self.top1.val();
+        self.count2.next = self.count1.val();
+        if self.push.val() {
+            self.top2.next = self.top1.val() + self.k_one8.val();
+            if self.top1.val() == self.k_ras_last.val() {
+                self.top2.next = self.k_zero8.val();
+            }
+            self.count2.next = self.count1.val() + self.k_one8.val();
+            if self.count1.val() == self.k_ras_depth.val() {
+                self.count2.next = self.count1.val();
+            }
+        }
+        for j in 0..self._ras {
+            self.ras[j].clock.next = self.clock.val();
+            self.ras[j].d.next = self.ras[j].q.val();
+            if (self.enable.val() & self.push.val()) & (self.top2.val().index() == j) {
+                self.ras[j].d.next = self.push_val.val();
+            }
+        }
+
+        // Gap, virtual slot, exception offset, periodic sync.
+        self.gap.next = self.gap_q.q.val();
+        self.exc_offset.next = self.gap_q.q.val() + self.k_one16.val();
+        self.gap_inc.next = self.gap_q.q.val() + self.k_one16.val();
+        self.virt.next = (!self.exception.val() & !self.slot.val()) & (self.gap_inc.val() == self.k_max_gap.val());
+        self.gap_next.next = self.gap_inc.val();
+        if self.exception.val() | self.slot.val() | self.virt.val() {
+            self.gap_next.next = self.k_zero16.val();
+        }
+        self.since_inc.next = self.since.q.val() + self.k_one32.val();
+        self.sync_now.next = self.k_sync_on.val() & (self.since_inc.val() >= self.k_sync_period.val());
+
+        // The job record (JobRecord::pack).
+        self.dir_ctx6.next = self.dir_ctx.val().get_bits::<6>(0);
+        self.fields0.next = bit_cast::<64, 32>(self.start_field.val())
+            | (bit_cast::<64, 16>(self.exc_offset.val()) << self.k_sh32.val())
+            | (bit_cast::<64, 6>(self.dir_ctx6.val()) << self.k_sh48.val())
+            | (bit_cast::<64, 2>(self.tgt_sel.val()) << self.k_sh54.val())
+            | (bit_cast::<64, 8>(self.rtc_pos.val()) << self.k_sh56.val());
+        self.fields1.next = bit_cast::<64, 32>(self.addr_field.val());
+        self.tail_bits.next = self.k_zero64.val();
+        if self.sync_now.val() {
+            self.tail_bits.next = (bit_cast::<64, 16>(self.gap_next.val()) << self.k_sh32.val()) | self.k_tail_sync.val();
+        }
+        self.f_start.next = self.k_zero64.val();
+        if self.awaiting.val() {
+            self.f_start.next = self.k_b_start.val();
+        }
+        self.f_start_same.next = self.k_zero64.val();
+        if self.start_same.val() {
+            self.f_start_same.next = self.k_b_start_same.val();
+        }
+        self.f_exc.next = self.k_zero64.val();
+        if self.exception.val() {
+            self.f_exc.next = self.k_b_exc.val();
+        }
+        self.f_virt.next = self.k_zero64.val();
+        if self.virt.val() {
+            self.f_virt.next = self.k_b_virt.val();
+        }
+        self.f_tail.next = self.k_zero64.val();
+        if self.sync_now.val() {
+            self.f_tail.next = self.k_b_tail.val();
+        }
+        self.f_dir.next = self.k_zero64.val();
+        if self.slot.val() & self.direction.val() {
+            self.f_dir.next = self.k_b_dir.val();
+        }
+        self.f_dir_hit.next = self.k_zero64.val();
+        if self.dir_pred.val() == self.taken.val() {
+            self.f_dir_hit.next = self.k_b_dir_hit.val();
+        }
+        self.f_tgt.next = self.k_zero64.val();
+        if self.tgt_pt.val() {
+            self.f_tgt.next = self.k_b_tgt.val();
+        }
+        self.f_tgt_hit.next = self.k_zero64.val();
+        if self.tgt_hit.val() {
+            self.f_tgt_hit.next = self.k_b_tgt_hit.val();
+        }
+        self.f_ras_top.next = self.k_zero64.val();
+        if self.ras_top_present.val() {
+            self.f_ras_top.next = self.k_b_ras_top.val();
+        }
+        self.f_ras_top_hit.next = self.k_zero64.val();
+        if self.ras_top_hit.val() {
+            self.f_ras_top_hit.next = self.k_b_ras_top_hit.val();
+        }
+        self.f_rtc.next = self.k_zero64.val();
+        if self.rtc_present.val() {
+            self.f_rtc.next = self.k_b_rtc.val();
+        }
+        self.f_rtc_hit.next = self.k_zero64.val();
+        if self.rtc_hit.val() {
+            self.f_rtc_hit.next = self.k_b_rtc_hit.val();
+        }
+        self.f_addr.next = self.k_zero64.val();
+        if self.addr_present.val() {
+            self.f_addr.next = self.k_b_addr.val();
+        }
+        self.f_addr_same.next = self.k_zero64.val();
+        if self.addr_same.val() {
+            self.f_addr_same.next = self.k_b_addr_same.val();
+        }
+        self.job_w0.next = self.fields0.val() | self.f_start.val() | self.f_start_same.val() | self.f_exc.val() | self.f_virt.val();
+        self.job_w1.next = self.fields1.val()
+            | self.tail_bits.val()
+            | self.f_tail.val()
+            | self.f_dir.val()
+            | self.f_dir_hit.val()
+            | self.f_tgt.val()
+            | self.f_tgt_hit.val()
+            | self.f_ras_top.val()
+            | self.f_ras_top_hit.val()
+            | self.f_rtc.val()
+            | self.f_rtc_hit.val()
+            | self.f_addr.val()
+            | self.f_addr_same.val();
+        self.job_valid.next = self.retire_valid.val()
+            & (self.awaiting.val() | self.exception.val() | self.slot.val() | self.virt.val() | self.sync_now.val());
+
+        // State at the clock edge.
+        if self.enable.val() {
+            self.started.d.next = true;
+            self.upper.d.next = self.upper1.val();
+            if self.addr_present.val() {
+                self.upper.d.next = self.upper_next.val();
+            }
+            self.gap_q.d.next = self.gap_next.val();
+            self.since.d.next = self.since_inc.val();
+            self.ras_top.d.next = self.top2.val();
+            self.ras_count.d.next = self.count2.val();
+        }
+        self.reset_state.next = self.reset.val() | self.clear.val() | (self.enable.val() & self.sync_now.val());
+        self.dir_clear.next = self.reset_state.val();
+        if self.reset_state.val() {
+            self.started.d.next = false;
+            self.upper.d.next = self.k_zero32.val();
+            self.gap_q.d.next = self.k_zero16.val();
+            self.since.d.next = self.k_zero32.val();
+            self.ras_top.d.next = self.k_zero8.val();
+            self.ras_count.d.next = self.k_zero8.val();
+            self.rtc_len.d.next = self.k_zero8.val();
+            self.path.d.next = self.k_zero32.val();
+            for t in 0..self._itp_tables {
+                self.itp_valid[t].clear.next = true;
+            }
+        }
+    }
+}
