@@ -69,10 +69,10 @@ fn compare(cfg: &str, events: &[RetireEvent], clear_every: u64, exception_every:
     let mut jobs = 0u64;
     for (i, ev0) in events.iter().enumerate() {
         let mut ev = *ev0;
-        if exception_every > 0 && lcg(&mut s) % exception_every == 0 {
+        if exception_every > 0 && lcg(&mut s).is_multiple_of(exception_every) {
             ev.exception = true;
         }
-        let holds = if hold_every > 0 && lcg(&mut s) % hold_every == 0 { 1 } else { 0 };
+        let holds = if hold_every > 0 && lcg(&mut s).is_multiple_of(hold_every) { 1 } else { 0 };
         for held in (0..=holds).rev() {
             let (pred, ctx) = dir.predict(ev.iw_addr());
             uut.retire_valid.next = true;
@@ -104,7 +104,7 @@ fn compare(cfg: &str, events: &[RetireEvent], clear_every: u64, exception_every:
             if uut.dir_update.val() {
                 dir.update(ev.taken);
             }
-            let clear = clear_every > 0 && lcg(&mut s) % clear_every == 0;
+            let clear = clear_every > 0 && lcg(&mut s).is_multiple_of(clear_every);
             if clear {
                 uut.clear.next = true;
                 settle(&mut uut);

@@ -109,7 +109,7 @@ impl JobSequencer {
         let c8 = |v: u64| Constant::<Bits<8>>::new(v.into());
         let tc = |which: usize| c8((h.direction_contexts + which) as u64);
         let (n_same, n_full) = (h.address_bits(true) as u64, h.address_bits(false) as u64);
-        let hi = |n: u64| if n > 16 { n - 16 } else { 0 };
+        let hi = |n: u64| n.saturating_sub(16);
         let vec_bit = |n: usize| (0..n).map(|_| Default::default()).collect::<Vec<Signal<Local, Bit>>>();
         let vec_idx = |n: usize| (0..n).map(|_| Default::default()).collect::<Vec<Signal<Local, Bits<8>>>>();
         JobSequencer {
@@ -452,7 +452,7 @@ mod tests {
     }
 
     fn random_record(s: &mut u64) -> JobRecord {
-        let mut b = |n: u64| lcg(s) % n == 0;
+        let mut b = |n: u64| lcg(s).is_multiple_of(n);
         let mut r = JobRecord {
             start: b(4),
             start_same: b(2),
@@ -530,7 +530,7 @@ mod tests {
             step(&mut uut);
             uut.reset.next = false;
             for _ in 0..20_000 {
-                if queue.len() < 3 && lcg(&mut s) % 3 == 0 {
+                if queue.len() < 3 && lcg(&mut s).is_multiple_of(3) {
                     let mut r = random_record(&mut s);
                     if h.rtc_pos_bits == 0 {
                         r.rtc_pos = 0;
@@ -540,7 +540,7 @@ mod tests {
                     r.addr_field = if r.tail && r.tail_type == ESC_OVERFLOW { r.addr_field } else { same_mask(r.addr_field, r.addr_same) };
                     queue.push_back(r);
                 }
-                let act = lcg(&mut s) % 4 != 0;
+                let act = !lcg(&mut s).is_multiple_of(4);
                 let head = queue.front().copied().unwrap_or_default();
                 let (w0, w1) = head.pack();
                 uut.act.next = act;
