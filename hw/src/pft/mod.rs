@@ -10,6 +10,7 @@
 //! expansion in software, which the block tests compare with the model's `CoderJob`s.
 
 pub mod config;
+pub mod tage;
 
 pub use config::PftHwConfig;
 
