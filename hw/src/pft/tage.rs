@@ -657,3 +657,43 @@ pub fn export_verilog(h: &PftHwConfig) -> Result<String, String> {
     );
     Ok(crate::verilog::sanitize(&raw, &module_name(h), &header))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use streamtrace_model::pft::predict::fold;
+
+    /// The folded register equals the definition `fold(G, L, n)` after every shift, for
+    /// index-, tag- and (tag-1)-sized registers, short and long windows, and after a clear.
+    #[test]
+    fn tage_folded_history_equals_the_fold_of_the_history() {
+        for (len, n) in [(1, 1), (3, 6), (8, 7), (20, 6), (50, 15), (64, 14), (64, 4), (7, 7), (5, 1)] {
+            let mut uut = FoldedHistory::new(len, n);
+            uut.connect_all();
+            check_all(&uut).unwrap();
+            let mut g = 0u64;
+            let mut s = 0x9E37_79B9_7F4A_7C15u64 ^ (len as u64) << 8 ^ n as u64;
+            for step in 0..600 {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let bit = (s >> 33) & 1 != 0;
+                let shift = (s >> 40) % 8 != 0;
+                let clear = step == 300;
+                uut.taken.next = bit;
+                uut.shift.next = shift;
+                uut.clear.next = clear;
+                uut.leaving.next = (g >> (len - 1)) & 1 != 0;
+                assert!(simulate(&mut uut, 100));
+                assert_eq!(uut.value.val().to_u32(), fold(g, len, n), "len {len} n {n} step {step}");
+                uut.clock.next = Clock::from(true);
+                assert!(simulate(&mut uut, 100));
+                uut.clock.next = Clock::from(false);
+                assert!(simulate(&mut uut, 100));
+                if clear {
+                    g = 0;
+                } else if shift {
+                    g = (g << 1) | bit as u64;
+                }
+            }
+        }
+    }
+}
