@@ -676,7 +676,7 @@ mod tests {
             for step in 0..600 {
                 s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 let bit = (s >> 33) & 1 != 0;
-                let shift = (s >> 40) % 8 != 0;
+                let shift = (s >> 40) & 7 != 0;
                 let clear = step == 300;
                 uut.taken.next = bit;
                 uut.shift.next = shift;
