@@ -13,6 +13,7 @@ pub mod config;
 pub mod front;
 pub mod jobbuf;
 pub mod seq;
+pub mod tage;
 
 pub use config::PftHwConfig;
 
