@@ -25,6 +25,8 @@
 //! The coder must not code after a flush without a marker (the model's rule: a flushed
 //! coder is not used again); the range a flush leaves may be below 2^24.
 
+use std::fmt::Write as _;
+
 use rust_hdl::prelude::*;
 use streamtrace_model::format::SYNC_MARKER;
 use streamtrace_model::pft::coder::{PENDING_MAX, PROB_BITS, PROB_INIT, RAW_MAX_BITS, STUFF_BYTE, ZERO_RUN_LIMIT};
@@ -892,6 +894,102 @@ pub fn straddling_stims(h: &PftHwConfig, seed: u64, n: usize) -> Result<Vec<Code
     Ok(v)
 }
 
+// ---------------------------------------------------------------------------------------
+// Verilog export and the Verilator replay of this block alone.
+
+/// The replay file of the Verilator harness: per cycle the input pins and the expected
+/// outputs, `RESET VALID KIND ESCAPE HIT FIXED CTX VALUE BITS OUT_LEN OUT_BYTES` (VALUE and
+/// OUT_BYTES in hex, OUT_BYTES as 32 digits).
+pub fn vectors_text(stims: &[CoderStim], outputs: &[Vec<u8>]) -> String {
+    assert_eq!(stims.len(), outputs.len());
+    let mut s = String::with_capacity(stims.len() * 64);
+    s.push_str("# reset valid kind escape hit fixed ctx value bits out_len out_bytes\n");
+    for (st, bytes) in stims.iter().zip(outputs) {
+        let p = st.pins();
+        let (len, word) = output_word(bytes);
+        let _ = writeln!(
+            s,
+            "{} {} {} {} {} {} {} {:x} {} {} {:032x}",
+            p.reset as u8,
+            p.valid as u8,
+            p.kind,
+            p.escape as u8,
+            p.hit as u8,
+            p.fixed as u8,
+            p.ctx,
+            p.value,
+            p.bits,
+            len,
+            word
+        );
+    }
+    s
+}
+
+/// The block's Verilog alone, sanitized (`$` -> `__`, top module named `name`).
+pub fn export_verilog(h: &PftHwConfig, name: &str) -> String {
+    let mut uut = PftRangeCoder::new(h);
+    uut.connect_all();
+    let raw = generate_verilog_unchecked(&uut);
+    let header = format!(
+        "// {name}: the pft range coder (docs/trace-format.md 11.6) of configuration {}.\n\
+         // Generated from hw/src/pft/coder.rs (do not edit).\n",
+        h.model
+    );
+    crate::verilog::sanitize(&raw, name, &header)
+}
+
+/// The replay bench's source (testbenches/cosim/pft_coder_harness.cpp).
+pub const HARNESS_CPP: &str = include_str!("../../../testbenches/cosim/pft_coder_harness.cpp");
+
+/// Build the Verilated block with the replay bench in `dir`; returns the executable.
+pub fn build_bench(h: &PftHwConfig, name: &str, dir: &std::path::Path) -> Result<std::path::PathBuf, String> {
+    crate::tools::require_tool("verilator")?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let vpath = dir.join(format!("{name}.v"));
+    let cpp = dir.join("pft_coder_harness.cpp");
+    let exe = dir.join("obj").join("bench");
+    let verilog = export_verilog(h, name);
+    let same = |p: &std::path::Path, text: &str| std::fs::read_to_string(p).is_ok_and(|t| t == text);
+    if exe.exists() && same(&vpath, &verilog) && same(&cpp, HARNESS_CPP) {
+        return Ok(exe);
+    }
+    std::fs::write(&vpath, &verilog).map_err(|e| format!("{}: {e}", vpath.display()))?;
+    std::fs::write(&cpp, HARNESS_CPP).map_err(|e| format!("{}: {e}", cpp.display()))?;
+    let out = std::process::Command::new("verilator")
+        .current_dir(dir)
+        .args(["--cc", "--exe", "--build", "-j", "2", "-O3", "--prefix", "Vtop", "--top-module", name])
+        .args(["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT", "-Mdir", "obj", "-o", "bench"])
+        .arg(format!("{name}.v"))
+        .arg("pft_coder_harness.cpp")
+        .output()
+        .map_err(|e| format!("running verilator: {e}"))?;
+    if !out.status.success() || !exe.exists() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = err.lines().rev().take(20).collect();
+        return Err(format!(
+            "verilator build failed in {}:\n{}",
+            dir.display(),
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        ));
+    }
+    Ok(exe)
+}
+
+/// Run the bench on a vector file: `Ok(Ok(summary))` when every cycle agrees,
+/// `Ok(Err(first mismatch))` otherwise.
+pub fn run_bench(exe: &std::path::Path, vectors: &std::path::Path) -> Result<Result<String, String>, String> {
+    let out =
+        std::process::Command::new(exe).arg(vectors).output().map_err(|e| format!("running {}: {e}", exe.display()))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().last().unwrap_or("").to_string();
+    match out.status.code() {
+        Some(0) => Ok(Ok(line)),
+        Some(1) => Ok(Err(line)),
+        _ => Err(format!("bench failed: {}{}", stdout.trim(), String::from_utf8_lossy(&out.stderr).trim())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -992,12 +1090,20 @@ mod tests {
 
     /// Random sequences (skewed decisions, escapes, virtual slots, raw fields of every width
     /// with all-ones and zero phases, flushes and markers, a reset) under four configurations:
-    /// every rate extreme and 30 contexts. Every cycle's bytes equal the model's.
+    /// both rate extremes, 32 contexts (six tagged tables) and the most, 40. Every cycle's bytes equal the model's.
     #[test]
     fn pft_coder_rusthdl_matches_model_on_random_ops() {
         let mut total = 0;
-        for (cfg, seed) in [("pft,rate=1", 1), ("pft", 2), ("pft,rate=8", 3), ("pft,hlen=2-4-8-16-32-64", 4)] {
+        let configs = [
+            ("pft,rate=1", 1, 24),
+            ("pft", 2, 24),
+            ("pft,rate=8", 3, 24),
+            ("pft,hlen=2-4-8-16-32-64", 4, 32),
+            ("pft,hlen=1-2-4-8-16-32-48-64,rate=3", 9, 40),
+        ];
+        for (cfg, seed, contexts) in configs {
             let h = hw(cfg);
+            assert_eq!(h.contexts, contexts, "{cfg}");
             let stims = random_stims(&h, seed, 25_000);
             let t = compare(&h, &stims, None).unwrap();
             eprintln!("{cfg}: {t:?}");
