@@ -9,6 +9,7 @@
 //! operations of trace-format.md 11.5 in the model's order; [`JobRecord::ops`] is the same
 //! expansion in software, which the block tests compare with the model's `CoderJob`s.
 
+pub mod coder;
 pub mod config;
 pub mod front;
 pub mod jobbuf;
