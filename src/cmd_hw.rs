@@ -6,12 +6,13 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde_json::json;
-use streamtrace_hw::cosim::{cosimulate, Verdict};
+use streamtrace_hw::cosim::{cosimulate, cosimulate_pft, Verdict};
 use streamtrace_hw::drive::compare_with_model;
+use streamtrace_hw::pft::PftHwConfig;
 use streamtrace_hw::tools::{verilator_lint, yosys_area};
 use streamtrace_hw::verilog::write_export;
 use streamtrace_hw::{HwConfig, HwError};
-use streamtrace_model::{storage_bits, BufferConfig, Config, ConfigError, RetireEvent};
+use streamtrace_model::{storage_bits, BufferConfig, Config, ConfigError, RetireEvent, Scheme};
 use streamtrace_sim::{Machine, Semihost, SimError, StepOutcome};
 
 use crate::io_util::{load_elf, parse_config};
@@ -82,14 +83,63 @@ pub struct CosimArgs {
 }
 
 /// A configuration the RTL cannot build is a configuration error (exit status 2).
-fn hw_config(cfg: &Config, text: &str, buffers: &BufferConfig) -> Result<HwConfig> {
-    HwConfig::new(cfg, buffers).map_err(|e| {
-        let reason = match e {
-            HwError::Unsupported { reason, .. } => reason,
-            HwError::Buffers { buffers, reason } => format!("buffers '{buffers}': {reason}"),
-        };
-        ConfigError { text: text.to_string(), reason }.into()
-    })
+fn hw_error(text: &str, e: HwError) -> anyhow::Error {
+    let reason = match e {
+        HwError::Unsupported { reason, .. } => reason,
+        HwError::Buffers { buffers, reason } => format!("buffers '{buffers}': {reason}"),
+    };
+    ConfigError { text: text.to_string(), reason }.into()
+}
+
+/// The RTL of one configuration: the SDC module or the pft module.
+enum Rtl {
+    Sdc(HwConfig),
+    Pft(PftHwConfig),
+}
+
+impl Rtl {
+    fn new(cfg: &Config, text: &str, buffers: &BufferConfig) -> Result<Rtl> {
+        if cfg.scheme == Scheme::Pft {
+            PftHwConfig::new(cfg, buffers).map(Rtl::Pft).map_err(|e| hw_error(text, e))
+        } else {
+            HwConfig::new(cfg, buffers).map(Rtl::Sdc).map_err(|e| hw_error(text, e))
+        }
+    }
+
+    fn module_name(&self) -> String {
+        match self {
+            Rtl::Sdc(h) => h.module_name(),
+            Rtl::Pft(h) => h.module_name(),
+        }
+    }
+
+    fn buffers(&self) -> BufferConfig {
+        match self {
+            Rtl::Sdc(h) => h.buffers,
+            Rtl::Pft(h) => h.buffers,
+        }
+    }
+
+    fn sdb_and_obuf(&self) -> (u32, u32) {
+        match self {
+            Rtl::Sdc(h) => (h.sdb_depth, h.obuf_bits),
+            Rtl::Pft(h) => (h.sdb_depth, h.obuf_bits),
+        }
+    }
+
+    /// Write `<dir>/<module>.v`; returns the path.
+    fn write_export(&self, dir: &Path) -> Result<PathBuf> {
+        match self {
+            Rtl::Sdc(h) => write_export(h, dir).map_err(anyhow::Error::msg),
+            Rtl::Pft(h) => {
+                let text = streamtrace_hw::pft::export_verilog(h).map_err(anyhow::Error::msg)?;
+                std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
+                let path = dir.join(format!("{}.v", h.module_name()));
+                std::fs::write(&path, text).with_context(|| path.display().to_string())?;
+                Ok(path)
+            }
+        }
+    }
 }
 
 fn parse_buffers(text: &str) -> Result<BufferConfig> {
@@ -116,8 +166,8 @@ pub fn run_verilog(args: &VerilogArgs) -> Result<()> {
     let buffers = parse_buffers(&args.buffers)?;
     for text in &args.configs {
         let cfg = parse_config(text)?;
-        let h = hw_config(&cfg, text, &buffers)?;
-        let path = write_export(&h, &args.output).map_err(anyhow::Error::msg)?;
+        let h = Rtl::new(&cfg, text, &buffers)?;
+        let path = h.write_export(&args.output)?;
         if args.lint {
             let warnings = verilator_lint(&path, &h.module_name()).map_err(anyhow::Error::msg)?;
             if !warnings.is_empty() {
@@ -143,10 +193,11 @@ pub fn run_area(args: &AreaArgs) -> Result<()> {
     let mut rows = Vec::new();
     for text in &texts {
         let cfg = parse_config(text)?;
-        let h = hw_config(&cfg, text, &buffers)?;
-        let path = write_export(&h, dir).map_err(anyhow::Error::msg)?;
+        let h = Rtl::new(&cfg, text, &buffers)?;
+        let path = h.write_export(dir)?;
         let area = yosys_area(&path, &h.module_name()).map_err(anyhow::Error::msg)?;
-        let storage = storage_bits(&cfg, h.sdb_depth, h.obuf_bits);
+        let (sdb, obuf) = h.sdb_and_obuf();
+        let storage = storage_bits(&cfg, sdb, obuf);
         rows.push((text.clone(), h, area, storage));
     }
     if args.dir.is_none() {
@@ -160,7 +211,7 @@ pub fn run_area(args: &AreaArgs) -> Result<()> {
                 json!({
                     "config": text,
                     "module": h.module_name(),
-                    "buffers": h.buffers.to_string(),
+                    "buffers": h.buffers().to_string(),
                     "yosys_cells": a.cells,
                     "yosys_flip_flops": a.flip_flops,
                     "yosys_memory_bits": a.memory_bits,
@@ -188,8 +239,8 @@ pub fn run_area(args: &AreaArgs) -> Result<()> {
         out,
         "Yosys `synth -flatten` (generic cells; inferred memories, the SDC tag/SL tables and the LSP table, are mapped to \
          flip-flops and counted in both columns). Model storage: model/src/storage.rs with sdb={} and obuf={} (the paper's 4,042 bits is rsdc-32x4-128,isa=arm).",
-        rows.first().map_or(2, |r| r.1.sdb_depth),
-        rows.first().map_or(80, |r| r.1.obuf_bits)
+        rows.first().map_or(2, |r| r.1.sdb_and_obuf().0),
+        rows.first().map_or(80, |r| r.1.sdb_and_obuf().1)
     )?;
     Ok(())
 }
@@ -223,11 +274,15 @@ pub fn program_events(elf_path: &Path, args: &[String], max: u64) -> Result<Vec<
 pub fn run_cosim(args: &CosimArgs) -> Result<u8> {
     let cfg = parse_config(&args.config)?;
     let buffers = parse_buffers(&args.buffers)?;
-    let h = hw_config(&cfg, &args.config, &buffers)?;
+    let h = Rtl::new(&cfg, &args.config, &buffers)?;
     let events = program_events(&args.program, &args.args, args.max_insns)?;
     let rusthdl = if args.rusthdl {
         let start = std::time::Instant::now();
-        let a = compare_with_model(&h, &events).map_err(|m| anyhow::anyhow!("RustHDL simulation and model differ: {m}"))?;
+        let a = match &h {
+            Rtl::Sdc(h) => compare_with_model(h, &events),
+            Rtl::Pft(h) => streamtrace_hw::pft::compare_with_model(h, &events),
+        }
+        .map_err(|m| anyhow::anyhow!("RustHDL simulation and model differ: {m}"))?;
         let secs = start.elapsed().as_secs_f64();
         eprintln!(
             "rusthdl {}: {} cycles, {} bits: RustHDL simulation == model every cycle ({:.0} cycles/s)",
@@ -241,8 +296,11 @@ pub fn run_cosim(args: &CosimArgs) -> Result<u8> {
         None
     };
     let dir = args.work_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("streamtrace-cosim").join(h.module_name()));
-    let verdict = cosimulate(&h, &events, &dir, args.vcd.as_deref(), None)
-        .map_err(anyhow::Error::msg)
+    let verdict = match &h {
+        Rtl::Sdc(h) => cosimulate(h, &events, &dir, args.vcd.as_deref(), None),
+        Rtl::Pft(h) => cosimulate_pft(h, &events, &dir, args.vcd.as_deref(), None),
+    }
+    .map_err(anyhow::Error::msg)
         .with_context(|| format!("co-simulating {} on {}", h.module_name(), args.program.display()))?;
     let mut out = std::io::stdout().lock();
     match verdict {

@@ -6,9 +6,10 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use streamtrace_model::RetireEvent;
+use streamtrace_model::{BufferConfig, Config, RetireEvent};
 
 use crate::config::HwConfig;
+use crate::pft::PftHwConfig;
 use crate::golden::{expected_run, Expected, Stimulus};
 use crate::tools::require_tool;
 use crate::verilog::export_verilog;
@@ -27,9 +28,14 @@ pub enum Verdict {
 
 /// Build (or reuse) the Verilated bench for `h` in `dir`; returns the executable.
 pub fn build_bench(h: &HwConfig, dir: &Path, vcd: bool) -> Result<PathBuf, String> {
+    build_bench_for(&h.module_name(), &export_verilog(h)?, false, dir, vcd)
+}
+
+/// Build (or reuse) the bench for a module `name` whose Verilog is `verilog`; `pft_ports`:
+/// the module has pft's `insn` and `next_pc` inputs.
+pub fn build_bench_for(name: &str, verilog: &str, pft_ports: bool, dir: &Path, vcd: bool) -> Result<PathBuf, String> {
     require_tool("verilator")?;
-    let verilog = export_verilog(h)?;
-    let name = h.module_name();
+    let verilog = verilog.to_string();
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let vpath = dir.join(format!("{name}.v"));
     let cpp = dir.join("harness.cpp");
@@ -44,10 +50,13 @@ pub fn build_bench(h: &HwConfig, dir: &Path, vcd: bool) -> Result<PathBuf, Strin
     std::fs::write(&cpp, HARNESS_CPP).map_err(|e| format!("{}: {e}", cpp.display()))?;
     let mut cmd = Command::new("verilator");
     cmd.current_dir(dir)
-        .args(["--cc", "--exe", "--build", "-j", "2", "-O3", "--prefix", "Vtop", "--top-module", &name])
+        .args(["--cc", "--exe", "--build", "-j", "2", "-O3", "--prefix", "Vtop", "--top-module", name])
         .args(["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT", "-Mdir", "obj", "-o", exe_name]);
     if vcd {
         cmd.arg("--trace");
+    }
+    if pft_ports {
+        cmd.args(["-CFLAGS", "-DPFT_PORTS"]);
     }
     cmd.arg(format!("{name}.v")).arg("harness.cpp");
     let out = cmd.output().map_err(|e| format!("running verilator: {e}"))?;
@@ -64,9 +73,13 @@ pub fn build_bench(h: &HwConfig, dir: &Path, vcd: bool) -> Result<PathBuf, Strin
 /// The stimulus file: one retirement per line (see harness.cpp).
 pub fn stimulus_text(stimuli: &[Stimulus]) -> String {
     let mut s = String::with_capacity(stimuli.len() * 24);
-    s.push_str("# cycle valid pc class taken exception\n");
+    s.push_str("# cycle valid pc class taken exception insn next_pc\n");
     for e in stimuli {
-        let _ = writeln!(s, "{} 1 {:08x} {} {} {}", e.cycle, e.pc, e.class, e.taken as u8, e.exception as u8);
+        let _ = writeln!(
+            s,
+            "{} 1 {:08x} {} {} {} {:08x} {:08x}",
+            e.cycle, e.pc, e.class, e.taken as u8, e.exception as u8, e.insn, e.next_pc
+        );
     }
     s
 }
@@ -124,7 +137,18 @@ pub fn write_run_files(
     dir: &Path,
     tamper: Option<&dyn Fn(&mut Expected)>,
 ) -> Result<(PathBuf, PathBuf), String> {
-    let mut exp = expected_run(&h.model, &h.buffers, events).map_err(|e| format!("model: {e}"))?;
+    write_run_files_for(&h.model, &h.buffers, events, dir, tamper)
+}
+
+/// As [`write_run_files`] for any configuration and buffers.
+pub fn write_run_files_for(
+    cfg: &Config,
+    buffers: &BufferConfig,
+    events: &[(RetireEvent, u64)],
+    dir: &Path,
+    tamper: Option<&dyn Fn(&mut Expected)>,
+) -> Result<(PathBuf, PathBuf), String> {
+    let mut exp = expected_run(cfg, buffers, events).map_err(|e| format!("model: {e}"))?;
     if let Some(t) = tamper {
         t(&mut exp);
     }
@@ -148,5 +172,18 @@ pub fn cosimulate(
 ) -> Result<Verdict, String> {
     let (stim_path, exp_path) = write_run_files(h, events, dir, tamper)?;
     let exe = build_bench(h, dir, vcd.is_some())?;
+    run_bench(&exe, &stim_path, &exp_path, vcd)
+}
+
+/// The same flow for a pft module.
+pub fn cosimulate_pft(
+    h: &PftHwConfig,
+    events: &[(RetireEvent, u64)],
+    dir: &Path,
+    vcd: Option<&Path>,
+    tamper: Option<&dyn Fn(&mut Expected)>,
+) -> Result<Verdict, String> {
+    let (stim_path, exp_path) = write_run_files_for(&h.model, &h.buffers, events, dir, tamper)?;
+    let exe = build_bench_for(&h.module_name(), &crate::pft::export_verilog(h)?, true, dir, vcd.is_some())?;
     run_bench(&exe, &stim_path, &exp_path, vcd)
 }

@@ -56,7 +56,7 @@ impl RtlSim {
 
     /// One module cycle: apply the inputs, sample the outputs, clock.
     pub fn step(&mut self, inp: &CycleInputs) -> Result<CycleOutputs, String> {
-        let r = inp.retire.unwrap_or(Stimulus { cycle: 0, pc: 0, class: 0, taken: false, exception: false });
+        let r = inp.retire.unwrap_or_default();
         self.uut.retire_valid.next = inp.retire.is_some();
         self.uut.pc.next = (r.pc as u64).into();
         self.uut.branch_class.next = (r.class as u64).into();

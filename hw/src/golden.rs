@@ -8,7 +8,7 @@ use streamtrace_model::{
 };
 
 /// One retirement as the hardware sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stimulus {
     /// Retire cycle before any stall (strictly increasing).
     pub cycle: u64,
@@ -18,11 +18,23 @@ pub struct Stimulus {
     pub class: u8,
     pub taken: bool,
     pub exception: bool,
+    /// The instruction word and the interworking next address (pft's ports; the SDC
+    /// schemes do not look at them).
+    pub insn: u32,
+    pub next_pc: u32,
 }
 
 impl Stimulus {
     pub fn from_event(ev: &RetireEvent, cycle: u64) -> Stimulus {
-        Stimulus { cycle, pc: ev.iw_addr(), class: ev.class as u8, taken: ev.taken, exception: ev.exception }
+        Stimulus {
+            cycle,
+            pc: ev.iw_addr(),
+            class: ev.class as u8,
+            taken: ev.taken,
+            exception: ev.exception,
+            insn: ev.insn,
+            next_pc: ev.next_pc,
+        }
     }
 }
 

@@ -4,9 +4,10 @@
 // stall output with the model's expectations on every cycle. Both files are written by the
 // Rust side (`streamtrace cosim`, hw/src/cosim.rs):
 //
-//   STIMULUS: one retirement per line, "CYCLE VALID PC CLASS TAKEN EXCEPTION"
+//   STIMULUS: one retirement per line, "CYCLE VALID PC CLASS TAKEN EXCEPTION [INSN NEXT_PC]"
 //             (decimal cycle before stalls, PC in hex as the interworking address pc|T,
-//             CLASS the model's branch-class code); '#' starts a comment.
+//             CLASS the model's branch-class code; INSN and NEXT_PC in hex, used by the pft
+//             modules, built with -DPFT_PORTS); '#' starts a comment.
 //   EXPECTED: "C CYCLES" (module cycles until the last port bit), then "B CYCLE BITS DATA"
 //             per port beat (DATA in hex, as on the pins) and "S CYCLE" per stall cycle.
 //
@@ -40,6 +41,8 @@ struct Retire {
     unsigned cls;
     bool taken;
     bool exception;
+    uint32_t insn;
+    uint32_t next_pc;
 };
 
 struct Beat {
@@ -69,7 +72,11 @@ static std::vector<Retire> read_stimulus(const char* path) {
         if (!(s >> cycle >> valid >> pc >> cls >> taken >> exc)) bad_input(path, n, "expected CYCLE VALID PC CLASS TAKEN EXCEPTION");
         if (!valid) continue;  // idle cycles carry nothing
         if (!v.empty() && cycle <= v.back().cycle) bad_input(path, n, "cycles must increase strictly");
-        v.push_back({cycle, (uint32_t)std::strtoul(pc.c_str(), nullptr, 16), cls, taken != 0, exc != 0});
+        // pft's modules also take the instruction word and the next address (optional columns).
+        std::string insn = "0", next_pc = "0";
+        s >> insn >> next_pc;
+        v.push_back({cycle, (uint32_t)std::strtoul(pc.c_str(), nullptr, 16), cls, taken != 0, exc != 0,
+                     (uint32_t)std::strtoul(insn.c_str(), nullptr, 16), (uint32_t)std::strtoul(next_pc.c_str(), nullptr, 16)});
     }
     return v;
 }
@@ -176,6 +183,10 @@ int main(int argc, char** argv) {
                 top->branch_class = r.cls;
                 top->taken = r.taken;
                 top->exception = r.exception;
+#ifdef PFT_PORTS
+                top->insn = r.insn;
+                top->next_pc = r.next_pc;
+#endif
             }
         } else if (!end_done) {
             uint64_t end = (ev.empty() ? 0 : ev.back().cycle - origin + 1) + delay;

@@ -93,6 +93,7 @@ pub struct PftFrontEnd {
     // Targets.
     ras_empty: Signal<Local, Bit>,
     ras_top_val: Signal<Local, Bits<32>>,
+    itp_hash: Signal<Local, Bits<32>>,
     itp_index: Signal<Local, Bits<ADDR_BITS>>,
     itp_val: Signal<Local, Bits<32>>,
     pred_tgt: Signal<Local, Bits<32>>,
@@ -131,6 +132,14 @@ pub struct PftFrontEnd {
     reset_state: Signal<Local, Bit>,
     // Record.
     dir_ctx6: Signal<Local, Bits<6>>,
+    /// Bits unused by design (Verilator's lint skips `unused_` names).
+    unused_dir_ctx: Signal<Local, Bits<2>>,
+    unused_itp_hash: Signal<Local, Bits<16>>,
+    unused_itp_valid: Signal<Local, Bits<32>>,
+    unused_itp_index: Signal<Local, Bits<ADDR_BITS>>,
+    unused_rtc_from: Signal<Local, Bits<8>>,
+    unused_push_val: Signal<Local, Bits<32>>,
+    unused_rtc_chain: Signal<Local, Bit>,
     fields0: Signal<Local, Bits<64>>,
     fields1: Signal<Local, Bits<64>>,
     f_start: Signal<Local, Bits<64>>,
@@ -175,7 +184,6 @@ pub struct PftFrontEnd {
     k_zero32: Constant<Bits<32>>,
     k_path_mask: Constant<Bits<32>>,
     k_itp_mask: Constant<Bits<ADDR_BITS>>,
-    k_has_itp: Constant<Bit>,
     k_has_ras: Constant<Bit>,
     k_has_rtc: Constant<Bit>,
     k_ras_last: Constant<Bits<8>>,
@@ -293,6 +301,7 @@ impl PftFrontEnd {
             addr_field: Default::default(),
             ras_empty: Default::default(),
             ras_top_val: Default::default(),
+            itp_hash: Default::default(),
             itp_index: Default::default(),
             itp_val: Default::default(),
             pred_tgt: Default::default(),
@@ -328,6 +337,13 @@ impl PftFrontEnd {
             sync_now: Default::default(),
             reset_state: Default::default(),
             dir_ctx6: Default::default(),
+            unused_dir_ctx: Default::default(),
+            unused_itp_hash: Default::default(),
+            unused_itp_valid: Default::default(),
+            unused_itp_index: Default::default(),
+            unused_rtc_from: Default::default(),
+            unused_push_val: Default::default(),
+            unused_rtc_chain: Default::default(),
             fields0: Default::default(),
             fields1: Default::default(),
             f_start: Default::default(),
@@ -371,7 +387,6 @@ impl PftFrontEnd {
             k_zero32: c32(0),
             k_path_mask: c32(0xFF),
             k_itp_mask: Constant::new((p.itp.max(1) as u64 - 1).into()),
-            k_has_itp: Constant::new(p.itp > 0),
             k_has_ras: Constant::new(p.ras > 0),
             k_has_rtc: Constant::new(p.rtc > 0),
             k_ras_last: c8((p.ras.max(1) - 1) as u64),
@@ -383,7 +398,8 @@ impl PftFrontEnd {
             k_zero16: Constant::new(0u64.into()),
             k_max_gap: Constant::new((MAX_GAP as u64).into()),
             k_sync_on: Constant::new(h.model.sync_period != 0),
-            k_sync_period: c32(h.model.sync_period),
+            // Off: a period the 32-bit count only meets at its top (and k_sync_on masks it).
+            k_sync_period: c32(if h.model.sync_period == 0 { u32::MAX as u64 } else { h.model.sync_period }),
             k_sel_return: Constant::new((TGT_RETURN as u64).into()),
             k_sel_return_empty: Constant::new((TGT_RETURN_EMPTY as u64).into()),
             k_sel_indirect: Constant::new((TGT_INDIRECT as u64).into()),
@@ -484,9 +500,12 @@ impl Logic for PftFrontEnd {
                 self.ras_top_val.next = self.ras[j].q.val();
             }
         }
-        self.itp_index.next = bit_cast::<ADDR_BITS, 32>(self.hpc.val() ^ self.path.q.val()) & self.k_itp_mask.val();
+        self.itp_hash.next = self.hpc.val() ^ self.path.q.val();
+        self.itp_index.next = bit_cast::<ADDR_BITS, 32>(self.itp_hash.val()) & self.k_itp_mask.val();
         self.itp_val.next = self.k_zero32.val();
+        self.unused_itp_valid.next = self.k_zero32.val();
         for t in 0..self._itp_tables {
+            self.unused_itp_valid.next = self.itp_valid[t].rdata.val();
             self.itp[t].clock.next = self.clock.val();
             self.itp_valid[t].clock.next = self.clock.val();
             self.itp[t].raddr.next = self.itp_index.val();
@@ -634,6 +653,13 @@ impl Logic for PftFrontEnd {
 
         // The job record (JobRecord::pack).
         self.dir_ctx6.next = self.dir_ctx.val().get_bits::<6>(0);
+        self.unused_dir_ctx.next = self.dir_ctx.val().get_bits::<2>(6);
+        self.unused_itp_hash.next = self.itp_hash.val().get_bits::<16>(16);
+        // Without an ITP, RTC or RAS these feed nothing.
+        self.unused_itp_index.next = self.itp_index.val();
+        self.unused_rtc_from.next = self.rtc_from.val();
+        self.unused_push_val.next = self.push_val.val();
+        self.unused_rtc_chain.next = self.rtc_found[0].val() & (self.rtc_pos_v[0].val() == self.k_zero8.val());
         self.fields0.next = bit_cast::<64, 32>(self.start_field.val())
             | (bit_cast::<64, 16>(self.exc_offset.val()) << self.k_sh32.val())
             | (bit_cast::<64, 6>(self.dir_ctx6.val()) << self.k_sh48.val())

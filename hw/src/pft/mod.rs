@@ -11,12 +11,15 @@
 
 pub mod coder;
 pub mod config;
+pub mod drive;
 pub mod front;
 pub mod jobbuf;
 pub mod seq;
 pub mod tage;
+pub mod top;
 
 pub use config::PftHwConfig;
+pub use drive::{compare_with_model, export_verilog};
 
 use streamtrace_model::pft::{CoderOp, Info, TargetContexts};
 

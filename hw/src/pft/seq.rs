@@ -43,6 +43,13 @@ pub struct JobSequencer {
     src0: Signal<Local, Bits<64>>,
     src1: Signal<Local, Bits<64>>,
     ph: Signal<Local, Bits<8>>,
+    first: Signal<Local, Bits<8>>,
+    ph1: Signal<Local, Bits<8>>,
+    /// Bits unused by design (Verilator's lint skips `unused_` names).
+    unused_first_found: Signal<Local, Bit>,
+    unused_src1: Signal<Local, Bits<3>>,
+    more: Signal<Local, Bit>,
+    next: Signal<Local, Bits<8>>,
     present: Vec<Signal<Local, Bit>>,
     first_found: Vec<Signal<Local, Bit>>,
     first_idx: Vec<Signal<Local, Bits<8>>>,
@@ -100,6 +107,7 @@ pub struct JobSequencer {
     k_esc_overflow: Constant<Bits<2>>,
     k_esc_end: Constant<Bits<2>>,
     k_zero8: Constant<Bits<8>>,
+    k_one8: Constant<Bits<8>>,
     k_zero16: Constant<Bits<16>>,
     k_zero64: Constant<Bits<64>>,
 }
@@ -137,6 +145,12 @@ impl JobSequencer {
             src0: Default::default(),
             src1: Default::default(),
             ph: Default::default(),
+            first: Default::default(),
+            ph1: Default::default(),
+            unused_first_found: Default::default(),
+            unused_src1: Default::default(),
+            more: Default::default(),
+            next: Default::default(),
             present: vec_bit(PHASES),
             first_found: vec_bit(PHASES + 1),
             first_idx: vec_idx(PHASES + 1),
@@ -194,6 +208,7 @@ impl JobSequencer {
             k_esc_overflow: Constant::new((super::ESC_OVERFLOW as u64).into()),
             k_esc_end: Constant::new((super::ESC_END as u64).into()),
             k_zero8: c8(0),
+            k_one8: c8(1),
             k_zero16: Constant::new(0u64.into()),
             k_zero64: Constant::new(0u64.into()),
         }
@@ -240,6 +255,7 @@ impl Logic for JobSequencer {
         self.rtc_hit.next = self.src1.val().get_bit(58);
         self.addr.next = self.src1.val().get_bit(59);
         self.addr_same.next = self.src1.val().get_bit(60);
+        self.unused_src1.next = self.src1.val().get_bits::<3>(61);
         self.start_wide.next = self.k_wide_full.val();
         if self.start_same.val() {
             self.start_wide.next = self.k_wide_same.val();
@@ -284,19 +300,26 @@ impl Logic for JobSequencer {
             if self.present[i].val() & !self.first_found[i].val() {
                 self.first_idx[i + 1].next = i.to_bits();
             }
+            // The last iteration's value is the chain's result (an index by a named
+            // constant cannot be emitted as Verilog).
+            self.first.next = self.first_idx[i + 1].val();
+            self.unused_first_found.next = self.first_found[i + 1].val();
         }
         self.ph.next = self.phase.q.val();
         if self.load.val() {
-            self.ph.next = self.first_idx[PHASES].val();
+            self.ph.next = self.first.val();
         }
+        self.ph1.next = self.ph.val() + self.k_one8.val();
         self.next_found[0].next = false;
         self.next_idx[0].next = self.k_zero8.val();
         for i in 0..PHASES {
-            self.next_found[i + 1].next = self.next_found[i].val() | (self.present[i].val() & (self.ph.val().index() < i));
+            self.next_found[i + 1].next = self.next_found[i].val() | (self.present[i].val() & (self.ph1.val().index() <= i));
             self.next_idx[i + 1].next = self.next_idx[i].val();
-            if (self.present[i].val() & (self.ph.val().index() < i)) & !self.next_found[i].val() {
+            if (self.present[i].val() & (self.ph1.val().index() <= i)) & !self.next_found[i].val() {
                 self.next_idx[i + 1].next = i.to_bits();
             }
+            self.more.next = self.next_found[i + 1].val();
+            self.next.next = self.next_idx[i + 1].val();
         }
 
         // The operation of phase `ph`.
@@ -426,8 +449,8 @@ impl Logic for JobSequencer {
         }
 
         if self.op_valid.val() {
-            self.in_service.d.next = self.next_found[PHASES].val();
-            self.phase.d.next = self.next_idx[PHASES].val();
+            self.in_service.d.next = self.more.val();
+            self.phase.d.next = self.next.val();
         }
         if self.reset.val() {
             self.in_service.d.next = false;

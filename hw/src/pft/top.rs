@@ -1,0 +1,251 @@
+//! The pft trace module (docs/trace-timing.md section 7): front end and direction predictor
+//! -> job buffer -> sequencer -> range coder -> output buffer -> trace port.
+//!
+//! Ports as the SDC module's ([`crate::top::TraceModule`]) plus `insn` (the instruction
+//! word; Thumb: the halfword in the low bits) and `next_pc` (the interworking address of
+//! the next instruction), which pft's points and targets need. `stall` (policy=stall) holds
+//! the retiring instruction whose job finds the job buffer full at start of cycle.
+//! `trace_end` (after the last retirement) drains the buffer and the coder, then codes END.
+
+use rust_hdl::prelude::*;
+
+use super::coder::PftRangeCoder;
+use super::front::PftFrontEnd;
+use super::jobbuf::JobBuffer;
+use super::seq::JobSequencer;
+use super::tage::DirectionPredictorBlock;
+use super::{PftHwConfig, ESC_END, ESC_OVERFLOW};
+use crate::config::RECORD_BITS;
+use crate::outbuf::OutputBuffer;
+
+#[derive(LogicBlock)]
+pub struct PftTraceModule {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub retire_valid: Signal<In, Bit>,
+    pub pc: Signal<In, Bits<32>>,
+    pub insn: Signal<In, Bits<32>>,
+    pub branch_class: Signal<In, Bits<3>>,
+    pub taken: Signal<In, Bit>,
+    pub exception: Signal<In, Bit>,
+    pub next_pc: Signal<In, Bits<32>>,
+    pub trace_end: Signal<In, Bit>,
+    pub stall: Signal<Out, Bit>,
+    pub port_data: Signal<Out, Bits<64>>,
+    pub port_valid: Signal<Out, Bits<8>>,
+    /// END has been coded and nothing is left to send.
+    pub trace_done: Signal<Out, Bit>,
+    front: PftFrontEnd,
+    direction: DirectionPredictorBlock,
+    jobs: JobBuffer,
+    seq: JobSequencer,
+    coder: PftRangeCoder,
+    outbuf: OutputBuffer,
+    dropping: DFF<Bit>,
+    drop_gap: DFF<Bits<16>>,
+    lost: DFF<Bits<32>>,
+    ending: DFF<Bit>,
+    end_started: DFF<Bit>,
+    end_active: Signal<Local, Bit>,
+    lost_inc: Signal<Local, Bits<32>>,
+    push_job: Signal<Local, Bit>,
+    push_overflow: Signal<Local, Bit>,
+    overflow_w1: Signal<Local, Bits<64>>,
+    end_w1: Signal<Local, Bits<64>>,
+    start_end: Signal<Local, Bit>,
+    act: Signal<Local, Bit>,
+    k_drop: Constant<Bit>,
+    k_zero16: Constant<Bits<16>>,
+    k_zero32: Constant<Bits<32>>,
+    k_max32: Constant<Bits<32>>,
+    k_one32: Constant<Bits<32>>,
+    k_zero64: Constant<Bits<64>>,
+    k_sh32: Constant<Bits<8>>,
+    k_overflow_tail: Constant<Bits<64>>,
+    k_end_tail: Constant<Bits<64>>,
+}
+
+impl PftTraceModule {
+    pub fn new(h: &PftHwConfig) -> PftTraceModule {
+        // Word 1 of a tail-only record: tail (bit 50) and its type (bits 49:48).
+        let tail = |kind: u8| Constant::new(((1u64 << 50) | (kind as u64) << 48).into());
+        PftTraceModule {
+            clock: Default::default(),
+            reset: Default::default(),
+            retire_valid: Default::default(),
+            pc: Default::default(),
+            insn: Default::default(),
+            branch_class: Default::default(),
+            taken: Default::default(),
+            exception: Default::default(),
+            next_pc: Default::default(),
+            trace_end: Default::default(),
+            stall: Default::default(),
+            port_data: Default::default(),
+            port_valid: Default::default(),
+            trace_done: Default::default(),
+            front: PftFrontEnd::new(h),
+            direction: DirectionPredictorBlock::new(h),
+            jobs: JobBuffer::new(h.sdb_depth as usize),
+            seq: JobSequencer::new(h),
+            coder: PftRangeCoder::new(h),
+            outbuf: OutputBuffer::with(&h.buffers, h.obuf_bits),
+            dropping: Default::default(),
+            drop_gap: Default::default(),
+            lost: Default::default(),
+            ending: Default::default(),
+            end_started: Default::default(),
+            end_active: Default::default(),
+            lost_inc: Default::default(),
+            push_job: Default::default(),
+            push_overflow: Default::default(),
+            overflow_w1: Default::default(),
+            end_w1: Default::default(),
+            start_end: Default::default(),
+            act: Default::default(),
+            k_drop: Constant::new(h.drop_policy()),
+            k_zero16: Constant::new(0u64.into()),
+            k_zero32: Constant::new(0u64.into()),
+            k_max32: Constant::new((u32::MAX as u64).into()),
+            k_one32: Constant::new(1u64.into()),
+            k_zero64: Constant::new(0u64.into()),
+            k_sh32: Constant::new(32u64.into()),
+            k_overflow_tail: tail(ESC_OVERFLOW),
+            k_end_tail: tail(ESC_END),
+        }
+    }
+}
+
+impl Logic for PftTraceModule {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, dropping, drop_gap, lost, ending, end_started);
+        self.front.clock.next = self.clock.val();
+        self.direction.clock.next = self.clock.val();
+        self.jobs.clock.next = self.clock.val();
+        self.seq.clock.next = self.clock.val();
+        self.coder.clock.next = self.clock.val();
+        self.outbuf.clock.next = self.clock.val();
+        self.front.reset.next = self.reset.val();
+        self.direction.reset.next = self.reset.val();
+        self.jobs.reset.next = self.reset.val();
+        self.seq.reset.next = self.reset.val();
+        self.coder.reset.next = self.reset.val();
+        self.outbuf.reset.next = self.reset.val();
+
+        // Front end and direction predictor.
+        self.front.retire_valid.next = self.retire_valid.val();
+        self.front.pc.next = self.pc.val();
+        self.front.insn.next = self.insn.val();
+        self.front.branch_class.next = self.branch_class.val();
+        self.front.taken.next = self.taken.val();
+        self.front.exception.next = self.exception.val();
+        self.front.next_pc.next = self.next_pc.val();
+        self.direction.iw_addr.next = self.front.dir_addr.val();
+        self.direction.update.next = self.front.dir_update.val();
+        self.direction.taken.next = self.front.dir_taken.val();
+        self.direction.clear.next = self.front.dir_clear.val();
+        self.front.dir_pred.next = self.direction.pred.val();
+        self.front.dir_ctx.next = self.direction.ctx.val();
+
+        // Job buffer (section 4 rules): stall holds the instruction; drop loses it and every
+        // instruction after it until one finds room, whose job becomes the OVERFLOW job.
+        self.stall.next = (!self.k_drop.val() & self.front.job_valid.val()) & self.jobs.full.val();
+        self.front.hold.next = self.stall.val();
+        self.end_active.next = self.ending.q.val() | (self.trace_end.val() & !self.stall.val());
+        self.lost_inc.next = self.lost.q.val() + self.k_one32.val();
+        if self.lost.q.val() == self.k_max32.val() {
+            self.lost_inc.next = self.lost.q.val();
+        }
+        self.push_job.next = false;
+        self.push_overflow.next = false;
+        self.front.clear.next = false;
+        if self.dropping.q.val() {
+            if self.retire_valid.val() {
+                self.lost.d.next = self.lost_inc.val();
+                if !self.jobs.full.val() {
+                    self.push_overflow.next = true;
+                }
+            } else if self.end_active.val() & !self.jobs.full.val() {
+                self.push_overflow.next = true;
+            }
+        } else if self.front.job_valid.val() & !self.jobs.full.val() {
+            self.push_job.next = true;
+        } else if (self.front.job_valid.val() & self.jobs.full.val()) & self.k_drop.val() {
+            self.dropping.d.next = true;
+            self.drop_gap.d.next = self.front.gap.val();
+            self.lost.d.next = self.k_one32.val();
+        }
+        self.overflow_w1.next = bit_cast::<64, 32>(self.lost.q.val())
+            | (bit_cast::<64, 16>(self.drop_gap.q.val()) << self.k_sh32.val())
+            | self.k_overflow_tail.val();
+        if self.retire_valid.val() {
+            self.overflow_w1.next = bit_cast::<64, 32>(self.lost_inc.val())
+                | (bit_cast::<64, 16>(self.drop_gap.q.val()) << self.k_sh32.val())
+                | self.k_overflow_tail.val();
+        }
+        if self.push_overflow.val() {
+            self.front.clear.next = true;
+            self.dropping.d.next = false;
+            self.lost.d.next = self.k_zero32.val();
+        }
+        self.jobs.push.next = self.push_job.val() | self.push_overflow.val();
+        self.jobs.push_w0.next = self.front.job_w0.val();
+        self.jobs.push_w1.next = self.front.job_w1.val();
+        if self.push_overflow.val() {
+            self.jobs.push_w0.next = self.k_zero64.val();
+            self.jobs.push_w1.next = self.overflow_w1.val();
+        }
+
+        // Coder: one operation in each cycle whose record register is empty at start of
+        // cycle; END once the trace has ended and everything before it is out.
+        self.act.next = self.outbuf.record_bits.val() == self.k_zero16.val();
+        self.start_end.next = (self.act.val() & !self.seq.busy.val())
+            & (self.jobs.empty.val() & self.end_active.val())
+            & (!self.end_started.q.val() & !(self.push_job.val() | self.push_overflow.val()))
+            & !self.dropping.q.val();
+        self.end_w1.next = (bit_cast::<64, 16>(self.front.gap.val()) << self.k_sh32.val()) | self.k_end_tail.val();
+        self.seq.act.next = self.act.val();
+        self.seq.buf_empty.next = self.jobs.empty.val() & !self.start_end.val();
+        self.seq.head_w0.next = self.jobs.head_w0.val();
+        self.seq.head_w1.next = self.jobs.head_w1.val();
+        if self.start_end.val() {
+            self.seq.head_w0.next = self.k_zero64.val();
+            self.seq.head_w1.next = self.end_w1.val();
+        }
+        self.jobs.pop.next = self.seq.pop.val() & !self.start_end.val();
+        self.coder.op_valid.next = self.seq.op_valid.val();
+        self.coder.op_kind.next = self.seq.op_kind.val();
+        self.coder.op_escape.next = self.seq.op_escape.val();
+        self.coder.op_hit.next = self.seq.op_hit.val();
+        self.coder.op_fixed.next = self.seq.op_fixed.val();
+        self.coder.op_ctx.next = self.seq.op_ctx.val();
+        self.coder.op_value.next = self.seq.op_value.val();
+        self.coder.op_bits.next = self.seq.op_bits.val();
+
+        // The operation's bytes enter the record register in the same cycle.
+        self.outbuf.append.next = self.seq.op_valid.val();
+        self.outbuf.append_bits.next = bit_cast::<RECORD_BITS, 128>(self.coder.out_bytes.val());
+        self.outbuf.append_len.next = self.coder.out_len.val();
+        self.outbuf.append_hidden.next = false;
+        self.outbuf.complete.next = false;
+        if self.trace_end.val() & !self.stall.val() {
+            self.ending.d.next = true;
+        }
+        if self.start_end.val() {
+            self.end_started.d.next = true;
+        }
+
+        self.port_data.next = self.outbuf.port_data.val();
+        self.port_valid.next = self.outbuf.port_valid.val();
+        self.trace_done.next = (self.end_started.q.val() & !self.seq.busy.val()) & self.outbuf.empty.val();
+
+        if self.reset.val() {
+            self.dropping.d.next = false;
+            self.drop_gap.d.next = self.k_zero16.val();
+            self.lost.d.next = self.k_zero32.val();
+            self.ending.d.next = false;
+            self.end_started.d.next = false;
+        }
+    }
+}
