@@ -123,14 +123,18 @@ fn unbuildable_configurations_are_usage_errors() {
 #[test]
 fn exports_lint_clean_and_the_area_table_has_the_paper_configuration() {
     let dir = work("exports");
-    let out = streamtrace(&["verilog", "-c", "rsdc-32x4-128", "-c", "esdc-8x2-16,maxsl=31", "--lint", "-o", dir.to_str().unwrap()]);
+    let out = streamtrace(&["verilog", "-c", "rsdc-32x4-128", "-c", "esdc-8x2-16,maxsl=31", "-c", "pft", "--lint", "-o", dir.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out));
     let v = std::fs::read_to_string(dir.join("streamtrace_rsdc_32x4_128.v")).unwrap();
     assert!(v.contains("module streamtrace_rsdc_32x4_128("), "descriptive top module name");
     assert!(!v.contains('$') && !v.contains("module top"), "no `$` and no `top` in names");
     // The export in verilog-out/ is this very text (regenerate with `streamtrace verilog`).
     let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("verilog-out/streamtrace_rsdc_32x4_128.v");
-    assert_eq!(std::fs::read_to_string(committed).unwrap(), v, "verilog-out/ is stale: run `streamtrace verilog -c rsdc-32x4-128 -c esdc-32x4-128 -c bsdc-32x4-128`");
+    assert_eq!(std::fs::read_to_string(committed).unwrap(), v, "verilog-out/ is stale: run `streamtrace verilog -c rsdc-32x4-128 -c esdc-32x4-128 -c bsdc-32x4-128 -c pft`");
+    let pft = std::fs::read_to_string(dir.join("streamtrace_pft.v")).unwrap();
+    assert!(pft.contains("module streamtrace_pft(") && pft.contains("input wire  [31:0] next_pc;"), "pft's top and its extra ports");
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("verilog-out/streamtrace_pft.v");
+    assert_eq!(std::fs::read_to_string(committed).unwrap(), pft, "verilog-out/streamtrace_pft.v is stale: run `streamtrace verilog -c pft`");
     let out = streamtrace(&["area", "--json", "--configs", "rsdc-8x2-16,isa=arm", "--dir", dir.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
