@@ -153,24 +153,7 @@ impl HwConfig {
     /// configuration and of the buffers, e.g. `streamtrace_rsdc_32x4_128` or
     /// `streamtrace_rsdc_32x4_128_isa_arm_obuf_96`.
     pub fn module_name(&self) -> String {
-        let mut name = format!("streamtrace_{}", self.model.to_string().replace(['-', ',', '='], "_"));
-        let default = BufferConfig::default();
-        let b = &self.buffers;
-        let mut extra = |key: &str, v: String, d: String| {
-            if v != d {
-                name.push_str(&format!("_{key}_{v}"));
-            }
-        };
-        extra("sdb", self.sdb_depth.to_string(), default.sdb.unwrap_or(0).to_string());
-        extra("obuf", self.obuf_bits.to_string(), default.obuf.unwrap_or(0).to_string());
-        extra("port", b.port.to_string(), default.port.to_string());
-        extra("ratio", b.ratio.to_string(), default.ratio.to_string());
-        extra("svchit", b.svc_hit.to_string(), default.svc_hit.to_string());
-        extra("svcmiss", b.svc_miss.to_string(), default.svc_miss.to_string());
-        if b.policy == FullPolicy::Drop {
-            name.push_str("_drop");
-        }
-        name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
+        module_name(&self.model, &self.buffers, self.sdb_depth, self.obuf_bits)
     }
 
     /// The stored address field of an SDC entry for address `a` (software mirror of the
@@ -181,6 +164,28 @@ impl HwConfig {
         let upper = (masked as u64 >> self.inf_hi) as u32;
         (((upper as u64) << self.inf_lo) as u32 | lower) >> self.low
     }
+}
+
+/// A top-module name: scheme, geometry, then every non-default key of the configuration
+/// and of the buffers (SDB/job buffer depth `sdb`, output buffer `obuf`).
+pub fn module_name(model: &Config, b: &BufferConfig, sdb: u32, obuf: u32) -> String {
+    let mut name = format!("streamtrace_{}", model.to_string().replace(['-', ',', '='], "_"));
+    let default = BufferConfig::default();
+    let mut extra = |key: &str, v: String, d: String| {
+        if v != d {
+            name.push_str(&format!("_{key}_{v}"));
+        }
+    };
+    extra("sdb", sdb.to_string(), default.sdb.unwrap_or(0).to_string());
+    extra("obuf", obuf.to_string(), default.obuf.unwrap_or(0).to_string());
+    extra("port", b.port.to_string(), default.port.to_string());
+    extra("ratio", b.ratio.to_string(), default.ratio.to_string());
+    extra("svchit", b.svc_hit.to_string(), default.svc_hit.to_string());
+    extra("svcmiss", b.svc_miss.to_string(), default.svc_miss.to_string());
+    if b.policy == FullPolicy::Drop {
+        name.push_str("_drop");
+    }
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
 }
 
 #[cfg(test)]

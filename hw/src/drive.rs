@@ -21,21 +21,64 @@ pub struct CycleOutputs {
     pub trace_done: bool,
 }
 
-pub struct RtlSim {
-    uut: TraceModule,
+/// A top module the direct driver can run: reset and clock, the cycle's inputs, its outputs.
+pub trait DrivenTop: Block {
+    fn set_clock(&mut self, high: bool);
+    fn set_reset(&mut self, high: bool);
+    fn apply(&mut self, inp: &CycleInputs);
+    fn outputs(&self) -> CycleOutputs;
 }
 
-impl RtlSim {
-    /// Build, check and reset the module (one reset cycle).
-    pub fn new(h: &HwConfig) -> Result<RtlSim, String> {
-        let mut uut = TraceModule::new(h);
+impl DrivenTop for TraceModule {
+    fn set_clock(&mut self, high: bool) {
+        self.clock.next = Clock::from(high);
+    }
+
+    fn set_reset(&mut self, high: bool) {
+        self.reset.next = high;
+    }
+
+    fn apply(&mut self, inp: &CycleInputs) {
+        let r = inp.retire.unwrap_or_default();
+        self.retire_valid.next = inp.retire.is_some();
+        self.pc.next = (r.pc as u64).into();
+        self.branch_class.next = (r.class as u64).into();
+        self.taken.next = r.taken;
+        self.exception.next = r.exception;
+        self.trace_end.next = inp.trace_end;
+    }
+
+    fn outputs(&self) -> CycleOutputs {
+        CycleOutputs {
+            stall: self.stall.val(),
+            port_bits: self.port_valid.val().to_u32(),
+            port_data: self.port_data.val().to_u64(),
+            trace_done: self.trace_done.val(),
+        }
+    }
+}
+
+pub struct RtlSim<T: DrivenTop = TraceModule> {
+    uut: T,
+}
+
+impl RtlSim<TraceModule> {
+    /// Build, check and reset the SDC module (one reset cycle).
+    pub fn new(h: &HwConfig) -> Result<RtlSim<TraceModule>, String> {
+        RtlSim::start(TraceModule::new(h))
+    }
+}
+
+impl<T: DrivenTop> RtlSim<T> {
+    /// Connect, check and reset `uut` (one reset cycle).
+    pub fn start(mut uut: T) -> Result<RtlSim<T>, String> {
         uut.connect_all();
         check_all(&uut).map_err(|e| format!("rust-hdl design check failed: {e:?}"))?;
         let mut sim = RtlSim { uut };
-        sim.uut.reset.next = true;
+        sim.uut.set_reset(true);
         sim.settle()?;
         sim.clock()?;
-        sim.uut.reset.next = false;
+        sim.uut.set_reset(false);
         Ok(sim)
     }
 
@@ -48,28 +91,17 @@ impl RtlSim {
     }
 
     fn clock(&mut self) -> Result<(), String> {
-        self.uut.clock.next = Clock::from(true);
+        self.uut.set_clock(true);
         self.settle()?;
-        self.uut.clock.next = Clock::from(false);
+        self.uut.set_clock(false);
         self.settle()
     }
 
     /// One module cycle: apply the inputs, sample the outputs, clock.
     pub fn step(&mut self, inp: &CycleInputs) -> Result<CycleOutputs, String> {
-        let r = inp.retire.unwrap_or_default();
-        self.uut.retire_valid.next = inp.retire.is_some();
-        self.uut.pc.next = (r.pc as u64).into();
-        self.uut.branch_class.next = (r.class as u64).into();
-        self.uut.taken.next = r.taken;
-        self.uut.exception.next = r.exception;
-        self.uut.trace_end.next = inp.trace_end;
+        self.uut.apply(inp);
         self.settle()?;
-        let out = CycleOutputs {
-            stall: self.uut.stall.val(),
-            port_bits: self.uut.port_valid.val().to_u32(),
-            port_data: self.uut.port_data.val().to_u64(),
-            trace_done: self.uut.trace_done.val(),
-        };
+        let out = self.uut.outputs();
         self.clock()?;
         Ok(out)
     }

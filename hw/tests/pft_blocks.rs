@@ -2,7 +2,8 @@
 //! records (expanded to coder operations) equal the model front end's jobs instruction by
 //! instruction, with the direction predictor's answers supplied by the model's predictor.
 
-use std::path::PathBuf;
+mod common;
+
 
 use rust_hdl::prelude::*;
 use streamtrace_hw::pft::front::PftFrontEnd;
@@ -10,27 +11,9 @@ use streamtrace_hw::pft::{strip_info, JobRecord, PftHwConfig};
 use streamtrace_model::pft::predict::DirectionPredictor;
 use streamtrace_model::pft::PftFrontEnd as ModelFrontEnd;
 use streamtrace_model::{BufferConfig, Config, RetireEvent};
-use streamtrace_sim::sweep::programs_from_manifest;
-use streamtrace_sim::{SimError, StepOutcome};
-
-fn manifest() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../testbenches/programs/programs.json")
-}
 
 fn program_events(name: &str, max: u64) -> Vec<RetireEvent> {
-    let programs = programs_from_manifest(&manifest()).unwrap();
-    let p = programs.iter().find(|p| p.name == name).unwrap_or_else(|| panic!("{name} is not in the manifest"));
-    let mut machine = p.machine().unwrap();
-    let mut events = Vec::new();
-    let mut hook = |ev: &RetireEvent, _: &[streamtrace_sim::MemAccess]| events.push(*ev);
-    while machine.retired < max {
-        match machine.step(&mut hook) {
-            Ok(StepOutcome::Running) => {}
-            Ok(StepOutcome::Exited(_)) | Err(SimError::InstructionLimit { .. }) => break,
-            Err(e) => panic!("{name}: {e} after {} instructions", machine.retired),
-        }
-    }
-    events
+    common::program_events(name, max).into_iter().map(|(e, _)| e).collect()
 }
 
 fn lcg(s: &mut u64) -> u64 {

@@ -3,39 +3,17 @@
 //! program traces, under the stall and drop policies, with periodic syncs; the export lints
 //! clean. A corrupted expectation must be caught.
 
+mod common;
+
 use std::path::PathBuf;
 
 use streamtrace_hw::cosim::{cosimulate_pft, Verdict};
 use streamtrace_hw::golden::{expected_run, Expected};
 use streamtrace_hw::pft::{compare_with_model, export_verilog, PftHwConfig};
 use streamtrace_hw::tools::verilator_lint;
+use common::program_events;
 use streamtrace_model::RetireEvent;
-use streamtrace_sim::sweep::programs_from_manifest;
-use streamtrace_sim::{SimError, StepOutcome};
 
-fn manifest() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../testbenches/programs/programs.json")
-}
-
-/// Retire events of a test program at IPC 1.
-fn program_events(name: &str, max: u64) -> Vec<(RetireEvent, u64)> {
-    let programs = programs_from_manifest(&manifest()).unwrap();
-    let p = programs.iter().find(|p| p.name == name).unwrap_or_else(|| panic!("{name} is not in the manifest"));
-    let mut machine = p.machine().unwrap();
-    let mut events: Vec<(RetireEvent, u64)> = Vec::new();
-    let mut hook = |ev: &RetireEvent, _: &[streamtrace_sim::MemAccess]| {
-        let n = events.len() as u64;
-        events.push((*ev, n));
-    };
-    while machine.retired < max {
-        match machine.step(&mut hook) {
-            Ok(StepOutcome::Running) => {}
-            Ok(StepOutcome::Exited(_)) | Err(SimError::InstructionLimit { .. }) => break,
-            Err(e) => panic!("{name}: {e} after {} instructions", machine.retired),
-        }
-    }
-    events
-}
 
 fn hw(cfg: &str, buffers: &str) -> PftHwConfig {
     PftHwConfig::new(&cfg.parse().unwrap(), &buffers.parse().unwrap()).unwrap()

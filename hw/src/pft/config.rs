@@ -102,22 +102,7 @@ impl PftHwConfig {
 
     /// The Verilog top-module name (as `HwConfig::module_name`).
     pub fn module_name(&self) -> String {
-        let mut name = format!("streamtrace_{}", self.model.to_string().replace(['-', ',', '='], "_"));
-        let default = BufferConfig::default();
-        let b = &self.buffers;
-        let mut extra = |key: &str, v: String, d: String| {
-            if v != d {
-                name.push_str(&format!("_{key}_{v}"));
-            }
-        };
-        extra("sdb", self.sdb_depth.to_string(), default.sdb.unwrap_or(0).to_string());
-        extra("obuf", self.obuf_bits.to_string(), default.obuf.unwrap_or(0).to_string());
-        extra("port", b.port.to_string(), default.port.to_string());
-        extra("ratio", b.ratio.to_string(), default.ratio.to_string());
-        if b.policy == FullPolicy::Drop {
-            name.push_str("_drop");
-        }
-        name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
+        crate::config::module_name(&self.model, &self.buffers, self.sdb_depth, self.obuf_bits)
     }
 }
 

@@ -1,16 +1,14 @@
-//! Direct-drive RustHDL simulation of the pft module and its export, as hw/src/drive.rs
-//! and hw/src/verilog.rs do for the SDC module.
+//! The pft module in the direct driver of hw/src/drive.rs, and its export (as
+//! hw/src/verilog.rs exports the SDC module).
 
 use rust_hdl::prelude::*;
 use streamtrace_model::RetireEvent;
 
 use super::top::PftTraceModule;
 use super::PftHwConfig;
-use crate::drive::{run_against, Agreement, CycleOutputs, Mismatch};
+use crate::drive::{run_against, Agreement, CycleOutputs, DrivenTop, Mismatch, RtlSim};
 use crate::golden::{expected_run, CycleInputs, Stimulus};
 use crate::verilog::sanitize;
-
-const SETTLE_ITERS: usize = 500;
 
 /// The Verilog of one pft configuration, its top module named `h.module_name()`.
 pub fn export_verilog(h: &PftHwConfig) -> Result<String, String> {
@@ -29,57 +27,34 @@ pub fn export_verilog(h: &PftHwConfig) -> Result<String, String> {
     Ok(sanitize(&raw, &h.module_name(), &header))
 }
 
-pub struct PftRtlSim {
-    uut: PftTraceModule,
-}
-
-impl PftRtlSim {
-    pub fn new(h: &PftHwConfig) -> Result<PftRtlSim, String> {
-        let mut uut = PftTraceModule::new(h);
-        uut.connect_all();
-        check_all(&uut).map_err(|e| format!("rust-hdl design check failed: {e:?}"))?;
-        let mut sim = PftRtlSim { uut };
-        sim.uut.reset.next = true;
-        sim.settle()?;
-        sim.clock()?;
-        sim.uut.reset.next = false;
-        Ok(sim)
+impl DrivenTop for PftTraceModule {
+    fn set_clock(&mut self, high: bool) {
+        self.clock.next = Clock::from(high);
     }
 
-    fn settle(&mut self) -> Result<(), String> {
-        if simulate(&mut self.uut, SETTLE_ITERS) {
-            Ok(())
-        } else {
-            Err("the design did not settle (combinational loop?)".into())
-        }
+    fn set_reset(&mut self, high: bool) {
+        self.reset.next = high;
     }
 
-    fn clock(&mut self) -> Result<(), String> {
-        self.uut.clock.next = Clock::from(true);
-        self.settle()?;
-        self.uut.clock.next = Clock::from(false);
-        self.settle()
-    }
-
-    pub fn step(&mut self, inp: &CycleInputs) -> Result<CycleOutputs, String> {
+    fn apply(&mut self, inp: &CycleInputs) {
         let r: Stimulus = inp.retire.unwrap_or_default();
-        self.uut.retire_valid.next = inp.retire.is_some();
-        self.uut.pc.next = (r.pc as u64).into();
-        self.uut.insn.next = (r.insn as u64).into();
-        self.uut.branch_class.next = (r.class as u64).into();
-        self.uut.taken.next = r.taken;
-        self.uut.exception.next = r.exception;
-        self.uut.next_pc.next = (r.next_pc as u64).into();
-        self.uut.trace_end.next = inp.trace_end;
-        self.settle()?;
-        let out = CycleOutputs {
-            stall: self.uut.stall.val(),
-            port_bits: self.uut.port_valid.val().to_u32(),
-            port_data: self.uut.port_data.val().to_u64(),
-            trace_done: self.uut.trace_done.val(),
-        };
-        self.clock()?;
-        Ok(out)
+        self.retire_valid.next = inp.retire.is_some();
+        self.pc.next = (r.pc as u64).into();
+        self.insn.next = (r.insn as u64).into();
+        self.branch_class.next = (r.class as u64).into();
+        self.taken.next = r.taken;
+        self.exception.next = r.exception;
+        self.next_pc.next = (r.next_pc as u64).into();
+        self.trace_end.next = inp.trace_end;
+    }
+
+    fn outputs(&self) -> CycleOutputs {
+        CycleOutputs {
+            stall: self.stall.val(),
+            port_bits: self.port_valid.val().to_u32(),
+            port_data: self.port_data.val().to_u64(),
+            trace_done: self.trace_done.val(),
+        }
     }
 }
 
@@ -87,6 +62,6 @@ impl PftRtlSim {
 pub fn compare_with_model(h: &PftHwConfig, events: &[(RetireEvent, u64)]) -> Result<Agreement, Mismatch> {
     let exp = expected_run(&h.model, &h.buffers, events).map_err(|e| Mismatch { cycle: 0, what: format!("model: {e}") })?;
     let stimuli: Vec<Stimulus> = events.iter().map(|(e, c)| Stimulus::from_event(e, *c)).collect();
-    let mut sim = PftRtlSim::new(h).map_err(|what| Mismatch { cycle: 0, what })?;
+    let mut sim = RtlSim::start(PftTraceModule::new(h)).map_err(|what| Mismatch { cycle: 0, what })?;
     run_against(&mut |inp| sim.step(inp), &stimuli, &exp)
 }
