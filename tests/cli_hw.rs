@@ -65,7 +65,7 @@ fn cosim(config: &str, prog: &str, args: &[&str], extra: &[&str]) -> Output {
 fn committed_configurations_agree_with_the_model_on_test_programs() {
     let programs = manifest();
     assert!(programs.len() >= 14, "the manifest lists {} programs", programs.len());
-    for config in ["rsdc-32x4-128", "esdc-32x4-128", "bsdc-32x4-128"] {
+    for config in ["rsdc-32x4-128", "esdc-32x4-128", "bsdc-32x4-128", "pft"] {
         let dir = work(config);
         for (elf, args) in &programs {
             let out = cosim_program(config, elf, args, "100000", &dir);
@@ -173,7 +173,7 @@ fn pft_memory_bits_equal_the_models_table_bits() {
 #[test]
 #[ignore]
 fn soak_every_program_every_committed_configuration() {
-    for config in ["rsdc-32x4-128", "esdc-32x4-128", "bsdc-32x4-128"] {
+    for config in ["rsdc-32x4-128", "esdc-32x4-128", "bsdc-32x4-128", "pft"] {
         let dir = work(&format!("soak_{config}"));
         for (elf, args) in &manifest() {
             let out = cosim_program(config, elf, args, "1000000", &dir);
