@@ -7607,7 +7607,7 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
     localparam  k_obuf = 16'h50;
     localparam  k_queue_bits = 16'h200;
     localparam  k_sixty_four = 16'h40;
-    localparam  k_queue_mask = 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff000000000000000000000000000000000000;
+    localparam  k_queue_mask = 512'hffffffffffffffffffffffffffffffffffffffffffffffffffff0000000000000000000000000000000000000000000000000000000000000000000000000000;
     localparam  k_zero16 = 16'h0;
     localparam  k_one16 = 16'h1;
     localparam  k_zero_queue = 512'h0;

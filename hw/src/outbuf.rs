@@ -69,13 +69,15 @@ pub const LONGEST_RECORD: usize = 288;
 
 impl OutputBuffer {
     pub fn new(h: &HwConfig) -> OutputBuffer {
-        OutputBuffer::with(&h.buffers, h.obuf_bits)
+        OutputBuffer::with(&h.buffers, h.obuf_bits, LONGEST_RECORD)
     }
 
-    /// For any scheme: the port, ratio and output buffer of `buffers`, `obuf_bits` deep.
-    pub fn with(buffers: &BufferConfig, obuf_bits: u32) -> OutputBuffer {
+    /// For any scheme: the port, ratio and output buffer of `buffers`, `obuf_bits` deep,
+    /// behind which at most `longest_record` bits wait (pft: one coder operation's bytes).
+    pub fn with(buffers: &BufferConfig, obuf_bits: u32, longest_record: usize) -> OutputBuffer {
+        assert!(longest_record <= RECORD_BITS);
         let c16 = |v: u64| Constant::new(v.into());
-        let live = (obuf_bits as usize + LONGEST_RECORD).min(QUEUE_BITS);
+        let live = (obuf_bits as usize + longest_record).min(QUEUE_BITS);
         let mut mask: Bits<QUEUE_BITS> = Default::default();
         for i in QUEUE_BITS - live..QUEUE_BITS {
             mask = mask.replace_bit(i, true);

@@ -14,6 +14,7 @@ use super::front::PftFrontEnd;
 use super::jobbuf::JobBuffer;
 use super::seq::JobSequencer;
 use super::tage::DirectionPredictorBlock;
+use super::config::OP_BYTES_MAX;
 use super::{PftHwConfig, ESC_END, ESC_OVERFLOW};
 use crate::config::RECORD_BITS;
 use crate::outbuf::OutputBuffer;
@@ -89,7 +90,7 @@ impl PftTraceModule {
             jobs: JobBuffer::new(h.sdb_depth as usize),
             seq: JobSequencer::new(h),
             coder: PftRangeCoder::new(h),
-            outbuf: OutputBuffer::with(&h.buffers, h.obuf_bits),
+            outbuf: OutputBuffer::with(&h.buffers, h.obuf_bits, 8 * OP_BYTES_MAX),
             dropping: Default::default(),
             drop_gap: Default::default(),
             lost: Default::default(),
