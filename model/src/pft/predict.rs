@@ -53,6 +53,24 @@ fn entry_ctr(e: Entry) -> u32 {
     (e >> CTR_SHIFT) & 7
 }
 
+/// Calls `$body` with the const `$t` equal to `$n` (0..=8 tagged tables).
+macro_rules! dispatch_tables {
+    ($n:expr, $t:ident => $body:expr) => {
+        match $n {
+            0 => { const $t: usize = 0; $body }
+            1 => { const $t: usize = 1; $body }
+            2 => { const $t: usize = 2; $body }
+            3 => { const $t: usize = 3; $body }
+            4 => { const $t: usize = 4; $body }
+            5 => { const $t: usize = 5; $body }
+            6 => { const $t: usize = 6; $body }
+            7 => { const $t: usize = 7; $body }
+            // At most 8 (`PftParams::hlen` has 8 entries).
+            _ => { const $t: usize = 8; $body }
+        }
+    };
+}
+
 /// What one prediction looked at, kept for the update.
 #[derive(Clone, Copy, Debug, Default)]
 struct Lookup {
@@ -76,13 +94,10 @@ pub struct DirectionPredictor {
     entries: Vec<Entry>,
     tables: usize,
     tsize: usize,
-    hlen: Vec<u32>,
+    /// History lengths; 0 past the tables in use.
+    hlen: [u32; 8],
     index_bits: u32,
     tag_bits: u32,
-    /// Words of `Lanes` in use (1 for up to four tables).
-    words: usize,
-    /// Bit 0 of the lanes of the tables in use.
-    lane_ones: Lanes,
     /// Global history of direction outcomes, newest in bit 0.
     history: u64,
     /// `fold(history, L_i, n)` in lane i for n = index bits, tag bits, tag bits - 1, kept up
@@ -110,10 +125,6 @@ impl DirectionPredictor {
         let tables = hlen.len();
         let e = p.tsize.trailing_zeros();
         let widths = [e, p.tag, p.tag - 1];
-        let mut lane_ones = [0; 2];
-        for i in 0..tables {
-            lane_ones[i / 4] |= 1 << (16 * (i % 4));
-        }
         let exits = (0..1usize << tables)
             .map(|set| {
                 let mut x = [[0; 2]; 3];
@@ -132,11 +143,9 @@ impl DirectionPredictor {
             entries: vec![ENTRY_EMPTY; tables * p.tsize as usize],
             tables,
             tsize: p.tsize as usize,
-            hlen,
+            hlen: std::array::from_fn(|i| hlen.get(i).copied().unwrap_or(0)),
             index_bits: e,
             tag_bits: p.tag,
-            words: tables.div_ceil(4),
-            lane_ones,
             history: 0,
             folds: [[0; 2]; 3],
             exits,
@@ -169,6 +178,20 @@ impl DirectionPredictor {
     /// without branches; the update needs the indices and tags above the provider.
     #[inline]
     pub fn predict(&mut self, iw_addr: u32) -> (bool, usize) {
+        dispatch_tables!(self.tables, T => self.predict_n::<T>(iw_addr))
+    }
+
+    /// Update with the outcome of the branch last predicted.
+    #[inline]
+    pub fn update(&mut self, taken: bool) {
+        dispatch_tables!(self.tables, T => self.update_n::<T>(taken))
+    }
+
+    /// `predict` with `T` tagged tables (the loops over tables unroll, lane positions are
+    /// constants).
+    #[inline(always)]
+    fn predict_n<const T: usize>(&mut self, iw_addr: u32) -> (bool, usize) {
+        debug_assert_eq!(T, self.tables);
         let h = hashed_pc(iw_addr);
         let e = self.index_bits;
         let w = self.tag_bits;
@@ -183,25 +206,25 @@ impl DirectionPredictor {
         let [fe, fw, fw1] = &self.folds;
         let mut index = [0; 2];
         let mut tag = [0; 2];
-        for k in 0..self.words.min(2) {
+        for k in 0..T.div_ceil(4) {
             index[k] = hi ^ fe[k];
             tag[k] = ht ^ fw[k] ^ (fw1[k] << 1);
         }
         let mut hits = 0u32;
         let mut useful = 0u32;
         let mut ctrs = 0u32;
-        for (i, table) in self.entries.chunks_exact(self.tsize).enumerate() {
+        for i in 0..T {
             debug_assert_eq!(
                 [lane(fe, i), lane(fw, i), lane(fw1, i)],
                 [fold(self.history, self.hlen[i], e), fold(self.history, self.hlen[i], w), fold(self.history, self.hlen[i], w - 1)]
             );
-            let entry = table[lane(&index, i) as usize];
+            let entry = self.entries[i * self.tsize + lane(&index, i) as usize];
             hits |= ((entry & 0xFFFF == lane(&tag, i)) as u32) << i;
             useful |= ((entry & USEFUL != 0) as u32) << i;
             ctrs |= entry_ctr(entry) << (4 * i);
         }
         let (provider, pred, alt, ctx) = if hits == 0 {
-            (self.tables, base_pred, base_pred, base_ctx)
+            (T, base_pred, base_pred, base_ctx)
         } else {
             let p = 31 - hits.leading_zeros();
             let c = (ctrs >> (4 * p)) & 7;
@@ -215,13 +238,13 @@ impl DirectionPredictor {
         (pred, ctx)
     }
 
-    /// Update with the outcome of the branch last predicted.
-    #[inline]
-    pub fn update(&mut self, taken: bool) {
+    /// `update` with `T` tagged tables.
+    #[inline(always)]
+    fn update_n<const T: usize>(&mut self, taken: bool) {
         let l = &self.last;
         let tsize = self.tsize;
         let p = l.provider;
-        if p < self.tables {
+        if p < T {
             let e = &mut self.entries[p * tsize + lane(&l.index, p) as usize];
             let c = entry_ctr(*e);
             let c = if taken { (c + 1).min(7) } else { c.saturating_sub(1) };
@@ -237,28 +260,30 @@ impl DirectionPredictor {
         if l.pred != taken {
             // Allocate in the first table above the provider whose entry is not useful; if
             // there is none, those entries all lose their useful bit.
-            let start = if p < self.tables { p + 1 } else { 0 };
-            let above = ((1u32 << self.tables) - 1) & !((1u32 << start) - 1);
+            let start = if p < T { p + 1 } else { 0 };
+            let above = ((1u32 << T) - 1) & !((1u32 << start) - 1);
             let free = above & !l.useful;
             if free != 0 {
                 let j = free.trailing_zeros() as usize;
                 let ctr = if taken { 4 } else { 3 };
                 self.entries[j * tsize + lane(&l.index, j) as usize] = lane(&l.tag, j) | (ctr << CTR_SHIFT);
             } else {
-                for j in start..self.tables {
+                for j in start..T {
                     self.entries[j * tsize + lane(&l.index, j) as usize] &= !USEFUL;
                 }
             }
         }
         // The outcome at position L_i - 1 leaves the window of table i.
         let mut leaving = 0;
-        for (i, &len) in self.hlen.iter().enumerate() {
-            leaving |= (((self.history >> (len - 1)) & 1) as usize) << i;
+        for i in 0..T {
+            leaving |= (((self.history >> (self.hlen[i] - 1)) & 1) as usize) << i;
         }
         let x = &self.exits[leaving];
         let widths = [self.index_bits, self.tag_bits, self.tag_bits - 1];
-        for k in 0..self.words.min(2) {
-            let new = if taken { self.lane_ones[k] } else { 0 };
+        for k in 0..T.div_ceil(4) {
+            // Bit 0 of the lanes in use in word k.
+            let ones = LANE_ONES >> (16 * (4 - (T - 4 * k).min(4)));
+            let new = if taken { ones } else { 0 };
             for (r, &n) in widths.iter().enumerate() {
                 self.folds[r][k] = shift_folds(self.folds[r][k], n, new, x[r][k]);
             }
@@ -297,7 +322,8 @@ impl ReturnAddressStack {
         if n == 0 {
             return;
         }
-        self.top = (self.top + 1) % n;
+        // (top + 1) mod n without a division.
+        self.top = if self.top + 1 == n { 0 } else { self.top + 1 };
         self.entries[self.top] = a;
         self.count = (self.count + 1).min(n);
     }
@@ -319,7 +345,8 @@ impl ReturnAddressStack {
         }
         let a = self.entries[self.top];
         let n = self.entries.len();
-        self.top = (self.top + n - 1) % n;
+        // (top - 1) mod n without a division.
+        self.top = if self.top == 0 { n - 1 } else { self.top - 1 };
         self.count -= 1;
         a
     }
