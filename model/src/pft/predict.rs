@@ -280,12 +280,11 @@ impl DirectionPredictor {
         }
         let x = &self.exits[leaving];
         let widths = [self.index_bits, self.tag_bits, self.tag_bits - 1];
-        for k in 0..T.div_ceil(4) {
-            // Bit 0 of the lanes in use in word k.
-            let ones = LANE_ONES >> (16 * (4 - (T - 4 * k).min(4)));
-            let new = if taken { ones } else { 0 };
-            for (r, &n) in widths.iter().enumerate() {
-                self.folds[r][k] = shift_folds(self.folds[r][k], n, new, x[r][k]);
+        for ((folds, exits), &n) in self.folds.iter_mut().zip(x).zip(&widths) {
+            for (k, (f, &exit)) in folds.iter_mut().zip(exits).enumerate().take(T.div_ceil(4)) {
+                // Bit 0 of the lanes in use in word k.
+                let ones = LANE_ONES >> (16 * (4 - (T - 4 * k).min(4)));
+                *f = shift_folds(*f, n, if taken { ones } else { 0 }, exit);
             }
         }
         self.history = (self.history << 1) | taken as u64;
