@@ -107,6 +107,29 @@ impl BlockCache {
 
 const BLOCK_CACHE_SLOTS: usize = 1 << 12;
 
+impl From<CoderError> for DecodeError {
+    #[cold]
+    fn from(e: CoderError) -> DecodeError {
+        match e {
+            CoderError::Truncated { at } => DecodeError::Truncated { offset: at as u64 * 8 },
+            CoderError::BadStuffing { at } => DecodeError::Corrupt {
+                reason: "the byte after 14 zero bytes is not the stuffing byte 0x01".into(),
+                offset: at as u64 * 8,
+            },
+            CoderError::RawOutOfRange { at } => DecodeError::Corrupt {
+                reason: "a raw field decodes to a value wider than the field".into(),
+                offset: at as u64 * 8,
+            },
+        }
+    }
+}
+
+/// The coder of a new segment reads its first bytes (cold: once per segment).
+#[cold]
+fn start_coder<'c>(slot: &'c mut Option<RangeDecoder>, bytes: &[u8], pos: usize) -> Result<&'c mut RangeDecoder, CoderError> {
+    Ok(slot.insert(RangeDecoder::new(bytes, pos)?))
+}
+
 /// The pft decoder. Addresses go to a sink; [`PftDecoder::next_element`] returns the typed
 /// events between them (exception, sync, overflow, end).
 pub struct PftDecoder<'a, I: ProgramImage + ?Sized> {
@@ -172,60 +195,46 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         self.coder = None;
     }
 
-    fn coder_error(&self, e: CoderError) -> DecodeError {
-        match e {
-            CoderError::Truncated { at } => DecodeError::Truncated { offset: at as u64 * 8 },
-            CoderError::BadStuffing { at } => DecodeError::Corrupt {
-                reason: "the byte after 14 zero bytes is not the stuffing byte 0x01".into(),
-                offset: at as u64 * 8,
-            },
-            CoderError::RawOutOfRange { at } => DecodeError::Corrupt {
-                reason: "a raw field decodes to a value wider than the field".into(),
-                offset: at as u64 * 8,
-            },
-        }
-    }
-
-    /// One coder operation: starts the segment's coder if needed, maps coder errors.
+    /// The segment's coder, started if needed. Coder errors are small (`CoderError`); `?`
+    /// turns them into a `DecodeError` where it leaves the hot path.
     #[inline]
-    fn step<T>(
-        &mut self,
-        op: impl FnOnce(&mut RangeDecoder, &[u8], &mut [Prob]) -> Result<T, CoderError>,
-    ) -> Result<T, DecodeError> {
+    fn coder(&mut self) -> Result<&mut RangeDecoder, CoderError> {
         if self.coder.is_none() {
-            self.start_coder()?;
+            start_coder(&mut self.coder, self.bytes, self.segment)?;
         }
-        let coder = self.coder.as_mut().expect("started above");
-        let r = op(coder, self.bytes, &mut self.probs);
-        r.map_err(|e| self.coder_error(e))
-    }
-
-    /// The coder of a new segment reads its first bytes (cold: once per segment).
-    #[cold]
-    fn start_coder(&mut self) -> Result<(), DecodeError> {
-        let c = RangeDecoder::new(self.bytes, self.segment).map_err(|e| self.coder_error(e))?;
-        self.coder = Some(c);
-        Ok(())
+        // Started above; the error is unreachable (and panic-free).
+        self.coder.as_mut().ok_or(CoderError::Truncated { at: self.segment })
     }
 
     #[inline]
-    fn bit(&mut self, ctx: usize) -> Result<bool, DecodeError> {
+    fn bit(&mut self, ctx: usize) -> Result<bool, CoderError> {
         let rate = self.state.params.rate;
-        self.step(|c, bytes, probs| c.bit(&mut probs[ctx], rate, bytes))
+        let bytes = self.bytes;
+        // Disjoint fields: the coder and the context probabilities.
+        let coder = match &mut self.coder {
+            Some(c) => c,
+            None => start_coder(&mut self.coder, bytes, self.segment)?,
+        };
+        coder.bit(&mut self.probs[ctx], rate, bytes)
     }
 
     /// A raw field of `n <= 32` bits (two coder steps above 16).
-    fn raw(&mut self, n: u32) -> Result<u32, DecodeError> {
-        self.step(|c, bytes, _| c.raw_wide(n, bytes))
+    #[inline]
+    fn raw(&mut self, n: u32) -> Result<u32, CoderError> {
+        let bytes = self.bytes;
+        self.coder()?.raw_wide(n, bytes)
     }
 
     /// The escape branch of the next slot symbol.
-    fn slot_escape(&mut self) -> Result<bool, DecodeError> {
-        self.step(|c, bytes, _| c.slot_escape(bytes))
+    #[inline]
+    fn slot_escape(&mut self) -> Result<bool, CoderError> {
+        let bytes = self.bytes;
+        self.coder()?.slot_escape(bytes)
     }
 
-    fn bit_fixed(&mut self, p: u16) -> Result<bool, DecodeError> {
-        self.step(|c, bytes, _| c.bit_fixed(p, bytes))
+    fn bit_fixed(&mut self, p: u16) -> Result<bool, CoderError> {
+        let bytes = self.bytes;
+        self.coder()?.bit_fixed(p, bytes)
     }
 
     fn address(&mut self) -> Result<u32, DecodeError> {
@@ -266,15 +275,6 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         Ok(())
     }
 
-    fn deliver<S: AddressSink + ?Sized>(&mut self, addrs: &[u32], sink: &mut S, offset: u64) -> Result<(), DecodeError> {
-        self.instructions += addrs.len() as u64;
-        if self.instructions > self.instruction_limit {
-            return Err(DecodeError::InstructionLimit { limit: self.instruction_limit, offset });
-        }
-        sink.addresses(addrs);
-        Ok(())
-    }
-
     /// Walk `n` instructions of the block at `pc` as the prefix of an escape; the `n`-th is
     /// the excepting instruction when `exception` (its pushes are not applied). The caller
     /// sets the next address (the vector) or stops.
@@ -289,23 +289,23 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
             return Ok(());
         }
         let image = self.image;
-        let block = self.cache.get(image, self.pc).clone();
+        let pc = self.pc;
+        let block = self.cache.get(image, pc);
+        let len = block.addrs.len() as u32;
         let non_slot = match block.end {
-            BlockEnd::Slot { .. } => block.addrs.len() as u32 - 1,
-            _ => block.addrs.len() as u32,
+            BlockEnd::Slot { .. } => len - 1,
+            _ => len,
         };
         // Instructions before the excepting one must not be slots; the excepting one may be.
-        let allowed = if exception { (non_slot + 1).min(block.addrs.len() as u32) } else { non_slot };
+        let allowed = if exception { (non_slot + 1).min(len) } else { non_slot };
         if n > allowed {
             return Err(match block.end {
-                BlockEnd::Error { at, misaligned: false } if n > block.addrs.len() as u32 => {
-                    DecodeError::OutsideImage { addr: self.pc, at, offset }
-                }
-                BlockEnd::Error { at, misaligned: true } if n > block.addrs.len() as u32 => {
+                BlockEnd::Error { at, misaligned: false } if n > len => DecodeError::OutsideImage { addr: pc, at, offset },
+                BlockEnd::Error { at, misaligned: true } if n > len => {
                     DecodeError::ImageMismatch { reason: format!("misaligned ARM address {at:#010x}"), offset }
                 }
                 _ => DecodeError::Corrupt {
-                    reason: format!("escape after {n} instructions from {:#010x}, but a prediction point comes first", self.pc),
+                    reason: format!("escape after {n} instructions from {pc:#010x}, but a prediction point comes first"),
                     offset,
                 },
             });
@@ -316,7 +316,11 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
                 self.state.ras.push(ra);
             }
         }
-        self.deliver(&block.addrs[..n as usize], sink, offset)?;
+        self.instructions += n as u64;
+        if self.instructions > self.instruction_limit {
+            return Err(DecodeError::InstructionLimit { limit: self.instruction_limit, offset });
+        }
+        sink.addresses(&block.addrs[..n as usize]);
         self.state.gap = 0;
         Ok(())
     }

@@ -261,6 +261,16 @@ impl RangeDecoder {
 
     #[inline]
     fn normalize(&mut self, bytes: &[u8]) -> Result<(), CoderError> {
+        if self.range < TOP {
+            self.refill(bytes)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The byte shifts of `normalize`, out of line: most decisions need none.
+    #[inline(never)]
+    fn refill(&mut self, bytes: &[u8]) -> Result<(), CoderError> {
         while self.range < TOP {
             shift_state(&mut self.low, &mut self.range, &mut self.pending);
             self.range <<= 8;

@@ -371,7 +371,7 @@ impl PftState {
     /// Index of a target context in `probs`.
     #[inline]
     pub fn target_ctx(&self, which: usize) -> usize {
-        DirectionPredictor::contexts(self.params.tables()) + which
+        DirectionPredictor::contexts(self.dir.tables()) + which
     }
 
     /// Target prediction of a taken target point: (predicted address, context). Returns

@@ -27,23 +27,62 @@ pub fn fold(g: u64, len: u32, n: u32) -> u32 {
     f as u32
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct TaggedEntry {
-    /// 3-bit signed counter, -4..=3; taken when >= 0.
-    ctr: i8,
-    tag: u16,
-    useful: bool,
+/// Sixteen-bit lanes, one per tagged table: table `i` in bits `16 * (i % 4)..` of word
+/// `i / 4`. The folded registers, indices and tags of all tables are kept in lanes so that
+/// one word operation serves up to four tables (index bits <= 12 and tag bits <= 15 fit).
+type Lanes = [u64; 2];
+
+/// Bit 0 of each lane.
+const LANE_ONES: u64 = 0x0001_0001_0001_0001;
+
+#[inline]
+fn lane(x: &Lanes, i: usize) -> u32 {
+    ((x[i / 4] >> (16 * (i % 4))) & 0xFFFF) as u32
+}
+
+/// A tagged-table entry packed in one word: the tag in bits 0..16, the 3-bit counter
+/// (-4..=3, taken when >= 0) plus 4 in bits 16..19, the useful bit in bit 19.
+type Entry = u32;
+const CTR_SHIFT: u32 = 16;
+const USEFUL: Entry = 1 << 19;
+/// Counter 0 (weakly taken), tag 0, not useful.
+const ENTRY_EMPTY: Entry = 4 << CTR_SHIFT;
+
+#[inline]
+fn entry_ctr(e: Entry) -> u32 {
+    (e >> CTR_SHIFT) & 7
+}
+
+/// Calls `$body` with the const `$t` equal to `$n` (0..=8 tagged tables).
+macro_rules! dispatch_tables {
+    ($n:expr, $t:ident => $body:expr) => {
+        match $n {
+            0 => { const $t: usize = 0; $body }
+            1 => { const $t: usize = 1; $body }
+            2 => { const $t: usize = 2; $body }
+            3 => { const $t: usize = 3; $body }
+            4 => { const $t: usize = 4; $body }
+            5 => { const $t: usize = 5; $body }
+            6 => { const $t: usize = 6; $body }
+            7 => { const $t: usize = 7; $body }
+            // At most 8 (`PftParams::hlen` has 8 entries).
+            _ => { const $t: usize = 8; $body }
+        }
+    };
 }
 
 /// What one prediction looked at, kept for the update.
 #[derive(Clone, Copy, Debug, Default)]
 struct Lookup {
-    provider: Option<usize>,
+    /// The providing table, or the number of tables (the base table provided).
+    provider: usize,
     pred: bool,
     alt: bool,
     base_index: usize,
-    index: [u16; 8],
-    tag: [u16; 8],
+    /// Bit i: table i's entry was useful.
+    useful: u32,
+    index: Lanes,
+    tag: Lanes,
 }
 
 /// TAGE-like direction predictor: a bimodal base table and up to 8 tagged tables indexed
@@ -51,61 +90,80 @@ struct Lookup {
 #[derive(Clone, Debug)]
 pub struct DirectionPredictor {
     base: Vec<u8>,
-    tables: Vec<Vec<TaggedEntry>>,
-    hlen: Vec<u32>,
+    /// The tagged tables one after the other, `tsize` entries each.
+    entries: Vec<Entry>,
+    tables: usize,
+    tsize: usize,
+    /// History lengths; 0 past the tables in use.
+    hlen: [u32; 8],
     index_bits: u32,
     tag_bits: u32,
     /// Global history of direction outcomes, newest in bit 0.
     history: u64,
-    /// Per table, `fold(history, L_i, n)` for n = index bits, tag bits, tag bits - 1, kept
-    /// up to date at each history shift as hardware does (circular folded registers); the
+    /// `fold(history, L_i, n)` in lane i for n = index bits, tag bits, tag bits - 1, kept up
+    /// to date at each history shift as hardware does (circular folded registers); the
     /// values equal the definition in section 11.3, checked in debug builds.
-    folds: Vec<[u32; 3]>,
-    /// Where the outcome leaving table i's window lands in each folded register (len mod n).
-    fold_exits: Vec<[u32; 3]>,
+    folds: [Lanes; 3],
+    /// For each set of tables whose window the oldest outcome leaves (bit i: table i), the
+    /// bits it flips in the three folded registers: the leaving outcome lands at `L_i mod n`.
+    exits: Vec<[Lanes; 3]>,
     last: Lookup,
 }
 
-/// One history shift of a folded register of width `n` over the last `len` outcomes:
-/// rotate left by one within `n` bits, add the new outcome at bit 0, and remove the outcome
-/// that just left the window (now at position `len`, folded to `len mod n`).
+/// One history shift of the folded registers of width `n` in every lane: rotate left by
+/// one within `n` bits, add the new outcome at bit 0 (`new`: bit 0 of the lanes, or 0), and
+/// flip the bits of the outcomes that just left the windows (`exit`).
 #[inline]
-fn shift_fold(f: u32, n: u32, exit: u32, new: bool, leaving: bool) -> u32 {
-    let mask = (1u32 << n) - 1;
-    let rotated = ((f << 1) | (f >> (n - 1))) & mask;
-    rotated ^ new as u32 ^ ((leaving as u32) << exit)
+fn shift_folds(f: u64, n: u32, new: u64, exit: u64) -> u64 {
+    let top = f & (LANE_ONES << (n - 1));
+    (((f ^ top) << 1) | (top >> (n - 1))) ^ new ^ exit
 }
 
 impl DirectionPredictor {
     pub fn new(p: &PftParams) -> Self {
         let hlen: Vec<u32> = p.history_lengths().to_vec();
+        let tables = hlen.len();
+        let e = p.tsize.trailing_zeros();
+        let widths = [e, p.tag, p.tag - 1];
+        let exits = (0..1usize << tables)
+            .map(|set| {
+                let mut x = [[0; 2]; 3];
+                for (i, &l) in hlen.iter().enumerate() {
+                    if set & (1 << i) != 0 {
+                        for (k, &n) in widths.iter().enumerate() {
+                            x[k][i / 4] |= 1u64 << (16 * (i % 4) as u32 + l % n);
+                        }
+                    }
+                }
+                x
+            })
+            .collect();
         DirectionPredictor {
             base: vec![2; p.bim as usize],
-            tables: hlen.iter().map(|_| vec![TaggedEntry::default(); p.tsize as usize]).collect(),
-            hlen,
-            index_bits: p.tsize.trailing_zeros(),
+            entries: vec![ENTRY_EMPTY; tables * p.tsize as usize],
+            tables,
+            tsize: p.tsize as usize,
+            hlen: std::array::from_fn(|i| hlen.get(i).copied().unwrap_or(0)),
+            index_bits: e,
             tag_bits: p.tag,
             history: 0,
-            folds: vec![[0; 3]; p.tables()],
-            fold_exits: p
-                .history_lengths()
-                .iter()
-                .map(|&l| {
-                    let e = p.tsize.trailing_zeros();
-                    [l % e, l % p.tag, l % (p.tag - 1)]
-                })
-                .collect(),
+            folds: [[0; 2]; 3],
+            exits,
             last: Lookup::default(),
         }
     }
 
     pub fn reset(&mut self) {
         self.base.fill(2);
-        for t in &mut self.tables {
-            t.fill(TaggedEntry::default());
-        }
+        self.entries.fill(ENTRY_EMPTY);
         self.history = 0;
-        self.folds.fill([0; 3]);
+        self.folds = [[0; 2]; 3];
+    }
+
+    /// Number of tagged tables.
+    #[inline]
+    pub fn tables(&self) -> usize {
+        self.tables
     }
 
     /// Number of coding contexts: base weak/strong, then four strengths per tagged table.
@@ -114,91 +172,120 @@ impl DirectionPredictor {
     }
 
     /// Predict the branch at `iw_addr`: (taken?, coding context).
+    ///
+    /// The provider is the matching table with the longest history, the alternate
+    /// prediction the next matching one's (or the base table's). All tables are looked up
+    /// without branches; the update needs the indices and tags above the provider.
     #[inline]
     pub fn predict(&mut self, iw_addr: u32) -> (bool, usize) {
-        let h = hashed_pc(iw_addr);
-        let e = self.index_bits;
-        let w = self.tag_bits;
-        let mut l = Lookup { base_index: (h as usize) & (self.base.len() - 1), ..Default::default() };
-        let b = self.base[l.base_index];
-        let base_pred = b >= 2;
-        let mut pred = base_pred;
-        let mut ctx = if b == 1 || b == 2 { 0 } else { 1 };
-        let mut alt = base_pred;
-        let mut found = false;
-        for i in (0..self.tables.len()).rev() {
-            let [fe, fw, fw1] = self.folds[i];
-            debug_assert_eq!(
-                [fe, fw, fw1],
-                [fold(self.history, self.hlen[i], e), fold(self.history, self.hlen[i], w), fold(self.history, self.hlen[i], w - 1)]
-            );
-            let idx = (h ^ (h >> e) ^ fe) & ((1 << e) - 1);
-            let tag = (h ^ fw ^ (fw1 << 1)) & ((1 << w) - 1);
-            l.index[i] = idx as u16;
-            l.tag[i] = tag as u16;
-            let entry = self.tables[i][idx as usize];
-            if entry.tag == tag as u16 {
-                if !found {
-                    found = true;
-                    l.provider = Some(i);
-                    pred = entry.ctr >= 0;
-                    let strength = if entry.ctr >= 0 { entry.ctr } else { -1 - entry.ctr } as usize;
-                    ctx = 2 + 4 * i + strength;
-                } else {
-                    alt = entry.ctr >= 0;
-                    // Indices and tags of lower tables are still needed for allocation only
-                    // above the provider, so the search may stop here.
-                    break;
-                }
-            }
-        }
-        // Tables below the first match were not visited when the loop broke early; their
-        // index and tag are never used (allocation goes above the provider).
-        l.pred = pred;
-        l.alt = alt;
-        self.last = l;
-        (pred, ctx)
+        dispatch_tables!(self.tables, T => self.predict_n::<T>(iw_addr))
     }
 
     /// Update with the outcome of the branch last predicted.
     #[inline]
     pub fn update(&mut self, taken: bool) {
-        let l = self.last;
-        match l.provider {
-            Some(p) => {
-                let e = &mut self.tables[p][l.index[p] as usize];
-                e.ctr = if taken { (e.ctr + 1).min(3) } else { (e.ctr - 1).max(-4) };
-                if l.pred != l.alt {
-                    e.useful = l.pred == taken;
-                }
+        dispatch_tables!(self.tables, T => self.update_n::<T>(taken))
+    }
+
+    /// `predict` with `T` tagged tables (the loops over tables unroll, lane positions are
+    /// constants).
+    #[inline(always)]
+    fn predict_n<const T: usize>(&mut self, iw_addr: u32) -> (bool, usize) {
+        debug_assert_eq!(T, self.tables);
+        let h = hashed_pc(iw_addr);
+        let e = self.index_bits;
+        let w = self.tag_bits;
+        let base_index = (h as usize) & (self.base.len() - 1);
+        let b = self.base[base_index];
+        let base_pred = b >= 2;
+        let base_ctx = if b == 1 || b == 2 { 0 } else { 1 };
+        // Index (h ^ h >> e ^ fold_e) and tag (h ^ fold_w ^ fold_{w-1} << 1) of every table:
+        // the folded registers are below 2^e and 2^w (2^(w-1)), so no lane spills.
+        let hi = ((h ^ (h >> e)) & ((1 << e) - 1)) as u64 * LANE_ONES;
+        let ht = (h & ((1 << w) - 1)) as u64 * LANE_ONES;
+        let [fe, fw, fw1] = &self.folds;
+        let mut index = [0; 2];
+        let mut tag = [0; 2];
+        for k in 0..T.div_ceil(4) {
+            index[k] = hi ^ fe[k];
+            tag[k] = ht ^ fw[k] ^ (fw1[k] << 1);
+        }
+        let mut hits = 0u32;
+        let mut useful = 0u32;
+        let mut ctrs = 0u32;
+        for i in 0..T {
+            debug_assert_eq!(
+                [lane(fe, i), lane(fw, i), lane(fw1, i)],
+                [fold(self.history, self.hlen[i], e), fold(self.history, self.hlen[i], w), fold(self.history, self.hlen[i], w - 1)]
+            );
+            let entry = self.entries[i * self.tsize + lane(&index, i) as usize];
+            hits |= ((entry & 0xFFFF == lane(&tag, i)) as u32) << i;
+            useful |= ((entry & USEFUL != 0) as u32) << i;
+            ctrs |= entry_ctr(entry) << (4 * i);
+        }
+        let (provider, pred, alt, ctx) = if hits == 0 {
+            (T, base_pred, base_pred, base_ctx)
+        } else {
+            let p = 31 - hits.leading_zeros();
+            let c = (ctrs >> (4 * p)) & 7;
+            // Counter c - 4 >= 0 has strength c - 4; below 0, -1 - (c - 4) = 3 - c.
+            let strength = if c >= 4 { c - 4 } else { 3 - c };
+            let below = hits & !(1 << p);
+            let alt = if below == 0 { base_pred } else { (ctrs >> (4 * (31 - below.leading_zeros()))) & 4 != 0 };
+            (p as usize, c >= 4, alt, 2 + 4 * p as usize + strength as usize)
+        };
+        self.last = Lookup { provider, pred, alt, base_index, useful, index, tag };
+        (pred, ctx)
+    }
+
+    /// `update` with `T` tagged tables.
+    #[inline(always)]
+    fn update_n<const T: usize>(&mut self, taken: bool) {
+        let l = &self.last;
+        let tsize = self.tsize;
+        let p = l.provider;
+        if p < T {
+            let e = &mut self.entries[p * tsize + lane(&l.index, p) as usize];
+            let c = entry_ctr(*e);
+            let c = if taken { (c + 1).min(7) } else { c.saturating_sub(1) };
+            let mut useful = *e & USEFUL;
+            if l.pred != l.alt {
+                useful = if l.pred == taken { USEFUL } else { 0 };
             }
-            None => {
-                let c = &mut self.base[l.base_index];
-                *c = if taken { (*c + 1).min(3) } else { c.saturating_sub(1) };
-            }
+            *e = (*e & 0xFFFF) | (c << CTR_SHIFT) | useful;
+        } else {
+            let c = &mut self.base[l.base_index];
+            *c = if taken { (*c + 1).min(3) } else { c.saturating_sub(1) };
         }
         if l.pred != taken {
-            let start = l.provider.map_or(0, |p| p + 1);
-            let free = (start..self.tables.len()).find(|&j| !self.tables[j][l.index[j] as usize].useful);
-            match free {
-                Some(j) => {
-                    self.tables[j][l.index[j] as usize] =
-                        TaggedEntry { ctr: if taken { 0 } else { -1 }, tag: l.tag[j], useful: false };
-                }
-                None => {
-                    for j in start..self.tables.len() {
-                        self.tables[j][l.index[j] as usize].useful = false;
-                    }
+            // Allocate in the first table above the provider whose entry is not useful; if
+            // there is none, those entries all lose their useful bit.
+            let start = if p < T { p + 1 } else { 0 };
+            let above = ((1u32 << T) - 1) & !((1u32 << start) - 1);
+            let free = above & !l.useful;
+            if free != 0 {
+                let j = free.trailing_zeros() as usize;
+                let ctr = if taken { 4 } else { 3 };
+                self.entries[j * tsize + lane(&l.index, j) as usize] = lane(&l.tag, j) | (ctr << CTR_SHIFT);
+            } else {
+                for j in start..T {
+                    self.entries[j * tsize + lane(&l.index, j) as usize] &= !USEFUL;
                 }
             }
         }
-        let (e, w) = (self.index_bits, self.tag_bits);
-        for ((f, x), &len) in self.folds.iter_mut().zip(&self.fold_exits).zip(&self.hlen) {
-            // The outcome at position len - 1 leaves the window of this table.
-            let leaving = (self.history >> (len - 1)) & 1 != 0;
-            f[0] = shift_fold(f[0], e, x[0], taken, leaving);
-            f[1] = shift_fold(f[1], w, x[1], taken, leaving);
-            f[2] = shift_fold(f[2], w - 1, x[2], taken, leaving);
+        // The outcome at position L_i - 1 leaves the window of table i.
+        let mut leaving = 0;
+        for i in 0..T {
+            leaving |= (((self.history >> (self.hlen[i] - 1)) & 1) as usize) << i;
+        }
+        let x = &self.exits[leaving];
+        let widths = [self.index_bits, self.tag_bits, self.tag_bits - 1];
+        for ((folds, exits), &n) in self.folds.iter_mut().zip(x).zip(&widths) {
+            for (k, (f, &exit)) in folds.iter_mut().zip(exits).enumerate().take(T.div_ceil(4)) {
+                // Bit 0 of the lanes in use in word k.
+                let ones = LANE_ONES >> (16 * (4 - (T - 4 * k).min(4)));
+                *f = shift_folds(*f, n, if taken { ones } else { 0 }, exit);
+            }
         }
         self.history = (self.history << 1) | taken as u64;
     }
@@ -234,7 +321,8 @@ impl ReturnAddressStack {
         if n == 0 {
             return;
         }
-        self.top = (self.top + 1) % n;
+        // (top + 1) mod n without a division.
+        self.top = if self.top + 1 == n { 0 } else { self.top + 1 };
         self.entries[self.top] = a;
         self.count = (self.count + 1).min(n);
     }
@@ -256,7 +344,8 @@ impl ReturnAddressStack {
         }
         let a = self.entries[self.top];
         let n = self.entries.len();
-        self.top = (self.top + n - 1) % n;
+        // (top - 1) mod n without a division.
+        self.top = if self.top == 0 { n - 1 } else { self.top - 1 };
         self.count -= 1;
         a
     }
@@ -347,8 +436,12 @@ impl RecentTargets {
                 self.len - 1
             }
         };
-        self.entries.copy_within(0..from, 1);
-        self.entries[0] = a;
+        // Entries 0..from move down by one and `a` takes the front (a carry through at most
+        // 16 entries; `copy_within` calls memmove, slower for a handful of words).
+        let mut carry = a;
+        for e in &mut self.entries[..=from] {
+            std::mem::swap(e, &mut carry);
+        }
     }
 }
 
@@ -367,16 +460,22 @@ mod tests {
 
     #[test]
     fn folded_registers_equal_the_fold_of_the_history() {
+        // Four lanes of one word, each its own window length, all of width n.
         let mut s = 0x1234_5678u64;
-        for (len, n) in [(1, 1), (3, 7), (8, 6), (20, 6), (50, 7), (50, 6), (64, 15), (64, 4), (7, 7)] {
-            let (mut f, mut g) = (0, 0u64);
+        for (lens, n) in [([1, 2, 3, 4], 1), ([3, 8, 20, 50], 7), ([8, 20, 50, 64], 6), ([7, 14, 15, 64], 15), ([1, 5, 63, 64], 4)] {
+            let (mut f, mut g) = (0u64, 0u64);
             for _ in 0..500 {
                 s = s.wrapping_mul(6364136223846793005).wrapping_add(1);
                 let bit = (s >> 40) & 1 != 0;
-                let leaving = (g >> (len - 1)) & 1 != 0;
-                f = shift_fold(f, n, len % n, bit, leaving);
+                let mut exit = 0;
+                for (i, &len) in lens.iter().enumerate() {
+                    exit |= ((g >> (len - 1)) & 1) << (16 * i as u32 + len % n);
+                }
+                f = shift_folds(f, n, if bit { LANE_ONES } else { 0 }, exit);
                 g = (g << 1) | bit as u64;
-                assert_eq!(f, fold(g, len, n), "len {len} n {n}");
+                for (i, &len) in lens.iter().enumerate() {
+                    assert_eq!(lane(&[f, 0], i), fold(g, len, n), "len {len} n {n}");
+                }
             }
         }
     }
