@@ -8,41 +8,25 @@
 //! Icarus simulates the export at a few thousand cycles per second, so the programs are
 //! capped at a few thousand instructions.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::PathBuf;
 
 use streamtrace_hw::cosim::{cosimulate, Verdict};
 use streamtrace_hw::golden::{expected_run, Expected};
 use streamtrace_hw::icarus::cosimulate_icarus;
 use streamtrace_hw::HwConfig;
 use streamtrace_model::RetireEvent;
+use common::manifest;
 use streamtrace_sim::sweep::programs_from_manifest;
-use streamtrace_sim::{SimError, StepOutcome};
 
 /// Instructions per program: ~1.1 module cycles each, at ~3,000 Icarus cycles/s.
 const CAP: u64 = 4_000;
 
-fn manifest() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testbenches/programs/programs.json")
-}
-
 /// Retire events of manifest program `name` on the core model, at most `max`, with retire
 /// cycle = index (as `streamtrace cosim`, src/cmd_hw.rs).
 fn program_events(name: &str, max: u64) -> Vec<(RetireEvent, u64)> {
-    let programs = programs_from_manifest(&manifest()).unwrap();
-    let p = programs.iter().find(|p| p.name == name).unwrap_or_else(|| panic!("{name} is not in the manifest"));
-    let mut machine = p.machine().unwrap();
-    let mut events: Vec<(RetireEvent, u64)> = Vec::new();
-    let mut hook = |ev: &RetireEvent, _: &[streamtrace_sim::MemAccess]| {
-        let n = events.len() as u64;
-        events.push((*ev, n));
-    };
-    while machine.retired < max {
-        match machine.step(&mut hook) {
-            Ok(StepOutcome::Running) => {}
-            Ok(StepOutcome::Exited(_)) | Err(SimError::InstructionLimit { .. }) => break,
-            Err(e) => panic!("{name}: {e} after {} instructions", machine.retired),
-        }
-    }
+    let events = common::program_events(name, max);
     assert!(events.len() as u64 >= max.min(1000), "{name}: only {} instructions", events.len());
     events
 }
