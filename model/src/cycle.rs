@@ -575,21 +575,18 @@ impl CycleTraceModule {
         }
         // 2. Compressor start (idle at start of cycle, SDB non-empty at start of cycle).
         if self.in_service.is_none() && self.pft_job.is_none() && self.record_bits == 0 {
-            if let Some(entry) = self.sdb.pop_front() {
-                let (bits, service) = match entry {
-                    Entry::Stream(d) => {
-                        let (bits, miss) = self.enc.service_descriptor(&d);
-                        (bits, if miss { self.buf.svc_miss } else { self.buf.svc_hit })
-                    }
-                    Entry::Overflow(lost) => (self.enc.service_overflow(lost), self.buf.svc_hit),
-                    Entry::Pft(job) => {
-                        self.pft_job = Some((job, 0));
-                        (0, 0)
-                    }
-                };
-                if service > 0 {
+            match self.sdb.pop_front() {
+                Some(Entry::Stream(d)) => {
+                    let (bits, miss) = self.enc.service_descriptor(&d);
+                    let service = if miss { self.buf.svc_miss } else { self.buf.svc_hit };
                     self.in_service = Some((c + service as u64 - 1, bits));
                 }
+                Some(Entry::Overflow(lost)) => {
+                    let bits = self.enc.service_overflow(lost);
+                    self.in_service = Some((c + self.buf.svc_hit as u64 - 1, bits));
+                }
+                Some(Entry::Pft(job)) => self.pft_job = Some((job, 0)),
+                None => {}
             }
         }
         // 2-3. pft: one coder operation per cycle whose record register is empty at start of

@@ -82,11 +82,6 @@ impl CoderJob {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
-
-    /// Coder cycles to service it: one per operation (docs/trace-timing.md section 7).
-    pub fn cycles(&self) -> u32 {
-        (self.len as u32).max(1)
-    }
 }
 
 /// The predictor front end: retire events in, coder jobs out.
@@ -419,9 +414,11 @@ impl PftEncoder {
         self.coder.run(&job);
     }
 
-    /// END, once: the bytes it produced; nothing the second time.
-    pub fn end(&mut self) -> u64 {
-        self.end_job().map_or(0, |job| self.coder.run(&job))
+    /// END, once; nothing the second time.
+    pub fn end(&mut self) {
+        if let Some(job) = self.end_job() {
+            self.coder.run(&job);
+        }
     }
 
     /// The END job, once (cycle mode codes it one operation per cycle); `None` after.
