@@ -34,32 +34,41 @@ pub fn build_bench(h: &HwConfig, dir: &Path, vcd: bool) -> Result<PathBuf, Strin
 /// Build (or reuse) the bench for a module `name` whose Verilog is `verilog`; `pft_ports`:
 /// the module has pft's `insn` and `next_pc` inputs.
 pub fn build_bench_for(name: &str, verilog: &str, pft_ports: bool, dir: &Path, vcd: bool) -> Result<PathBuf, String> {
+    let mut extra = Vec::new();
+    if vcd {
+        extra.push("--trace");
+    }
+    if pft_ports {
+        extra.extend(["-CFLAGS", "-DPFT_PORTS"]);
+    }
+    verilate(dir, name, verilog, HARNESS_CPP, if vcd { "bench_vcd" } else { "bench" }, &extra)
+}
+
+/// Verilate `verilog` (top module `name`) with the C++ bench `harness` into `dir/obj/exe_name`
+/// (`extra`: more Verilator arguments); a build whose Verilog and bench are unchanged is
+/// reused. Returns the executable. The module benches and the block benches share it.
+pub fn verilate(dir: &Path, name: &str, verilog: &str, harness: &str, exe_name: &str, extra: &[&str]) -> Result<PathBuf, String> {
     require_tool("verilator")?;
-    let verilog = verilog.to_string();
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let vpath = dir.join(format!("{name}.v"));
     let cpp = dir.join("harness.cpp");
-    let exe_name = if vcd { "bench_vcd" } else { "bench" };
     let exe = dir.join("obj").join(exe_name);
     // Rebuild only when the Verilog or the bench changed.
     let same = |p: &Path, text: &str| std::fs::read_to_string(p).is_ok_and(|t| t == text);
-    if exe.exists() && same(&vpath, &verilog) && same(&cpp, HARNESS_CPP) {
+    if exe.exists() && same(&vpath, verilog) && same(&cpp, harness) {
         return Ok(exe);
     }
-    std::fs::write(&vpath, &verilog).map_err(|e| format!("{}: {e}", vpath.display()))?;
-    std::fs::write(&cpp, HARNESS_CPP).map_err(|e| format!("{}: {e}", cpp.display()))?;
-    let mut cmd = Command::new("verilator");
-    cmd.current_dir(dir)
+    std::fs::write(&vpath, verilog).map_err(|e| format!("{}: {e}", vpath.display()))?;
+    std::fs::write(&cpp, harness).map_err(|e| format!("{}: {e}", cpp.display()))?;
+    let out = Command::new("verilator")
+        .current_dir(dir)
         .args(["--cc", "--exe", "--build", "-j", "2", "-O3", "--prefix", "Vtop", "--top-module", name])
-        .args(["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT", "-Mdir", "obj", "-o", exe_name]);
-    if vcd {
-        cmd.arg("--trace");
-    }
-    if pft_ports {
-        cmd.args(["-CFLAGS", "-DPFT_PORTS"]);
-    }
-    cmd.arg(format!("{name}.v")).arg("harness.cpp");
-    let out = cmd.output().map_err(|e| format!("running verilator: {e}"))?;
+        .args(["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT", "-Mdir", "obj", "-o", exe_name])
+        .args(extra)
+        .arg(format!("{name}.v"))
+        .arg("harness.cpp")
+        .output()
+        .map_err(|e| format!("running verilator: {e}"))?;
     if !out.status.success() || !exe.exists() {
         return Err(format!(
             "verilator build failed in {}:\n{}",
@@ -68,6 +77,19 @@ pub fn build_bench_for(name: &str, verilog: &str, pft_ports: bool, dir: &Path, v
         ));
     }
     Ok(exe)
+}
+
+/// Run a replay bench: `Ok(Ok(last line))` when it exits 0 (every cycle agreed),
+/// `Ok(Err(last line))` at exit 1 (the first mismatch), `Err` when it could not run.
+pub fn run_replay(exe: &Path, args: &[&Path]) -> Result<Result<String, String>, String> {
+    let out = Command::new(exe).args(args).output().map_err(|e| format!("running {}: {e}", exe.display()))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().last().unwrap_or("").to_string();
+    match out.status.code() {
+        Some(0) => Ok(Ok(line)),
+        Some(1) => Ok(Err(line)),
+        _ => Err(format!("bench failed: {}{}", stdout.trim(), String::from_utf8_lossy(&out.stderr).trim())),
+    }
 }
 
 /// The stimulus file: one retirement per line (see harness.cpp).
@@ -99,16 +121,10 @@ pub fn expected_text(exp: &Expected) -> String {
 
 /// Run a built bench on stimulus and expectation files.
 pub fn run_bench(exe: &Path, stimulus: &Path, expected: &Path, vcd: Option<&Path>) -> Result<Verdict, String> {
-    let mut cmd = Command::new(exe);
-    cmd.arg(stimulus).arg(expected);
-    if let Some(v) = vcd {
-        cmd.arg(v);
-    }
-    let out = cmd.output().map_err(|e| format!("running {}: {e}", exe.display()))?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout.lines().last().unwrap_or("").to_string();
-    match out.status.code() {
-        Some(0) => {
+    let mut args = vec![stimulus, expected];
+    args.extend(vcd);
+    match run_replay(exe, &args)? {
+        Ok(line) => {
             let field = |key: &str| -> u64 {
                 line.split_whitespace()
                     .find_map(|kv| kv.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
@@ -123,8 +139,7 @@ pub fn run_bench(exe: &Path, stimulus: &Path, expected: &Path, vcd: Option<&Path
                 cycles_per_second: field("cycles_per_second"),
             })
         }
-        Some(1) => Ok(Verdict::Mismatch(line)),
-        _ => Err(format!("bench failed: {}{}", stdout.trim(), String::from_utf8_lossy(&out.stderr).trim())),
+        Err(line) => Ok(Verdict::Mismatch(line)),
     }
 }
 

@@ -13,11 +13,15 @@ use crate::top::TraceModule;
 
 /// The Verilog of one configuration, with its top module named `h.module_name()`.
 pub fn export_verilog(h: &HwConfig) -> Result<String, String> {
-    let mut uut = TraceModule::new(h);
+    export_block(TraceModule::new(h), &h.module_name(), &header(h))
+}
+
+/// Any block (a whole module or one of its parts, for block tests) as checked, sanitized
+/// Verilog with its top module named `name`, `header` first.
+pub fn export_block<B: Block>(mut uut: B, name: &str, header: &str) -> Result<String, String> {
     uut.connect_all();
     check_all(&uut).map_err(|e| format!("rust-hdl design check failed: {e:?}"))?;
-    let raw = generate_verilog_unchecked(&uut);
-    Ok(sanitize(&raw, &h.module_name(), &header(h)))
+    Ok(sanitize(&generate_verilog_unchecked(&uut), name, header))
 }
 
 fn header(h: &HwConfig) -> String {

@@ -31,7 +31,7 @@ fn pft_coder_verilog_lints_clean() {
         let d = dir("lint");
         std::fs::create_dir_all(&d).unwrap();
         let path = d.join(format!("{name}.v"));
-        std::fs::write(&path, export_verilog(&hw(cfg), name)).unwrap();
+        std::fs::write(&path, export_verilog(&hw(cfg), name).unwrap()).unwrap();
         let lines = verilator_lint(&path, name).unwrap();
         assert!(lines.is_empty(), "{cfg}: {}", lines.join("\n"));
     }

@@ -7,18 +7,18 @@
 //! (testbenches/cosim/pft_tage_harness.cpp), which must also catch a corrupted expectation.
 //! The Verilator tests need Verilator on PATH (they fail with the install command without it).
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use rust_hdl::prelude::*;
 use streamtrace_hw::pft::tage::{export_verilog, module_name, DirectionPredictorBlock};
 use streamtrace_hw::pft::PftHwConfig;
-use streamtrace_hw::tools::{require_tool, verilator_lint};
+use streamtrace_hw::cosim::{run_replay, verilate};
+use streamtrace_hw::tools::verilator_lint;
 use streamtrace_model::pft::predict::DirectionPredictor;
 use streamtrace_model::pft::InsnFlow;
 use streamtrace_model::{BufferConfig, Config};
-use streamtrace_sim::sweep::programs_from_manifest;
-use streamtrace_sim::{SimError, StepOutcome};
 
 const CONFIGS: &[&str] = &[
     "pft",
@@ -165,24 +165,11 @@ fn synthetic(seed: u64, n: usize, clear_every: u64) -> Vec<Step> {
 /// Direction points (interworking address, taken) of a manifest program on the core
 /// model, at most `max` instructions; exception instructions are not evaluated.
 fn program_branches(name: &str, max: u64) -> Vec<Step> {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testbenches/programs/programs.json");
-    let programs = programs_from_manifest(&manifest).unwrap();
-    let p = programs.iter().find(|p| p.name == name).unwrap_or_else(|| panic!("{name} is not in the manifest"));
-    let mut machine = p.machine().unwrap();
-    let mut steps = Vec::new();
-    let mut hook = |ev: &streamtrace_model::RetireEvent, _: &[streamtrace_sim::MemAccess]| {
-        if !ev.exception && InsnFlow::of(ev.class, ev.insn, ev.thumb).direction {
-            steps.push(Step { clear: false, update: true, taken: ev.taken, addr: ev.iw_addr() });
-        }
-    };
-    while machine.retired < max {
-        match machine.step(&mut hook) {
-            Ok(StepOutcome::Running) => {}
-            Ok(StepOutcome::Exited(_)) | Err(SimError::InstructionLimit { .. }) => break,
-            Err(e) => panic!("{name}: {e}"),
-        }
-    }
-    steps
+    common::program_events(name, max)
+        .into_iter()
+        .filter(|(ev, _)| !ev.exception && InsnFlow::of(ev.class, ev.insn, ev.thumb).direction)
+        .map(|(ev, _)| Step { clear: false, update: true, taken: ev.taken, addr: ev.iw_addr() })
+        .collect()
 }
 
 /// The model's (pred, ctx) for every cycle.
@@ -327,26 +314,15 @@ const HARNESS: &str = include_str!("../../testbenches/cosim/pft_tage_harness.cpp
 
 /// Export, lint (must be clean) and build the Verilated bench for `cfg` in `d`.
 fn build_bench(cfg: &str, d: &Path) -> PathBuf {
-    require_tool("verilator").unwrap();
     let h = hw(cfg);
     let name = module_name(&h);
     std::fs::create_dir_all(d).unwrap();
     let v = d.join(format!("{name}.v"));
-    std::fs::write(&v, export_verilog(&h).unwrap()).unwrap();
+    let verilog = export_verilog(&h).unwrap();
+    std::fs::write(&v, &verilog).unwrap();
     let lint = verilator_lint(&v, &name).unwrap();
     assert!(lint.is_empty(), "{cfg}: Verilator lint:\n{}", lint.join("\n"));
-    std::fs::write(d.join("harness.cpp"), HARNESS).unwrap();
-    let out = Command::new("verilator")
-        .current_dir(d)
-        .args(["--cc", "--exe", "--build", "-j", "2", "-O3", "--prefix", "Vtop", "--top-module", &name])
-        .args(["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT", "-Mdir", "obj", "-o", "bench"])
-        .arg(format!("{name}.v"))
-        .arg("harness.cpp")
-        .output()
-        .unwrap();
-    let exe = d.join("obj").join("bench");
-    assert!(out.status.success() && exe.exists(), "{cfg}: verilator build failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    exe
+    verilate(d, &name, &verilog, HARNESS, "bench", &[]).unwrap_or_else(|e| panic!("{cfg}: {e}"))
 }
 
 fn vectors(steps: &[Step], exp: &[(bool, u8)]) -> String {
@@ -359,13 +335,7 @@ fn vectors(steps: &[Step], exp: &[(bool, u8)]) -> String {
 
 /// Run the bench on vectors: Ok(the OK line) or Err(the mismatch line).
 fn replay(exe: &Path, file: &Path) -> Result<String, String> {
-    let out = Command::new(exe).arg(file).output().unwrap();
-    let line = String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or("").to_string();
-    match out.status.code() {
-        Some(0) => Ok(line),
-        Some(1) => Err(line),
-        _ => panic!("bench failed: {line} {}", String::from_utf8_lossy(&out.stderr)),
-    }
+    run_replay(exe, &[file]).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]

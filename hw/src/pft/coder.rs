@@ -926,17 +926,14 @@ pub fn vectors_text(stims: &[CoderStim], outputs: &[Vec<u8>]) -> String {
     s
 }
 
-/// The block's Verilog alone, sanitized (`$` -> `__`, top module named `name`).
-pub fn export_verilog(h: &PftHwConfig, name: &str) -> String {
-    let mut uut = PftRangeCoder::new(h);
-    uut.connect_all();
-    let raw = generate_verilog_unchecked(&uut);
+/// The block's Verilog alone, checked and sanitized (top module named `name`).
+pub fn export_verilog(h: &PftHwConfig, name: &str) -> Result<String, String> {
     let header = format!(
         "// {name}: the pft range coder (docs/trace-format.md 11.6) of configuration {}.\n\
          // Generated from hw/src/pft/coder.rs (do not edit).\n",
         h.model
     );
-    crate::verilog::sanitize(&raw, name, &header)
+    crate::verilog::export_block(PftRangeCoder::new(h), name, &header)
 }
 
 /// The replay bench's source (testbenches/cosim/pft_coder_harness.cpp).
@@ -944,50 +941,13 @@ pub const HARNESS_CPP: &str = include_str!("../../../testbenches/cosim/pft_coder
 
 /// Build the Verilated block with the replay bench in `dir`; returns the executable.
 pub fn build_bench(h: &PftHwConfig, name: &str, dir: &std::path::Path) -> Result<std::path::PathBuf, String> {
-    crate::tools::require_tool("verilator")?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let vpath = dir.join(format!("{name}.v"));
-    let cpp = dir.join("pft_coder_harness.cpp");
-    let exe = dir.join("obj").join("bench");
-    let verilog = export_verilog(h, name);
-    let same = |p: &std::path::Path, text: &str| std::fs::read_to_string(p).is_ok_and(|t| t == text);
-    if exe.exists() && same(&vpath, &verilog) && same(&cpp, HARNESS_CPP) {
-        return Ok(exe);
-    }
-    std::fs::write(&vpath, &verilog).map_err(|e| format!("{}: {e}", vpath.display()))?;
-    std::fs::write(&cpp, HARNESS_CPP).map_err(|e| format!("{}: {e}", cpp.display()))?;
-    let out = std::process::Command::new("verilator")
-        .current_dir(dir)
-        .args(["--cc", "--exe", "--build", "-j", "2", "-O3", "--prefix", "Vtop", "--top-module", name])
-        .args(["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT", "-Mdir", "obj", "-o", "bench"])
-        .arg(format!("{name}.v"))
-        .arg("pft_coder_harness.cpp")
-        .output()
-        .map_err(|e| format!("running verilator: {e}"))?;
-    if !out.status.success() || !exe.exists() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = err.lines().rev().take(20).collect();
-        return Err(format!(
-            "verilator build failed in {}:\n{}",
-            dir.display(),
-            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-        ));
-    }
-    Ok(exe)
+    crate::cosim::verilate(dir, name, &export_verilog(h, name)?, HARNESS_CPP, "bench", &[])
 }
 
 /// Run the bench on a vector file: `Ok(Ok(summary))` when every cycle agrees,
 /// `Ok(Err(first mismatch))` otherwise.
 pub fn run_bench(exe: &std::path::Path, vectors: &std::path::Path) -> Result<Result<String, String>, String> {
-    let out =
-        std::process::Command::new(exe).arg(vectors).output().map_err(|e| format!("running {}: {e}", exe.display()))?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout.lines().last().unwrap_or("").to_string();
-    match out.status.code() {
-        Some(0) => Ok(Ok(line)),
-        Some(1) => Ok(Err(line)),
-        _ => Err(format!("bench failed: {}{}", stdout.trim(), String::from_utf8_lossy(&out.stderr).trim())),
-    }
+    crate::cosim::run_replay(exe, &[vectors])
 }
 
 #[cfg(test)]

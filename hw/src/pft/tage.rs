@@ -645,17 +645,13 @@ pub fn module_name(h: &PftHwConfig) -> String {
 
 /// The block alone as sanitized Verilog (top module [`module_name`]).
 pub fn export_verilog(h: &PftHwConfig) -> Result<String, String> {
-    let mut uut = DirectionPredictorBlock::new(h);
-    uut.connect_all();
-    check_all(&uut).map_err(|e| format!("rust-hdl design check failed: {e:?}"))?;
-    let raw = generate_verilog_unchecked(&uut);
     let header = format!(
         "// {}: pft direction predictor (docs/trace-format.md 11.3), configuration {}.\n\
          // Generated from hw/src/pft/tage.rs (do not edit).\n",
         module_name(h),
         h.model
     );
-    Ok(crate::verilog::sanitize(&raw, &module_name(h), &header))
+    crate::verilog::export_block(DirectionPredictorBlock::new(h), &module_name(h), &header)
 }
 
 #[cfg(test)]
