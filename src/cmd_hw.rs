@@ -10,7 +10,7 @@ use streamtrace_hw::cosim::{cosimulate, cosimulate_pft, Verdict};
 use streamtrace_hw::drive::compare_with_model;
 use streamtrace_hw::pft::PftHwConfig;
 use streamtrace_hw::tools::{verilator_lint, yosys_area};
-use streamtrace_hw::verilog::write_export;
+use streamtrace_hw::verilog::{write_export, write_module};
 use streamtrace_hw::{HwConfig, HwError};
 use streamtrace_model::{storage_bits, BufferConfig, Config, ConfigError, RetireEvent, Scheme};
 use streamtrace_sim::{Machine, Semihost, SimError, StepOutcome};
@@ -131,13 +131,9 @@ impl Rtl {
     fn write_export(&self, dir: &Path) -> Result<PathBuf> {
         match self {
             Rtl::Sdc(h) => write_export(h, dir).map_err(anyhow::Error::msg),
-            Rtl::Pft(h) => {
-                let text = streamtrace_hw::pft::export_verilog(h).map_err(anyhow::Error::msg)?;
-                std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
-                let path = dir.join(format!("{}.v", h.module_name()));
-                std::fs::write(&path, text).with_context(|| path.display().to_string())?;
-                Ok(path)
-            }
+            Rtl::Pft(h) => streamtrace_hw::pft::export_verilog(h)
+                .and_then(|text| write_module(dir, &h.module_name(), &text))
+                .map_err(anyhow::Error::msg),
         }
     }
 }

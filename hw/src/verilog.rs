@@ -57,9 +57,13 @@ pub fn sanitize(raw: &str, name: &str, header: &str) -> String {
 
 /// Write `<dir>/<module>.v`; returns the path.
 pub fn write_export(h: &HwConfig, dir: &Path) -> Result<PathBuf, String> {
-    let text = export_verilog(h)?;
+    write_module(dir, &h.module_name(), &export_verilog(h)?)
+}
+
+/// Write the Verilog `text` of module `name` to `<dir>/<name>.v`; returns the path.
+pub fn write_module(dir: &Path, name: &str, text: &str) -> Result<PathBuf, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let path = dir.join(format!("{}.v", h.module_name()));
+    let path = dir.join(format!("{name}.v"));
     std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(path)
 }
