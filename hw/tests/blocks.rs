@@ -1,6 +1,10 @@
 //! Each RustHDL block against the model's structure of the same name, on random inputs,
 //! compared every cycle (direct drive: settle the inputs, compare, clock).
 
+mod common;
+
+use common::Rng;
+
 use std::collections::VecDeque;
 
 use rust_hdl::prelude::*;
@@ -17,23 +21,6 @@ use streamtrace_model::{
     AdaptiveOneLengthCounter, BranchClass, BufferConfig, Config, Encoder, LastStreamPredictor, RetireEvent,
     StreamDescriptor, StreamDescriptorCache, StreamDetector,
 };
-
-/// xorshift64*: reproducible stimulus without a dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn chance(&mut self, per_mille: u64) -> bool {
-        self.below(1000) < per_mille
-    }
-}
 
 macro_rules! settle {
     ($uut:expr) => {

@@ -9,6 +9,8 @@
 
 mod common;
 
+use common::Rng;
+
 use std::path::{Path, PathBuf};
 
 use rust_hdl::prelude::*;
@@ -38,23 +40,6 @@ const RANDOM_STEPS: usize = 100_000;
 fn hw(cfg: &str) -> PftHwConfig {
     let c: Config = cfg.parse().unwrap();
     PftHwConfig::new(&c, &BufferConfig::default()).unwrap()
-}
-
-/// xorshift64*: reproducible stimulus without a dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn chance(&mut self, per_mille: u64) -> bool {
-        self.below(1000) < per_mille
-    }
 }
 
 /// One cycle's inputs.

@@ -1,4 +1,6 @@
-//! Shared by the hw integration tests: the test programs' retire events.
+//! Shared by the hw integration tests: the test programs' retire events and a seeded
+//! random generator. (Each test crate uses part of it.)
+#![allow(dead_code)]
 
 use std::path::PathBuf;
 
@@ -29,4 +31,24 @@ pub fn program_events(name: &str, max: u64) -> Vec<(RetireEvent, u64)> {
         }
     }
     events
+}
+
+/// xorshift64*: reproducible stimulus without a dependency.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    pub fn chance(&mut self, per_mille: u64) -> bool {
+        self.below(1000) < per_mille
+    }
 }
