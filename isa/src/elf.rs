@@ -77,6 +77,40 @@ pub struct ElfImage {
     /// Sorted by address.
     mappings: Vec<(u32, Mapping)>,
     source: String,
+    exec: ExecInfo,
+}
+
+/// What an operating system's loader needs from the program headers and notes
+/// (docs/linux.md): where the program header table lies in memory, the interpreter a
+/// dynamically linked program asks for, and the ABI the program was built for.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExecInfo {
+    /// Address of the program header table in the loaded image (`AT_PHDR`): the
+    /// `PT_PHDR` segment's address, else the table's file offset mapped through the
+    /// `PT_LOAD` segment that contains it; 0 when no segment loads it.
+    pub phdr: u32,
+    /// `e_phentsize` (`AT_PHENT`).
+    pub phent: u16,
+    /// `e_phnum` (`AT_PHNUM`).
+    pub phnum: u16,
+    /// `PT_INTERP`: the dynamic loader a dynamically linked program needs.
+    pub interp: Option<String>,
+    /// The `NT_GNU_ABI_TAG` note: operating system (0 = Linux) and the oldest kernel
+    /// version (major, minor, patch) the C library supports. glibc's static and dynamic
+    /// programs carry it; newlib's bare-metal ones do not.
+    pub abi_tag: Option<(u32, [u32; 3])>,
+    /// The `NT_GNU_BUILD_ID` note's bytes.
+    pub build_id: Option<Vec<u8>>,
+    /// Address of the first writable `PT_LOAD` segment (Linux passes it in r10 at entry
+    /// under QEMU: `start_data`), 0 if none.
+    pub start_data: u32,
+}
+
+impl ExecInfo {
+    /// A program for Linux: its ABI tag names Linux (os 0).
+    pub fn is_linux(&self) -> bool {
+        matches!(self.abi_tag, Some((0, _)))
+    }
 }
 
 impl ElfImage {
@@ -110,6 +144,11 @@ impl ElfImage {
     /// The path (or name) the image was loaded from.
     pub fn source(&self) -> &str {
         &self.source
+    }
+
+    /// Program header facts for an operating system's loader.
+    pub fn exec_info(&self) -> &ExecInfo {
+        &self.exec
     }
 
     /// The loaded memory.
@@ -381,6 +420,21 @@ fn load_aligned(data: &[u8], file: &str) -> Result<ElfImage, ImageError> {
             .map_err(|e| malformed(file, format!("PT_LOAD segment {i}: {e}")))?;
     }
 
+    if mem.segments().is_empty() {
+        return Err(malformed(file, "no loadable segment (PT_LOAD with p_memsz > 0)"));
+    }
+    let entry_addr = entry & !1;
+    if !mem.segments().iter().any(|s| (entry_addr as u64) >= s.base() as u64 && (entry_addr as u64) < s.end()) {
+        return Err(malformed(file, format!("entry point {entry:#010x} lies outside every loadable segment")));
+    }
+    let exec = exec_info(data, file, header, endian, &phdrs)?;
+    if exec.is_linux() {
+        // Every Linux process has the kernel's helper page; its code runs in user mode, so
+        // the core model executes it and the decoder walks it like the program's own code.
+        mem.add_segment(crate::linux::KUSER_PAGE, crate::linux::kuser_page()).map_err(|e| {
+            malformed(file, format!("a Linux program cannot load a segment on the kernel helper page: {e}"))
+        })?;
+    }
     let (symbols, mappings) = load_symbols(data, file, header, endian)?;
 
     Ok(ElfImage {
@@ -389,7 +443,62 @@ fn load_aligned(data: &[u8], file: &str) -> Result<ElfImage, ImageError> {
         symbols,
         mappings,
         source: file.to_string(),
+        exec,
     })
+}
+
+/// The loader facts of [`ExecInfo`] from the program headers and `PT_NOTE` segments.
+fn exec_info(
+    data: &[u8],
+    file: &str,
+    header: &FileHeader32<Endianness>,
+    endian: Endianness,
+    phdrs: &[elf::ProgramHeader32<Endianness>],
+) -> Result<ExecInfo, ImageError> {
+    let phoff = header.e_phoff(endian);
+    let mut info = ExecInfo { phent: header.e_phentsize(endian), phnum: header.e_phnum(endian), ..ExecInfo::default() };
+    for (i, ph) in phdrs.iter().enumerate() {
+        match ph.p_type(endian) {
+            elf::PT_PHDR => info.phdr = ph.p_vaddr(endian),
+            elf::PT_LOAD => {
+                let (off, filesz) = (ph.p_offset(endian), ph.p_filesz(endian));
+                if info.phdr == 0 && phoff >= off && phoff - off < filesz {
+                    info.phdr = ph.p_vaddr(endian).wrapping_add(phoff - off);
+                }
+                if info.start_data == 0 && ph.p_flags(endian) & elf::PF_W != 0 {
+                    info.start_data = ph.p_vaddr(endian);
+                }
+            }
+            elf::PT_INTERP => {
+                let bytes = ph
+                    .data(endian, data)
+                    .map_err(|()| malformed(file, format!("PT_INTERP segment {i}: invalid file range")))?;
+                let name = bytes.split(|&b| b == 0).next().unwrap_or_default();
+                info.interp = Some(String::from_utf8_lossy(name).into_owned());
+            }
+            elf::PT_NOTE => {
+                let Ok(Some(mut notes)) = ph.notes(endian, data) else {
+                    return Err(malformed(file, format!("PT_NOTE segment {i}: notes do not parse")));
+                };
+                while let Ok(Some(note)) = notes.next() {
+                    if note.name() != b"GNU" {
+                        continue;
+                    }
+                    let desc = note.desc();
+                    match note.n_type(endian) {
+                        elf::NT_GNU_ABI_TAG if desc.len() >= 16 => {
+                            let w = |k: usize| u32::from_le_bytes([desc[4 * k], desc[4 * k + 1], desc[4 * k + 2], desc[4 * k + 3]]);
+                            info.abi_tag = Some((w(0), [w(1), w(2), w(3)]));
+                        }
+                        elf::NT_GNU_BUILD_ID => info.build_id = Some(desc.to_vec()),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(info)
 }
 
 type SymbolTables = (Vec<Symbol>, Vec<(u32, Mapping)>);

@@ -5,16 +5,18 @@
 //!   whose rules are the contract between the trace producer and the decoder.
 //! * [`image`]: the [`ProgramImage`] read interface and the sparse [`MemoryImage`].
 //! * [`elf`]: [`ElfImage`], a program image loaded from a 32-bit little-endian ARM ELF.
+//! * [`linux`]: the Linux user ABI's helper page, part of every Linux program's image.
 
 pub mod classify;
 pub mod elf;
 pub mod error;
 pub mod image;
+pub mod linux;
 
 pub use classify::{
     classify_arm, classify_thumb, insn_size, is_thumb_bl_prefix, is_thumb_bl_suffix, Classified,
 };
-pub use elf::{ElfImage, Mapping, Symbol, SymbolKind};
+pub use elf::{ElfImage, ExecInfo, Mapping, Symbol, SymbolKind};
 pub use error::ImageError;
 pub use image::{MemoryImage, ProgramImage, Segment};
 pub use streamtrace_model::BranchClass;
