@@ -69,22 +69,20 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         Some(None) => Some(TimingConfig::default()),
         None => None,
     };
-    let (elf, cmdline, name) = match &args.program {
+    let (elf, argv, name) = match &args.program {
         Some(path) => {
             let elf = ElfImage::open(path).with_context(|| format!("loading {}", path.display()))?;
-            let mut cmd = path.display().to_string();
-            for a in &args.args {
-                cmd.push(' ');
-                cmd.push_str(a);
-            }
-            (elf, cmd, path.display().to_string())
+            let mut argv = vec![path.display().to_string()];
+            argv.extend(args.args.iter().cloned());
+            (elf, argv, path.display().to_string())
         }
         None => {
             if !args.args.is_empty() {
                 bail!("program arguments given without a program");
             }
             let elf = ElfImage::from_bytes_named(BUILTIN_ELF, "built-in jpeg_dct.elf")?;
-            (elf, BUILTIN_CMDLINE.to_string(), "built-in jpeg_dct".to_string())
+            let argv = BUILTIN_CMDLINE.split(' ').map(str::to_string).collect();
+            (elf, argv, "built-in jpeg_dct".to_string())
         }
     };
     let configs: Vec<Config> = args.configs.iter().map(|c| parse_config(c)).collect::<Result<_>>()?;
@@ -109,10 +107,10 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         None => None,
     };
     let semihost = Semihost::new()
-        .with_cmdline(cmdline)
+        .with_args(&argv)
         .with_stdout(std::io::stdout())
         .with_stderr(std::io::stderr());
-    let mut machine = Machine::for_elf(&elf, semihost);
+    let mut machine = Machine::load(&elf, semihost)?;
     if let Some(cfg) = timing {
         machine.enable_timing(cfg).context("--timing")?;
     }

@@ -137,6 +137,8 @@ pub struct Cpu {
     pub cp15_control: u32,
     /// XScale CP0 40-bit accumulator acc0 (MIA/MAR/MRA).
     pub acc0: u64,
+    /// iWMMXt data registers wR0-wR15 (PXA27x), reached only by WLDR/WSTR.
+    pub wr: [u64; 16],
 }
 
 impl Default for Cpu {
@@ -166,6 +168,7 @@ impl Cpu {
             // XScale reset value of the control register: MMU/caches off, 32-bit, little endian.
             cp15_control: 0x0000_0078,
             acc0: 0,
+            wr: [0; 16],
         }
     }
 

@@ -1,5 +1,6 @@
 //! streamtrace-sim: the XScale-like ARMv5TE core model. It loads ELF programs, executes ARM
-//! and Thumb code with the ARM exception model and rdimon semihosting, and reports every
+//! and Thumb code with the ARM exception model, rdimon semihosting or Linux system calls
+//! (static ARM EABI Linux programs, `linux`), and reports every
 //! retired instruction (with its memory accesses) to a hook: the trace module, a PC trace
 //! writer. An optional XScale-like timing model (`timing`) stamps each retire event with its
 //! retire cycle. `system` is the bare-metal platform of CITCAT (devices, interrupts, DMA,
@@ -7,6 +8,7 @@
 
 pub mod arm;
 pub mod cpu;
+pub mod linux;
 pub mod machine;
 pub mod memory;
 pub mod report;
@@ -20,5 +22,6 @@ pub use cpu::{Cpu, ExceptionKind, Mode, DUMP_REGISTERS};
 pub use machine::{Bus, CoprocOp, ExceptionPolicy, IoBus, Flow, Machine, MemAccess, NoHook, RetireHook, SimError, StepOutcome};
 pub use memory::{MemFault, Memory};
 pub use report::{ProfileHook, ProgramProfile};
+pub use linux::LinuxProcess;
 pub use semihost::{Semihost, SemihostOutcome};
 pub use timing::{StallHandle, TimingConfig, TimingModel, TimingReport};

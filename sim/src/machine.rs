@@ -11,6 +11,7 @@ use streamtrace_isa::{classify_arm, classify_thumb, is_thumb_bl_suffix, ElfImage
 use streamtrace_model::{BranchClass, RetireEvent};
 
 use crate::cpu::{Cpu, ExceptionKind};
+use crate::linux::LinuxProcess;
 use crate::memory::{MemFault, Memory};
 use crate::semihost::{Semihost, SemihostOutcome};
 use crate::timing::{ConfigError, TimingConfig, TimingModel, TimingReport};
@@ -209,6 +210,10 @@ pub enum SimError {
     Semihosting { pc: u32, reason: String },
     #[error("instruction limit of {limit} reached at {pc:#010x}")]
     InstructionLimit { limit: u64, pc: u32 },
+    #[error("system call at {pc:#010x}: {reason}")]
+    Syscall { pc: u32, reason: String },
+    #[error("{0}")]
+    Start(String),
 }
 
 /// Receives every retired instruction.
@@ -313,6 +318,9 @@ pub struct Machine {
     exit: Option<i32>,
     /// The optional timing model (boxed: the functional path only tests the option).
     timing: Option<Box<TimingModel>>,
+    /// A Linux program's process state: its `svc` instructions are system calls served
+    /// with `semihost`'s console, working directory and clock (docs/linux.md).
+    pub linux: Option<Box<LinuxProcess>>,
 }
 
 /// Where user programs get their stack (the same value QEMU's linux-user reports is not
@@ -337,6 +345,7 @@ impl Machine {
             classes: ClassCache::new(),
             exit: None,
             timing: None,
+            linux: None,
         }
     }
 
@@ -387,6 +396,32 @@ impl Machine {
         m.cpu.r[15] = entry & !1;
         m.cpu.r[13] = DEFAULT_STACK_TOP;
         m
+    }
+
+    /// A machine for `elf`: a Linux program (its ABI note names Linux, docs/linux.md)
+    /// starts as under Linux with `semihost`'s argv, console, working directory and clock;
+    /// any other program as a semihosting (newlib) program ([`Machine::for_elf`]).
+    pub fn load(elf: &ElfImage, semihost: Semihost) -> Result<Machine, SimError> {
+        if !elf.exec_info().is_linux() {
+            return Ok(Machine::for_elf(elf, semihost));
+        }
+        let mut m = Machine::new(Memory::new(), semihost);
+        let process = LinuxProcess::start(elf, &m.semihost, &mut m.cpu, &mut m.mem).map_err(SimError::Start)?;
+        m.linux = Some(Box::new(process));
+        Ok(m)
+    }
+
+    /// Serve a Linux system call (the `svc` at `pc` has retired).
+    #[cold]
+    #[inline(never)]
+    fn linux_syscall(&mut self, pc: u32) -> Result<(), SimError> {
+        self.semihost.set_retired(self.retired);
+        let Some(linux) = self.linux.as_deref_mut() else { return Ok(()) };
+        match linux.syscall(&mut self.cpu, &mut self.mem, &mut self.semihost).map_err(|reason| SimError::Syscall { pc, reason })? {
+            SemihostOutcome::Continue => {}
+            SemihostOutcome::Exit(code) => self.exit = Some(code),
+        }
+        Ok(())
     }
 
     pub fn exit_code(&self) -> Option<i32> {
@@ -497,6 +532,12 @@ impl Machine {
                         reason: "writes the PC but is not a control-flow instruction of the ARMv5TE classifier",
                     });
                 }
+            }
+            // In a Linux program every SVC is a system call (EABI: the number is in r7).
+            Flow::Semihost | Flow::Exception(ExceptionKind::Swi) if !SYSTEM && self.linux.is_some() => {
+                taken = false;
+                self.cpu.r[15] = pc.wrapping_add(size);
+                self.linux_syscall(pc)?;
             }
             Flow::Semihost => {
                 taken = false;

@@ -50,6 +50,20 @@ impl Memory {
         }
     }
 
+    /// Disallow `[base, base + len)` (rounded out to pages) and drop its contents: a later
+    /// [`Memory::map_region`] of the range reads zeros again (Linux `munmap`).
+    pub fn unmap_region(&mut self, base: u32, len: u64) {
+        if len == 0 {
+            return;
+        }
+        let first = (base >> PAGE_BITS) as u64;
+        let last = ((base as u64 + len - 1) >> PAGE_BITS).min(PAGES as u64 - 1);
+        for p in first..=last {
+            self.allowed[(p / 64) as usize] &= !(1 << (p % 64));
+            self.pages[p as usize] = None;
+        }
+    }
+
     #[inline]
     fn is_allowed(&self, page: usize) -> bool {
         self.allowed[page / 64] >> (page % 64) & 1 == 1
@@ -221,5 +235,10 @@ mod tests {
         m.write8(0xFFFF_FFFF, 7).unwrap();
         assert_eq!(m.read_cstr(0xFFFF_FFFF, 4), Err(MemFault { addr: 0, write: false }));
         assert_eq!(ProgramImage::read_u32(&m, 0x8FFE), Some(0x1122_3344));
+        m.unmap_region(0x9000, 1);
+        assert_eq!(m.read8(0x9001), Err(MemFault { addr: 0x9001, write: false }));
+        assert_eq!(m.read8(0x8FFF), Ok(0x33), "the page below stays");
+        m.map_region(0x9000, 0x1000);
+        assert_eq!(m.read8(0x9001), Ok(0), "a new mapping reads zeros");
     }
 }

@@ -144,7 +144,7 @@ impl Write for SharedBuffer {
 
 /// The three console streams.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Console {
+pub(crate) enum Console {
     In,
     Out,
     Err,
@@ -172,6 +172,8 @@ pub struct Semihost {
     stack_base: u32,
     stack_limit: u32,
     cmdline: String,
+    /// The program's arguments, argv[0] first (a Linux program gets them one by one).
+    argv: Vec<String>,
     workdir: PathBuf,
     stdin: Box<dyn Read + Send>,
     stdout: Box<dyn Write + Send>,
@@ -219,6 +221,7 @@ impl Semihost {
             stack_base: 0,
             stack_limit: 0,
             cmdline: String::new(),
+            argv: Vec::new(),
             workdir: PathBuf::from("."),
             stdin: Box::new(io::stdin()),
             stdout: Box::new(io::stdout()),
@@ -233,15 +236,26 @@ impl Semihost {
 
     /// The command line `SYS_GET_CMDLINE` returns: argv[0] and the arguments joined by
     /// single spaces, exactly as QEMU builds it from its own argv.
+    /// (A Linux program's argv is the line split at whitespace; use
+    /// [`Semihost::with_args`] for arguments that contain spaces.)
     pub fn with_cmdline(mut self, cmdline: impl Into<String>) -> Self {
         self.cmdline = cmdline.into();
+        self.argv = self.cmdline.split_whitespace().map(str::to_string).collect();
         self
     }
 
-    /// The command line from argv[0] and the arguments (joined by single spaces).
+    /// The command line from argv[0] and the arguments (joined by single spaces); a Linux
+    /// program gets them unsplit.
     pub fn with_args<S: AsRef<str>>(self, argv: &[S]) -> Self {
         let line = argv.iter().map(|s| s.as_ref()).collect::<Vec<_>>().join(" ");
-        self.with_cmdline(line)
+        let mut s = self.with_cmdline(line);
+        s.argv = argv.iter().map(|a| a.as_ref().to_string()).collect();
+        s
+    }
+
+    /// argv[0] and the arguments.
+    pub fn argv(&self) -> &[String] {
+        &self.argv
     }
 
     /// Directory that relative file names are resolved against.
@@ -469,7 +483,8 @@ impl Semihost {
         Ok(SemihostOutcome::Continue)
     }
 
-    fn elapsed_ns(&self) -> u64 {
+    /// Nanoseconds since the run started (the monotonic clock of a Linux program).
+    pub(crate) fn elapsed_ns(&self) -> u64 {
         match self.clock {
             Clock::Host { start } => start.elapsed().as_nanos() as u64,
             Clock::Retired { ips, .. } => (self.retired as u128 * 1_000_000_000 / ips as u128) as u64,
@@ -568,7 +583,21 @@ impl Semihost {
         })
     }
 
-    fn console_write(&mut self, c: Console, data: &[u8]) -> Result<(), u32> {
+    /// Nanoseconds since 1970 (the realtime clock of a Linux program): the host's clock, or
+    /// under a deterministic clock the epoch plus the simulated time.
+    pub(crate) fn realtime_ns(&self) -> u64 {
+        match self.clock {
+            Clock::Host { .. } => SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0),
+            Clock::Retired { epoch, .. } => (epoch as u64 * 1_000_000_000).wrapping_add(self.elapsed_ns()),
+        }
+    }
+
+    /// Read from the program's stdin.
+    pub(crate) fn console_read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.stdin.read(buf)
+    }
+
+    pub(crate) fn console_write(&mut self, c: Console, data: &[u8]) -> Result<(), u32> {
         let w: &mut dyn Write = match c {
             Console::Out => &mut *self.stdout,
             Console::Err => &mut *self.stderr,
@@ -686,7 +715,7 @@ fn read_retry(r: &mut dyn Read, buf: &mut [u8], fill: bool) -> Result<usize, u32
     Ok(n)
 }
 
-fn host_errno(e: &io::Error) -> u32 {
+pub(crate) fn host_errno(e: &io::Error) -> u32 {
     e.raw_os_error().map(|v| v as u32).unwrap_or(errno::EIO)
 }
 

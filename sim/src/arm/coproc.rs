@@ -79,6 +79,64 @@ fn mia(cpu: &mut Cpu, word: u32) -> Result<Flow, SimError> {
     Ok(Flow::Next)
 }
 
+/// LDC/STC (bits[27:25] = 110, not MCRR/MRRC): on CP0/CP1 the iWMMXt WLDR/WSTR. CP1 moves
+/// a word (N = 0) or doubleword (N = 1) with the offset in words, CP0 a byte or halfword
+/// with the offset in bytes; loads zero-extend into wRd. P = 0 is post-indexed with W = 1
+/// and unindexed with W = 0 (then U must be 1). Every other coprocessor is undefined.
+pub(super) fn ldc_stc(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+    let cp = (word >> 8) & 15;
+    if cp > 1 {
+        return UNDEFINED;
+    }
+    let (pre, up, wide, writeback, load) =
+        (word & (1 << 24) != 0, word & (1 << 23) != 0, word & (1 << 22) != 0, word & (1 << 21) != 0, word & (1 << 20) != 0);
+    if !pre && !writeback && !up {
+        return UNDEFINED;
+    }
+    let rn = field(word, 16);
+    if rn == 15 && writeback {
+        return unpredictable(cpu, word, "iWMMXt load/store writing back to the pc");
+    }
+    let wrd = field(word, 12);
+    let offset = (word & 0xFF) << if cp == 1 { 2 } else { 0 };
+    let base = read_reg(cpu, rn);
+    let indexed = if up { base.wrapping_add(offset) } else { base.wrapping_sub(offset) };
+    let addr = if pre { indexed } else { base };
+    let size = match (cp, wide) {
+        (0, false) => 1,
+        (0, true) => 2,
+        (_, false) => 4,
+        (_, true) => 8,
+    };
+    if load {
+        cpu.wr[wrd] = match size {
+            1 => mem_try!(bus.read8(addr)) as u64,
+            2 => mem_try!(bus.read16(addr)) as u64,
+            4 => mem_try!(bus.read32(addr)) as u64,
+            _ => {
+                let lo = mem_try!(bus.read32(addr));
+                let hi = mem_try!(bus.read32(addr.wrapping_add(4)));
+                (hi as u64) << 32 | lo as u64
+            }
+        };
+    } else {
+        let v = cpu.wr[wrd];
+        match size {
+            1 => mem_try!(bus.write8(addr, v as u8)),
+            2 => mem_try!(bus.write16(addr, v as u16)),
+            4 => mem_try!(bus.write32(addr, v as u32)),
+            _ => {
+                mem_try!(bus.write32(addr, v as u32));
+                mem_try!(bus.write32(addr.wrapping_add(4), (v >> 32) as u32));
+            }
+        }
+    }
+    if writeback {
+        cpu.r[rn] = indexed;
+    }
+    Ok(Flow::Next)
+}
+
 /// MCRR/MRRC (bits[27:21] = 1100010): only MAR/MRA (p0, opcode 0, acc0) exist.
 pub(super) fn mcrr_mrrc(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
     if (word >> 8) & 15 != 0 || (word >> 4) & 15 != 0 {

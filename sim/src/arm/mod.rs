@@ -74,6 +74,10 @@
 //! * CP0 (the XScale accumulator) is accessible in every mode (the coprocessor access register
 //!   is not modelled; QEMU's linux-user mode enables CP0 too). `cpu.acc0` holds the 40-bit
 //!   accumulator zero-extended (bits\[63:40\] always 0); MRA sign-extends bit 39 into RdHi.
+//! * LDC/STC on CP0 and CP1 are the iWMMXt loads and stores of the PXA27x (WLDRB/H/W/D,
+//!   WSTRB/H/W/D on `cpu.wr`, as QEMU's `pxa270` decodes them): glibc's setjmp/longjmp save
+//!   and restore wR10-wR15 with them when `AT_HWCAP` says IWMMXT, as QEMU's does. No other
+//!   iWMMXt instruction exists here, and `cpu.wr[0]` is not the accumulator acc0.
 //! * Every other coprocessor instruction (CDP, LDC, STC, MCR, MRC, MCRR, MRRC on other
 //!   coprocessors or other CP0 operations; all of CDP2/LDC2/STC2/MCR2/MRC2) is undefined, as
 //!   are BXJ, the v6 encodings (LDREX, UMAAL, media space) and the unallocated
@@ -205,11 +209,11 @@ const fn decode(hi: u32, lo: u32) -> Handler {
             }
         }
         0b110 => {
-            // 1100 010L: MCRR/MRRC; every other LDC/STC is undefined.
+            // 1100 010L: MCRR/MRRC; other LDC/STC: iWMMXt loads and stores on CP0/CP1.
             if hi & 0x1E == 0x04 {
                 coproc::mcrr_mrrc
             } else {
-                undefined
+                coproc::ldc_stc
             }
         }
         _ => {
