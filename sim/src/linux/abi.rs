@@ -69,6 +69,8 @@ pub mod nr {
     pub const FCNTL64: u32 = 221;
     pub const GETTID: u32 = 224;
     pub const TKILL: u32 = 238;
+    pub const SENDFILE64: u32 = 239;
+    pub const WAIT4: u32 = 114;
     pub const FUTEX: u32 = 240;
     pub const EXIT_GROUP: u32 = 248;
     pub const SET_TID_ADDRESS: u32 = 256;
@@ -210,6 +212,7 @@ pub mod errno {
     pub const ESRCH: u32 = 3;
     pub const EIO: u32 = 5;
     pub const EBADF: u32 = 9;
+    pub const ECHILD: u32 = 10;
     pub const ENOMEM: u32 = 12;
     pub const EFAULT: u32 = 14;
     pub const EEXIST: u32 = 17;

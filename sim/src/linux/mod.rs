@@ -250,6 +250,7 @@ impl LinuxProcess {
             nr::WRITE => self.write(a[0], a[1], a[2], mem, host),
             nr::READV | nr::WRITEV => self.vector_io(n == nr::WRITEV, a[0], a[1], a[2], mem, host),
             nr::PREAD64 | nr::PWRITE64 => self.positional_io(n == nr::PWRITE64, a, mem),
+            nr::SENDFILE64 => self.sendfile(a[0], a[1], a[2], a[3], mem, host),
             nr::OPEN => self.open(AT_FDCWD, a[0], a[1], a[2], mem),
             nr::OPENAT => self.open(a[0], a[1], a[2], a[3], mem),
             nr::CLOSE => Ok(if self.files.close(a[0]) { 0 } else { -(errno::EBADF as i64) }),
@@ -338,6 +339,8 @@ impl LinuxProcess {
             nr::PIPE | nr::PIPE2 => self.pipe(a[0], if n == nr::PIPE2 { a[1] } else { 0 }, mem),
             nr::GETPID | nr::GETTID | nr::GETPGRP | nr::GETPGID | nr::GETSID => Ok(PID as i64),
             nr::GETPPID => Ok(PID as i64 - 1),
+            // No child ever exists (no fork or clone).
+            nr::WAIT4 => fail(errno::ECHILD),
             nr::GETUID32 | nr::GETGID32 | nr::GETEUID32 | nr::GETEGID32 => Ok(0),
             nr::GETRESUID32 | nr::GETRESGID32 => {
                 for p in &a[..3] {
@@ -501,13 +504,24 @@ impl LinuxProcess {
     }
 
     fn read(&mut self, fd: u32, buf: u32, count: u32, mem: &mut Memory, host: &mut Semihost) -> Sys {
+        let mut at = buf;
+        self.read_chunks(fd, count, host, &mut |chunk| {
+            let ok = mem.write_bytes(at, chunk).is_ok();
+            at = at.wrapping_add(chunk.len() as u32);
+            ok
+        })
+    }
+
+    /// Read up to `count` bytes from `fd` in chunks (a large count allocates nothing up
+    /// front), giving each to `take`, which answers whether it could store it. A regular
+    /// file and the console give as much as they have, a pipe what is in it. The bytes
+    /// taken, or a negative errno (`EFAULT` when `take` refuses the first chunk).
+    fn read_chunks(&mut self, fd: u32, count: u32, host: &mut Semihost, take: &mut dyn FnMut(&[u8]) -> bool) -> Sys {
         let Some(desc) = self.file_of(fd) else { return fail(errno::EBADF) };
         let mut d = desc.lock().map_err(|_| "file table poisoned")?;
         if d.flags & 3 == 1 {
             return fail(errno::EBADF);
         }
-        // Fill the buffer in chunks (a large count allocates nothing up front); a regular
-        // file and the console give as much as they have, a pipe what is in it.
         let mut done = 0u32;
         let mut chunk = vec![0u8; count.min(64 << 10) as usize];
         while done < count {
@@ -535,7 +549,7 @@ impl LinuxProcess {
                 Err(e) if done == 0 => return Ok(io_err(&e)),
                 Err(_) => break,
             };
-            if mem.write_bytes(buf.wrapping_add(done), &chunk[..n]).is_err() {
+            if !take(&chunk[..n]) {
                 return if done == 0 { fail(errno::EFAULT) } else { Ok(done as i64) };
             }
             done += n as u32;
@@ -544,6 +558,47 @@ impl LinuxProcess {
             }
         }
         Ok(done as i64)
+    }
+
+    /// sendfile64(out, in, &offset or 0, count): at most 64 MiB per call (the caller loops
+    /// on a short count, as it must for any sendfile).
+    fn sendfile(&mut self, out: u32, input: u32, offp: u32, count: u32, mem: &mut Memory, host: &mut Semihost) -> Sys {
+        let count = count.min(64 << 20);
+        let mut data = Vec::new();
+        let offset = if offp != 0 {
+            let Ok(b) = mem.read_bytes(offp, 8) else { return fail(errno::EFAULT) };
+            let off = u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
+            let Some(desc) = self.file_of(input) else { return fail(errno::EBADF) };
+            let d = desc.lock().map_err(|_| "file table poisoned")?;
+            let Open::File(file) = &d.open else { return fail(errno::EINVAL) };
+            data.resize(count as usize, 0);
+            let mut done = 0;
+            while done < data.len() {
+                match file.read_at(&mut data[done..], off + done as u64) {
+                    Ok(0) => break,
+                    Ok(n) => done += n,
+                    Err(e) => return Ok(io_err(&e)),
+                }
+            }
+            data.truncate(done);
+            Some(off)
+        } else {
+            let r = self.read_chunks(input, count, host, &mut |c| {
+                data.extend_from_slice(c);
+                true
+            })?;
+            if r < 0 {
+                return Ok(r);
+            }
+            None
+        };
+        let r = self.write_bytes_to(out, &data, host)?;
+        if let (Some(off), true) = (offset, r >= 0) {
+            if mem.write_bytes(offp, &(off + r as u64).to_le_bytes()).is_err() {
+                return fail(errno::EFAULT);
+            }
+        }
+        Ok(r)
     }
 
     fn write_bytes_to(&mut self, fd: u32, data: &[u8], host: &mut Semihost) -> Sys {
