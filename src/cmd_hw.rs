@@ -244,13 +244,10 @@ pub fn run_area(args: &AreaArgs) -> Result<()> {
 /// Run `elf` on the core model (IPC = 1) and collect its retire events, at most `max`.
 pub fn program_events(elf_path: &Path, args: &[String], max: u64) -> Result<Vec<(RetireEvent, u64)>> {
     let elf = load_elf(elf_path)?;
-    let mut cmdline = elf_path.display().to_string();
-    for a in args {
-        cmdline.push(' ');
-        cmdline.push_str(a);
-    }
-    let semihost = Semihost::new().with_cmdline(cmdline).with_stdout(std::io::sink()).with_stderr(std::io::sink());
-    let mut machine = Machine::for_elf(&elf, semihost);
+    let mut argv = vec![elf_path.display().to_string()];
+    argv.extend(args.iter().cloned());
+    let semihost = Semihost::new().with_args(&argv).with_stdout(std::io::sink()).with_stderr(std::io::sink());
+    let mut machine = Machine::load(&elf, semihost)?;
     let mut events: Vec<(RetireEvent, u64)> = Vec::new();
     let mut hook = |ev: &RetireEvent, _: &[streamtrace_sim::MemAccess]| {
         let n = events.len() as u64;

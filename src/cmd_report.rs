@@ -342,7 +342,7 @@ fn measure(p: &ManifestEntry, dir: &std::path::Path, max_insns: Option<u64>) -> 
         .with_stdout(io::sink())
         .with_stderr(io::sink())
         .with_deterministic_clock(100_000_000);
-    let mut m = Machine::for_elf(&elf, semihost);
+    let mut m = Machine::load(&elf, semihost)?;
     m.log_accesses = true;
     let limit = max_insns.unwrap_or(u64::MAX);
     let exit = loop {

@@ -186,7 +186,7 @@ fn build(a: &BuildArgs) -> Result<()> {
         cmdline.push_str(arg);
     }
     let name = a.program.file_stem().map_or("program".into(), |n| n.to_string_lossy().into_owned());
-    let spec = ProgramSpec { name, elf: a.program.clone(), cmdline, workdir: PathBuf::from(".") };
+    let spec = ProgramSpec::new(name, a.program.clone(), cmdline, ".");
     let t = Instant::now();
     let g = build_program(&spec, a.max_insns, !a.no_control).map_err(anyhow::Error::msg)?;
     let build_s = t.elapsed().as_secs_f64();

@@ -30,25 +30,53 @@ pub struct ProgramSpec {
     /// argv[0] and the arguments joined by spaces (what SYS_GET_CMDLINE returns).
     pub cmdline: String,
     pub workdir: PathBuf,
+    /// The arguments one by one (a manifest's `argv`, for arguments with spaces); empty:
+    /// `cmdline` split at spaces.
+    #[serde(default)]
+    pub argv: Vec<String>,
+    /// A file (relative to `workdir`) the program reads as its stdin; none: empty input.
+    #[serde(default)]
+    pub stdin: Option<PathBuf>,
 }
 
 impl ProgramSpec {
-    /// Semihosting as the sweeps and the host stages run programs: the program's command
-    /// line and working directory, output discarded, a deterministic clock (so runs repeat
-    /// exactly).
-    pub fn semihost(&self) -> Semihost {
-        Semihost::new()
-            .with_cmdline(self.cmdline.clone())
-            .with_workdir(self.workdir.clone())
-            .with_stdout(io::sink())
-            .with_stderr(io::sink())
-            .with_deterministic_clock(100_000_000)
+    /// A program run with `cmdline` (split at spaces) in `workdir`, empty stdin.
+    pub fn new(name: impl Into<String>, elf: impl Into<PathBuf>, cmdline: impl Into<String>, workdir: impl Into<PathBuf>) -> Self {
+        ProgramSpec { name: name.into(), elf: elf.into(), cmdline: cmdline.into(), workdir: workdir.into(), argv: Vec::new(), stdin: None }
     }
 
-    /// A machine with the program loaded and [`ProgramSpec::semihost`].
+    /// Semihosting (or Linux system calls) as the sweeps and the host stages run programs:
+    /// the program's arguments, working directory and stdin, output discarded, a
+    /// deterministic clock (so runs repeat exactly).
+    pub fn semihost(&self) -> Result<Semihost, String> {
+        let mut s = Semihost::new().with_cmdline(self.cmdline.clone());
+        if !self.argv.is_empty() {
+            s = s.with_args(&self.argv);
+        }
+        let stdin: Box<dyn io::Read + Send> = match &self.stdin {
+            Some(f) => {
+                let path = self.workdir.join(f);
+                Box::new(File::open(&path).map_err(|e| format!("{}: stdin {}: {e}", self.name, path.display()))?)
+            }
+            None => Box::new(io::empty()),
+        };
+        Ok(s.with_workdir(self.workdir.clone())
+            .with_stdin(stdin)
+            .with_stdout(io::sink())
+            .with_stderr(io::sink())
+            .with_deterministic_clock(100_000_000))
+    }
+
+    /// A machine with the program loaded (a Linux program in Linux mode) and
+    /// [`ProgramSpec::semihost`].
     pub fn machine(&self) -> Result<Machine, String> {
         let elf = ElfImage::open(&self.elf).map_err(|e| format!("{}: {e}", self.elf.display()))?;
-        Ok(Machine::for_elf(&elf, self.semihost()))
+        self.machine_for(&elf)
+    }
+
+    /// [`ProgramSpec::machine`] with the ELF already loaded.
+    pub fn machine_for(&self, elf: &ElfImage) -> Result<Machine, String> {
+        Machine::load(elf, self.semihost()?).map_err(|e| format!("{}: {e}", self.elf.display()))
     }
 }
 
@@ -57,6 +85,10 @@ struct ManifestEntry {
     name: String,
     elf: String,
     cmdline: String,
+    #[serde(default)]
+    argv: Vec<String>,
+    #[serde(default)]
+    stdin: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -72,7 +104,14 @@ pub fn programs_from_manifest(path: &Path) -> Result<Vec<ProgramSpec>, String> {
     let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
     Ok(m.programs
         .into_iter()
-        .map(|p| ProgramSpec { name: p.name, elf: dir.join(&p.elf), cmdline: p.cmdline, workdir: dir.clone() })
+        .map(|p| ProgramSpec {
+            name: p.name,
+            elf: dir.join(&p.elf),
+            cmdline: p.cmdline,
+            workdir: dir.clone(),
+            argv: p.argv,
+            stdin: p.stdin,
+        })
         .collect())
 }
 
@@ -94,7 +133,7 @@ pub fn resolve_programs(arg: &str) -> Result<Vec<ProgramSpec>, String> {
                 return Err(format!("{s}: no such program"));
             }
             let name = path.file_stem().map_or(s.to_string(), |n| n.to_string_lossy().into_owned());
-            Ok(ProgramSpec { name, cmdline: s.to_string(), elf: path, workdir: PathBuf::from(".") })
+            Ok(ProgramSpec::new(name, path, s, "."))
         })
         .collect()
 }
@@ -139,6 +178,14 @@ fn capture_path(dir: &Path, key: &str, max_sl: u32) -> PathBuf {
 fn capture_key(p: &ProgramSpec, elf_bytes: &[u8], opts: &CaptureOptions) -> String {
     let mut id = elf_bytes.to_vec();
     id.extend_from_slice(p.cmdline.as_bytes());
+    for a in &p.argv {
+        id.push(0);
+        id.extend_from_slice(a.as_bytes());
+    }
+    if let Some(f) = &p.stdin {
+        id.push(1);
+        id.extend_from_slice(f.as_os_str().as_encoded_bytes());
+    }
     id.extend_from_slice(opts.cycles.label().as_bytes());
     id.extend_from_slice(&opts.max_insns.to_le_bytes());
     let clean: String = p.name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '-' }).collect();
@@ -194,7 +241,7 @@ fn capture_run(
             Ok(CaptureSink { detector: StreamDetector::new(*m), writer, tmp, path: path.clone(), max_sl: *m })
         })
         .collect::<Result<Vec<_>, String>>()?;
-    let mut m = Machine::for_elf(elf, p.semihost());
+    let mut m = p.machine_for(elf)?;
     if let CycleSource::Timing(cfg) = &opts.cycles {
         m.enable_timing((**cfg).clone()).map_err(|e| format!("timing configuration: {e}"))?;
     }
