@@ -224,3 +224,48 @@ fn system_programs_with_interrupts_decode_exactly() {
         }
     }
 }
+
+/// The Linux workloads (testbenches/linux, docs/linux.md): busybox and our programs as
+/// static glibc binaries, through the kernel helper page and many indirect calls. The first
+/// million instructions of each decode address by address under the main schemes.
+#[test]
+fn linux_workloads_decode_exactly() {
+    use streamtrace_sim::sweep::programs_from_manifest;
+    const LINUX_LIMIT: u64 = 1_000_000;
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("testbenches/linux/programs.json");
+    let programs = programs_from_manifest(&manifest).unwrap();
+    assert!(programs.len() >= 12, "{} workloads", programs.len());
+    let configs: Vec<Config> = ["nexs", "bsdc-32x4-128", "rsdc-32x4-128", "tslz-256", "pft", "pft,sync=200000"]
+        .iter()
+        .map(|c| c.parse().unwrap())
+        .collect();
+    let mut kuser = 0u64;
+    for p in programs {
+        assert!(p.elf.is_file(), "{}: {} is missing: run scripts/setup.sh", p.name, p.elf.display());
+        let elf = ElfImage::open(&p.elf).unwrap();
+        let mut m = p.machine_for(&elf).unwrap();
+        let mut encoders: Vec<Encoder> = configs.iter().map(Encoder::new).collect();
+        let mut pcs: Vec<u32> = Vec::with_capacity(LINUX_LIMIT as usize);
+        let mut hook = |ev: &RetireEvent, _: &[MemAccess]| {
+            pcs.push(ev.iw_addr());
+            for e in &mut encoders {
+                e.push(ev).unwrap();
+            }
+        };
+        while m.retired < LINUX_LIMIT {
+            if let StepOutcome::Exited(_) = m.step(&mut hook).unwrap_or_else(|e| panic!("{}: {e}", p.name)) {
+                break;
+            }
+        }
+        kuser += pcs.iter().filter(|&&pc| pc >= streamtrace_isa::linux::KUSER_PAGE).count() as u64;
+        for (cfg, enc) in configs.iter().zip(encoders) {
+            let (trace, _) = enc.finish();
+            let decoded = decode_trace(cfg, &trace.bytes, &elf, false);
+            assert!(decoded.errors.is_empty() && decoded.ended, "{} {cfg}: {:?}", p.name, decoded.errors);
+            if let Err(mm) = verify_addresses_iw(&decoded.addresses, &pcs) {
+                panic!("{} {cfg}: first mismatch {mm:?}", p.name);
+            }
+        }
+    }
+    assert!(kuser > 0, "no workload ran the kernel helper page");
+}
