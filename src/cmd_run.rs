@@ -3,7 +3,6 @@
 //! to stderr (or, with --json, one JSON object on stdout after the program's output).
 
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -58,21 +57,9 @@ impl RetireHook for RunHook {
     }
 }
 
-impl RunArgs {
-    /// The program path, if one was given.
-    pub fn program(&self) -> Option<PathBuf> {
-        self.command.first().map(PathBuf::from)
-    }
-
-    /// The program's arguments (everything after its path).
-    pub fn program_args(&self) -> &[String] {
-        self.command.get(1..).unwrap_or_default()
-    }
-}
-
 pub fn run(args: &RunArgs) -> Result<u8> {
     // `--timing FILE.toml` (without `=`) would make the file the program: say so.
-    if let (Some(None), Some(p)) = (&args.timing, &args.program()) {
+    if let (Some(None), Some(p)) = (&args.timing, &args.program) {
         if p.extension().is_some_and(|e| e == "toml") {
             bail!("{} looks like a timing configuration: write --timing={}", p.display(), p.display());
         }
@@ -82,14 +69,17 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         Some(None) => Some(TimingConfig::default()),
         None => None,
     };
-    let (elf, argv, name) = match &args.program() {
+    let (elf, argv, name) = match &args.program {
         Some(path) => {
             let elf = ElfImage::open(path).with_context(|| format!("loading {}", path.display()))?;
-            let argv = args.command.clone();
+            let mut argv = vec![path.display().to_string()];
+            argv.extend(args.args.iter().cloned());
             (elf, argv, path.display().to_string())
         }
         None => {
-
+            if !args.args.is_empty() {
+                bail!("program arguments given without a program");
+            }
             let elf = ElfImage::from_bytes_named(BUILTIN_ELF, "built-in jpeg_dct.elf")?;
             let argv = BUILTIN_CMDLINE.split(' ').map(str::to_string).collect();
             (elf, argv, "built-in jpeg_dct".to_string())

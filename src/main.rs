@@ -172,16 +172,17 @@ pub struct DemoArgs {
     pub csv: bool,
 }
 
-/// Run an ARM ELF program (ARMv5TE, ARM and Thumb; newlib rdimon semihosting or a static
-/// ARM EABI Linux program, docs/linux.md) on the core model; with --config, feed its retire events to the trace module. Without a program, runs
+/// Run an ARM ELF program (ARMv5TE, ARM and Thumb, newlib rdimon semihosting) on the core
+/// model; with --config, feed its retire events to the trace module. Without a program, runs
 /// the built-in default (jpeg_dct, about 5.6 M instructions).
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// The program (a 32-bit little-endian ARM ELF: newlib semihosting or static Linux) and
-    /// its arguments; everything after the program goes to the program, as with qemu-arm.
-    /// Omitted: the built-in default.
-    #[arg(value_name = "PROG.elf [ARGS]", trailing_var_arg = true)]
-    pub command: Vec<String>,
+    /// The program (a 32-bit little-endian ARM ELF); omitted: the built-in default.
+    #[arg(value_name = "PROG.elf")]
+    pub program: Option<PathBuf>,
+    /// Arguments passed to the program (after `--` if they start with a dash).
+    #[arg(value_name = "ARGS")]
+    pub args: Vec<String>,
     /// Stop with an error after this many instructions.
     #[arg(long, value_name = "N", default_value_t = 1_000_000_000)]
     pub max_insns: u64,
