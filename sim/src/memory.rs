@@ -19,6 +19,16 @@ pub struct MemFault {
     pub write: bool,
 }
 
+/// Page numbers that `[base, base + len)` touches (none when `len` is 0).
+fn pages_of(base: u32, len: u64) -> std::ops::Range<u64> {
+    if len == 0 {
+        return 0..0;
+    }
+    let first = (base >> PAGE_BITS) as u64;
+    let last = ((base as u64 + len - 1) >> PAGE_BITS).min(PAGES as u64 - 1);
+    first..last + 1
+}
+
 pub struct Memory {
     pages: Vec<Option<Box<Page>>>,
     /// One bit per page: may be allocated on demand.
@@ -40,12 +50,7 @@ impl Memory {
 
     /// Allow `[base, base + len)` (rounded out to pages).
     pub fn map_region(&mut self, base: u32, len: u64) {
-        if len == 0 {
-            return;
-        }
-        let first = (base >> PAGE_BITS) as u64;
-        let last = ((base as u64 + len - 1) >> PAGE_BITS).min(PAGES as u64 - 1);
-        for p in first..=last {
+        for p in pages_of(base, len) {
             self.allowed[(p / 64) as usize] |= 1 << (p % 64);
         }
     }
@@ -53,12 +58,7 @@ impl Memory {
     /// Disallow `[base, base + len)` (rounded out to pages) and drop its contents: a later
     /// [`Memory::map_region`] of the range reads zeros again (Linux `munmap`).
     pub fn unmap_region(&mut self, base: u32, len: u64) {
-        if len == 0 {
-            return;
-        }
-        let first = (base >> PAGE_BITS) as u64;
-        let last = ((base as u64 + len - 1) >> PAGE_BITS).min(PAGES as u64 - 1);
-        for p in first..=last {
+        for p in pages_of(base, len) {
             self.allowed[(p / 64) as usize] &= !(1 << (p % 64));
             self.pages[p as usize] = None;
         }
