@@ -8,7 +8,10 @@ set -euo pipefail
 # verilator, yosys, iverilog: lint, co-simulation and synthesis of the RTL exports (hw/,
 # tests/cli_hw.rs; iverilog is the second simulator hardware engineers use on them).
 # fonts-dejavu-core: the text of the sweep plots (tests/cli_sweep.rs writes them).
-APT_PACKAGES=(qemu-user binutils-arm-none-eabi verilator yosys iverilog fonts-dejavu-core)
+# gcc-arm-linux-gnueabi, libc6-dev-armel-cross: our programs as static ARM Linux binaries
+# (testbenches/linux/build.sh); python3: the inputs of the Linux workload set.
+APT_PACKAGES=(qemu-user binutils-arm-none-eabi verilator yosys iverilog fonts-dejavu-core
+    gcc-arm-linux-gnueabi libc6-dev-armel-cross python3)
 
 log() { echo "setup: $*" >&2; }
 
@@ -22,6 +25,15 @@ as_root() {
         exit 1
     fi
 }
+
+# The armel architecture, so that apt can download busybox-static:armel for the Linux
+# workload set (scripts/fetch-linux-workloads.sh); apt-get update must follow adding it.
+update_needed=0
+if ! dpkg --print-foreign-architectures | grep -qx armel; then
+    log "adding the armel architecture to dpkg"
+    as_root dpkg --add-architecture armel
+    update_needed=1
+fi
 
 # System packages.
 missing=()
@@ -38,9 +50,20 @@ if [ "${#missing[@]}" -gt 0 ]; then
     log "installing ${missing[*]}"
     as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+    update_needed=0
 else
     log "system packages: nothing to install"
 fi
+if [ "$update_needed" = 1 ]; then
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+fi
+
+# The Linux workload set (testbenches/linux): the pinned busybox, our programs built for
+# Linux, the generated inputs. Each step does nothing when its outputs are already there.
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+"$ROOT/scripts/fetch-linux-workloads.sh"
+"$ROOT/testbenches/linux/build.sh" --if-missing
+"$ROOT/scripts/linux-inputs.py" --if-missing
 
 # Rust toolchain.
 if ! command -v cargo >/dev/null 2>&1; then
