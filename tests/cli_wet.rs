@@ -87,7 +87,11 @@ fn bad_inputs_give_clear_errors() {
     let cut = tmp.path().join("cut.wet");
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
     fails(&streamtrace_in(&dir, &["wet", "query", cut.to_str().unwrap(), "cf", "--forward"]), "byte ");
-    fails(&streamtrace_in(&dir, &["wet", "query", wet.to_str().unwrap(), "loads", "xyz"]), "not a hexadecimal");
     fails(&streamtrace_in(&dir, &["wet", "query", wet.to_str().unwrap(), "slice", "0x4"]), "no instruction at 0x4");
-    fails(&streamtrace_in(&dir, &["wet", "query", wet.to_str().unwrap(), "cf"]), "--forward or --backward");
+    // Bad command lines are usage errors: exit 2.
+    for (args, needle) in [(&["loads", "xyz"][..], "not a hexadecimal"), (&["cf"][..], "--forward or --backward")] {
+        let o = streamtrace_in(&dir, &[&["wet", "query", wet.to_str().unwrap()][..], args].concat());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.code() == Some(2) && err.contains(needle) && !err.contains("panicked"), "{:?}: {err}", o.status);
+    }
 }
