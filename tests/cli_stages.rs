@@ -385,7 +385,7 @@ fn report_refs_on_two_programs() {
     for needle in ["| program | din | din.gz", "average refs/byte", "r=64 ratio", "crc32 (capped)", "cap of 50,000 instructions"] {
         assert!(text.contains(needle), "lacks {needle:?}:\n{text}");
     }
-    assert_fails(
+    assert_usage(
         &streamtrace(&["report", "refs", "--programs", p(&programs_dir().join("programs.json")), "--program", "nope"]),
         &["--program nope: not in"],
     );

@@ -76,7 +76,9 @@ fn bad_inputs_give_clear_errors() {
     let tmp = TempDir::new().unwrap();
     let dir = programs_dir();
     fails(&streamtrace_in(&dir, &["wet", "build", "-o", "/dev/null", "no/such.elf"]), "no such program");
-    fails(&streamtrace_in(&dir, &["wet", "build", "bin/tiny.elf", "5", "-o", "x.wet"]), "options go before the program");
+    let o = streamtrace_in(&dir, &["wet", "build", "bin/tiny.elf", "5", "-o", "x.wet"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.code() == Some(2) && err.contains("options go before the program"), "usage error: {err}");
     let junk = tmp.path().join("junk.wet");
     std::fs::write(&junk, b"not a wet file at all").unwrap();
     fails(&streamtrace_in(&dir, &["wet", "stats", junk.to_str().unwrap()]), "bad magic");
