@@ -10,7 +10,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::{ok, programs_dir, streamtrace_in};
+use common::{fails, ok, programs_dir, streamtrace_in};
 use tempfile::TempDir;
 
 fn root() -> PathBuf {
@@ -261,7 +261,7 @@ fn dash_means_stdin_and_stdout() {
 fn errors_name_the_file_and_quote_little() {
     let tmp = TempDir::new().unwrap();
     let progs = programs_dir();
-    exits(&streamtrace_in(&progs, &["run", "bin/tiny.elf", "--pc-trace", "/dev/full"]), 1, &["/dev/full"]);
+    fails(&streamtrace_in(&progs, &["run", "bin/tiny.elf", "--pc-trace", "/dev/full"]), "/dev/full");
     exits(&streamtrace_in(&progs, &["run", "bin/tiny.elf", "--refs", "/dev/full"]), 1, &["/dev/full"]);
     // A 1 MB field of an events file is quoted in part.
     let events = tmp.path().join("huge.events");
