@@ -13,6 +13,7 @@ use serde_json::json;
 use streamtrace_sim::system::SystemConfig;
 use streamtrace_sim::TimingConfig;
 use streamtrace_stages::citcat::extract::extract;
+use streamtrace_stages::citcat::monitor::BusMonitor;
 use streamtrace_stages::citcat::format::{
     trace_from_bytes, Aes, Cat, Ims, NoTrace, TraceEntry, TraceSink, TraceWriter, AES_SECTIONS,
 };
@@ -22,6 +23,7 @@ use streamtrace_stages::citcat::verify::{compare_cats, compare_traces, Mismatch}
 
 use crate::cmd_report::{compressed_sizes, Sizes};
 use crate::io_util::{load_elf, read_file, thousands, write_file};
+use crate::usage::{bail_usage, usage};
 
 #[derive(Args, Debug)]
 pub struct CitcatArgs {
@@ -72,7 +74,9 @@ impl PlatformArgs {
 
     fn record_options(&self) -> Result<RecordOptions> {
         let mut system = match &self.system {
-            Some(p) => SystemConfig::from_toml_file(p).map_err(anyhow::Error::msg)?,
+            // Unreadable: an I/O error (exit 1); readable but bad: a configuration error (2).
+            Some(p) => SystemConfig::from_toml_str(&String::from_utf8_lossy(&read_file(p)?))
+                .map_err(|e| usage(format!("{}: {e}", p.display())))?,
             None => SystemConfig::default(),
         };
         if let Some(seed) = self.seed {
@@ -299,12 +303,15 @@ fn run_extract(a: &ExtractArgs) -> Result<()> {
     Ok(())
 }
 
-/// The `--timing` file, or the defaults.
+/// The `--timing` file, or the defaults; a configuration the bus monitor cannot record
+/// (docs/citcat.md) is a configuration error, found before anything is allocated or run.
 fn timing_from(path: Option<&Path>) -> Result<TimingConfig> {
-    Ok(match path {
+    let t = match path {
         Some(p) => TimingConfig::from_toml_file(p)?,
         None => TimingConfig::default(),
-    })
+    };
+    BusMonitor::check(&t).map_err(|e| usage(format!("{}: {e}", path.map_or("the default timing".into(), |p| p.display().to_string()))))?;
+    Ok(t)
 }
 
 fn run_replay(a: &ReplayArgs) -> Result<()> {
@@ -341,7 +348,7 @@ fn mismatch_json(m: &Option<Mismatch>) -> serde_json::Value {
 
 fn run_verify(a: &VerifyArgs) -> Result<u8> {
     if a.insns.is_empty() && a.cat.is_empty() {
-        bail!("nothing to compare: give --insns RECORDED REPLAYED and/or --cat RECORDED REPLAYED");
+        bail_usage!("nothing to compare: give --insns RECORDED REPLAYED and/or --cat RECORDED REPLAYED");
     }
     let v1 = if a.insns.is_empty() { None } else { Some(compare_traces(&read_trace(&a.insns[0])?, &read_trace(&a.insns[1])?)) };
     let v2 = if a.cat.is_empty() { None } else { Some(compare_cats(&read_cat(&a.cat[0])?, &read_cat(&a.cat[1])?)) };

@@ -8,7 +8,7 @@ use anyhow::{anyhow, bail, Result};
 use serde::Serialize;
 use streamtrace_sw_decoder::{inflate_gzip, AddressSink, Decoder, StreamRecord, TraceElement};
 
-use crate::io_util::{load_elf, parse_config, read_trace, thousands, AddrWriter, Verifier};
+use crate::io_util::{is_std, load_elf, parse_config, read_trace, thousands, AddrWriter, Verifier};
 use crate::table::Table;
 use crate::DecodeArgs;
 
@@ -158,7 +158,12 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
         }
     }
 
-    let mut out = std::io::stdout().lock();
+    // With the addresses on stdout (`-o -`), the summary goes to stderr.
+    let mut out: Box<dyn Write> = if args.out.as_deref().is_some_and(is_std) {
+        Box::new(std::io::stderr().lock())
+    } else {
+        Box::new(std::io::stdout().lock())
+    };
     if args.json {
         serde_json::to_writer_pretty(&mut out, &s)?;
         writeln!(out)?;

@@ -268,6 +268,11 @@ pub fn run_cosim(args: &CosimArgs) -> Result<u8> {
     let cfg = parse_config(&args.config)?;
     let buffers = parse_buffers(&args.buffers)?;
     let h = Rtl::new(&cfg, &args.config, &buffers)?;
+    // The Verilated bench cannot report a waveform it failed to open: create the file here,
+    // before the slow build, so an unwritable path is an error naming it.
+    if let Some(v) = &args.vcd {
+        std::fs::File::create(v).with_context(|| format!("cannot create the waveform {}", v.display()))?;
+    }
     let events = program_events(&args.program, &args.args, args.max_insns)?;
     let rusthdl = if args.rusthdl {
         let start = std::time::Instant::now();
@@ -317,6 +322,11 @@ pub fn run_cosim(args: &CosimArgs) -> Result<u8> {
                 )?;
             }
             if let Some(v) = &args.vcd {
+                // Claim only a waveform that was written.
+                let len = std::fs::metadata(v).map(|m| m.len()).unwrap_or(0);
+                if len == 0 {
+                    bail!("the bench wrote no waveform to {}", v.display());
+                }
                 eprintln!("waveform: {}", v.display());
             }
             Ok(0)

@@ -19,7 +19,6 @@ use clap::{Args, Subcommand};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use streamtrace_isa::ElfImage;
 use streamtrace_model::RetireEvent;
 use streamtrace_sim::{Machine, MemAccess, RetireHook, Semihost, StepOutcome};
 use streamtrace_stages::din::DinWriter;
@@ -321,7 +320,7 @@ impl RetireHook for Pipeline {
 fn measure(p: &ManifestEntry, dir: &std::path::Path, max_insns: Option<u64>) -> Result<ProgramRefs> {
     let start = Instant::now();
     let path = dir.join(&p.elf);
-    let elf = ElfImage::open(&path).with_context(|| format!("loading {}", path.display()))?;
+    let elf = crate::io_util::load_elf(&path).with_context(|| format!("loading {}", path.display()))?;
     let thumb = p.state.as_deref() == Some("thumb");
     let stride_log2 = if thumb { 1 } else { 2 };
     let comment = format!("streamtrace report refs: {}", p.cmdline);
@@ -398,7 +397,7 @@ fn run_refs(a: &RefsReportArgs) -> Result<()> {
     let dir = a.common.programs.parent().unwrap_or(std::path::Path::new(".")).to_path_buf();
     for name in &a.common.only {
         if !manifest.programs.iter().any(|p| &p.name == name) {
-            bail!("--program {name}: not in {}", a.common.programs.display());
+            crate::usage::bail_usage!("--program {name}: not in {}", a.common.programs.display());
         }
     }
     let chosen: Vec<&ManifestEntry> =
@@ -597,7 +596,7 @@ fn run_wet(a: &WetReportArgs) -> Result<()> {
     if !a.common.only.is_empty() {
         for name in &a.common.only {
             if !programs.iter().any(|p| &p.name == name) {
-                bail!("no program '{name}' in {}", a.common.programs.display());
+                crate::usage::bail_usage!("--program {name}: not in {}", a.common.programs.display());
             }
         }
         programs.retain(|p| a.common.only.contains(&p.name));

@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 use std::time::Instant;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use rayon::prelude::*;
 use streamtrace_model::{Config, Scheme};
 use streamtrace_sim::sweep::plot::{write_log_x_plot, write_plots};
@@ -23,19 +23,19 @@ const HEADLINE: [&str; 5] = ["pft", "rsdc-32x4-128", "tslz-1024", "gzip-1", "sct
 pub fn run(a: &SchemesReportArgs) -> Result<()> {
     let configs = expand_config_list(&a.configs)?;
     let buffers = match &a.buffers {
-        Some(b) => Some(b.parse::<streamtrace_model::BufferConfig>().map_err(|e| anyhow!("--buffers {b}: {e}"))?),
+        Some(b) => Some(b.parse::<streamtrace_model::BufferConfig>().map_err(|e| crate::usage::usage(format!("--buffers {b}: {e}")))?),
         None => None,
     };
     let timing = match a.timing.as_deref() {
         None => None,
         Some("") => Some(TimingConfig::default()),
-        Some(path) => Some(TimingConfig::from_toml_file(std::path::Path::new(path)).map_err(|e| anyhow!("{e}"))?),
+        Some(path) => Some(TimingConfig::from_toml_file(std::path::Path::new(path))?),
     };
     let opts = SchemeOptions { max_insns: a.max_insns.unwrap_or(u64::MAX), buffers, timing };
     let programs = programs_from_manifest(&a.common.programs).map_err(|e| anyhow!("{e}"))?;
     for name in &a.common.only {
         if !programs.iter().any(|p| &p.name == name) {
-            bail!("--program {name}: not in {}", a.common.programs.display());
+            crate::usage::bail_usage!("--program {name}: not in {}", a.common.programs.display());
         }
     }
     let chosen: Vec<_> = programs.iter().filter(|p| a.common.only.is_empty() || a.common.only.contains(&p.name)).collect();

@@ -13,7 +13,8 @@ use streamtrace_model::{Config, Encoder, RetireEvent, Stats};
 use streamtrace_sim::{Machine, MemAccess, ProfileHook, RetireHook, Semihost, StepOutcome, TimingConfig};
 
 use crate::cmd_encode::print_stats;
-use crate::io_util::{parse_config, pct, thousands, write_file};
+use crate::io_util::{create_output, is_std, load_elf, output_name, parse_config, pct, thousands, write_file};
+use crate::usage::bail_usage;
 use crate::refs::RefsWriter;
 use crate::table::Table;
 use crate::RunArgs;
@@ -27,9 +28,9 @@ struct RunHook {
     profile: ProfileHook,
     encoders: Vec<Encoder>,
     encode_error: Option<String>,
-    pc_trace: Option<BufWriter<std::fs::File>>,
+    pc_trace: Option<BufWriter<Box<dyn Write>>>,
     pc_trace_error: Option<std::io::Error>,
-    refs: Option<RefsWriter<BufWriter<std::fs::File>>>,
+    refs: Option<RefsWriter<BufWriter<Box<dyn Write>>>>,
     refs_error: Option<std::io::Error>,
 }
 
@@ -61,7 +62,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     // `--timing FILE.toml` (without `=`) would make the file the program: say so.
     if let (Some(None), Some(p)) = (&args.timing, &args.program) {
         if p.extension().is_some_and(|e| e == "toml") {
-            bail!("{} looks like a timing configuration: write --timing={}", p.display(), p.display());
+            bail_usage!("{} looks like a timing configuration: write --timing={}", p.display(), p.display());
         }
     }
     let timing = match &args.timing {
@@ -71,14 +72,14 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     };
     let (elf, argv, name) = match &args.program {
         Some(path) => {
-            let elf = ElfImage::open(path).with_context(|| format!("loading {}", path.display()))?;
+            let elf = load_elf(path).with_context(|| format!("loading {}", path.display()))?;
             let mut argv = vec![path.display().to_string()];
             argv.extend(args.args.iter().cloned());
             (elf, argv, path.display().to_string())
         }
         None => {
             if !args.args.is_empty() {
-                bail!("program arguments given without a program");
+                bail_usage!("program arguments given without a program");
             }
             let elf = ElfImage::from_bytes_named(BUILTIN_ELF, "built-in jpeg_dct.elf")?;
             let argv = BUILTIN_CMDLINE.split(' ').map(str::to_string).collect();
@@ -87,29 +88,30 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     };
     let configs: Vec<Config> = args.configs.iter().map(|c| parse_config(c)).collect::<Result<_>>()?;
     if args.trace_out.is_some() && configs.len() != 1 {
-        bail!("--trace-out needs exactly one --config (got {})", configs.len());
+        bail_usage!("--trace-out needs exactly one --config (got {})", configs.len());
     }
+    // `-`: standard output (io_util::create_output); the program's own output then goes to
+    // stderr, so that stdout holds the trace alone.
+    let dash = |p: &Option<std::path::PathBuf>| p.as_deref().is_some_and(is_std);
+    if dash(&args.pc_trace) && dash(&args.refs) {
+        bail_usage!("--pc-trace - and --refs - would mix on stdout: send one to a file");
+    }
+    let data_on_stdout = dash(&args.pc_trace) || dash(&args.refs);
     let pc_trace = match &args.pc_trace {
-        Some(p) => Some(BufWriter::new(
-            std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
-        )),
+        Some(p) => Some(BufWriter::new(create_output(p)?)),
         None => None,
     };
     // The reference trace streams through a buffer: it is never held in memory.
     let refs = match &args.refs {
-        Some(p) => Some(RefsWriter::new(
-            BufWriter::with_capacity(
-                1 << 20,
-                std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
-            ),
-            args.refs_format,
-        )),
+        Some(p) => Some(RefsWriter::new(BufWriter::with_capacity(1 << 20, create_output(p)?), args.refs_format)),
         None => None,
     };
-    let semihost = Semihost::new()
-        .with_args(&argv)
-        .with_stdout(std::io::stdout())
-        .with_stderr(std::io::stderr());
+    let semihost = Semihost::new().with_args(&argv).with_stderr(std::io::stderr());
+    let semihost = if data_on_stdout {
+        semihost.with_stdout(std::io::stderr())
+    } else {
+        semihost.with_stdout(std::io::stdout())
+    };
     let mut machine = Machine::load(&elf, semihost)?;
     if let Some(cfg) = timing {
         machine.enable_timing(cfg).context("--timing")?;
@@ -148,22 +150,23 @@ pub fn run(args: &RunArgs) -> Result<u8> {
             bail!("trace module rejected a retire event: {e}");
         }
         if let Some(e) = hook.refs_error.take() {
-            let path = args.refs.as_ref().map_or(String::new(), |p| p.display().to_string());
+            let path = args.refs.as_deref().map_or(String::new(), output_name);
             return Err(e).with_context(|| format!("writing the reference trace {path}"));
         }
     }
     let seconds = start.elapsed().as_secs_f64();
     machine.semihost.flush().context("flushing the program's output")?;
-    if let Some(mut w) = hook.pc_trace.take() {
-        w.flush()?;
-    }
+    let pc_trace_name = || args.pc_trace.as_deref().map_or(String::new(), output_name);
     if let Some(e) = hook.pc_trace_error {
-        return Err(e).context("writing the PC trace");
+        return Err(e).with_context(|| format!("writing the PC trace {}", pc_trace_name()));
+    }
+    if let Some(mut w) = hook.pc_trace.take() {
+        w.flush().with_context(|| format!("writing the PC trace {}", pc_trace_name()))?;
     }
     let references = match hook.refs.take() {
         Some(w) => {
             let n = w.refs();
-            let path = args.refs.as_ref().map_or(String::new(), |p| p.display().to_string());
+            let path = args.refs.as_deref().map_or(String::new(), output_name);
             w.finish().with_context(|| format!("writing the reference trace {path}"))?;
             Some(n)
         }

@@ -4,9 +4,8 @@
 //! data goes to stdout, and/or into `--stats-out FILE`. Errors name the input and the line
 //! (text) or byte offset (binary).
 
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -24,7 +23,9 @@ use streamtrace_stages::pdats2::{Pdats2Decoder, Pdats2Encoder, Pdats2Options};
 use streamtrace_stages::sad::{key_of, PageSplitter, Reducer, DEFAULT_PAGE_SIZE};
 use streamtrace_stages::Ref;
 
+use crate::io_util;
 use crate::refs::SIM_ASID;
+use crate::usage::{bail_usage, usage};
 
 // ---------------------------------------------------------------------------------------
 // Arguments.
@@ -214,45 +215,25 @@ impl<W: Write> Write for CountingWriter<W> {
 }
 
 fn display_name(path: &str) -> String {
-    if path == "-" {
-        "<stdin>".into()
-    } else {
-        path.into()
-    }
+    io_util::input_name(Path::new(path))
 }
 
 fn open_input(path: &str) -> Result<CountingReader> {
-    let inner: Box<dyn BufRead> = if path == "-" {
-        Box::new(BufReader::with_capacity(1 << 16, io::stdin()))
-    } else {
-        Box::new(BufReader::with_capacity(
-            1 << 16,
-            File::open(path).with_context(|| format!("cannot open {path}"))?,
-        ))
-    };
-    Ok(CountingReader { inner, bytes: 0 })
+    let inner = BufReader::with_capacity(1 << 16, io_util::open_input(Path::new(path), "")?);
+    Ok(CountingReader { inner: Box::new(inner), bytes: 0 })
 }
 
 type Output = CountingWriter<BufWriter<Box<dyn Write>>>;
 
 fn open_output(path: &str) -> Result<Output> {
-    let inner: Box<dyn Write> = if path == "-" {
-        Box::new(io::stdout())
-    } else {
-        Box::new(File::create(path).with_context(|| format!("cannot create {path}"))?)
-    };
     Ok(CountingWriter {
-        inner: BufWriter::with_capacity(1 << 16, inner),
+        inner: BufWriter::with_capacity(1 << 16, io_util::create_output(Path::new(path))?),
         bytes: 0,
     })
 }
 
 fn out_name(path: &str) -> String {
-    if path == "-" {
-        "<stdout>".into()
-    } else {
-        path.into()
-    }
+    io_util::output_name(Path::new(path))
 }
 
 fn finish_output(mut out: Output, path: &str) -> Result<u64> {
@@ -412,6 +393,11 @@ impl<'a> PageSource<'a> {
         })
     }
 
+    /// Checks `--page-size` before any file is opened.
+    fn check_page_size(page_size: u64) -> Result<()> {
+        PageSplitter::new(page_size).map(drop).map_err(|e| usage(format!("--page-size {page_size}: {e}")))
+    }
+
     fn next_page(&mut self) -> Result<Option<SadRecord>> {
         if let Some(p) = self.pending.take() {
             return Ok(Some(p));
@@ -475,13 +461,22 @@ enum AnyEncoder<W: Write> {
 fn pdats_encode(a: &PdatsEncodeArgs, codec: Codec) -> Result<()> {
     let start = Instant::now();
     let name = display_name(&a.io.input);
+    // Options first: a rejected command line creates no output file.
+    match codec {
+        Codec::Pdats if a.stride.is_some() => {
+            bail_usage!("--stride applies to pdats2 only (PDATS records carry byte offsets)")
+        }
+        Codec::Pdats2 if a.data_default_offset => bail_usage!("--data-default-offset applies to pdats only"),
+        _ => {}
+    }
+    let stride = a.stride.unwrap_or(4);
+    if !matches!(stride, 1 | 2 | 4 | 8) {
+        bail_usage!("--stride {stride}: must be 1, 2, 4 or 8 bytes");
+    }
     let mut input = open_input(&a.io.input)?;
     let out = open_output(&a.io.output)?;
     let mut enc = match codec {
         Codec::Pdats => {
-            if a.stride.is_some() {
-                bail!("--stride applies to pdats2 only (PDATS records carry byte offsets)");
-            }
             AnyEncoder::V1(
                 PdatsEncoder::new(
                     out,
@@ -496,13 +491,6 @@ fn pdats_encode(a: &PdatsEncodeArgs, codec: Codec) -> Result<()> {
             )
         }
         Codec::Pdats2 => {
-            if a.data_default_offset {
-                bail!("--data-default-offset applies to pdats only");
-            }
-            let stride = a.stride.unwrap_or(4);
-            if !matches!(stride, 1 | 2 | 4 | 8) {
-                bail!("--stride {stride}: must be 1, 2, 4 or 8 bytes");
-            }
             AnyEncoder::V2(
                 Pdats2Encoder::new(
                     out,
@@ -694,7 +682,8 @@ pub fn run_sad(a: &SadArgs) -> Result<()> {
     let start = Instant::now();
     let name = display_name(&a.io.input);
     let oname = out_name(&a.io.output);
-    let mut reducer = Reducer::new(a.r).map_err(|e| anyhow!("--r: {e}"))?;
+    let mut reducer = Reducer::new(a.r).map_err(|e| usage(format!("--r {}: {e}", a.r)))?;
+    PageSource::check_page_size(a.page_size)?;
     let mut input = open_input(&a.io.input)?;
     let mut source = PageSource::new(a.from, &mut input, &name, a.page_size)?;
     let out = open_output(&a.io.output)?;
@@ -765,8 +754,9 @@ fn push_hex(buf: &mut Vec<u8>, v: u64) {
 
 pub fn run_lru(a: &LruArgs) -> Result<()> {
     if a.pages == 0 || a.pages >= u32::MAX as usize {
-        bail!("--pages must be at least 1 and below 2^32");
+        bail_usage!("--pages {}: must be at least 1 and below 2^32", a.pages);
     }
+    PageSource::check_page_size(a.page_size)?;
     let start = Instant::now();
     let name = display_name(&a.io.input);
     let oname = out_name(&a.io.output);

@@ -15,6 +15,7 @@ use streamtrace_sim::sweep::report::SweepResults;
 use streamtrace_sim::sweep::{ensure_captures, load_capture, resolve_programs, sweep_program, CaptureOptions, CycleSource, SweepPlan};
 
 use crate::io_util::parse_config;
+use crate::usage::{bail_usage, usage};
 
 #[derive(Args, Debug)]
 pub struct SweepArgs {
@@ -166,7 +167,7 @@ pub fn expand_config_list(items: &[String]) -> Result<Vec<Config>> {
         }
     }
     if out.is_empty() {
-        bail!("--configs named no configuration");
+        bail_usage!("--configs named no configuration");
     }
     Ok(out)
 }
@@ -174,19 +175,19 @@ pub fn expand_config_list(items: &[String]) -> Result<Vec<Config>> {
 fn expand_configs(items: &[String]) -> Result<Vec<Config>> {
     let out = expand_config_list(items)?;
     if let Some(c) = out.iter().find(|c| c.scheme == Scheme::Pft) {
-        bail!(
+        bail_usage!(
             "{c}: pft has no cycle mode yet and needs retire events, not the stream captures a sweep replays; \
              measure it with `streamtrace report schemes` or `streamtrace run -c {c}`"
         );
     }
     if out.is_empty() {
-        bail!("--configs named no configuration");
+        bail_usage!("--configs named no configuration");
     }
     Ok(out)
 }
 
 fn expand_buffers(a: &SweepArgs) -> Result<Vec<BufferConfig>> {
-    let base: BufferConfig = a.buffers.parse().map_err(|e| anyhow!("--buffers: {e}"))?;
+    let base: BufferConfig = a.buffers.parse().map_err(|e| usage(format!("--buffers: {e}")))?;
     let mut list = vec![base];
     let vary = |list: Vec<BufferConfig>, key: &str, values: &[String]| -> Result<Vec<BufferConfig>> {
         if values.is_empty() {
@@ -196,7 +197,7 @@ fn expand_buffers(a: &SweepArgs) -> Result<Vec<BufferConfig>> {
         for b in &list {
             for v in values {
                 let text = format!("{b},{key}={v}");
-                out.push(text.parse::<BufferConfig>().map_err(|e| anyhow!("--{key} {v}: {e}"))?);
+                out.push(text.parse::<BufferConfig>().map_err(|e| usage(format!("--{key} {v}: {e}")))?);
             }
         }
         Ok(out)
@@ -210,11 +211,11 @@ fn expand_buffers(a: &SweepArgs) -> Result<Vec<BufferConfig>> {
 
 fn parse_shard(s: Option<&str>) -> Result<(usize, usize)> {
     let Some(s) = s else { return Ok((0, 1)) };
-    let (k, n) = s.split_once('/').ok_or_else(|| anyhow!("--shard {s}: expected k/N"))?;
-    let k: usize = k.parse().map_err(|_| anyhow!("--shard {s}: k is not a number"))?;
-    let n: usize = n.parse().map_err(|_| anyhow!("--shard {s}: N is not a number"))?;
+    let (k, n) = s.split_once('/').ok_or_else(|| usage(format!("--shard {s}: expected k/N")))?;
+    let k: usize = k.parse().map_err(|_| usage(format!("--shard {s}: k is not a number")))?;
+    let n: usize = n.parse().map_err(|_| usage(format!("--shard {s}: N is not a number")))?;
     if n == 0 || k == 0 || k > n {
-        bail!("--shard {s}: need 1 <= k <= N");
+        bail_usage!("--shard {s}: need 1 <= k <= N");
     }
     Ok((k - 1, n))
 }
@@ -224,13 +225,13 @@ pub fn run_sweep(a: &SweepArgs) -> Result<()> {
     let buffers = expand_buffers(a)?;
     for c in &configs {
         for b in &buffers {
-            b.check_scheme(c).map_err(|e| anyhow!("--buffers {b}: {e}"))?;
+            b.check_scheme(c).map_err(|e| usage(format!("--buffers {b}: {e}")))?;
         }
     }
     let shard = parse_shard(a.shard.as_deref())?;
     let programs = resolve_programs(&a.programs).map_err(|e| anyhow!("--programs: {e}"))?;
     if programs.is_empty() {
-        bail!("--programs {}: no programs", a.programs);
+        bail_usage!("--programs {}: no programs", a.programs);
     }
     if let Some(j) = a.jobs {
         rayon::ThreadPoolBuilder::new().num_threads(j.max(1)).build_global().context("starting worker threads")?;

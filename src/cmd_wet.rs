@@ -16,6 +16,7 @@ use streamtrace_stages::wet::query::Instance;
 use streamtrace_stages::wet::{build_program, Cursor, RawStream};
 
 use crate::io_util::{fmt_iw, write_file};
+use crate::usage::bail_usage;
 
 #[derive(Args, Debug)]
 pub struct WetArgs {
@@ -106,7 +107,7 @@ pub enum Query {
 
 fn parse_pc(s: &str) -> Result<u32> {
     let t = s.trim_start_matches("0x").trim_start_matches("0X");
-    u32::from_str_radix(t, 16).with_context(|| format!("'{s}' is not a hexadecimal instruction address"))
+    u32::from_str_radix(t, 16).map_err(|_| crate::usage::usage(format!("'{s}' is not a hexadecimal instruction address")))
 }
 
 /// Counts and sizes; `tier1` is known only where the tier-1 sequences are at hand (a build,
@@ -173,9 +174,9 @@ pub fn run(args: &WetArgs) -> Result<()> {
 fn build(a: &BuildArgs) -> Result<()> {
     let Some(output) = &a.output else {
         if a.args.iter().any(|x| x == "-o" || x == "--output" || x.starts_with("--output=")) {
-            bail!("options go before the program (what follows it is its argv): streamtrace wet build -o FILE.wet [OPTIONS] PROG [ARGS...]");
+            bail_usage!("options go before the program (what follows it is its argv): streamtrace wet build -o FILE.wet [OPTIONS] PROG [ARGS...]");
         }
-        bail!("say where to write the WET: streamtrace wet build -o FILE.wet PROG [ARGS...]");
+        bail_usage!("say where to write the WET: streamtrace wet build -o FILE.wet PROG [ARGS...]");
     };
     if !a.program.is_file() {
         bail!("{}: no such program", a.program.display());
@@ -271,9 +272,13 @@ fn show_stats<S: Cursor>(g: &WetGraph<S>, tier1: bool, as_json: bool) -> Result<
 }
 
 fn query(a: &QueryArgs) -> Result<()> {
+    // The command line first: a usage error whatever the file holds.
+    if let Query::Cf { forward: false, backward: false, .. } = &a.query {
+        bail_usage!("say --forward or --backward");
+    }
     match load(&a.file)? {
-        AnyWet::Raw(mut g) => answer(&mut g, &a.query),
-        AnyWet::Bi(mut g) => answer(&mut g, &a.query),
+        AnyWet::Raw(mut g) => answer(&mut g, &a.query, &a.file),
+        AnyWet::Bi(mut g) => answer(&mut g, &a.query, &a.file),
     }
 }
 
@@ -286,13 +291,13 @@ fn print_instances(list: &[Instance]) -> std::io::Result<()> {
     out.flush()
 }
 
-fn answer<S: Cursor>(g: &mut WetGraph<S>, q: &Query) -> Result<()> {
+/// `file`: the WET's path, named by errors in its data (a damaged file can pass `load` and
+/// fail in a query).
+fn answer<S: Cursor>(g: &mut WetGraph<S>, q: &Query, file: &Path) -> Result<()> {
     match q {
-        Query::Cf { forward, backward, output, limit } => {
-            if !forward && !backward {
-                bail!("say --forward or --backward");
-            }
-            let list = if *backward { g.cf_backward() } else { g.cf_forward() }.map_err(anyhow::Error::msg)?;
+        Query::Cf { forward: _, backward, output, limit } => {
+            let list = if *backward { g.cf_backward() } else { g.cf_forward() }
+                .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
             let n = limit.map_or(list.len(), |l| (l as usize).min(list.len()));
             let mut text = String::with_capacity(n * 10);
             for &iw in &list[..n] {
@@ -313,7 +318,8 @@ fn answer<S: Cursor>(g: &mut WetGraph<S>, q: &Query) -> Result<()> {
                 bail!("no instruction at {iw:#x} ran in this WET (add 1 for a Thumb address)");
             }
             let Some(start) = g.instance_of(iw, *instance) else {
-                bail!("the instruction at {iw:#x} has fewer than {} executed instances", instance + 1);
+                let ran = g.values(iw).len();
+                bail!("the instruction at {iw:#x} has no instance {instance}: it ran {ran} times (instances count from 0)");
             };
             let items = g.backward_slice(start.stmt, start.inst);
             let mut rows = Vec::with_capacity(items.len());

@@ -1,9 +1,10 @@
-//! File handling shared by the subcommands: configuration and ELF loading with errors that
-//! name the file, a streaming reader of the events file that keeps line numbers, a buffered
-//! writer of decoded addresses, and a streaming verifier of decoded addresses.
+//! File handling shared by the subcommands: `-` for standard input and output, configuration
+//! and ELF loading with errors that name the file, a streaming reader of the events file that
+//! keeps line numbers, a buffered writer of decoded addresses, and a streaming verifier of
+//! decoded addresses.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -12,14 +13,82 @@ use streamtrace_model::events_file::parse_event_line;
 use streamtrace_model::{Config, RetireEvent};
 use streamtrace_sw_decoder::AddressSink;
 
+/// Whether `path` is `-`, which names standard input (for an input) or standard output (for
+/// an output) wherever a command takes a file.
+pub fn is_std(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// How messages name an input: `<stdin>` for `-`.
+pub fn input_name(path: &Path) -> String {
+    if is_std(path) {
+        "<stdin>".into()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// How messages name an output: `<stdout>` for `-`.
+pub fn output_name(path: &Path) -> String {
+    if is_std(path) {
+        "<stdout>".into()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Opens an input file, or standard input for `-`; the error names the file and what it is
+/// (`what`, e.g. "events file ", may be empty).
+pub fn open_input(path: &Path, what: &str) -> Result<Box<dyn Read>> {
+    if is_std(path) {
+        return Ok(Box::new(io::stdin()));
+    }
+    Ok(Box::new(File::open(path).with_context(|| format!("cannot open {what}{}", path.display()))?))
+}
+
+/// Creates an output file, or standard output for `-`; the error names the file.
+/// Unbuffered: callers wrap it in the buffer size they need.
+pub fn create_output(path: &Path) -> Result<Box<dyn Write>> {
+    if is_std(path) {
+        return Ok(Box::new(io::stdout()));
+    }
+    Ok(Box::new(File::create(path).with_context(|| format!("cannot create {}", path.display()))?))
+}
+
 /// Parse a configuration string; the `ConfigError` stays in the chain so `main` exits 2.
 pub fn parse_config(text: &str) -> Result<Config> {
     Ok(text.parse::<Config>()?)
 }
 
+/// Largest program file read (256 MiB; the programs this tool runs are kilobytes to a few
+/// megabytes). Without a cap, `streamtrace run /dev/zero` would read until memory runs out.
+pub const MAX_ELF_BYTES: u64 = 256 << 20;
+
+/// Reads `path` if it holds at most `limit` bytes: a regular file is checked by its size
+/// before anything is read; anything else (a device, a pipe) is read up to the limit and
+/// refused beyond it. `what` (e.g. "program ", may be empty) says what the file is.
+pub fn read_bounded(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>> {
+    let file = File::open(path).with_context(|| format!("cannot open {what}{}", path.display()))?;
+    let too_big = || anyhow::anyhow!("{what}{}: larger than {limit} bytes, the limit", path.display());
+    let meta = file.metadata().with_context(|| format!("cannot read {what}{}", path.display()))?;
+    if meta.is_file() && meta.len() > limit {
+        return Err(too_big());
+    }
+    let mut data = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut data)
+        .with_context(|| format!("cannot read {what}{}", path.display()))?;
+    if data.len() as u64 > limit {
+        return Err(too_big());
+    }
+    Ok(data)
+}
+
+/// Loads a program, reading at most [`MAX_ELF_BYTES`]; errors name the file.
 pub fn load_elf(path: &Path) -> Result<ElfImage> {
-    // ImageError already names the file.
-    Ok(ElfImage::open(path)?)
+    let data = read_bounded(path, MAX_ELF_BYTES, "program ")?;
+    // ImageError names the file.
+    Ok(ElfImage::from_bytes_named(&data, &path.display().to_string())?)
 }
 
 pub fn read_trace(path: &Path) -> Result<Vec<u8>> {
@@ -47,19 +116,19 @@ pub fn state(a: u32) -> char {
 /// Reads an events file one event at a time, remembering the line of each event, so that
 /// neither encoding nor verification needs the whole run in memory.
 pub struct EventLines {
-    reader: BufReader<File>,
+    reader: BufReader<Box<dyn Read>>,
     name: String,
     line_no: u64,
     buf: String,
 }
 
 impl EventLines {
+    /// `-`: standard input.
     pub fn open(path: &Path) -> Result<EventLines> {
-        let file = File::open(path)
-            .with_context(|| format!("cannot open events file {}", path.display()))?;
+        let file = open_input(path, "events file ")?;
         Ok(EventLines {
             reader: BufReader::with_capacity(1 << 16, file),
-            name: path.display().to_string(),
+            name: input_name(path),
             line_no: 0,
             buf: String::new(),
         })
@@ -96,19 +165,18 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 /// Writes decoded addresses as text lines `%08x A|T`, buffered; remembers the first I/O
 /// error (the sink interface cannot return one) for `finish`.
 pub struct AddrWriter {
-    out: BufWriter<File>,
+    out: BufWriter<Box<dyn Write>>,
     name: String,
     line: Vec<u8>,
     error: Option<io::Error>,
 }
 
 impl AddrWriter {
+    /// `-`: standard output.
     pub fn create(path: &Path) -> Result<AddrWriter> {
-        let file =
-            File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
         Ok(AddrWriter {
-            out: BufWriter::with_capacity(1 << 18, file),
-            name: path.display().to_string(),
+            out: BufWriter::with_capacity(1 << 18, create_output(path)?),
+            name: output_name(path),
             line: Vec::with_capacity(1 << 14),
             error: None,
         })

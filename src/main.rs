@@ -18,6 +18,7 @@ mod cmd_citcat;
 mod io_util;
 mod refs;
 mod table;
+mod usage;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -34,8 +35,9 @@ use clap::{Args, Parser, Subcommand};
 #[command(name = "streamtrace", version, propagate_version = true)]
 #[command(
     after_help = "Configuration strings: SCHEME[-SETSxWAYS-LSP][,key=value]..., e.g. rsdc-32x4-128 \
-or esdc-64x4-256,repl=lru (docs/trace-format.md section 4). Exit codes: 0 success, 1 error, \
-2 usage or configuration error."
+or esdc-64x4-256,repl=lru (docs/trace-format.md section 4). Exit codes: 0 success, 1 data or \
+I/O error, 2 usage or configuration error; a closed stdout ends the command by SIGPIPE. `-` names stdin or \
+stdout wherever a file is named."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -94,7 +96,7 @@ pub struct EncodeArgs {
     /// Trace module configuration, e.g. rsdc-32x4-128.
     #[arg(short, long, value_name = "CONFIG")]
     pub config: String,
-    /// Retire events, one per line (docs/events-format.md).
+    /// Retire events, one per line (docs/events-format.md); - for standard input.
     #[arg(short, long, value_name = "FILE")]
     pub events: PathBuf,
     /// Where to write the trace bytes.
@@ -119,7 +121,8 @@ pub struct DecodeArgs {
     /// The trace file.
     #[arg(short, long, value_name = "TRACE")]
     pub trace: PathBuf,
-    /// Write the decoded instruction addresses, one per line: `%08x A|T`.
+    /// Write the decoded instruction addresses, one per line: `%08x A|T`; - for standard
+    /// output (the summary then goes to stderr).
     #[arg(short, long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Compare the decoded addresses with this events file; fails at the first difference.
@@ -158,9 +161,11 @@ pub struct DemoArgs {
     /// esdc-32x4-128, rsdc-32x4-128.
     #[arg(short, long = "config", value_name = "CONFIG")]
     pub configs: Vec<String>,
-    /// Number of retired instructions of the synthetic run.
-    #[arg(short = 'n', long, value_name = "N", default_value_t = 2_000_000)]
-    pub instructions: usize,
+    /// Number of retired instructions of the synthetic run (1 to 10,000,000: the demo
+    /// holds the whole run, about 60 bytes per instruction at most, in memory).
+    #[arg(short = 'n', long, value_name = "N", default_value_t = 2_000_000,
+          value_parser = clap::value_parser!(u64).range(1..=cmd_demo::MAX_INSTRUCTIONS))]
+    pub instructions: u64,
     /// Seed of the synthetic program and run.
     #[arg(short, long, value_name = "S", default_value_t = 1)]
     pub seed: u64,
@@ -186,7 +191,8 @@ pub struct RunArgs {
     /// Stop with an error after this many instructions.
     #[arg(long, value_name = "N", default_value_t = 1_000_000_000)]
     pub max_insns: u64,
-    /// Write every retired PC, one hex address per line (the form compared with QEMU).
+    /// Write every retired PC, one hex address per line (the form compared with QEMU); - for
+    /// standard output (the program's own output then goes to stderr).
     #[arg(long, value_name = "FILE")]
     pub pc_trace: Option<PathBuf>,
     /// Trace module configuration (repeatable): prints its statistics.
@@ -205,7 +211,8 @@ pub struct RunArgs {
     /// BTB, stalls; docs/timing.md). `--timing=FILE.toml` overrides parameters.
     #[arg(long, value_name = "FILE.toml", num_args = 0..=1, require_equals = true)]
     pub timing: Option<Option<PathBuf>>,
-    /// Write the memory reference trace (fetches, reads, writes) to this file, streaming.
+    /// Write the memory reference trace (fetches, reads, writes) to this file, streaming; -
+    /// for standard output (the program's own output then goes to stderr).
     #[arg(long, value_name = "FILE")]
     pub refs: Option<PathBuf>,
     /// Format of --refs.
@@ -226,7 +233,27 @@ pub struct ConfigArgs {
 /// Exit code for usage and configuration errors (clap uses the same).
 const EXIT_USAGE: u8 = 2;
 
+/// A closed stdout (`streamtrace ... | head`, `| true`) ends the process the way it ends
+/// `cat`, `grep` or `yes`: killed by SIGPIPE, which a shell reports as status 141, with no
+/// message. The Rust runtime ignores SIGPIPE, which turns every write to a closed pipe into
+/// an EPIPE error, and so every `println!` into a panic (exit 101). Restoring the default
+/// disposition here, once, covers every write path alike: `println!`, the simulated
+/// program's semihosted output, the stage commands' writers, and output a library crate
+/// writes. Catching `BrokenPipe` errors instead would have to be done at each of those places
+/// and cannot reach `println!` at all. Child processes (Verilator, Yosys) get the default
+/// disposition from the standard library anyway.
+#[cfg(unix)]
+fn restore_default_sigpipe() {
+    // SAFETY: `signal` with `SIG_DFL` only resets the disposition; it runs first in `main`,
+    // before any other thread exists, and no Rust code relies on SIGPIPE being ignored.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    #[cfg(unix)]
+    restore_default_sigpipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Encode(a) => cmd_encode::run(&a).map(|()| 0),
@@ -252,7 +279,8 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            // A closed pipe (`streamtrace dump ... | head`) is not an error.
+            // A closed pipe is not an error. On Unix SIGPIPE ends the process before a write
+            // can return EPIPE (see `restore_default_sigpipe`); elsewhere this keeps it quiet.
             if e.chain().any(|c| {
                 c.downcast_ref::<std::io::Error>()
                     .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
@@ -260,7 +288,7 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("streamtrace: error: {e:#}");
-            if e.chain().any(|c| c.is::<streamtrace_model::ConfigError>()) {
+            if usage::is_usage(&e) {
                 ExitCode::from(EXIT_USAGE)
             } else {
                 ExitCode::FAILURE

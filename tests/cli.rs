@@ -1016,5 +1016,5 @@ fn run_bad_inputs_fail_clearly() {
     let o = streamtrace(&["run", elf.to_str().unwrap(), "-c", "rsdc-33x4-128"]);
     assert_fails(&o, 2, &["not a power of two"]);
     let o = streamtrace(&["run", elf.to_str().unwrap(), "-c", "base", "-c", "nexs", "--trace-out", "x.bin"]);
-    assert_fails(&o, 1, &["exactly one --config"]);
+    assert_fails(&o, 2, &["exactly one --config"]);
 }

@@ -72,9 +72,15 @@ fn damaged_files_give_clear_errors() {
     fails(&streamtrace_in(d, &["citcat", "record", "run.cat", "-o", "y.cat"]), "run.cat");
     std::fs::write(d.join("sys.toml"), "uart_gap_min = 0\n").unwrap();
     let prog = system_program("sys_timer");
-    fails(&streamtrace_in(d, &["citcat", "check", &prog, "--system", "sys.toml"]), "sys.toml: uart_gap_min (0) must be at least 1");
+    // A bad system file is a configuration error: exit 2.
+    let usage = |o: std::process::Output, needle: &str| {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(needle) && !err.contains("panicked"), "{err}");
+    };
+    usage(streamtrace_in(d, &["citcat", "check", &prog, "--system", "sys.toml"]), "sys.toml: uart_gap_min (0) must be at least 1");
     std::fs::write(d.join("sys.toml"), "timer_jiter = 5\n").unwrap();
-    fails(&streamtrace_in(d, &["citcat", "check", &prog, "--system", "sys.toml"]), "unknown field `timer_jiter`");
+    usage(streamtrace_in(d, &["citcat", "check", &prog, "--system", "sys.toml"]), "unknown field `timer_jiter`");
 }
 
 #[test]

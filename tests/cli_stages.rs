@@ -47,7 +47,17 @@ fn assert_ok(o: &Output) {
 
 #[track_caller]
 fn assert_fails(o: &Output, needles: &[&str]) {
-    assert_eq!(o.status.code(), Some(1), "stderr:\n{}", stderr(o));
+    assert_exit(o, 1, needles);
+}
+
+#[track_caller]
+fn assert_usage(o: &Output, needles: &[&str]) {
+    assert_exit(o, 2, needles);
+}
+
+#[track_caller]
+fn assert_exit(o: &Output, code: i32, needles: &[&str]) {
+    assert_eq!(o.status.code(), Some(code), "stderr:\n{}", stderr(o));
     let err = stderr(o);
     for n in needles {
         assert!(err.contains(n), "stderr lacks {n:?}:\n{err}");
@@ -295,10 +305,11 @@ fn bad_inputs_get_clear_errors() {
     assert_fails(&streamtrace(&["lru", "--pages", "2", p(&sad)]), &["bad.sad: line 2", "5 fields, expected 6"]);
     let big = write("big.lap", b"r 0 2000 1 1000\n");
     assert_fails(&streamtrace(&["sad", "--r", "2", p(&big)]), &["big.lap: line 1", "length 8192"]);
-    assert_fails(&streamtrace(&["sad", "--r", "0", p(&big)]), &["at least 1 page"]);
-    assert_fails(&streamtrace(&["sad", "--r", "2", "--page-size", "3000", p(&big)]), &["not a power of two"]);
-    assert_fails(&streamtrace(&["lru", "--pages", "0", p(&sad)]), &["--pages must be at least 1"]);
-    assert_fails(&streamtrace(&["pdats", "encode", "--stride", "2", p(&din)]), &["--stride applies to pdats2 only"]);
+    // Bad option values are usage errors (exit 2).
+    assert_usage(&streamtrace(&["sad", "--r", "0", p(&big)]), &["at least 1 page"]);
+    assert_usage(&streamtrace(&["sad", "--r", "2", "--page-size", "3000", p(&big)]), &["not a power of two"]);
+    assert_usage(&streamtrace(&["lru", "--pages", "0", p(&sad)]), &["--pages 0: must be at least 1"]);
+    assert_usage(&streamtrace(&["pdats", "encode", "--stride", "2", p(&din)]), &["--stride applies to pdats2 only"]);
     assert_fails(&streamtrace(&["pdats", "decode", p(&dir.path().join("missing"))]), &["cannot open", "missing"]);
     let o = streamtrace_stdin(&["pdats2", "decode"], b"PDAX\x02\x00\x02\x02\0\0\0\0\0\0\0\0");
     assert_fails(&o, &["<stdin>", "bad magic"]);
@@ -374,7 +385,7 @@ fn report_refs_on_two_programs() {
     for needle in ["| program | din | din.gz", "average refs/byte", "r=64 ratio", "crc32 (capped)", "cap of 50,000 instructions"] {
         assert!(text.contains(needle), "lacks {needle:?}:\n{text}");
     }
-    assert_fails(
+    assert_usage(
         &streamtrace(&["report", "refs", "--programs", p(&programs_dir().join("programs.json")), "--program", "nope"]),
         &["--program nope: not in"],
     );

@@ -66,7 +66,8 @@ fn bad_timing_files_fail_with_the_key() {
         std::fs::write(&path, text).unwrap();
         let o = streamtrace(&["run", elf, &format!("--timing={}", path.display())]);
         let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{text}: {err}");
+        // A configuration error: exit 2 (an unreadable file would be 1).
+        assert_eq!(o.status.code(), Some(2), "{text}: {err}");
         for n in needles {
             assert!(err.contains(n), "{n} in {err}");
         }

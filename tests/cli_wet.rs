@@ -76,7 +76,9 @@ fn bad_inputs_give_clear_errors() {
     let tmp = TempDir::new().unwrap();
     let dir = programs_dir();
     fails(&streamtrace_in(&dir, &["wet", "build", "-o", "/dev/null", "no/such.elf"]), "no such program");
-    fails(&streamtrace_in(&dir, &["wet", "build", "bin/tiny.elf", "5", "-o", "x.wet"]), "options go before the program");
+    let o = streamtrace_in(&dir, &["wet", "build", "bin/tiny.elf", "5", "-o", "x.wet"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.code() == Some(2) && err.contains("options go before the program"), "usage error: {err}");
     let junk = tmp.path().join("junk.wet");
     std::fs::write(&junk, b"not a wet file at all").unwrap();
     fails(&streamtrace_in(&dir, &["wet", "stats", junk.to_str().unwrap()]), "bad magic");
@@ -87,7 +89,11 @@ fn bad_inputs_give_clear_errors() {
     let cut = tmp.path().join("cut.wet");
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
     fails(&streamtrace_in(&dir, &["wet", "query", cut.to_str().unwrap(), "cf", "--forward"]), "byte ");
-    fails(&streamtrace_in(&dir, &["wet", "query", wet.to_str().unwrap(), "loads", "xyz"]), "not a hexadecimal");
     fails(&streamtrace_in(&dir, &["wet", "query", wet.to_str().unwrap(), "slice", "0x4"]), "no instruction at 0x4");
-    fails(&streamtrace_in(&dir, &["wet", "query", wet.to_str().unwrap(), "cf"]), "--forward or --backward");
+    // Bad command lines are usage errors: exit 2.
+    for (args, needle) in [(&["loads", "xyz"][..], "not a hexadecimal"), (&["cf"][..], "--forward or --backward")] {
+        let o = streamtrace_in(&dir, &[&["wet", "query", wet.to_str().unwrap()][..], args].concat());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.code() == Some(2) && err.contains(needle) && !err.contains("panicked"), "{:?}: {err}", o.status);
+    }
 }

@@ -16,9 +16,21 @@ pub enum EventsFileError {
     Io { source_name: String, err: std::io::Error },
 }
 
+/// Longest piece of input an error message quotes (characters).
+const QUOTE_CHARS: usize = 80;
+
+/// `tok` for an error message: whole up to [`QUOTE_CHARS`] characters, else its start, an
+/// ellipsis and its length, so a huge field cannot flood the terminal.
+pub fn quote(tok: &str) -> String {
+    match tok.char_indices().nth(QUOTE_CHARS) {
+        None => tok.to_string(),
+        Some((end, _)) => format!("{}... ({} bytes)", &tok[..end], tok.len()),
+    }
+}
+
 fn hex(tok: &str, what: &str) -> Result<u32, String> {
     let t = tok.strip_prefix("0x").or_else(|| tok.strip_prefix("0X")).unwrap_or(tok);
-    u32::from_str_radix(t, 16).map_err(|_| format!("{what} '{tok}' is not a 32-bit hex number"))
+    u32::from_str_radix(t, 16).map_err(|_| format!("{what} '{}' is not a 32-bit hex number", quote(tok)))
 }
 
 /// Parse one line; `Ok(None)` for blank and comment lines.
@@ -36,13 +48,15 @@ pub fn parse_event_line(line: &str) -> Result<Option<RetireEvent>, String> {
     let thumb = match toks[2] {
         "A" | "a" => false,
         "T" | "t" => true,
-        s => return Err(format!("state '{s}' is not A or T")),
+        s => return Err(format!("state '{}' is not A or T", quote(s))),
     };
-    let class: BranchClass = toks[3].parse()?;
+    let class: BranchClass = toks[3].parse().map_err(|_| {
+        format!("unknown branch class '{}' (expected none, dcond, duncond, icond, iuncond or ret)", quote(toks[3]))
+    })?;
     let taken = match toks[4] {
         "0" => false,
         "1" => true,
-        s => return Err(format!("taken '{s}' is not 0 or 1")),
+        s => return Err(format!("taken '{}' is not 0 or 1", quote(s))),
     };
     let next_pc = hex(toks[5], "next PC")?;
     let mut ev = RetireEvent { pc, insn, thumb, class, taken, next_pc, exception: false, cycle: 0 };
@@ -50,9 +64,9 @@ pub fn parse_event_line(line: &str) -> Result<Option<RetireEvent>, String> {
         if *extra == "exc" {
             ev.exception = true;
         } else if let Some(c) = extra.strip_prefix("c=") {
-            ev.cycle = c.parse().map_err(|_| format!("cycle '{c}' is not a number"))?;
+            ev.cycle = c.parse().map_err(|_| format!("cycle '{}' is not a number", quote(c)))?;
         } else {
-            return Err(format!("unknown field '{extra}' (expected 'exc' or 'c=CYCLE')"));
+            return Err(format!("unknown field '{}' (expected 'exc' or 'c=CYCLE')", quote(extra)));
         }
     }
     Ok(Some(ev))
@@ -127,5 +141,9 @@ mod tests {
         ] {
             assert!(parse_event_line(bad).unwrap_err().contains(needle), "{bad}");
         }
+        // A huge field is quoted in part (issue 22).
+        let huge = "Z".repeat(1 << 20);
+        let err = parse_event_line(&format!("{huge} 0 A none 0 4")).unwrap_err();
+        assert!(err.len() < 200 && err.contains("(1048576 bytes)"), "{}", &err[..200.min(err.len())]);
     }
 }

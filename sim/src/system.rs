@@ -100,8 +100,13 @@ impl SystemConfig {
     /// Read a TOML file of these keys (missing keys keep their defaults).
     pub fn from_toml_file(path: &std::path::Path) -> Result<SystemConfig, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let cfg: SystemConfig = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        cfg.validate().map_err(|e| format!("{}: {e}", path.display()))?;
+        SystemConfig::from_toml_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Parse TOML text of these keys and check it (the file's contents, without its name).
+    pub fn from_toml_str(text: &str) -> Result<SystemConfig, String> {
+        let cfg: SystemConfig = toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())?;
+        cfg.validate()?;
         Ok(cfg)
     }
 

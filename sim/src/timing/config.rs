@@ -378,11 +378,20 @@ impl Default for MemoryConfig {
 /// A configuration that cannot be used, naming the key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
+    /// The file cannot be read (an I/O error, not a bad configuration).
+    #[error("cannot read {path}: {message}")]
+    Read { path: String, message: String },
+    /// The file's TOML is malformed or its values cannot be used.
     #[error("{path}: {message}")]
     File { path: String, message: String },
     #[error("{key} = {value}: {reason}")]
     Invalid { key: &'static str, value: String, reason: &'static str },
 }
+
+/// Largest cache accepted (64 MiB, far beyond any core this models): with 4-byte lines its
+/// tag and state arrays take about 100 MB, so a configuration cannot make the model allocate
+/// without bound.
+pub const MAX_CACHE_BYTES: u32 = 64 << 20;
 
 /// Largest latency accepted anywhere (keeps every sum far from overflow and catches typos).
 const MAX_LATENCY: u32 = 1 << 20;
@@ -398,8 +407,9 @@ impl TimingConfig {
 
     /// Read a TOML file (see [`TimingConfig::from_toml_str`]).
     pub fn from_toml_file(path: &Path) -> Result<TimingConfig, ConfigError> {
-        let file = |message: String| ConfigError::File { path: path.display().to_string(), message };
-        let text = std::fs::read_to_string(path).map_err(|e| file(e.to_string()))?;
+        let name = || path.display().to_string();
+        let file = |message: String| ConfigError::File { path: name(), message };
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read { path: name(), message: e.to_string() })?;
         TimingConfig::from_toml_str(&text).map_err(file)
     }
 
@@ -419,6 +429,9 @@ impl TimingConfig {
             }
             if c.ways == 0 || c.ways > 256 {
                 return bad(prefix[1], c.ways, "must be from 1 to 256");
+            }
+            if c.size_bytes > MAX_CACHE_BYTES {
+                return bad(prefix[2], c.size_bytes, "must be at most 67108864 (64 MiB)");
             }
             let way_bytes = c.ways as u64 * c.line_bytes as u64;
             if c.size_bytes == 0 || !(c.size_bytes as u64).is_multiple_of(way_bytes) {
@@ -605,6 +618,9 @@ mod tests {
         assert!(e.contains("icache.size_bytes"), "{e}");
         let e = TimingConfig::from_toml_str("[dcache]\nline_bytes = 24\n").unwrap_err();
         assert!(e.contains("dcache.line_bytes"), "{e}");
+        // A huge cache is refused before anything is allocated (issue 22).
+        let e = TimingConfig::from_toml_str("[dcache]\nsize_bytes = 2147483648\nways = 1\nline_bytes = 4\n").unwrap_err();
+        assert!(e.contains("dcache.size_bytes") && e.contains("64 MiB"), "{e}");
         let e = TimingConfig::from_toml_str("[branch]\nbtb_entries = 100\n").unwrap_err();
         assert!(e.contains("branch.btb_entries"), "{e}");
         let e = TimingConfig::from_toml_str("[core]\nstrd_issue = 0\n").unwrap_err();

@@ -20,9 +20,10 @@ pub struct BusMonitor {
 }
 
 impl BusMonitor {
-    /// A monitor with the cache geometry and D-cache policy of `timing`. The CAT header has
-    /// one line size, so the two caches must agree on it.
-    pub fn new(timing: &TimingConfig) -> Result<BusMonitor, String> {
+    /// Whether a monitor can record with `timing`: a valid configuration (bounded cache
+    /// sizes) whose two caches share one line size of 4 to 128 bytes.
+    pub fn check(timing: &TimingConfig) -> Result<(), String> {
+        timing.validate().map_err(|e| e.to_string())?;
         let (i, d) = (&timing.icache, &timing.dcache);
         if i.line_bytes != d.line_bytes {
             return Err(format!(
@@ -33,6 +34,15 @@ impl BusMonitor {
         if !(4..=128).contains(&i.line_bytes) {
             return Err(format!("the CAT records lines of 4 to 128 bytes, not {}", i.line_bytes));
         }
+        Ok(())
+    }
+
+    /// A monitor with the cache geometry and D-cache policy of `timing`. The CAT header has
+    /// one line size, so the two caches must agree on it.
+    /// The configuration is checked (see [`BusMonitor::check`]) before anything is allocated.
+    pub fn new(timing: &TimingConfig) -> Result<BusMonitor, String> {
+        BusMonitor::check(timing)?;
+        let (i, d) = (&timing.icache, &timing.dcache);
         let dcache = Cache::new(&d.geometry());
         Ok(BusMonitor {
             dcfg: d.clone(),

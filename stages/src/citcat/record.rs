@@ -76,9 +76,11 @@ pub fn record(
     trace: &mut dyn TraceSink,
     mut progress: impl FnMut(u64),
 ) -> Result<Recording, CitcatError> {
+    // The monitor checks the cache geometry (and the CAT's line size) first: a rejected
+    // configuration allocates nothing.
+    let mut monitor = BusMonitor::new(&opts.timing).map_err(CitcatError::Config)?;
     let mut sys = System::for_elf(elf, opts.system.clone(), opts.timing.clone()).map_err(CitcatError::Config)?;
     sys.machine.log_prior = true;
-    let mut monitor = BusMonitor::new(&opts.timing).map_err(CitcatError::Config)?;
     let mut stats = RecordStats::default();
     let mut recording = false;
     let mut s0_registers = [0u64; DUMP_REGISTERS];

@@ -3,8 +3,8 @@
 use super::format::{Aes, Cat, CatRecord, Ims, IoEntry, TraceEntry, TraceSink, MON_DMA, MON_END, MON_IRQ};
 use super::monitor::BusMonitor;
 use super::{emit_instruction, CitcatError, LastRetired};
-use streamtrace_sim::system::{is_register_access, platform_machine, platform_memory};
-use streamtrace_sim::{CoprocOp, IoBus, TimingConfig};
+use streamtrace_sim::system::{is_register_access, platform_machine, platform_memory, DEV_BASE, DEV_SIZE, EXIT};
+use streamtrace_sim::{CoprocOp, IoBus, MemAccess, TimingConfig, DUMP_REGISTERS};
 
 /// The devices' stand-in: answers device loads from the IOQ, accepts device stores and CCNT reads from CNT,
 /// and records the first mismatch.
@@ -14,6 +14,8 @@ struct ReplayIo<'a> {
     cnt: &'a [u32],
     cnt_pos: usize,
     error: Option<String>,
+    /// The program wrote `EXIT`: the recorded run ended there (docs/citcat.md 2.3).
+    exited: bool,
 }
 
 impl ReplayIo<'_> {
@@ -45,7 +47,9 @@ impl IoBus for ReplayIo<'_> {
     }
 
     fn write(&mut self, addr: u32, size: u8, _value: u32) -> bool {
-        is_register_access(addr, size, true)
+        let ok = is_register_access(addr, size, true);
+        self.exited |= ok && addr == EXIT;
+        ok
     }
 
     fn coproc(&mut self, cp: u32, load: bool, op: CoprocOp, _value: u32) -> Option<u32> {
@@ -64,6 +68,61 @@ impl IoBus for ReplayIo<'_> {
             (7, false) if op == zero => Some(0),
             _ => None,
         }
+    }
+}
+
+/// Finds a replay loop that cannot reach its end key within the instruction budget, before
+/// it writes that budget's worth of trace. Once every INT, IOQ, DMA and CNT entry is consumed,
+/// nothing outside the core changes its state, so the same architectural state (every
+/// register, CP15, the accumulator) at two control-flow changes with no RAM store in between
+/// repeats forever: `period_tbc` changes and `period_insns` instructions per turn. States are
+/// compared with Brent's method (a snapshot kept for 1, 2, 4, ... changes), which finds a loop
+/// of any length within about twice that length. Every turn advances `tbc` by the same
+/// amount, which gives a lower bound on the instructions left to reach the end key's `tbc`.
+/// (A recording stopped by its instruction limit can end inside such a loop, so a loop alone
+/// is no divergence.) This bounds what a damaged or hostile end key (e.g. `end_tbc` = 2^64-1)
+/// makes the replay write to a few turns of the final loop.
+struct SpinCheck {
+    /// The state, `tbc` and instruction count at the snapshot.
+    snapshot: Option<([u64; DUMP_REGISTERS], u64, u64)>,
+    since: u64,
+    period: u64,
+}
+
+/// A loop found by [`SpinCheck`]: per turn, control-flow changes and instructions.
+struct Turn {
+    period_tbc: u64,
+    period_insns: u64,
+}
+
+impl SpinCheck {
+    fn new() -> SpinCheck {
+        SpinCheck { snapshot: None, since: 0, period: 1 }
+    }
+
+    /// Call after an instruction with its accesses, `tbc` and the instruction count after
+    /// it; returns the loop once the state repeats.
+    fn check(&mut self, m: &streamtrace_sim::Machine, accesses: &[MemAccess], changed_control: bool, tbc: u64) -> Option<Turn> {
+        if accesses.iter().any(|a| a.write && !(DEV_BASE..DEV_BASE + DEV_SIZE).contains(&a.addr)) {
+            *self = SpinCheck::new();
+            return None;
+        }
+        if !changed_control {
+            return None;
+        }
+        let state = m.cpu.dump_registers();
+        if let Some((snap, snap_tbc, snap_insns)) = &self.snapshot {
+            if *snap == state {
+                return Some(Turn { period_tbc: tbc - snap_tbc, period_insns: m.retired - snap_insns });
+            }
+        }
+        self.since += 1;
+        if self.snapshot.is_none() || self.since >= self.period {
+            self.snapshot = Some((state, tbc, m.retired));
+            self.since = 0;
+            self.period = self.period.saturating_mul(2);
+        }
+        None
     }
 }
 
@@ -90,7 +149,8 @@ pub fn replay(ims: &Ims, aes: &Aes, timing: &TimingConfig, max_insns: u64, trace
     let mut monitor = BusMonitor::new(timing).map_err(CitcatError::Config)?;
     monitor.push(CatRecord::begin(m.cpu.mode().is_privileged(), 0));
 
-    let mut io = ReplayIo { ioq: &aes.ioq, io_pos: 0, cnt: &aes.cnt, cnt_pos: 0, error: None };
+    let mut io = ReplayIo { ioq: &aes.ioq, io_pos: 0, cnt: &aes.cnt, cnt_pos: 0, error: None, exited: false };
+    let mut spin = SpinCheck::new();
     let (mut tbc, mut next_int, mut next_dma) = (0u64, 0usize, 0usize);
     let mut hook = LastRetired::default();
     loop {
@@ -128,6 +188,12 @@ pub fn replay(ims: &Ims, aes: &Aes, timing: &TimingConfig, max_insns: u64, trace
         if (tbc, pc) == (aes.end_tbc, aes.end_pc) {
             break;
         }
+        if io.exited {
+            return Err(diverged(format!(
+                "the program wrote EXIT, which ends a recorded run, but the end key is (tbc {}, pc {:#010x})",
+                aes.end_tbc, aes.end_pc
+            )));
+        }
         if tbc > aes.end_tbc {
             return Err(diverged(format!("ran past the end key (tbc {}, pc {:#010x})", aes.end_tbc, aes.end_pc)));
         }
@@ -141,10 +207,28 @@ pub fn replay(ims: &Ims, aes: &Aes, timing: &TimingConfig, max_insns: u64, trace
         if let Some(what) = io.error.take() {
             return Err(diverged(what));
         }
-        tbc += std::mem::take(&mut hook.changes);
+        let changes = std::mem::take(&mut hook.changes);
+        tbc += changes;
         let ev = hook.ev.take().expect("a step that returned retired an instruction");
         let counters = &aes.cnt[cnt_before..io.cnt_pos];
         emit_instruction(&mut monitor, trace, &ev, &hook.accesses, &m, mode.is_privileged(), counters)?;
+        let drained = next_int == aes.ints.len() && next_dma == aes.dma.len() && io.io_pos == aes.ioq.len() && io.cnt_pos == aes.cnt.len();
+        if let Some(turn) = drained.then(|| spin.check(&m, &hook.accesses, changes > 0, tbc)).flatten() {
+            // Whole turns needed before `tbc` reaches the end key's; none if it is behind.
+            let turns = aes.end_tbc.saturating_sub(tbc) / turn.period_tbc;
+            let needed = u128::from(turns) * u128::from(turn.period_insns);
+            if needed > u128::from(max_insns.saturating_sub(m.retired)) {
+                return Err(CitcatError::Divergence {
+                    index: m.retired,
+                    pc: m.cpu.r[15] | m.cpu.thumb as u32,
+                    what: format!(
+                        "every AES entry is consumed and the program loops ({} instructions and {} control-flow changes per turn): \
+                         reaching the end key (tbc {}, pc {:#010x}) would take at least {needed} more instructions, beyond the limit of {max_insns}",
+                        turn.period_insns, turn.period_tbc, aes.end_tbc, aes.end_pc
+                    ),
+                });
+            }
+        }
     }
     // V3: every event consumed.
     let left = [
