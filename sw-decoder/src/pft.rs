@@ -90,12 +90,23 @@ impl BlockCache {
         BlockCache { slots: (0..n).map(|_| None).collect(), mask: n - 1 }
     }
 
-    #[inline]
+    /// The block at `start`: the hit (most slots) inline, the walk of a miss out of line.
+    #[inline(always)]
     fn get<I: ProgramImage + ?Sized>(&mut self, image: &I, start: u32) -> &Block {
         let i = ((start as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize & self.mask;
-        let slot = &mut self.slots[i];
+        if !matches!(&self.slots[i], Some(b) if b.start == start) {
+            Self::fill(&mut self.slots[i], image, start);
+        }
+        match &self.slots[i] {
+            Some(b) => b,
+            // Filled above.
+            None => unreachable!(),
+        }
+    }
+
+    #[inline(never)]
+    fn fill<I: ProgramImage + ?Sized>(slot: &mut Option<Block>, image: &I, start: u32) {
         match slot {
-            Some(b) if b.start == start => {}
             Some(b) => walk_block(image, start, b),
             None => {
                 let mut b = Block { start, addrs: Vec::new(), pushes: Vec::new(), end: BlockEnd::Virtual { next: 0 } };
@@ -103,7 +114,6 @@ impl BlockCache {
                 *slot = Some(b);
             }
         }
-        slot.as_ref().expect("filled above")
     }
 }
 
@@ -221,9 +231,8 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
     fn address(&mut self, c: &mut RangeDecoder) -> Result<u32, CoderError> {
         let rate = self.state.params.rate;
         let ctx = self.state.target_ctx(TargetContexts::UPPER_SAME);
-        let same = bit(c, &mut self.probs, ctx, rate, self.bytes)?;
-        let n = self.state.address_bits(same);
-        let v = c.raw_wide(n, self.bytes)?;
+        let (narrow, wide) = (self.state.address_bits(true), self.state.address_bits(false));
+        let (same, v) = c.address(&mut self.probs[ctx], rate, narrow, wide, self.bytes)?;
         let low = self.state.low;
         let u = self.state.params.u;
         let a = if same { (self.state.upper << (32 - u)) | (v << low) } else { v << low };

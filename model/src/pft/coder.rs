@@ -356,6 +356,16 @@ impl RangeDecoder {
         Ok(v)
     }
 
+    /// An address (trace-format.md 11.5) in one call: the upper-bits decision with context
+    /// `p`, then a field of `narrow` bits if the upper bits are the same, else `wide`.
+    /// Returns (same, field).
+    #[inline(never)]
+    pub fn address(&mut self, p: &mut Prob, rate: u32, narrow: u32, wide: u32, bytes: &[u8]) -> Result<(bool, u32), CoderError> {
+        let same = self.bit(p, rate, bytes)?;
+        let v = self.raw_wide(if same { narrow } else { wide }, bytes)?;
+        Ok((same, v))
+    }
+
     /// A field of up to 32 bits (see `RangeEncoder::raw_wide`).
     #[inline]
     pub fn raw_wide(&mut self, n: u32, bytes: &[u8]) -> Result<u32, CoderError> {
