@@ -310,7 +310,9 @@ fn main() {
         .collect();
     // Fewer bootstrap resamples than the default 100 000: the analysis otherwise costs more
     // than the measurement on this 2-core machine.
-    let mut c = Criterion::default().nresamples(10_000).configure_from_args();
+    // No plots: the simulator (program rows) enables plotters' font backend, with which
+    // criterion's plots fail on a machine without fonts; the summary below is the report.
+    let mut c = Criterion::default().nresamples(10_000).without_plots().configure_from_args();
     benches(&mut c, &work);
     c.final_summary();
     if std::env::args().any(|a| a == "--bench") {
