@@ -14,24 +14,38 @@
 //! * `decoder/vec/loops/<scheme>`: into a `Vec<u32>` (cleared, capacity kept between
 //!   iterations); same peer.
 //!
+//! * `decoder/program/<program>/<scheme>`: real code, rSDC against pft only: the core model
+//!   (streamtrace-sim) runs a test program of testbenches/programs (prebuilt ELF, the
+//!   arguments of programs.json) to its exit, the model's encoder encodes its retire events,
+//!   and each bench decodes the whole trace with the ELF as the image into a `CountingSink`.
+//!   The traces are built on first use, so a filter that leaves these rows out skips the
+//!   simulation.
+//!
 //! After the run the medians are read back from criterion's `estimates.json` and printed as
-//! ratios against the memcpy peer.
+//! ratios against the memcpy peer, and pft's speed as a ratio of rSDC's.
 
 use std::hint::black_box;
 #[path = "../../scripts/bench-support/criterion_medians.rs"]
 mod criterion_medians;
 use criterion_medians::median_ns;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
-use streamtrace_isa::MemoryImage;
+use streamtrace_isa::{ElfImage, MemoryImage, ProgramImage};
 use streamtrace_model::{Config, Encoder, RetireEvent};
+use streamtrace_sim::semihost::SharedBuffer;
+use streamtrace_sim::{Machine, MemAccess, Semihost};
 use streamtrace_sw_decoder::synthetic::{generate, SyntheticSpec};
 use streamtrace_sw_decoder::{AddressSink, CountingSink, Decoder};
 
 const INSTRUCTIONS: usize = 2_000_000;
 const SCHEMES: &[&str] = &["base", "nexs", "bsdc-32x4-128", "esdc-32x4-128", "rsdc-32x4-128", "pft"];
 const VEC_SCHEMES: &[&str] = &["base", "rsdc-32x4-128", "pft"];
+/// Real programs (testbenches/programs/programs.json) and the schemes compared on them.
+const PROGRAMS: &[&str] = &["dijkstra", "sha256"];
+const PROGRAM_SCHEMES: &[&str] = &["rsdc-32x4-128", "pft"];
 
 /// Workload names and their specs (docs/performance.md explains the choice): `loops` has an
 /// average stream length of ~12 instructions and ~90 unique streams; `wide` ~800 unique
@@ -69,7 +83,7 @@ fn encode(cfg: &Config, events: &[RetireEvent]) -> Vec<u8> {
     trace.bytes
 }
 
-fn decode_into<S: AddressSink>(cfg: &Config, bytes: &[u8], image: &MemoryImage, sink: &mut S) {
+fn decode_into<I: ProgramImage, S: AddressSink>(cfg: &Config, bytes: &[u8], image: &I, sink: &mut S) {
     let mut dec = Decoder::new(cfg, bytes, image);
     while dec.next_element(sink).expect("valid trace").is_some() {}
 }
@@ -79,6 +93,70 @@ struct Prepared {
     image: MemoryImage,
     n: u64,
     traces: Vec<(Config, Vec<u8>)>,
+}
+
+/// A test program's run, encoded under `PROGRAM_SCHEMES`.
+struct ProgramTrace {
+    image: ElfImage,
+    n: u64,
+    traces: Vec<(Config, Vec<u8>)>,
+}
+
+fn programs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testbenches/programs")
+}
+
+/// Run `name` on the core model to its exit with the command line of programs.json, encoding
+/// every retire event as it comes (the events are not kept: sha256 retires 45 M).
+fn program_trace(name: &str) -> ProgramTrace {
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(programs_dir().join("programs.json")).unwrap()).unwrap();
+    let prog = manifest["programs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("{name} is not in programs.json"));
+    let image = ElfImage::open(programs_dir().join(prog["elf"].as_str().unwrap())).unwrap();
+    let semihost = Semihost::new()
+        .with_cmdline(prog["cmdline"].as_str().unwrap())
+        .with_workdir(programs_dir())
+        .with_stdin(std::io::empty())
+        .with_stdout(SharedBuffer::new())
+        .with_stderr(SharedBuffer::new());
+    let configs: Vec<Config> = PROGRAM_SCHEMES.iter().map(|s| s.parse().unwrap()).collect();
+    let mut encoders: Vec<Encoder> = configs.iter().map(Encoder::new).collect();
+    let mut m = Machine::for_elf(&image, semihost);
+    let mut hook = |ev: &RetireEvent, _: &[MemAccess]| {
+        for e in &mut encoders {
+            e.push(ev).expect("the core model's events are consistent");
+        }
+    };
+    let code = m.run(u64::MAX, &mut hook).expect("test programs run to their exit");
+    assert_eq!(code as i64, prog["exit_code"].as_i64().unwrap(), "{name}'s exit code");
+    let n = m.retired;
+    eprintln!("program {name}: {n} instructions; traces:");
+    let traces = configs
+        .into_iter()
+        .zip(encoders)
+        .map(|(cfg, enc)| {
+            let (trace, stats) = enc.finish();
+            eprintln!(
+                "  {:>14}: {:>9} bytes, {:.4} bits/instr",
+                cfg.to_string(),
+                trace.bytes.len(),
+                stats.bits_per_instruction
+            );
+            (cfg, trace.bytes)
+        })
+        .collect();
+    ProgramTrace { image, n, traces }
+}
+
+/// The program traces, each built when its first bench runs.
+fn program_traces() -> &'static [(&'static str, OnceLock<ProgramTrace>)] {
+    static TRACES: OnceLock<Vec<(&'static str, OnceLock<ProgramTrace>)>> = OnceLock::new();
+    TRACES.get_or_init(|| PROGRAMS.iter().map(|&p| (p, OnceLock::new())).collect())
 }
 
 fn benches(c: &mut Criterion, work: &[Prepared]) {
@@ -136,6 +214,29 @@ fn benches(c: &mut Criterion, work: &[Prepared]) {
         });
     }
     g.finish();
+
+    // Real programs: the instruction count is known only once a trace is built, so
+    // throughput is left to the summary.
+    let mut g = c.benchmark_group("decoder/program");
+    g.sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_millis(1500));
+    g.sampling_mode(SamplingMode::Flat);
+    for (name, cell) in program_traces() {
+        for (k, scheme) in PROGRAM_SCHEMES.iter().enumerate() {
+            g.bench_function(BenchmarkId::new(*name, scheme), |b| {
+                let p = cell.get_or_init(|| program_trace(name));
+                let (cfg, bytes) = &p.traces[k];
+                b.iter(|| {
+                    let mut sink = CountingSink::default();
+                    decode_into(cfg, black_box(bytes), &p.image, &mut sink);
+                    assert_eq!(sink.count, p.n);
+                    sink.checksum
+                })
+            });
+        }
+    }
+    g.finish();
 }
 
 
@@ -164,6 +265,19 @@ fn summary(n: u64) {
                 let name = format!("{}/{workload}", &group["decoder/".len()..]);
                 eprintln!("  {name:>28}: pft decodes at {:.2}x the rSDC decoder's speed", r / p);
             }
+        }
+    }
+    // Programs whose traces this run built (their benches ran).
+    for (name, cell) in program_traces() {
+        let Some(p) = cell.get() else { continue };
+        let t = |s: &str| median_ns("decoder/program", &format!("{name}/{s}"));
+        for s in PROGRAM_SCHEMES {
+            if let Some(t) = t(s) {
+                eprintln!("  {:>28}: {:8.1} M addresses/s", format!("program/{name}/{s}"), p.n as f64 / t * 1e3);
+            }
+        }
+        if let (Some(p), Some(r)) = (t("pft"), t("rsdc-32x4-128")) {
+            eprintln!("  {:>28}: pft decodes at {:.2}x the rSDC decoder's speed", format!("program/{name}"), r / p);
         }
     }
 }
@@ -196,7 +310,9 @@ fn main() {
         .collect();
     // Fewer bootstrap resamples than the default 100 000: the analysis otherwise costs more
     // than the measurement on this 2-core machine.
-    let mut c = Criterion::default().nresamples(10_000).configure_from_args();
+    // No plots: the simulator (program rows) enables plotters' font backend, with which
+    // criterion's plots fail on a machine without fonts; the summary below is the report.
+    let mut c = Criterion::default().nresamples(10_000).without_plots().configure_from_args();
     benches(&mut c, &work);
     c.final_summary();
     if std::env::args().any(|a| a == "--bench") {

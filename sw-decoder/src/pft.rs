@@ -19,8 +19,9 @@ use crate::{AddressSink, DecodeError, TraceElement};
 /// How a block ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum BlockEnd {
-    /// The last address is a slot instruction.
-    Slot { flow: InsnFlow, class: BranchClass, target: Option<u32> },
+    /// The last address is a slot instruction; `direct` is the taken target of a direct
+    /// conditional branch (the only slot whose taken target the image gives).
+    Slot { flow: InsnFlow, direct: Option<u32> },
     /// MAX_GAP instructions without a slot: a virtual slot follows the last one.
     Virtual { next: u32 },
     /// The walk met an unmapped or misaligned instruction after the addresses held.
@@ -55,7 +56,8 @@ fn walk_block<I: ProgramImage + ?Sized>(image: &I, start: u32, b: &mut Block) {
         let flow = InsnFlow::of(c.class, word, thumb);
         b.addrs.push(pc);
         if flow.is_slot() {
-            b.end = BlockEnd::Slot { flow, class: c.class, target: c.target };
+            let direct = if c.class == BranchClass::DirectCond { c.target } else { None };
+            b.end = BlockEnd::Slot { flow, direct };
             return;
         }
         let i = b.addrs.len() as u32 - 1;
@@ -88,12 +90,23 @@ impl BlockCache {
         BlockCache { slots: (0..n).map(|_| None).collect(), mask: n - 1 }
     }
 
-    #[inline]
+    /// The block at `start`: the hit (most slots) inline, the walk of a miss out of line.
+    #[inline(always)]
     fn get<I: ProgramImage + ?Sized>(&mut self, image: &I, start: u32) -> &Block {
         let i = ((start as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize & self.mask;
-        let slot = &mut self.slots[i];
+        if !matches!(&self.slots[i], Some(b) if b.start == start) {
+            Self::fill(&mut self.slots[i], image, start);
+        }
+        match &self.slots[i] {
+            Some(b) => b,
+            // Filled above.
+            None => unreachable!(),
+        }
+    }
+
+    #[inline(never)]
+    fn fill<I: ProgramImage + ?Sized>(slot: &mut Option<Block>, image: &I, start: u32) {
         match slot {
-            Some(b) if b.start == start => {}
             Some(b) => walk_block(image, start, b),
             None => {
                 let mut b = Block { start, addrs: Vec::new(), pushes: Vec::new(), end: BlockEnd::Virtual { next: 0 } };
@@ -101,7 +114,6 @@ impl BlockCache {
                 *slot = Some(b);
             }
         }
-        slot.as_ref().expect("filled above")
     }
 }
 
@@ -126,8 +138,15 @@ impl From<CoderError> for DecodeError {
 
 /// The coder of a new segment reads its first bytes (cold: once per segment).
 #[cold]
-fn start_coder<'c>(slot: &'c mut Option<RangeDecoder>, bytes: &[u8], pos: usize) -> Result<&'c mut RangeDecoder, CoderError> {
-    Ok(slot.insert(RangeDecoder::new(bytes, pos)?))
+fn start_coder(bytes: &[u8], pos: usize) -> Result<RangeDecoder, CoderError> {
+    RangeDecoder::new(bytes, pos)
+}
+
+/// An adaptive decision: the coder and the context probabilities are separate borrows, so
+/// the coder can be a local of the slot loop.
+#[inline(always)]
+fn bit(c: &mut RangeDecoder, probs: &mut [Prob], ctx: usize, rate: u32, bytes: &[u8]) -> Result<bool, CoderError> {
+    c.bit(&mut probs[ctx], rate, bytes)
 }
 
 /// The pft decoder. Addresses go to a sink; [`PftDecoder::next_element`] returns the typed
@@ -139,7 +158,9 @@ pub struct PftDecoder<'a, I: ProgramImage + ?Sized> {
     /// The context probabilities (the coder's half of the state).
     probs: Vec<Prob>,
     isa_arm: bool,
-    coder: Option<RangeDecoder>,
+    /// The segment's coder, valid when `live` (started at the segment's first decision).
+    coder: RangeDecoder,
+    live: bool,
     /// Byte where the current coder segment starts (for errors before it is set up).
     segment: usize,
     /// The next instruction's address (valid once a start address was decoded).
@@ -160,7 +181,9 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
             state: PftState::new(&cfg.pft, cfg.low_bits()),
             probs: vec![Prob::default(); cfg.pft.contexts()],
             isa_arm: cfg.isa == IsaMode::ArmOnly,
-            coder: None,
+            // Replaced before use (`live` is false).
+            coder: RangeDecoder::default(),
+            live: false,
             segment: 0,
             pc: 0,
             cache: BlockCache::new(BLOCK_CACHE_SLOTS),
@@ -170,9 +193,18 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         }
     }
 
+    /// Byte of the next input.
+    fn byte_pos(&self) -> usize {
+        if self.live {
+            self.coder.pos
+        } else {
+            self.segment
+        }
+    }
+
     /// Bit position of the next input byte.
     pub fn position(&self) -> u64 {
-        self.coder.as_ref().map_or(self.segment, |c| c.pos) as u64 * 8
+        self.byte_pos() as u64 * 8
     }
 
     pub fn state(&self) -> &PftState {
@@ -181,8 +213,7 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
 
     /// Continue after the next sync marker at or after the current byte in the reset state.
     pub fn resync(&mut self) -> Option<u64> {
-        let from = self.coder.as_ref().map_or(self.segment, |c| c.pos);
-        let at = find_sync_marker(self.bytes, from)?;
+        let at = find_sync_marker(self.bytes, self.byte_pos())?;
         self.restart(at);
         self.done = false;
         Some(at as u64 * 8)
@@ -192,55 +223,16 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         self.state.reset();
         self.probs.fill(Prob::default());
         self.segment = at;
-        self.coder = None;
+        self.live = false;
     }
 
-    /// The segment's coder, started if needed. Coder errors are small (`CoderError`); `?`
-    /// turns them into a `DecodeError` where it leaves the hot path.
+    /// The upper-bits decision and the field of an address (start, vector, missed target).
     #[inline]
-    fn coder(&mut self) -> Result<&mut RangeDecoder, CoderError> {
-        if self.coder.is_none() {
-            start_coder(&mut self.coder, self.bytes, self.segment)?;
-        }
-        // Started above; the error is unreachable (and panic-free).
-        self.coder.as_mut().ok_or(CoderError::Truncated { at: self.segment })
-    }
-
-    #[inline]
-    fn bit(&mut self, ctx: usize) -> Result<bool, CoderError> {
+    fn address(&mut self, c: &mut RangeDecoder) -> Result<u32, CoderError> {
         let rate = self.state.params.rate;
-        let bytes = self.bytes;
-        // Disjoint fields: the coder and the context probabilities.
-        let coder = match &mut self.coder {
-            Some(c) => c,
-            None => start_coder(&mut self.coder, bytes, self.segment)?,
-        };
-        coder.bit(&mut self.probs[ctx], rate, bytes)
-    }
-
-    /// A raw field of `n <= 32` bits (two coder steps above 16).
-    #[inline]
-    fn raw(&mut self, n: u32) -> Result<u32, CoderError> {
-        let bytes = self.bytes;
-        self.coder()?.raw_wide(n, bytes)
-    }
-
-    /// The escape branch of the next slot symbol.
-    #[inline]
-    fn slot_escape(&mut self) -> Result<bool, CoderError> {
-        let bytes = self.bytes;
-        self.coder()?.slot_escape(bytes)
-    }
-
-    fn bit_fixed(&mut self, p: u16) -> Result<bool, CoderError> {
-        let bytes = self.bytes;
-        self.coder()?.bit_fixed(p, bytes)
-    }
-
-    fn address(&mut self) -> Result<u32, DecodeError> {
-        let same = self.bit(self.state.target_ctx(TargetContexts::UPPER_SAME))?;
-        let n = self.state.address_bits(same);
-        let v = self.raw(n)?;
+        let ctx = self.state.target_ctx(TargetContexts::UPPER_SAME);
+        let (narrow, wide) = (self.state.address_bits(true), self.state.address_bits(false));
+        let (same, v) = c.address(&mut self.probs[ctx], rate, narrow, wide, self.bytes)?;
         let low = self.state.low;
         let u = self.state.params.u;
         let a = if same { (self.state.upper << (32 - u)) | (v << low) } else { v << low };
@@ -249,30 +241,43 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
     }
 
     /// A mispredicted target (mirror of the encoder's `target`).
-    fn target(&mut self, ret: bool, offset: u64) -> Result<u32, DecodeError> {
-        if !ret && !self.state.ras.is_empty() && self.bit(self.state.target_ctx(TargetContexts::RAS_TOP))? {
+    #[inline]
+    fn target(&mut self, c: &mut RangeDecoder, ret: bool, offset: u64) -> Result<u32, DecodeError> {
+        let rate = self.state.params.rate;
+        let bytes = self.bytes;
+        if !ret
+            && !self.state.ras.is_empty()
+            && bit(c, &mut self.probs, self.state.target_ctx(TargetContexts::RAS_TOP), rate, bytes)?
+        {
             return Ok(self.state.ras.pop());
         }
         let n = self.state.rtc.capacity();
-        if n > 0 && self.bit(self.state.target_ctx(TargetContexts::RTC_HIT))? {
-            let i = self.raw(n.trailing_zeros())? as usize;
-            let a = self.state.rtc.get(i).ok_or_else(|| DecodeError::Corrupt {
-                reason: format!("recent-target index {i} beyond the cache's fill"),
-                offset,
-            })?;
+        if n > 0 && bit(c, &mut self.probs, self.state.target_ctx(TargetContexts::RTC_HIT), rate, bytes)? {
+            let i = c.raw_wide(n.trailing_zeros(), bytes)? as usize;
+            let Some(a) = self.state.rtc.get(i) else {
+                return Err(DecodeError::Corrupt {
+                    reason: format!("recent-target index {i} beyond the cache's fill"),
+                    offset,
+                });
+            };
             self.state.rtc.touch(Some(i), a);
             return Ok(a);
         }
-        let a = self.address()?;
+        let a = self.address(c)?;
         self.state.rtc.touch(None, a);
         Ok(a)
     }
 
     fn check_start(&self, a: u32, offset: u64) -> Result<(), DecodeError> {
         if a & 1 == 1 && self.isa_arm {
-            return Err(DecodeError::ImageMismatch { reason: format!("Thumb address {a:#010x} with isa=arm"), offset });
+            return Err(Self::thumb_with_arm(a, offset));
         }
         Ok(())
+    }
+
+    #[cold]
+    fn thumb_with_arm(a: u32, offset: u64) -> DecodeError {
+        DecodeError::ImageMismatch { reason: format!("Thumb address {a:#010x} with isa=arm"), offset }
     }
 
     /// Walk `n` instructions of the block at `pc` as the prefix of an escape; the `n`-th is
@@ -330,25 +335,51 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         if self.done {
             return Ok(None);
         }
+        if !self.live {
+            self.coder = start_coder(self.bytes, self.segment)?;
+            self.live = true;
+        }
+        // The coder lives in a local through the run of slots up to the element, and the
+        // predictor is specialized on the number of tagged tables once per run.
+        let mut c = self.coder;
+        let r = streamtrace_model::dispatch_tables!(self.state.dir.tables(), T => self.run::<T, S>(&mut c, sink));
+        self.coder = c;
+        r.map(Some)
+    }
+
+    /// Slots up to the next escape, whose element is returned.
+    #[inline(never)]
+    fn run<const T: usize, S: AddressSink + ?Sized>(
+        &mut self,
+        c: &mut RangeDecoder,
+        sink: &mut S,
+    ) -> Result<TraceElement, DecodeError> {
         loop {
-            let offset = self.position();
-            if self.slot_escape()? {
-                return self.escape(offset, sink).map(Some);
+            let offset = c.pos as u64 * 8;
+            if c.slot_escape(self.bytes)? {
+                return self.escape(c, offset, sink);
             }
             if self.state.awaiting_start {
-                let a = self.address()?;
+                let a = self.address(c)?;
                 self.check_start(a, offset)?;
                 self.pc = a;
                 self.state.awaiting_start = false;
                 continue;
             }
-            self.slot(offset, sink)?;
+            self.slot::<T, S>(c, offset, sink)?;
         }
     }
 
-    fn escape<S: AddressSink + ?Sized>(&mut self, offset: u64, sink: &mut S) -> Result<TraceElement, DecodeError> {
-        let kind = EscapeType::from_bits(self.raw(ESCAPE_TYPE_BITS)? as u64);
-        let n = self.raw(GAP_BITS)?;
+    #[inline(never)]
+    fn escape<S: AddressSink + ?Sized>(
+        &mut self,
+        c: &mut RangeDecoder,
+        offset: u64,
+        sink: &mut S,
+    ) -> Result<TraceElement, DecodeError> {
+        let bytes = self.bytes;
+        let kind = EscapeType::from_bits(c.raw(ESCAPE_TYPE_BITS, bytes)? as u64);
+        let n = c.raw(GAP_BITS, bytes)?;
         if self.state.awaiting_start && (n != 0 || kind == EscapeType::Exception) {
             return Err(DecodeError::Corrupt {
                 reason: format!("{kind:?} escape covering {n} instructions before any start address"),
@@ -361,7 +392,7 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
                     return Err(DecodeError::Corrupt { reason: "exception escape at offset 0".into(), offset });
                 }
                 self.walk_prefix(n, true, sink, offset)?;
-                let v = self.address()?;
+                let v = self.address(c)?;
                 self.check_start(v, offset)?;
                 self.pc = v;
                 Ok(TraceElement::Exception { offset })
@@ -373,8 +404,8 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
             }
             EscapeType::Sync | EscapeType::Overflow => {
                 self.walk_prefix(n, false, sink, offset)?;
-                let lost = if kind == EscapeType::Overflow { self.raw(LOST_BITS)? } else { 0 };
-                let end = self.coder.as_ref().map_or(self.segment, |c| c.pos);
+                let lost = if kind == EscapeType::Overflow { c.raw_wide(LOST_BITS, bytes)? } else { 0 };
+                let end = c.pos;
                 let marker_end = end + SYNC_MARKER.len();
                 if self.bytes.get(end..marker_end) != Some(&SYNC_MARKER[..]) {
                     return Err(DecodeError::BadSyncMarker { offset: end as u64 * 8 });
@@ -390,8 +421,15 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
     }
 
     /// No escape: walk to the next slot and decode its points.
-    fn slot<S: AddressSink + ?Sized>(&mut self, offset: u64, sink: &mut S) -> Result<(), DecodeError> {
+    #[inline(always)]
+    fn slot<const T: usize, S: AddressSink + ?Sized>(
+        &mut self,
+        c: &mut RangeDecoder,
+        offset: u64,
+        sink: &mut S,
+    ) -> Result<(), DecodeError> {
         let image = self.image;
+        let bytes = self.bytes;
         let pc = self.pc;
         let block = self.cache.get(image, pc);
         let end = block.end;
@@ -406,8 +444,51 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         }
         sink.addresses(&block.addrs);
         match end {
+            BlockEnd::Slot { flow, direct } => {
+                let a = last;
+                let thumb = a & 1 != 0;
+                let seq = a.wrapping_add(if thumb { 2 } else { 4 });
+                let mut taken = flow.target && !flow.direction;
+                if flow.direction {
+                    let (pred, ctx) = self.state.dir.predict_n::<T>(a);
+                    let hit = bit(c, &mut self.probs, ctx, self.state.params.rate, bytes)?;
+                    taken = pred == hit;
+                    self.state.dir.update_n::<T>(taken);
+                }
+                let next = if flow.target {
+                    if taken {
+                        let (pred, ctx) = self.state.predict_target(&flow, a);
+                        let t = if bit(c, &mut self.probs, ctx, self.state.params.rate, bytes)? {
+                            pred
+                        } else {
+                            self.target(c, flow.ret, offset)?
+                        };
+                        self.state.after_target(&flow, a, t);
+                        t
+                    } else {
+                        seq
+                    }
+                } else {
+                    // A direct conditional branch: a select, not a branch on the outcome.
+                    match direct {
+                        Some(t) => {
+                            if taken {
+                                t
+                            } else {
+                                seq
+                            }
+                        }
+                        None if taken => return Err(Self::no_target(a, offset)),
+                        None => seq,
+                    }
+                };
+                self.state.pushes(&flow, a, taken);
+                self.check_start(next, offset)?;
+                self.pc = next;
+                Ok(())
+            }
             BlockEnd::Virtual { next } => {
-                if !self.bit_fixed(streamtrace_model::pft::coder::PROB_INIT)? {
+                if !c.bit_fixed(streamtrace_model::pft::coder::PROB_INIT, bytes)? {
                     return Err(DecodeError::Corrupt { reason: "a virtual slot decided a miss".into(), offset });
                 }
                 self.pc = next;
@@ -418,40 +499,11 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
             } else {
                 DecodeError::OutsideImage { addr: pc, at, offset }
             }),
-            BlockEnd::Slot { flow, class, target } => {
-                let a = last;
-                let thumb = a & 1 != 0;
-                let seq = a.wrapping_add(if thumb { 2 } else { 4 });
-                let mut taken = flow.target && !flow.direction;
-                if flow.direction {
-                    let (pred, ctx) = self.state.dir.predict(a);
-                    let hit = self.bit(ctx)?;
-                    taken = pred == hit;
-                    self.state.dir.update(taken);
-                }
-                let next = if !taken {
-                    seq
-                } else if flow.target {
-                    let (pred, ctx) = self.state.predict_target(&flow, a);
-                    let t = if self.bit(ctx)? { pred } else { self.target(flow.ret, offset)? };
-                    self.state.after_target(&flow, a, t);
-                    t
-                } else {
-                    match (class, target) {
-                        (BranchClass::DirectCond, Some(t)) => t,
-                        _ => {
-                            return Err(DecodeError::ImageMismatch {
-                                reason: format!("taken branch at {a:#010x} without a target"),
-                                offset,
-                            })
-                        }
-                    }
-                };
-                self.state.pushes(&flow, a, taken);
-                self.check_start(next, offset)?;
-                self.pc = next;
-                Ok(())
-            }
         }
+    }
+
+    #[cold]
+    fn no_target(a: u32, offset: u64) -> DecodeError {
+        DecodeError::ImageMismatch { reason: format!("taken branch at {a:#010x} without a target"), offset }
     }
 }

@@ -215,8 +215,9 @@ pub enum CoderError {
     RawOutOfRange { at: usize },
 }
 
-/// Range decoder over a byte slice.
-#[derive(Clone, Debug)]
+/// Range decoder over a byte slice. `Copy`, so a caller can keep it in a local (registers)
+/// through a run of decisions and store it back once.
+#[derive(Clone, Copy, Debug)]
 pub struct RangeDecoder {
     code: u32,
     range: u32,
@@ -228,10 +229,17 @@ pub struct RangeDecoder {
     pub pos: usize,
 }
 
+/// A decoder that has read nothing: a placeholder until `new` starts the segment.
+impl Default for RangeDecoder {
+    fn default() -> Self {
+        RangeDecoder { code: 0, range: u32::MAX, low: 0, pending: 1, zeros: 0, pos: 0 }
+    }
+}
+
 impl RangeDecoder {
     /// Start decoding at byte `pos` (reads the coder's first four bytes).
     pub fn new(bytes: &[u8], pos: usize) -> Result<Self, CoderError> {
-        let mut d = RangeDecoder { code: 0, range: u32::MAX, low: 0, pending: 1, zeros: 0, pos };
+        let mut d = RangeDecoder { pos, ..RangeDecoder::default() };
         for _ in 0..4 {
             let b = d.byte(bytes)?;
             d.code = (d.code << 8) | b as u32;
@@ -239,24 +247,28 @@ impl RangeDecoder {
         Ok(d)
     }
 
+    /// The next coded byte. The zero-run count is kept without a branch; the stuffing byte
+    /// after a run (rare) is checked out of line.
     #[inline]
     fn byte(&mut self, bytes: &[u8]) -> Result<u8, CoderError> {
         let b = *bytes.get(self.pos).ok_or(CoderError::Truncated { at: self.pos })?;
         self.pos += 1;
-        if b == 0 {
-            self.zeros += 1;
-            if self.zeros == ZERO_RUN_LIMIT {
-                let s = *bytes.get(self.pos).ok_or(CoderError::Truncated { at: self.pos })?;
-                if s != STUFF_BYTE {
-                    return Err(CoderError::BadStuffing { at: self.pos });
-                }
-                self.pos += 1;
-                self.zeros = 0;
-            }
-        } else {
-            self.zeros = 0;
+        self.zeros = if b == 0 { self.zeros + 1 } else { 0 };
+        if self.zeros == ZERO_RUN_LIMIT {
+            self.unstuff(bytes)?;
         }
         Ok(b)
+    }
+
+    #[cold]
+    fn unstuff(&mut self, bytes: &[u8]) -> Result<(), CoderError> {
+        let s = *bytes.get(self.pos).ok_or(CoderError::Truncated { at: self.pos })?;
+        if s != STUFF_BYTE {
+            return Err(CoderError::BadStuffing { at: self.pos });
+        }
+        self.pos += 1;
+        self.zeros = 0;
+        Ok(())
     }
 
     #[inline]
@@ -268,9 +280,18 @@ impl RangeDecoder {
         }
     }
 
-    /// The byte shifts of `normalize`, out of line: most decisions need none.
+    /// The byte shifts of `normalize`, out of line: most decisions need none. The loop runs
+    /// on a local copy (registers, not the caller's memory), stored back once.
     #[inline(never)]
     fn refill(&mut self, bytes: &[u8]) -> Result<(), CoderError> {
+        let mut d = *self;
+        let r = d.shift_bytes(bytes);
+        *self = d;
+        r
+    }
+
+    #[inline(always)]
+    fn shift_bytes(&mut self, bytes: &[u8]) -> Result<(), CoderError> {
         while self.range < TOP {
             shift_state(&mut self.low, &mut self.range, &mut self.pending);
             self.range <<= 8;
@@ -304,25 +325,24 @@ impl RangeDecoder {
         }
     }
 
+    /// A decision at probability `p` of a miss. Written as selects, not a branch: a miss
+    /// is common (a mispredicted branch of the traced program) and would be unpredictable.
     #[inline]
     pub fn bit_fixed(&mut self, p: u16, bytes: &[u8]) -> Result<bool, CoderError> {
         let bound = (self.range >> PROB_BITS) * p as u32;
         let split = self.range - bound;
-        let bit = if self.code < split {
-            self.range = split;
-            true
-        } else {
-            self.code -= split;
-            self.low += split as u64;
-            self.range = bound;
-            false
-        };
+        let bit = self.code < split;
+        let taken = if bit { 0 } else { split };
+        self.code -= taken;
+        self.low += taken as u64;
+        self.range = if bit { split } else { bound };
         self.normalize(bytes)?;
         Ok(bit)
     }
 
     /// A raw field of `1 <= n <= 16` bits; a value outside the field's range (input the
     /// encoder cannot produce) is an error.
+    #[inline]
     pub fn raw(&mut self, n: u32, bytes: &[u8]) -> Result<u32, CoderError> {
         let r = self.range >> n;
         let v = self.code / r;
@@ -336,7 +356,18 @@ impl RangeDecoder {
         Ok(v)
     }
 
+    /// An address (trace-format.md 11.5) in one call: the upper-bits decision with context
+    /// `p`, then a field of `narrow` bits if the upper bits are the same, else `wide`.
+    /// Returns (same, field).
+    #[inline(never)]
+    pub fn address(&mut self, p: &mut Prob, rate: u32, narrow: u32, wide: u32, bytes: &[u8]) -> Result<(bool, u32), CoderError> {
+        let same = self.bit(p, rate, bytes)?;
+        let v = self.raw_wide(if same { narrow } else { wide }, bytes)?;
+        Ok((same, v))
+    }
+
     /// A field of up to 32 bits (see `RangeEncoder::raw_wide`).
+    #[inline]
     pub fn raw_wide(&mut self, n: u32, bytes: &[u8]) -> Result<u32, CoderError> {
         if n > RAW_MAX_BITS {
             let hi = self.raw(n - RAW_MAX_BITS, bytes)?;

@@ -53,7 +53,9 @@ fn entry_ctr(e: Entry) -> u32 {
     (e >> CTR_SHIFT) & 7
 }
 
-/// Calls `$body` with the const `$t` equal to `$n` (0..=8 tagged tables).
+/// Calls `$body` with the const `$t` equal to `$n` (0..=8 tagged tables). Exported so the
+/// decoder can dispatch once per run of slots and inline the specialized predictor.
+#[macro_export]
 macro_rules! dispatch_tables {
     ($n:expr, $t:ident => $body:expr) => {
         match $n {
@@ -188,9 +190,9 @@ impl DirectionPredictor {
     }
 
     /// `predict` with `T` tagged tables (the loops over tables unroll, lane positions are
-    /// constants).
+    /// constants); `T` must equal [`Self::tables`].
     #[inline(always)]
-    fn predict_n<const T: usize>(&mut self, iw_addr: u32) -> (bool, usize) {
+    pub fn predict_n<const T: usize>(&mut self, iw_addr: u32) -> (bool, usize) {
         debug_assert_eq!(T, self.tables);
         let h = hashed_pc(iw_addr);
         let e = self.index_bits;
@@ -238,9 +240,9 @@ impl DirectionPredictor {
         (pred, ctx)
     }
 
-    /// `update` with `T` tagged tables.
+    /// `update` with `T` tagged tables; `T` must equal [`Self::tables`].
     #[inline(always)]
-    fn update_n<const T: usize>(&mut self, taken: bool) {
+    pub fn update_n<const T: usize>(&mut self, taken: bool) {
         let l = &self.last;
         let tsize = self.tsize;
         let p = l.provider;
