@@ -427,7 +427,7 @@ fn load_aligned(data: &[u8], file: &str) -> Result<ElfImage, ImageError> {
     if !mem.segments().iter().any(|s| (entry_addr as u64) >= s.base() as u64 && (entry_addr as u64) < s.end()) {
         return Err(malformed(file, format!("entry point {entry:#010x} lies outside every loadable segment")));
     }
-    let exec = exec_info(data, file, header, endian, &phdrs)?;
+    let exec = exec_info(data, file, header, endian, phdrs)?;
     if exec.is_linux() {
         // Every Linux process has the kernel's helper page; its code runs in user mode, so
         // the core model executes it and the decoder walks it like the program's own code.

@@ -304,7 +304,7 @@ impl LinuxProcess {
             nr::MREMAP => self.mremap(a, mem),
             nr::MPROTECT => {
                 let end = a[0] as u64 + page_up(a[1] as u64);
-                Ok(if a[0] % 4096 != 0 {
+                Ok(if !a[0].is_multiple_of(4096) {
                     -(errno::EINVAL as i64)
                 } else if self.vm.all_used(a[0] as u64, end) {
                     0
@@ -932,7 +932,7 @@ impl LinuxProcess {
         }
         let size = page_up(len as u64);
         let start = if flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0 {
-            if addr % 4096 != 0 || addr as u64 + size > 1 << 32 {
+            if !addr.is_multiple_of(4096) || addr as u64 + size > 1 << 32 {
                 return fail(errno::EINVAL);
             }
             if flags & MAP_FIXED_NOREPLACE != 0 && self.vm.any_used(addr as u64, addr as u64 + size) {
@@ -973,7 +973,7 @@ impl LinuxProcess {
     }
 
     fn munmap(&mut self, addr: u32, len: u32, mem: &mut Memory) -> Sys {
-        if addr % 4096 != 0 || len == 0 {
+        if !addr.is_multiple_of(4096) || len == 0 {
             return fail(errno::EINVAL);
         }
         let end = (addr as u64 + page_up(len as u64)).min(1 << 32);
@@ -987,7 +987,7 @@ impl LinuxProcess {
         const MREMAP_FIXED: u32 = 2;
         let [old, old_len, new_len, flags, _new_addr, _] = a;
         let (old_size, new_size) = (page_up(old_len as u64), page_up(new_len as u64));
-        if old % 4096 != 0 || new_size == 0 || flags & MREMAP_FIXED != 0 {
+        if !old.is_multiple_of(4096) || new_size == 0 || flags & MREMAP_FIXED != 0 {
             return if flags & MREMAP_FIXED != 0 {
                 Err("mremap with MREMAP_FIXED is not implemented by the model".into())
             } else {
