@@ -77,13 +77,39 @@ fn swi_semihosting_and_bkpt() {
     assert_eq!((m.cpu.mode(), m.cpu.r[15], m.cpu.r[14]), (Mode::Supervisor, 0x08, CODE + 4));
 }
 
+/// LDC/STC on CP0/CP1 are the PXA27x's iWMMXt WLDR/WSTR (as QEMU's pxa270 decodes them),
+/// which glibc's setjmp/longjmp use on wR10-wR15.
+#[test]
+fn iwmmxt_loads_and_stores() {
+    let mut cpu = cpu_in(Mode::User, &[(12, DATA)]);
+    cpu.wr[10] = 0x1122_3344_5566_7788;
+    let mut mem = memory();
+    // stcl p1, c10, [r12], #8  (WSTRD wR10, [r12], #8: post-indexed)
+    let o = exec_one(&mut cpu, &mut mem, 0xecec_a102);
+    assert_eq!(o.flow, Ok(Flow::Next));
+    assert_eq!((mem.read32(DATA), mem.read32(DATA + 4)), (Ok(0x5566_7788), Ok(0x1122_3344)));
+    assert_eq!(cpu.r[12], DATA + 8, "written back");
+    assert_eq!(o.log.iter().map(|a| (a.addr, a.size, a.write)).collect::<Vec<_>>(), [(DATA, 4, true), (DATA + 4, 4, true)]);
+    // ldcl p1, c11, [r12, #-8]  (WLDRD wR11, [r12, #-8]: pre-indexed, no write-back)
+    assert_eq!(exec_one(&mut cpu, &mut mem, 0xed5c_b102).flow, Ok(Flow::Next));
+    assert_eq!((cpu.wr[11], cpu.r[12]), (0x1122_3344_5566_7788, DATA + 8));
+    // ldc p1, c3, [r12, #-8]  (WLDRW wR3: a word, zero-extended)
+    assert_eq!(exec_one(&mut cpu, &mut mem, 0xed1c_3102).flow, Ok(Flow::Next));
+    assert_eq!(cpu.wr[3], 0x5566_7788);
+    // ldcl p0, c4, [r12, #-7]  (WLDRH wR4: CP0 offsets count bytes)
+    assert_eq!(exec_one(&mut cpu, &mut mem, 0xed5c_4007).flow, Ok(Flow::Next));
+    assert_eq!(cpu.wr[4], u16::from_le_bytes([0x77, 0x66]) as u64);
+    // P = 0, W = 0, U = 0 is not an addressing mode.
+    assert_eq!(exec_one(&mut cpu, &mut mem, 0xec1c_3102).flow, Ok(Flow::Exception(ExceptionKind::Undefined)));
+}
+
 #[test]
 fn undefined_instructions() {
     let mut cpu = cpu_in(Mode::Supervisor, &[(0, DATA)]);
     for w in [
         0xe7f000f0, /* .inst 0xe7f000f0 @ udf #0 (the permanently undefined space, bits[27:25] = 011, bit 4 = 1) */
         0xee010502, /* cdp p5, 0, c0, c1, c2, 0 */
-        0xed900100, /* ldc p1, c0, [r0] */
+        0xed900200, /* ldc p2, c0, [r0] (p0/p1 are iWMMXt loads: iwmmxt_loads_and_stores) */
         0xeda01602, /* stc p6, c1, [r0, #8]! */
         0xee010e10, /* mcr p14, 0, r0, c1, c0, 0 */
         0xee110710, /* mrc p7, 0, r0, c1, c0, 0 */
