@@ -27,7 +27,7 @@ use streamtrace_isa::ElfImage;
 
 pub use abi::syscall_name;
 use abi::{at, errno, nr, put32, put64, FileStat};
-use fs::{console_stat, list_dir, Description, Fd, FileTable, Open, Pipe};
+use fs::{console_stat, list_dir, Fd, FileTable, Open, Pipe};
 use vm::{page_up, AddressSpace};
 
 use crate::cpu::Cpu;
@@ -67,7 +67,6 @@ pub struct LinuxProcess {
     sigactions: HashMap<u32, [u8; 20]>,
     sigmask: u64,
     altstack: [u8; 12],
-    tid_address: u32,
     random: u64,
     calls: u64,
 }
@@ -132,7 +131,6 @@ impl LinuxProcess {
             sigactions: HashMap::new(),
             sigmask: 0,
             altstack: [0; 12],
-            tid_address: 0,
             random: 0x5eed_5eed_1234_5678,
             calls: 0,
         };
@@ -233,19 +231,21 @@ impl LinuxProcess {
         self.calls += 1;
         let n = cpu.r[7];
         let a = [cpu.r[0], cpu.r[1], cpu.r[2], cpu.r[3], cpu.r[4], cpu.r[5]];
-        let r = match n {
+        let value = match n {
             nr::EXIT | nr::EXIT_GROUP => return Ok(SemihostOutcome::Exit((a[0] & 0xff) as i32)),
+            nr::KILL | nr::TKILL | nr::TGKILL => match kill(n, a, host) {
+                Ok(v) => v,
+                Err(status) => return Ok(SemihostOutcome::Exit(status)),
+            },
             _ => self.dispatch(n, a, mem, host)?,
         };
-        if let Some(code) = r.exit {
-            return Ok(SemihostOutcome::Exit(code));
-        }
-        cpu.r[0] = r.value as u32;
+        cpu.r[0] = value as u32;
         Ok(SemihostOutcome::Continue)
     }
 
-    fn dispatch(&mut self, n: u32, a: [u32; 6], mem: &mut Memory, host: &mut Semihost) -> Result<Outcome, String> {
-        let v = match n {
+    /// Every call but the ones that end the program: the value for r0.
+    fn dispatch(&mut self, n: u32, a: [u32; 6], mem: &mut Memory, host: &mut Semihost) -> Sys {
+        match n {
             nr::READ => self.read(a[0], a[1], a[2], mem, host),
             nr::WRITE => self.write(a[0], a[1], a[2], mem, host),
             nr::READV | nr::WRITEV => self.vector_io(n == nr::WRITEV, a[0], a[1], a[2], mem, host),
@@ -343,12 +343,11 @@ impl LinuxProcess {
             nr::WAIT4 => fail(errno::ECHILD),
             nr::GETUID32 | nr::GETGID32 | nr::GETEUID32 | nr::GETEGID32 => Ok(0),
             nr::GETRESUID32 | nr::GETRESGID32 => {
-                for p in &a[..3] {
-                    if mem.write32(*p, 0).is_err() {
-                        return Ok(Outcome::value(-(errno::EFAULT as i64)));
-                    }
+                if a[..3].iter().all(|&p| mem.write32(p, 0).is_ok()) {
+                    Ok(0)
+                } else {
+                    fail(errno::EFAULT)
                 }
-                Ok(0)
             }
             nr::GETGROUPS32 => Ok(0),
             nr::ARM_SET_TLS => {
@@ -356,33 +355,31 @@ impl LinuxProcess {
                 Ok(0)
             }
             nr::ARM_CACHEFLUSH => Ok(0),
-            nr::SET_TID_ADDRESS => {
-                self.tid_address = a[0];
-                Ok(PID as i64)
-            }
+            // The address would be cleared when the thread exits; no one else could watch it.
+            nr::SET_TID_ADDRESS => Ok(PID as i64),
             // As QEMU 7.2 answers them (glibc carries on without either).
             nr::SET_ROBUST_LIST | nr::RSEQ => fail(errno::ENOSYS),
             nr::RT_SIGACTION => self.sigaction(a[0], a[1], a[2], mem),
             nr::RT_SIGPROCMASK => self.sigprocmask(a[0], a[1], a[2], mem),
             nr::SIGALTSTACK => {
                 if a[1] != 0 && mem.write_bytes(a[1], &self.altstack).is_err() {
-                    return Ok(Outcome::value(-(errno::EFAULT as i64)));
+                    return fail(errno::EFAULT);
                 }
                 if a[0] != 0 {
                     match mem.read_bytes(a[0], 12) {
                         Ok(b) => self.altstack.copy_from_slice(&b),
-                        Err(_) => return Ok(Outcome::value(-(errno::EFAULT as i64))),
+                        Err(_) => return fail(errno::EFAULT),
                     }
                 }
                 Ok(0)
             }
             nr::CLOCK_GETTIME | nr::CLOCK_GETTIME64 => {
-                let Some(ns) = clock_ns(a[0], host) else { return Ok(Outcome::value(-(errno::EINVAL as i64))) };
+                let Some(ns) = clock_ns(a[0], host) else { return fail(errno::EINVAL) };
                 write_timespec(mem, a[1], ns, n == nr::CLOCK_GETTIME64)
             }
             nr::CLOCK_GETRES | nr::CLOCK_GETRES_TIME64 => {
                 if clock_ns(a[0], host).is_none() {
-                    return Ok(Outcome::value(-(errno::EINVAL as i64)));
+                    return fail(errno::EINVAL);
                 }
                 if a[1] == 0 { Ok(0) } else { write_timespec(mem, a[1], 1, n == nr::CLOCK_GETRES_TIME64) }
             }
@@ -392,7 +389,7 @@ impl LinuxProcess {
                 put32(&mut b, 0, (ns / 1_000_000_000) as u32);
                 put32(&mut b, 4, (ns % 1_000_000_000 / 1000) as u32);
                 if a[1] != 0 && mem.write_bytes(a[1], &[0; 8]).is_err() {
-                    return Ok(Outcome::value(-(errno::EFAULT as i64)));
+                    return fail(errno::EFAULT);
                 }
                 if a[0] == 0 { Ok(0) } else { write_out(mem, a[0], &b) }
             }
@@ -409,11 +406,11 @@ impl LinuxProcess {
             }
             nr::PRLIMIT64 => {
                 if a[0] != 0 && a[0] != PID {
-                    return Ok(Outcome::value(-(errno::ESRCH as i64)));
+                    return fail(errno::ESRCH);
                 }
                 let (cur, max) = rlimit(a[1]);
                 if a[3] == 0 {
-                    return Ok(Outcome::value(0));
+                    return Ok(0);
                 }
                 let mut b = [0u8; 16];
                 put64(&mut b, 0, cur);
@@ -452,30 +449,11 @@ impl LinuxProcess {
                 },
                 op => Err(format!("futex operation {op} is not implemented by the model")),
             },
-            nr::KILL | nr::TKILL | nr::TGKILL => {
-                let (pid, sig) = if n == nr::TGKILL { (a[1], a[2]) } else { (a[0], a[1]) };
-                if pid != PID && pid != 0 {
-                    fail(errno::ESRCH)
-                } else if sig == 0 {
-                    Ok(0)
-                } else if sig > 64 {
-                    fail(errno::EINVAL)
-                } else {
-                    // Signals are never delivered: a signal the program sends itself ends
-                    // it as the default action of the common ones (abort, kill) would, with
-                    // the status a shell reports.
-                    let _ = host.console_write(Console::Err, format!("[streamtrace: the program sent itself signal {sig}]\n").as_bytes());
-                    return Ok(Outcome { value: 0, exit: Some(128 + sig as i32) });
-                }
-            }
-            _ => {
-                return Err(match syscall_name(n) {
-                    Some(name) => format!("system call {n} ({name}) is not implemented by the model"),
-                    None => format!("unknown system call {n} ({n:#x})"),
-                })
-            }
-        }?;
-        Ok(Outcome::value(v))
+            _ => Err(match syscall_name(n) {
+                Some(name) => format!("system call {n} ({name}) is not implemented by the model"),
+                None => format!("unknown system call {n} ({n:#x})"),
+            }),
+        }
     }
 
     fn file_of(&self, fd: u32) -> Option<fs::Shared> {
@@ -1082,7 +1060,7 @@ impl LinuxProcess {
         let pipe = Arc::new(Mutex::new(Pipe { writers: 1, ..Pipe::default() }));
         let cloexec = flags & 0o2000000 != 0;
         let r = self.files.open(Open::PipeRead(pipe.clone()), 0, cloexec);
-        let w = self.files.install(Fd { desc: Arc::new(Mutex::new(Description { open: Open::PipeWrite(pipe), flags: 1 })), cloexec }, 0);
+        let w = self.files.open(Open::PipeWrite(pipe), 1, cloexec);
         let (Some(r), Some(w)) = (r, w) else { return fail(errno::EMFILE) };
         let mut b = [0u8; 8];
         put32(&mut b, 0, r);
@@ -1130,15 +1108,21 @@ impl LinuxProcess {
     }
 }
 
-/// What a call did: r0, and whether the program ended.
-struct Outcome {
-    value: i64,
-    exit: Option<i32>,
-}
-
-impl Outcome {
-    fn value(value: i64) -> Outcome {
-        Outcome { value, exit: None }
+/// kill/tkill/tgkill: the value for r0, or (`Err`) the status the run ends with when the
+/// program sends itself a signal. Signals are never delivered: such a signal ends the
+/// program as the default action of the common ones (abort, kill) would, with the status a
+/// shell reports.
+fn kill(n: u32, a: [u32; 6], host: &mut Semihost) -> Result<i64, i32> {
+    let (pid, sig) = if n == nr::TGKILL { (a[1], a[2]) } else { (a[0], a[1]) };
+    if pid != PID && pid != 0 {
+        Ok(-(errno::ESRCH as i64))
+    } else if sig == 0 {
+        Ok(0)
+    } else if sig > 64 {
+        Ok(-(errno::EINVAL as i64))
+    } else {
+        let _ = host.console_write(Console::Err, format!("[streamtrace: the program sent itself signal {sig}]\n").as_bytes());
+        Err(128 + sig as i32)
     }
 }
 
