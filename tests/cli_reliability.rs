@@ -10,7 +10,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::{fails, ok, programs_dir, streamtrace_in};
+use common::{fails, ok, programs_dir, streamtrace_in, streamtrace_stdin_in};
 use tempfile::TempDir;
 
 fn root() -> PathBuf {
@@ -39,21 +39,6 @@ fn with_closed_stdout(dir: &Path, args: &[&str]) -> Output {
         .spawn()
         .expect("run streamtrace");
     child.wait_with_output().expect("wait")
-}
-
-/// Runs `args` in `dir` with `input` on stdin.
-fn with_stdin(dir: &Path, args: &[&str], input: &[u8]) -> Output {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_streamtrace"))
-        .current_dir(dir)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run streamtrace");
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    child.wait_with_output().unwrap()
 }
 
 #[track_caller]
@@ -245,7 +230,7 @@ fn dash_means_stdin_and_stdout() {
     let events = std::fs::read(r.join("tests/data/tiny.events")).unwrap();
     let (t1, t2) = (tmp.path().join("a.trace"), tmp.path().join("b.trace"));
     ok(&streamtrace_in(&r, &["encode", "-c", "esdc-32x4-128", "-e", "tests/data/tiny.events", "-o", p(&t1)]));
-    ok(&with_stdin(&r, &["encode", "-c", "esdc-32x4-128", "-e", "-", "-o", p(&t2)], &events));
+    ok(&streamtrace_stdin_in(&r, &["encode", "-c", "esdc-32x4-128", "-e", "-", "-o", p(&t2)], &events));
     assert_eq!(std::fs::read(&t1).unwrap(), std::fs::read(&t2).unwrap());
     // decode -o - writes the addresses to stdout and its summary to stderr.
     let addrs = tmp.path().join("addrs");

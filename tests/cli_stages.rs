@@ -4,10 +4,12 @@
 //! `--stats-out`, `report refs`, and bad inputs (clear messages naming line or byte, exit 1,
 //! never a panic).
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod common;
 
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{programs_dir, streamtrace_stdin_in};
 use tempfile::TempDir;
 
 fn streamtrace(args: &[&str]) -> Output {
@@ -15,19 +17,6 @@ fn streamtrace(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run streamtrace")
-}
-
-/// Run with `input` on stdin.
-fn streamtrace_stdin(args: &[&str], input: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_streamtrace"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run streamtrace");
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    child.wait_with_output().unwrap()
 }
 
 fn stderr(o: &Output) -> String {
@@ -67,10 +56,6 @@ fn assert_exit(o: &Output, code: i32, needles: &[&str]) {
 
 fn p(path: &Path) -> &str {
     path.to_str().expect("utf-8 temp path")
-}
-
-fn programs_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testbenches/programs")
 }
 
 fn json_of(text: &[u8]) -> serde_json::Value {
@@ -155,10 +140,10 @@ fn pdats_and_pdats2_round_trip_through_files_and_pipes() {
         assert_eq!(o.stdout, din_bytes, "{codec}: decoded din differs");
         assert_eq!(json_of(&o.stderr)["references"], j["references"]);
         // stdin to stdout.
-        let o = streamtrace_stdin(&[codec, "encode"], &din_bytes);
+        let o = streamtrace_stdin_in(Path::new("."), &[codec, "encode"], &din_bytes);
         assert_ok(&o);
         assert_eq!(o.stdout, std::fs::read(&enc).unwrap());
-        let o = streamtrace_stdin(&[codec, "decode", "-", "-o", "-"], &std::fs::read(&enc).unwrap());
+        let o = streamtrace_stdin_in(Path::new("."), &[codec, "decode", "-", "-o", "-"], &std::fs::read(&enc).unwrap());
         assert_ok(&o);
         assert_eq!(o.stdout, din_bytes);
     }
@@ -201,7 +186,7 @@ fn diff_round_trips_raw_and_sad_records() {
     // Sequential fetches without timing: one cycle and +4 bytes apart, same ASID.
     assert!(String::from_utf8_lossy(&diff).lines().nth(1).unwrap().starts_with("i 1 4 0 + 4"));
     assert!(diff.len() < raw.len());
-    let o = streamtrace_stdin(&["diff", "decode"], &diff);
+    let o = streamtrace_stdin_in(Path::new("."), &["diff", "decode"], &diff);
     assert_ok(&o);
     assert_eq!(o.stdout, raw);
 
@@ -210,7 +195,7 @@ fn diff_round_trips_raw_and_sad_records() {
     let sad_text = std::fs::read(&sad).unwrap();
     let o = streamtrace(&["diff", "encode", "--sad", p(&sad)]);
     assert_ok(&o);
-    let o2 = streamtrace_stdin(&["diff", "decode", "--sad"], &o.stdout);
+    let o2 = streamtrace_stdin_in(Path::new("."), &["diff", "decode", "--sad"], &o.stdout);
     assert_ok(&o2);
     assert_eq!(o2.stdout, sad_text);
     // `sad --diff` writes the same difference text directly.
@@ -311,7 +296,7 @@ fn bad_inputs_get_clear_errors() {
     assert_usage(&streamtrace(&["lru", "--pages", "0", p(&sad)]), &["--pages 0: must be at least 1"]);
     assert_usage(&streamtrace(&["pdats", "encode", "--stride", "2", p(&din)]), &["--stride applies to pdats2 only"]);
     assert_fails(&streamtrace(&["pdats", "decode", p(&dir.path().join("missing"))]), &["cannot open", "missing"]);
-    let o = streamtrace_stdin(&["pdats2", "decode"], b"PDAX\x02\x00\x02\x02\0\0\0\0\0\0\0\0");
+    let o = streamtrace_stdin_in(Path::new("."), &["pdats2", "decode"], b"PDAX\x02\x00\x02\x02\0\0\0\0\0\0\0\0");
     assert_fails(&o, &["<stdin>", "bad magic"]);
 }
 

@@ -1,11 +1,29 @@
 //! Helpers shared by the CLI integration tests that run the built binary in a directory
-//! and expect exit status 1 with a message on bad input (`cli_wet`, `cli_citcat`).
+//! and expect exit status 1 with a message on bad input (`cli_wet`, `cli_citcat`,
+//! `cli_reliability`, `cli_stages`).
+// Each test binary uses its own subset.
+#![allow(dead_code)]
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 pub fn streamtrace_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_streamtrace")).current_dir(dir).args(args).output().expect("run streamtrace")
+}
+
+/// Runs `args` in `dir` with `input` on stdin.
+pub fn streamtrace_stdin_in(dir: &Path, args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_streamtrace"))
+        .current_dir(dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run streamtrace");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
 }
 
 pub fn programs_dir() -> PathBuf {
