@@ -246,11 +246,10 @@ impl Semihost {
 
     /// The command line from argv[0] and the arguments (joined by single spaces); a Linux
     /// program gets them unsplit.
-    pub fn with_args<S: AsRef<str>>(self, argv: &[S]) -> Self {
-        let line = argv.iter().map(|s| s.as_ref()).collect::<Vec<_>>().join(" ");
-        let mut s = self.with_cmdline(line);
-        s.argv = argv.iter().map(|a| a.as_ref().to_string()).collect();
-        s
+    pub fn with_args<S: AsRef<str>>(mut self, argv: &[S]) -> Self {
+        self.argv = argv.iter().map(|a| a.as_ref().to_string()).collect();
+        self.cmdline = self.argv.join(" ");
+        self
     }
 
     /// argv[0] and the arguments.

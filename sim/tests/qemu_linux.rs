@@ -17,7 +17,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,7 +28,8 @@ use serde::Deserialize;
 use streamtrace_isa::linux::is_kuser;
 use streamtrace_isa::ElfImage;
 use streamtrace_sim::semihost::SharedBuffer;
-use streamtrace_sim::{Machine, NoHook, Semihost, StepOutcome};
+use streamtrace_sim::sweep::ProgramSpec;
+use streamtrace_sim::{Machine, NoHook, StepOutcome};
 
 #[derive(Debug, Clone, Deserialize)]
 struct Workload {
@@ -75,22 +76,20 @@ fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.replace('_', "").parse().ok()).unwrap_or(default)
 }
 
-/// The model set up for `w` as QEMU runs it: same argv, working directory and stdin.
+/// The model set up for `w` as QEMU runs it and as sweeps run it (`ProgramSpec`: same argv,
+/// working directory and stdin), its stdout captured.
 fn machine(w: &Workload) -> (Machine, SharedBuffer) {
-    let dir = linux_dir();
-    let elf = ElfImage::open(dir.join(&w.elf)).unwrap_or_else(|e| panic!("{}: {e}", w.name));
-    let out = SharedBuffer::new();
-    let stdin: Box<dyn Read + Send> = match &w.stdin {
-        Some(f) => Box::new(std::fs::File::open(dir.join(f)).unwrap_or_else(|e| panic!("{}: {f}: {e}", w.name))),
-        None => Box::new(std::io::empty()),
+    let spec = ProgramSpec {
+        name: w.name.clone(),
+        elf: linux_dir().join(&w.elf),
+        cmdline: w.argv.join(" "),
+        workdir: linux_dir(),
+        argv: w.argv.clone(),
+        stdin: w.stdin.as_ref().map(PathBuf::from),
     };
-    let sh = Semihost::new()
-        .with_args(&w.argv)
-        .with_workdir(dir)
-        .with_stdin(stdin)
-        .with_stdout(out.clone())
-        .with_stderr(SharedBuffer::new())
-        .with_deterministic_clock(100_000_000);
+    let elf = ElfImage::open(&spec.elf).unwrap_or_else(|e| panic!("{}: {e}", w.name));
+    let out = SharedBuffer::new();
+    let sh = spec.semihost().unwrap_or_else(|e| panic!("{e}")).with_stdout(out.clone());
     let m = Machine::load(&elf, sh).unwrap_or_else(|e| panic!("{}: {e}", w.name));
     (m, out)
 }
