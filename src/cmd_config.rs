@@ -87,6 +87,8 @@ struct PftReport {
     hlen: Vec<u32>,
     ras: u32,
     itp: u32,
+    itt: u32,
+    ttag: u32,
     rtc: u32,
     u: u32,
     rate: u32,
@@ -104,6 +106,8 @@ fn pft_report(cfg: &Config) -> Option<PftReport> {
             hlen: p.history_lengths(),
             ras: p.ras,
             itp: p.itp,
+            itt: p.itt,
+            ttag: p.ttag,
             rtc: p.rtc,
             u: p.u,
             rate: p.rate,
@@ -286,7 +290,10 @@ pub fn run(args: &ConfigArgs) -> Result<()> {
             "bimodal {} x 2 bits + {} tagged tables of {} x (3-bit counter, {}-bit tag, useful), histories {:?}",
             p.bim, p.hlen.len(), p.tsize, p.tag, p.hlen
         ));
-        row("targets", format!("RAS {} deep, ITP {} entries (8-bit path), recent-target cache {}", p.ras, p.itp, p.rtc));
+        row("targets", format!(
+            "RAS {} deep, ITP {} base entries + {} tagged entries ({}-bit tags, 8-bit path), recent-target cache {}",
+            p.ras, p.itp, p.itt, p.ttag, p.rtc
+        ));
         row("coder", format!("{} contexts of 12 bits, adaptation shift {}, address register u = {}", p.contexts, p.rate, p.u));
         let st = &p.storage;
         row("pft storage", format!(

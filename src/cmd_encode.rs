@@ -125,8 +125,14 @@ fn print_pft_stats(out: &mut impl Write, s: &Stats, p: &streamtrace_model::pft::
     kv.row(["indirect points".to_string(), thousands(p.indirect_points)]);
     kv.row(["  hit rate".to_string(), rate(p.indirect_misses, p.indirect_points)]);
     kv.row([
-        "missed targets sent as RAS top / recent / address".to_string(),
-        format!("{} / {} / {}", thousands(p.target_ras_top), thousands(p.target_recent), thousands(p.target_address)),
+        "missed targets sent as alternate / RAS top / recent / offset".to_string(),
+        format!(
+            "{} / {} / {} / {}",
+            thousands(p.target_alt),
+            thousands(p.target_ras_top),
+            thousands(p.target_recent),
+            thousands(p.target_offset)
+        ),
     ]);
     kv.row(["exceptions".to_string(), thousands(s.exceptions)]);
     kv.row(["syncs".to_string(), thousands(s.syncs)]);

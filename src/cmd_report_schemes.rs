@@ -205,7 +205,7 @@ fn program_table(configs: &[Config], results: &[ProgramSchemes]) -> Rows {
 
 fn pft_table(configs: &[Config], results: &[ProgramSchemes]) -> Rows {
     let i = configs.iter().position(|c| c.scheme == Scheme::Pft).expect("caller checked");
-    let header = ["program", "direction points", "direction hit rate", "return hit rate", "indirect hit rate", "targets: RAS top / recent / address"]
+    let header = ["program", "direction points", "direction hit rate", "return hit rate", "indirect hit rate", "targets: alternate / RAS top / recent / offset"]
         .map(String::from)
         .to_vec();
     let rate = |miss: u64, all: u64| if all == 0 { "-".to_string() } else { format!("{:.4}", 1.0 - miss as f64 / all as f64) };
@@ -219,7 +219,7 @@ fn pft_table(configs: &[Config], results: &[ProgramSchemes]) -> Rows {
                 rate(p.direction_misses, p.direction_points),
                 rate(p.return_misses, p.return_points),
                 rate(p.indirect_misses, p.indirect_points),
-                format!("{} / {} / {}", p.target_ras_top, p.target_recent, p.target_address),
+                format!("{} / {} / {} / {}", p.target_alt, p.target_ras_top, p.target_recent, p.target_offset),
             ])
         })
         .collect();

@@ -163,8 +163,10 @@ pub fn pft_config_from_bytes(b: &[u8; 4]) -> Option<Config> {
         *h = [2, 5, 9, 17, 28, 40, 52, 64][i];
     }
     p.ras = (b[2] & 0x3F) as u32 % 65;
-    p.rtc = [1, 2, 4, 0][(b[2] >> 6) as usize];
+    p.rtc = [1, 2, 8, 0][(b[2] >> 6) as usize];
     p.itp = if b[3] & 0x0F == 0 { 0 } else { 1 << ((b[3] & 0x0F) % 13) };
+    p.itt = if b[1] & 0x08 == 0 { 0 } else { 1 << ((b[3] >> 4) % 6) };
+    p.ttag = 4 + (b[0] & 0x0F) as u32 % 12;
     p.rate = 1 + ((b[3] >> 4) & 7) as u32;
     p.u = if b[3] & 0x80 != 0 { 1 } else { 12 };
     if b[0] & 0x80 != 0 {

@@ -400,13 +400,15 @@ impl FromStr for Config {
                     "hlen" => p.hlen = crate::pft::PftParams::parse_hlen(value).map_err(err)?,
                     "ras" => p.ras = small(value)?,
                     "itp" => p.itp = small(value)?,
+                    "itt" => p.itt = small(value)?,
+                    "ttag" => p.ttag = small(value)?,
                     "rtc" => p.rtc = small(value)?,
                     "u" => p.u = small(value)?,
                     "rate" => p.rate = small(value)?,
                     "isa" | "sync" => {}
                     other => {
                         return Err(err(format!(
-                            "key '{other}' does not apply to pft (it takes bim, tsize, tag, hlen, ras, itp, rtc, u, rate, isa and sync)"
+                            "key '{other}' does not apply to pft (it takes bim, tsize, tag, hlen, ras, itp, itt, ttag, rtc, u, rate, isa and sync)"
                         )))
                     }
                 }

@@ -10,7 +10,8 @@ use streamtrace_isa::ProgramImage;
 use streamtrace_model::format::{SYNC_MARKER, find_sync_marker};
 use streamtrace_model::pft::coder::{CoderError, Prob, RangeDecoder};
 use streamtrace_model::pft::{
-    InsnFlow, EscapeType, PftState, TargetContexts, ESCAPE_TYPE_BITS, GAP_BITS, LOST_BITS, MAX_GAP,
+    offset_target, InsnFlow, EscapeType, PftState, TargetContexts, ESCAPE_TYPE_BITS, GAP_BITS, LOST_BITS, MAX_GAP,
+    OFFSET_WIDTHS,
 };
 use streamtrace_model::{BranchClass, Config, IsaMode};
 
@@ -240,11 +241,23 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         Ok(a)
     }
 
-    /// A mispredicted target (mirror of the encoder's `target`).
+    /// A mispredicted target of the point at `a` (mirror of the encoder's `target`).
     #[inline]
-    fn target(&mut self, c: &mut RangeDecoder, ret: bool, offset: u64) -> Result<u32, DecodeError> {
+    fn target(
+        &mut self,
+        c: &mut RangeDecoder,
+        a: u32,
+        ret: bool,
+        alt: Option<u32>,
+        offset: u64,
+    ) -> Result<u32, DecodeError> {
         let rate = self.state.params.rate;
         let bytes = self.bytes;
+        if let Some(alt) = alt {
+            if bit(c, &mut self.probs, self.state.target_ctx(TargetContexts::ALT), rate, bytes)? {
+                return Ok(alt);
+            }
+        }
         if !ret
             && !self.state.ras.is_empty()
             && bit(c, &mut self.probs, self.state.target_ctx(TargetContexts::RAS_TOP), rate, bytes)?
@@ -263,9 +276,28 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
             self.state.rtc.touch(Some(i), a);
             return Ok(a);
         }
-        let a = self.address(c)?;
-        self.state.rtc.touch(None, a);
-        Ok(a)
+        let t = self.offset(c, a)?;
+        self.state.rtc.touch(None, t);
+        Ok(t)
+    }
+
+    /// A target sent as an offset from the branch at `a` (section 11.5, *offset*).
+    fn offset(&mut self, c: &mut RangeDecoder, a: u32) -> Result<u32, CoderError> {
+        let rate = self.state.params.rate;
+        let bytes = self.bytes;
+        let thumb = if self.state.low == 0 {
+            let same = bit(c, &mut self.probs, self.state.target_ctx(TargetContexts::SAME_STATE), rate, bytes)?;
+            (a & 1 != 0) == same
+        } else {
+            false
+        };
+        let mut node = 1;
+        for _ in 0..3 {
+            let zero = bit(c, &mut self.probs, self.state.target_ctx(TargetContexts::LEN + node - 1), rate, bytes)?;
+            node = 2 * node + !zero as usize;
+        }
+        let z = c.raw_wide(OFFSET_WIDTHS[node - 8], bytes)?;
+        Ok(offset_target(a, z, thumb))
     }
 
     fn check_start(&self, a: u32, offset: u64) -> Result<(), DecodeError> {
@@ -457,13 +489,13 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
                 }
                 let next = if flow.target {
                     if taken {
-                        let (pred, ctx) = self.state.predict_target(&flow, a);
+                        let (pred, ctx, alt) = self.state.predict_target(&flow, a);
                         let t = if bit(c, &mut self.probs, ctx, self.state.params.rate, bytes)? {
                             pred
                         } else {
-                            self.target(c, flow.ret, offset)?
+                            self.target(c, a, flow.ret, alt, offset)?
                         };
-                        self.state.after_target(&flow, a, t);
+                        self.state.after_target(&flow, t);
                         t
                     } else {
                         seq

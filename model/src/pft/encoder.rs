@@ -6,8 +6,8 @@
 
 use super::coder::{Prob, RangeEncoder, ESCAPE_SHIFT, PROB_INIT, RAW_MAX_BITS};
 use super::{
-    EscapeType, InsnFlow, PftParams, PftState, PftStats, TargetCode, TargetContexts, ESCAPE_TYPE_BITS, GAP_BITS,
-    LOST_BITS, MAX_GAP,
+    offset_code, EscapeType, InsnFlow, PftParams, PftState, PftStats, TargetCode, TargetContexts, ESCAPE_TYPE_BITS,
+    GAP_BITS, LOST_BITS, MAX_GAP, OFFSET_WIDTHS,
 };
 use crate::event::RetireEvent;
 use crate::format::SYNC_MARKER;
@@ -36,8 +36,9 @@ pub enum CoderOp {
     Marker,
 }
 
-/// Operations of one instruction (or of END, or of an overflow): at most a start, a slot
-/// with a missed target and a periodic SYNC, 16 operations.
+/// Operations of one instruction (or of END, or of an overflow): at most a start (3), a slot
+/// with a missed target (direction, target, ALT, RAS_TOP, RTC_HIT, SAME_STATE, three
+/// class bits, two raw fields: 11) and a periodic SYNC (5), 19 operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CoderJob {
     ops: [CoderOp; CoderJob::CAPACITY],
@@ -47,7 +48,7 @@ pub struct CoderJob {
 }
 
 impl CoderJob {
-    pub const CAPACITY: usize = 16;
+    pub const CAPACITY: usize = 20;
 
     fn new(gap_before: u32) -> Self {
         CoderJob { ops: [CoderOp::Flush; Self::CAPACITY], len: 0, gap_before }
@@ -137,9 +138,17 @@ impl PftFrontEnd {
         self.state.set_upper(a);
     }
 
-    /// A mispredicted target (trace-format.md 11.5).
-    fn target(&mut self, a: u32, ret: bool) {
-        let code = self.state.classify_target(a, ret);
+    /// A mispredicted target `t` of the point at `a` (trace-format.md 11.5).
+    fn target(&mut self, a: u32, t: u32, ret: bool, alt: Option<u32>) {
+        let code = self.state.classify_target(t, ret, alt);
+        if alt.is_some() {
+            let hit = code == TargetCode::Alt;
+            self.decide(hit, self.state.target_ctx(TargetContexts::ALT), Info::Address);
+            if hit {
+                self.stats.target_alt += 1;
+                return;
+            }
+        }
         if !ret && !self.state.ras.is_empty() {
             let hit = code == TargetCode::RasTop;
             self.decide(hit, self.state.target_ctx(TargetContexts::RAS_TOP), Info::Address);
@@ -155,14 +164,30 @@ impl PftFrontEnd {
             self.decide(hit, self.state.target_ctx(TargetContexts::RTC_HIT), Info::Address);
             if let TargetCode::Recent(i) = code {
                 self.job.raw_wide(i as u32, n.trailing_zeros(), Info::Address);
-                self.state.rtc.touch(Some(i), a);
+                self.state.rtc.touch(Some(i), t);
                 self.stats.target_recent += 1;
                 return;
             }
         }
-        self.stats.target_address += 1;
-        self.address(a);
-        self.state.rtc.touch(None, a);
+        self.stats.target_offset += 1;
+        self.offset(a, t);
+        self.state.rtc.touch(None, t);
+    }
+
+    /// A target as an offset from the branch: state bit (isa=iw), class, zigzag field.
+    fn offset(&mut self, a: u32, t: u32) {
+        if self.state.low == 0 {
+            self.decide(t & 1 == a & 1, self.state.target_ctx(TargetContexts::SAME_STATE), Info::Address);
+        }
+        let (z, class) = offset_code(a, t);
+        let mut node = 1;
+        for b in (0..3).rev() {
+            let bit = (class >> b) & 1 != 0;
+            // A class bit: "hit" is 0, the likelier branch of the tree's near classes.
+            self.decide(!bit, self.state.target_ctx(TargetContexts::LEN + node - 1), Info::Address);
+            node = 2 * node + bit as usize;
+        }
+        self.job.raw_wide(z, OFFSET_WIDTHS[class], Info::Address);
     }
 
     /// One retired instruction (already checked for continuity and alignment); the job it
@@ -220,7 +245,7 @@ impl PftFrontEnd {
             self.state.dir.update(taken);
         }
         if flow.target && taken {
-            let (pred, ctx) = self.state.predict_target(flow, a);
+            let (pred, ctx, alt) = self.state.predict_target(flow, a);
             let hit = pred == ev.next_pc;
             if flow.ret {
                 self.stats.return_points += 1;
@@ -231,9 +256,9 @@ impl PftFrontEnd {
             }
             self.decide(hit, ctx, Info::Target);
             if !hit {
-                self.target(ev.next_pc, flow.ret);
+                self.target(a, ev.next_pc, flow.ret, alt);
             }
-            self.state.after_target(flow, a, ev.next_pc);
+            self.state.after_target(flow, ev.next_pc);
         }
         self.state.pushes(flow, a, taken);
     }

@@ -43,8 +43,12 @@ pub struct PftParams {
     pub hlen: [u8; 8],
     /// Return address stack depth, 0..=64.
     pub ras: u32,
-    /// Indirect target predictor entries (0 or a power of two up to 4096).
+    /// Entries of the indirect target predictor's base table (0 or a power of two up to 4096).
     pub itp: u32,
+    /// Entries of its tagged table (0 or a power of two up to 4096).
+    pub itt: u32,
+    /// Tag width of the tagged target table, 4..=15.
+    pub ttag: u32,
     /// Recent-target cache entries (0, 1, 2, 4, 8 or 16).
     pub rtc: u32,
     /// Upper address bits predicted by the address register, 1..=(31 - low).
@@ -53,11 +57,11 @@ pub struct PftParams {
     pub rate: u32,
 }
 
-pub const DEFAULT_HLEN: [u8; 8] = [3, 8, 20, 50, 0, 0, 0, 0];
+pub const DEFAULT_HLEN: [u8; 8] = [2, 4, 8, 16, 32, 64, 0, 0];
 
 impl Default for PftParams {
     fn default() -> Self {
-        PftParams { bim: 256, tsize: 64, tag: 7, hlen: DEFAULT_HLEN, ras: 8, itp: 16, rtc: 4, u: 12, rate: 5 }
+        PftParams { bim: 128, tsize: 32, tag: 8, hlen: DEFAULT_HLEN, ras: 8, itp: 16, itt: 16, ttag: 7, rtc: 8, u: 12, rate: 5 }
     }
 }
 
@@ -127,6 +131,12 @@ impl PftParams {
         if self.itp != 0 && (!pow2(self.itp) || self.itp > 4096) {
             return Err(format!("itp={} must be 0 or a power of two up to 4096", self.itp));
         }
+        if self.itt != 0 && (!pow2(self.itt) || self.itt > 4096) {
+            return Err(format!("itt={} must be 0 or a power of two up to 4096", self.itt));
+        }
+        if !(4..=15).contains(&self.ttag) {
+            return Err(format!("ttag={} out of range 4..=15", self.ttag));
+        }
         if !matches!(self.rtc, 0 | 1 | 2 | 4 | 8 | 16) {
             return Err(format!("rtc={} must be 0, 1, 2, 4, 8 or 16", self.rtc));
         }
@@ -153,7 +163,9 @@ impl PftParams {
         PftStorage {
             direction: 2 * self.bim as u64 + t * self.tsize as u64 * (3 + self.tag as u64 + 1) + hmax,
             ras: self.ras as u64 * 32 + 2 * bitlen(self.ras) as u64,
-            itp: self.itp as u64 * 32 + if self.itp > 0 { 8 } else { 0 },
+            itp: self.itp as u64 * 32
+                + self.itt as u64 * (self.ttag as u64 + 32)
+                + if self.itp + self.itt > 0 { 8 } else { 0 },
             rtc: self.rtc as u64 * 32 + bitlen(self.rtc) as u64,
             coder: self.contexts() as u64 * coder::PROB_BITS as u64 + self.u as u64 + CODER_REGISTER_BITS,
             control: GAP_BITS as u64 + 1 + if sync { 32 } else { 0 },
@@ -172,7 +184,7 @@ pub struct PftStorage {
     pub direction: u64,
     /// Entries and top/count pointers.
     pub ras: u64,
-    /// Targets and the 8-bit path history.
+    /// Base and tagged target tables and the 8-bit path history.
     pub itp: u64,
     /// Targets and the fill count.
     pub rtc: u64,
@@ -209,6 +221,12 @@ impl fmt::Display for PftParams {
         }
         if self.itp != d.itp {
             write!(f, ",itp={}", self.itp)?;
+        }
+        if self.itt != d.itt {
+            write!(f, ",itt={}", self.itt)?;
+        }
+        if self.ttag != d.ttag {
+            write!(f, ",ttag={}", self.ttag)?;
         }
         if self.rtc != d.rtc {
             write!(f, ",rtc={}", self.rtc)?;
@@ -308,15 +326,44 @@ impl TargetContexts {
     pub const RAS_TOP: usize = 3;
     pub const RTC_HIT: usize = 4;
     pub const UPPER_SAME: usize = 5;
-    pub const COUNT: usize = 6;
+    pub const INDIRECT_TAGGED: usize = 6;
+    pub const ALT: usize = 7;
+    pub const SAME_STATE: usize = 8;
+    /// LEN_1..LEN_7, the nodes of the offset class tree: LEN_k is `LEN + k - 1`.
+    pub const LEN: usize = 9;
+    pub const COUNT: usize = 16;
+}
+
+/// Widths of the offset classes (section 11.5, *offset*).
+pub const OFFSET_WIDTHS: [u32; 8] = [3, 5, 7, 9, 11, 13, 17, 32];
+
+/// The zigzag code `z` of a missed target's offset from the branch at `a` (interworking
+/// addresses), and its class.
+#[inline]
+pub fn offset_code(a: u32, target: u32) -> (u32, usize) {
+    let s = if target & 1 != 0 { 1 } else { 2 };
+    let d = (target >> s).wrapping_sub(a >> s) as i32;
+    let z = ((d << 1) ^ (d >> 31)) as u32;
+    let n = 32 - z.leading_zeros();
+    let class = OFFSET_WIDTHS.iter().position(|&w| n <= w).unwrap_or(OFFSET_WIDTHS.len() - 1);
+    (z, class)
+}
+
+/// The target an offset code names: `thumb` is the target's state.
+#[inline]
+pub fn offset_target(a: u32, z: u32, thumb: bool) -> u32 {
+    let d = (z >> 1) ^ (z & 1).wrapping_neg();
+    let s = if thumb { 1 } else { 2 };
+    ((a >> s).wrapping_add(d) << s) | thumb as u32
 }
 
 /// How a mispredicted target was sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TargetCode {
+    Alt,
     RasTop,
     Recent(usize),
-    Address { upper_same: bool },
+    Offset,
 }
 
 /// The predictor state encoder and decoder share (section 11.3-11.5, 11.7); the context
@@ -347,7 +394,7 @@ impl PftState {
             low,
             dir: DirectionPredictor::new(params),
             ras: ReturnAddressStack::new(params.ras),
-            itp: IndirectTargetPredictor::new(params.itp),
+            itp: IndirectTargetPredictor::new(params.itp, params.itt, params.ttag),
             rtc: RecentTargets::new(params.rtc),
             upper: 0,
             gap: 0,
@@ -374,23 +421,29 @@ impl PftState {
         DirectionPredictor::contexts(self.dir.tables()) + which
     }
 
-    /// Target prediction of a taken target point: (predicted address, context). Returns
-    /// pop the return address stack.
+    /// Target prediction of a taken target point: (predicted address, context, the
+    /// alternate when the tagged target table provided). Returns pop the return address
+    /// stack.
     #[inline]
-    pub fn predict_target(&mut self, flow: &InsnFlow, iw_addr: u32) -> (u32, usize) {
+    pub fn predict_target(&mut self, flow: &InsnFlow, iw_addr: u32) -> (u32, usize, Option<u32>) {
         if flow.ret {
             let ctx = if self.ras.is_empty() { TargetContexts::RETURN_EMPTY } else { TargetContexts::RETURN };
-            (self.ras.pop(), self.target_ctx(ctx))
+            (self.ras.pop(), self.target_ctx(ctx), None)
         } else {
-            (self.itp.predict(iw_addr), self.target_ctx(TargetContexts::INDIRECT))
+            let p = self.itp.predict(iw_addr);
+            if p.tagged {
+                (p.target, self.target_ctx(TargetContexts::INDIRECT_TAGGED), (p.alt != p.target).then_some(p.alt))
+            } else {
+                (p.target, self.target_ctx(TargetContexts::INDIRECT), None)
+            }
         }
     }
 
     /// After a taken target point: train the indirect predictor (non-returns).
     #[inline]
-    pub fn after_target(&mut self, flow: &InsnFlow, iw_addr: u32, target: u32) {
+    pub fn after_target(&mut self, flow: &InsnFlow, target: u32) {
         if !flow.ret {
-            self.itp.update(iw_addr, target);
+            self.itp.update(target);
         }
     }
 
@@ -405,15 +458,19 @@ impl PftState {
         }
     }
 
-    /// How a mispredicted target `a` of a point is sent (`ret`: the RAS was the prediction).
-    pub fn classify_target(&self, a: u32, ret: bool) -> TargetCode {
+    /// How a mispredicted target `a` of a point is sent (`ret`: the RAS was the prediction;
+    /// `alt`: the alternate target, when there is one).
+    pub fn classify_target(&self, a: u32, ret: bool, alt: Option<u32>) -> TargetCode {
+        if alt == Some(a) {
+            return TargetCode::Alt;
+        }
         if !ret && !self.ras.is_empty() && self.ras.peek() == a {
             return TargetCode::RasTop;
         }
         if let Some(i) = self.rtc.find(a) {
             return TargetCode::Recent(i);
         }
-        TargetCode::Address { upper_same: self.upper_matches(a) }
+        TargetCode::Offset
     }
 
     #[inline]
@@ -446,10 +503,12 @@ pub struct PftStats {
     pub return_misses: u64,
     pub indirect_points: u64,
     pub indirect_misses: u64,
-    /// Mispredicted targets sent as the RAS top, from the recent-target cache, as addresses.
+    /// Mispredicted targets sent as the alternate, the RAS top, from the recent-target
+    /// cache, as offsets.
+    pub target_alt: u64,
     pub target_ras_top: u64,
     pub target_recent: u64,
-    pub target_address: u64,
+    pub target_offset: u64,
     pub slots: u64,
     pub virtual_slots: u64,
     pub exceptions: u64,
@@ -499,7 +558,7 @@ mod tests {
     fn params_parse_print_validate() {
         let d = PftParams::default();
         assert_eq!(d.to_string(), "");
-        assert_eq!(d.history_lengths(), vec![3, 8, 20, 50]);
+        assert_eq!(d.history_lengths(), vec![2, 4, 8, 16, 32, 64]);
         assert_eq!(PftParams::parse_hlen("none").unwrap(), [0; 8]);
         assert!(PftParams::parse_hlen("4-4").is_err());
         assert!(PftParams::parse_hlen("1-2-3-4-5-6-7-8-9").is_err());
@@ -511,6 +570,8 @@ mod tests {
             (PftParams { tag: 3, ..d }, "tag=3"),
             (PftParams { ras: 65, ..d }, "ras=65"),
             (PftParams { itp: 24, ..d }, "itp=24"),
+            (PftParams { itt: 3, ..d }, "itt=3"),
+            (PftParams { ttag: 16, ..d }, "ttag=16"),
             (PftParams { rtc: 3, ..d }, "rtc=3"),
             (PftParams { u: 30, ..d }, "u=30"),
             (PftParams { rate: 0, ..d }, "rate=0"),
@@ -523,14 +584,36 @@ mod tests {
     #[test]
     fn default_storage_is_under_5000_bits() {
         let s = PftParams::default().storage(false);
-        // 512 + 4*64*11 + 50 | 8*32 + 8 | 16*32 + 8 | 4*32 + 3 | 24*12 + 12 + 81 | 17
-        assert_eq!(s.direction, 512 + 2816 + 50);
+        // 256 + 6*32*12 + 64 | 8*32 + 8 | 16*32 + 16*39 + 8 | 8*32 + 4 | 42*12 + 12 + 81 | 17
+        assert_eq!(s.direction, 256 + 2304 + 64);
         assert_eq!(s.ras, 264);
-        assert_eq!(s.itp, 520);
-        assert_eq!(s.rtc, 131);
-        assert_eq!(s.coder, 24 * 12 + 12 + 81);
-        assert_eq!(s.total(), 3378 + 264 + 520 + 131 + 381 + 17);
-        assert_eq!(s.total(), 4691);
-        assert!(s.total() <= 5000);
+        assert_eq!(s.itp, 512 + 624 + 8);
+        assert_eq!(s.rtc, 260);
+        assert_eq!(s.coder, 42 * 12 + 12 + 81);
+        assert_eq!(s.total(), 2624 + 264 + 1144 + 260 + 597 + 17);
+        assert_eq!(s.total(), 4906);
+        assert!(s.total() + 80 <= 5000, "with the paper's 80-bit output buffer");
+    }
+
+    #[test]
+    fn offsets_round_trip() {
+        for (a, t) in [
+            (0x8000u32, 0x8004u32),
+            (0x8000, 0x7ff0),
+            (0x8001, 0x8101),
+            (0x8001, 0x9000),
+            (0x9000, 0x8001),
+            (0x0001_0424, 0xffff_0fe0),
+            (0xffff_0fe0, 0x0001_0428),
+            (0, 0xffff_fffc),
+            (0x8000, 0x8000),
+        ] {
+            let (z, c) = offset_code(a, t);
+            assert!(32 - z.leading_zeros() <= OFFSET_WIDTHS[c], "{a:x} {t:x}");
+            assert!(c == 0 || 32 - z.leading_zeros() > OFFSET_WIDTHS[c - 1]);
+            assert_eq!(offset_target(a, z, t & 1 != 0), t, "{a:x} -> {t:x}");
+        }
+        assert_eq!(offset_code(0x8000, 0x8004), (2, 0), "one instruction forward: z = 2");
+        assert_eq!(offset_code(0x8000, 0x7ffc), (1, 0), "one back: z = 1");
     }
 }

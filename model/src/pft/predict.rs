@@ -162,6 +162,13 @@ impl DirectionPredictor {
         self.folds = [[0; 2]; 3];
     }
 
+    /// The last lookup: (provider table or `tables()` for the base, prediction, alternate
+    /// prediction, provider entry useful).
+    pub fn last_lookup(&self) -> (usize, bool, bool, bool) {
+        let l = &self.last;
+        (l.provider, l.pred, l.alt, l.provider < self.tables && l.useful & (1 << l.provider) != 0)
+    }
+
     /// Number of tagged tables.
     #[inline]
     pub fn tables(&self) -> usize {
@@ -353,44 +360,81 @@ impl ReturnAddressStack {
     }
 }
 
-/// Indirect target predictor: a direct-mapped table of last targets indexed by the branch
-/// address XOR an 8-bit path history of earlier indirect targets. No entries: predicts 0.
+/// Indirect target predictor (section 11.4): a base table of last targets indexed by the
+/// branch address, and a tagged table indexed by the address and an 8-bit path history of
+/// earlier indirect targets, which provides when its tag matches.
 #[derive(Clone, Debug)]
 pub struct IndirectTargetPredictor {
-    targets: Vec<u32>,
+    base: Vec<u32>,
+    /// (tag, target) pairs.
+    tagged: Vec<(u16, u32)>,
+    tag_bits: u32,
     path: u32,
+    /// Indices and tag of the last lookup, for the update.
+    last: (usize, usize, u16, bool),
+}
+
+/// An indirect target prediction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TargetPrediction {
+    pub target: u32,
+    /// The tagged table provided; `alt` is then the base table's target.
+    pub tagged: bool,
+    pub alt: u32,
 }
 
 impl IndirectTargetPredictor {
-    pub fn new(entries: u32) -> Self {
-        IndirectTargetPredictor { targets: vec![0; entries as usize], path: 0 }
-    }
-
-    pub fn reset(&mut self) {
-        self.targets.fill(0);
-        self.path = 0;
-    }
-
-    #[inline]
-    fn index(&self, iw_addr: u32) -> usize {
-        ((hashed_pc(iw_addr) ^ self.path) as usize) & (self.targets.len().max(1) - 1)
-    }
-
-    #[inline]
-    pub fn predict(&self, iw_addr: u32) -> u32 {
-        if self.targets.is_empty() {
-            0
-        } else {
-            self.targets[self.index(iw_addr)]
+    pub fn new(base: u32, tagged: u32, tag_bits: u32) -> Self {
+        IndirectTargetPredictor {
+            base: vec![0; base as usize],
+            tagged: vec![(0, 0); tagged as usize],
+            tag_bits,
+            path: 0,
+            last: (0, 0, 0, false),
         }
     }
 
-    /// Record the actual target of the indirect branch at `iw_addr`.
+    pub fn reset(&mut self) {
+        self.base.fill(0);
+        self.tagged.fill((0, 0));
+        self.path = 0;
+    }
+
+    /// Predict the target of the indirect branch at `iw_addr`.
     #[inline]
-    pub fn update(&mut self, iw_addr: u32, target: u32) {
-        if !self.targets.is_empty() {
-            let i = self.index(iw_addr);
-            self.targets[i] = target;
+    pub fn predict(&mut self, iw_addr: u32) -> TargetPrediction {
+        let h = hashed_pc(iw_addr);
+        let bi = (h as usize) & self.base.len().wrapping_sub(1);
+        let alt = self.base.get(bi).copied().unwrap_or(0);
+        let n = self.tagged.len();
+        let (ti, tag, hit) = if n == 0 {
+            (0, 0, false)
+        } else {
+            let e = n.trailing_zeros();
+            let p = self.path;
+            let ti = ((h ^ (h >> e) ^ p ^ (p >> e)) as usize) & (n - 1);
+            let w = self.tag_bits;
+            let tag = ((h ^ (h >> w) ^ (p << 3) ^ (p >> 5)) & ((1 << w) - 1)) as u16;
+            (ti, tag, self.tagged[ti].0 == tag)
+        };
+        self.last = (bi, ti, tag, hit);
+        if hit {
+            TargetPrediction { target: self.tagged[ti].1, tagged: true, alt }
+        } else {
+            TargetPrediction { target: alt, tagged: false, alt }
+        }
+    }
+
+    /// Record the actual target of the branch last predicted.
+    #[inline]
+    pub fn update(&mut self, target: u32) {
+        let (bi, ti, tag, hit) = self.last;
+        let base_wrong = self.base.get(bi).copied().unwrap_or(0) != target;
+        if !self.tagged.is_empty() && (hit || base_wrong) {
+            self.tagged[ti] = (tag, target);
+        }
+        if let Some(b) = self.base.get_mut(bi) {
+            *b = target;
         }
         self.path = ((self.path << 2) ^ (target >> 2)) & 0xFF;
     }
@@ -514,16 +558,32 @@ mod tests {
     }
 
     #[test]
-    fn itp_learns_last_target_under_a_path() {
-        let mut p = IndirectTargetPredictor::new(16);
-        assert_eq!(p.predict(0x100), 0);
-        p.update(0x100, 0x2000);
-        // The path changed, so the same branch may index elsewhere; repeat the pattern.
-        for _ in 0..3 {
-            p.update(0x100, 0x2000);
+    fn itp_learns_single_and_alternating_targets() {
+        let mut p = IndirectTargetPredictor::new(16, 16, 7);
+        assert_eq!(p.predict(0x100).target, 0);
+        p.update(0x2000);
+        // One target: the base table predicts it from its first repeat, whatever the path.
+        assert_eq!(p.predict(0x100), TargetPrediction { target: 0x2000, tagged: false, alt: 0x2000 });
+        p.update(0x2000);
+        // Two targets in turn: the base table misses each time, the tagged table learns
+        // which one follows which under the path.
+        let mut late_misses = 0;
+        for i in 0..40 {
+            let t = if i % 2 == 0 { 0x3004 } else { 0x4008 };
+            let pr = p.predict(0x104);
+            if i >= 8 && pr.target != t {
+                late_misses += 1;
+            }
+            if i >= 8 {
+                assert!(pr.tagged, "the tagged table provides once trained");
+            }
+            p.update(t);
         }
-        assert_eq!(p.predict(0x100), 0x2000);
-        assert_eq!(IndirectTargetPredictor::new(0).predict(0x100), 0);
+        assert_eq!(late_misses, 0);
+        let mut none = IndirectTargetPredictor::new(0, 0, 7);
+        assert_eq!(none.predict(0x100).target, 0);
+        none.update(0x100);
+        assert_eq!(none.predict(0x100).target, 0);
     }
 
     #[test]
