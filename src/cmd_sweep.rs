@@ -94,25 +94,27 @@ pub struct MergeArgs {
 /// The paper's size grid: [8x4,32] .. [256x4,1024], LSP entries = SDC entries.
 const PAPER_ENTRIES: [u32; 6] = [32, 64, 128, 256, 512, 1024];
 
-/// pft sizes from about 1 k to 55 k bits of state (docs/results.md, "Ablation and sizes").
+/// pft sizes from about 1.4 k to 58 k bits of state (docs/results.md, "Ablation and sizes").
 pub const PFT_SIZES: [&str; 5] = [
-    "pft,bim=64,tsize=16,tag=6,hlen=4-16,ras=4,itp=4,rtc=2",
-    "pft,bim=128,tsize=32,tag=6,itp=8",
+    "pft,bim=64,tsize=16,tag=6,hlen=4-16,ras=4,itp=4,itt=4,rtc=2",
+    "pft,tsize=16,tag=7,hlen=2-4-8-16-32,itp=8,itt=8,rtc=4",
     "pft",
-    "pft,bim=1024,tsize=128,tag=8,ras=16,itp=32,rtc=8",
-    "pft,bim=4096,tsize=512,tag=10,hlen=2-5-11-23-45-64,ras=32,itp=64,rtc=8",
+    "pft,bim=256,tsize=64,hlen=2-3-5-8-13-21-34-64,ras=16,itp=32,itt=32",
+    "pft,bim=4096,tsize=512,tag=10,hlen=2-5-11-23-45-64,ras=32,itp=64,itt=64,ttag=9,rtc=16",
 ];
 
 /// The default pft with one mechanism changed or removed at a time.
-pub const PFT_ABLATION: [&str; 10] = [
+pub const PFT_ABLATION: [&str; 12] = [
     "pft,hlen=none",
     "pft,hlen=8",
     "pft,hlen=4-20",
     "pft,ras=0",
+    "pft,itt=0",
     "pft,itp=0",
+    "pft,itp=0,itt=0",
     "pft,rtc=0",
-    "pft,ras=0,itp=0,rtc=0",
-    "pft,bim=2,hlen=none,ras=0,itp=0,rtc=0",
+    "pft,ras=0,itp=0,itt=0,rtc=0",
+    "pft,bim=2,hlen=none,ras=0,itp=0,itt=0,rtc=0",
     "pft,rate=3",
     "pft,rate=7",
 ];

@@ -31,12 +31,15 @@ const CONFIGS: &[&str] = &[
     // every predictor but the bimodal table (all targets sent).
     "pft",
     "pft,sync=200000",
-    "pft,bim=2,hlen=none,ras=0,itp=0,rtc=0,u=1,rate=1",
+    "pft,bim=2,hlen=none,ras=0,itp=0,itt=0,rtc=0,u=1,rate=1",
+    // Only the tagged target table, and the earlier default's shape (one table, rtc 4).
+    "pft,itp=0,ttag=4",
+    "pft,bim=256,tsize=64,tag=7,hlen=3-8-20-50,itt=0,rtc=4",
     // The rest of the pft-sizes preset (src/cmd_sweep.rs PFT_SIZES).
-    "pft,bim=64,tsize=16,tag=6,hlen=4-16,ras=4,itp=4,rtc=2",
-    "pft,bim=128,tsize=32,tag=6,itp=8",
-    "pft,bim=1024,tsize=128,tag=8,ras=16,itp=32,rtc=8",
-    "pft,bim=4096,tsize=512,tag=10,hlen=2-5-11-23-45-64,ras=32,itp=64,rtc=8",
+    "pft,bim=64,tsize=16,tag=6,hlen=4-16,ras=4,itp=4,itt=4,rtc=2",
+    "pft,tsize=16,tag=7,hlen=2-4-8-16-32,itp=8,itt=8,rtc=4",
+    "pft,bim=256,tsize=64,hlen=2-3-5-8-13-21-34-64,ras=16,itp=32,itt=32",
+    "pft,bim=4096,tsize=512,tag=10,hlen=2-5-11-23-45-64,ras=32,itp=64,itt=64,ttag=9,rtc=16",
 ];
 
 fn programs_dir() -> PathBuf {

@@ -157,8 +157,8 @@ fn fig4_under_pft() {
         }
     }
     ops.extend_from_slice(front.end_job().ops());
-    // Context numbers: 18 direction contexts (2 + 4 x 4 tables), then the target contexts.
-    let t = |c: usize| 18 + c as u16;
+    // Context numbers: 26 direction contexts (2 + 4 x 6 tables), then the target contexts.
+    let t = |c: usize| 26 + c as u16;
     let mut want = vec![
         // Start: slot symbol deciding UPPER_SAME (0x020 vs the reset register 0: miss), then
         // A[31:0] in two raw fields.
@@ -176,14 +176,25 @@ fn fig4_under_pft() {
         want.push(CoderOp::Slot { escape: false, hit: pred == taken, ctx: Some(ctx), info: Info::Direction });
         tage.update(taken);
     }
-    // bx lr: a return with an empty RAS (predicts 0: miss); the RTC is empty (miss); 0x8000
-    // as an address (upper bits 0x000 against 0x020: miss, then A[31:0]); END with offset 0.
+    // bx lr at 0x02000218: a return with an empty RAS (predicts 0: miss); no alternate (a
+    // return) and the RTC is empty (miss); 0x8000 as an offset: ARM to ARM (SAME_STATE hit),
+    // d = 0x2000 - 0x800086 = -0x7fe086, z = 2|d| - 1 = 0xffc10b (24 bits: class 7, binary
+    // 111, so LEN_1, LEN_3 and LEN_7 all miss), z in 32 bits; END with offset 0.
+    let bx = LOOP + 32 + 4;
+    assert_eq!(bx >> 2, 0x0080_0086);
+    let d = (0x8000i64 >> 2) - (bx as i64 >> 2);
+    assert_eq!(d, -0x7f_e086);
+    let z = (2 * -d - 1) as u32;
+    assert_eq!(z, 0x00ff_c10b);
     want.extend([
         CoderOp::Slot { escape: false, hit: false, ctx: Some(t(TargetContexts::RETURN_EMPTY)), info: Info::Target },
         CoderOp::Bit { hit: false, ctx: t(TargetContexts::RTC_HIT), info: Info::Address },
-        CoderOp::Bit { hit: false, ctx: t(TargetContexts::UPPER_SAME), info: Info::Address },
-        CoderOp::Raw { value: 0, bits: 16, info: Info::Address },
-        CoderOp::Raw { value: 0x8000, bits: 16, info: Info::Address },
+        CoderOp::Bit { hit: true, ctx: t(TargetContexts::SAME_STATE), info: Info::Address },
+        CoderOp::Bit { hit: false, ctx: t(TargetContexts::LEN), info: Info::Address },
+        CoderOp::Bit { hit: false, ctx: t(TargetContexts::LEN + 2), info: Info::Address },
+        CoderOp::Bit { hit: false, ctx: t(TargetContexts::LEN + 6), info: Info::Address },
+        CoderOp::Raw { value: z >> 16, bits: 16, info: Info::Address },
+        CoderOp::Raw { value: z & 0xFFFF, bits: 16, info: Info::Address },
         CoderOp::Slot { escape: true, hit: false, ctx: None, info: Info::Address },
         CoderOp::Raw { value: 0, bits: 2, info: Info::Address },
         CoderOp::Raw { value: 0, bits: 16, info: Info::Address },
@@ -203,10 +214,10 @@ fn fig4_under_pft() {
     verify_addresses(&out.addresses, &events).unwrap();
 }
 
-const PFT_FIG4_BYTES: &str = "80ff7ef9fe0c0006bd80c3e505effa1000000000";
+const PFT_FIG4_BYTES: &str = "80ff7ef9fe0c000d1e6d85706c4ffea40000000000";
 
-/// Section 11.3 with the default keys (bim 256, four tables of 64 entries, 7-bit tags,
-/// histories 3-8-20-50), written from the text: folds computed from their definition.
+/// Section 11.3 with the default keys (bim 128, six tables of 32 entries, 8-bit tags,
+/// histories 2-4-8-16-32-64), written from the text: folds computed from their definition.
 struct SpecTage {
     base: Vec<u8>,
     tables: Vec<Vec<(i8, u16, bool)>>,
@@ -215,13 +226,13 @@ struct SpecTage {
 }
 
 /// What a prediction looked at: base index, indices, tags, prediction, alternate, provider.
-type Looked = (usize, [usize; 4], [u16; 4], bool, bool, usize);
+type Looked = (usize, [usize; 6], [u16; 6], bool, bool, usize);
 
 impl SpecTage {
-    const L: [u32; 4] = [3, 8, 20, 50];
+    const L: [u32; 6] = [2, 4, 8, 16, 32, 64];
 
     fn new() -> Self {
-        SpecTage { base: vec![2; 256], tables: vec![vec![(0, 0, false); 64]; 4], g: 0, last: None }
+        SpecTage { base: vec![2; 128], tables: vec![vec![(0, 0, false); 32]; 6], g: 0, last: None }
     }
 
     fn fold(g: u64, len: u32, n: u32) -> u32 {
@@ -235,15 +246,15 @@ impl SpecTage {
     /// (taken?, context) for the ARM instruction at `a`.
     fn predict(&mut self, a: u32) -> (bool, u16) {
         let hpc = a >> 2;
-        let mut idx = [0usize; 4];
-        let mut tag = [0u16; 4];
-        for i in 0..4 {
+        let mut idx = [0usize; 6];
+        let mut tag = [0u16; 6];
+        for i in 0..6 {
             let l = Self::L[i];
-            idx[i] = ((hpc ^ (hpc >> 6) ^ Self::fold(self.g, l, 6)) & 63) as usize;
-            tag[i] = ((hpc ^ Self::fold(self.g, l, 7) ^ (Self::fold(self.g, l, 6) << 1)) & 127) as u16;
+            idx[i] = ((hpc ^ (hpc >> 5) ^ Self::fold(self.g, l, 5)) & 31) as usize;
+            tag[i] = ((hpc ^ Self::fold(self.g, l, 8) ^ (Self::fold(self.g, l, 7) << 1)) & 255) as u16;
         }
-        let b = self.base[(hpc & 255) as usize];
-        let matches: Vec<usize> = (0..4).rev().filter(|&i| self.tables[i][idx[i]].1 == tag[i]).collect();
+        let b = self.base[(hpc & 127) as usize];
+        let matches: Vec<usize> = (0..6).rev().filter(|&i| self.tables[i][idx[i]].1 == tag[i]).collect();
         let (pred, ctx, alt, provider) = match matches.first() {
             Some(&p) => {
                 let ctr = self.tables[p][idx[p]].0;
@@ -256,7 +267,7 @@ impl SpecTage {
             }
             None => (b >= 2, if b == 1 || b == 2 { 0 } else { 1 }, b >= 2, usize::MAX),
         };
-        self.last = Some(((hpc & 255) as usize, idx, tag, pred, alt, provider));
+        self.last = Some(((hpc & 127) as usize, idx, tag, pred, alt, provider));
         (pred, ctx as u16)
     }
 
@@ -274,9 +285,9 @@ impl SpecTage {
         }
         if pred != t {
             let start = if provider == usize::MAX { 0 } else { provider + 1 };
-            match (start..4).find(|&j| !self.tables[j][idx[j]].2) {
+            match (start..6).find(|&j| !self.tables[j][idx[j]].2) {
                 Some(j) => self.tables[j][idx[j]] = (if t { 0 } else { -1 }, tag[j], false),
-                None => (start..4).for_each(|j| self.tables[j][idx[j]].2 = false),
+                None => (start..6).for_each(|j| self.tables[j][idx[j]].2 = false),
             }
         }
         self.g = (self.g << 1) | t as u64;

@@ -44,7 +44,7 @@ const CONFIGS: &[&str] = &[
     "pft",
     "pft,isa=arm",
     "pft,sync=1800",
-    "pft,bim=2,hlen=none,ras=0,itp=0,rtc=0,u=1,rate=1",
+    "pft,bim=2,hlen=none,ras=0,itp=0,itt=0,rtc=0,u=1,rate=1",
     "pft,bim=4,tsize=2,tag=4,hlen=1-2-3-5-8-13-21-64,ras=1,itp=1,rtc=1,u=31,rate=8",
 ];
 

@@ -562,11 +562,24 @@ mod tests {
         let mut p = IndirectTargetPredictor::new(16, 16, 7);
         assert_eq!(p.predict(0x100).target, 0);
         p.update(0x2000);
-        // One target: the base table predicts it from its first repeat, whatever the path.
+        // One target: predicted from its first repeat. (The first miss also wrote the tagged
+        // entry, and 0x2000 leaves the path at 0, so that entry provides, agreeing.)
+        assert_eq!(p.predict(0x100), TargetPrediction { target: 0x2000, tagged: true, alt: 0x2000 });
+        p.update(0x2000);
+        // Under another path the tagged entry does not match and the base table provides.
+        p.predict(0x50);
+        p.update(0x1234);
+        p.predict(0x50);
+        p.update(0x1234);
         assert_eq!(p.predict(0x100), TargetPrediction { target: 0x2000, tagged: false, alt: 0x2000 });
         p.update(0x2000);
         // Two targets in turn: the base table misses each time, the tagged table learns
-        // which one follows which under the path.
+        // which one follows which under the path. (With 16 tagged entries the two paths of
+        // this one-branch pattern, 0x66 and 0x99, fold to the same index, P ^ P >> 4, and
+        // take turns in it; 32 entries tell them apart.)
+        let mut p = IndirectTargetPredictor::new(16, 32, 7);
+        p.predict(0x100);
+        p.update(0x2000);
         let mut late_misses = 0;
         for i in 0..40 {
             let t = if i % 2 == 0 { 0x3004 } else { 0x4008 };
