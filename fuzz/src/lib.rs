@@ -149,8 +149,11 @@ pub fn image(isa: IsaMode) -> &'static MemoryImage {
 /// |---|---|---|
 /// | 0 | 0-3, 4-6, 7 | log2 bim - 1, log2 tsize - 1, `isa=arm` |
 /// | 1 | 0-3, 4-7 | tag (4..=15 after `% 12 + 4`), number of tagged tables (`% 9`) |
-/// | 2 | 0-5, 6-7 | ras depth (`% 65`), rtc (1 << `% 4`, 0 when 3) |
+/// | 2 | 0-5, 6-7 | ras depth (`% 65`), rtc (1, 2, 8, 0) |
 /// | 3 | 0-3, 4-6, 7 | log2 itp (0 = none), rate - 1, u = 1 when set (else 12) |
+///
+/// The tagged target table reuses bits: `itt` is 0 unless byte 1 bit 3 is set, then
+/// 1 << (byte 3 bits 4-7 `% 6`); `ttag` is 4 + byte 0 bits 0-3 `% 12`.
 pub fn pft_config_from_bytes(b: &[u8; 4]) -> Option<Config> {
     let mut cfg = Config::new(Scheme::Pft, 0, 0, 0);
     let p = &mut cfg.pft;
