@@ -162,13 +162,6 @@ impl DirectionPredictor {
         self.folds = [[0; 2]; 3];
     }
 
-    /// The last lookup: (provider table or `tables()` for the base, prediction, alternate
-    /// prediction, provider entry useful).
-    pub fn last_lookup(&self) -> (usize, bool, bool, bool) {
-        let l = &self.last;
-        (l.provider, l.pred, l.alt, l.provider < self.tables && l.useful & (1 << l.provider) != 0)
-    }
-
     /// Number of tagged tables.
     #[inline]
     pub fn tables(&self) -> usize {
