@@ -4,11 +4,15 @@
 use std::io::Write;
 use std::time::Instant;
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{bail, Result};
 use serde::Serialize;
-use streamtrace_sw_decoder::{inflate_gzip, AddressSink, Decoder, StreamRecord, TraceElement};
+use std::io::Read;
+use std::ops::ControlFlow;
 
-use crate::io_util::{is_std, load_elf, parse_config, read_trace, thousands, AddrWriter, Verifier};
+use anyhow::Context;
+use streamtrace_sw_decoder::{AddressSink, Step, StreamDecoder, StreamRecord, TraceElement};
+
+use crate::io_util::{input_name, is_std, load_elf, parse_config, thousands, AddrWriter, Verifier};
 use crate::table::Table;
 use crate::DecodeArgs;
 
@@ -70,14 +74,20 @@ struct DecodeSummary {
     seconds: f64,
 }
 
+/// Trace bytes read per push: memory stays at a few of these whatever the trace length.
+const CHUNK_BYTES: usize = 256 * 1024;
+
 pub fn run(args: &DecodeArgs) -> Result<()> {
     let cfg = parse_config(&args.config)?;
     let config_name = cfg.to_string();
     let image = load_elf(&args.elf)?;
-    let bytes = read_trace(&args.trace)?;
-    // SW-GZIP traces are BASE traces in a gzip member.
-    let (cfg, bytes) = inflate_gzip(&cfg, &bytes).map_err(|e| anyhow!("{}: {e}", args.trace.display()))?;
-    let trace_name = args.trace.display().to_string();
+    let trace_name = input_name(&args.trace);
+    let mut input: Box<dyn Read> = if is_std(&args.trace) {
+        Box::new(std::io::stdin().lock())
+    } else {
+        let f = std::fs::File::open(&args.trace).with_context(|| format!("cannot read trace file {trace_name}"))?;
+        Box::new(f)
+    };
     let mut sinks = Sinks {
         count: 0,
         writer: args.out.as_deref().map(AddrWriter::create).transpose()?,
@@ -87,61 +97,63 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
         config: config_name,
         trace: trace_name.clone(),
         elf: args.elf.display().to_string(),
-        trace_bytes: bytes.len() as u64,
         ..Default::default()
     };
     let t0 = Instant::now();
-    let mut dec = Decoder::new(&cfg, &bytes, &image);
+    // The trace is streamed through the decoder in chunks (a pipe with `-t -`, or a file
+    // larger than memory).
+    let mut dec = StreamDecoder::new(&cfg, &image);
     if args.from_sync {
-        s.start_bit = dec
-            .resync()
-            .ok_or_else(|| anyhow!("{trace_name}: --from-sync: the trace holds no sync marker"))?;
+        dec = dec.from_sync();
     }
-    loop {
-        match dec.next_element(&mut sinks) {
-            Ok(Some(el)) => match el {
-                TraceElement::Stream { record, .. } => {
-                    s.streams += 1;
-                    let c = &mut s.stream_records;
-                    match record {
-                        StreamRecord::LspHit => c.lsp_hit += 1,
-                        StreamRecord::SdcHit { .. } => c.sdc_hit += 1,
-                        StreamRecord::Miss { inferred: false } => c.miss_address += 1,
-                        StreamRecord::Miss { inferred: true } => c.miss_inferred += 1,
-                    }
-                }
-                TraceElement::Exception { .. } => s.exceptions += 1,
-                TraceElement::Sync { .. } => s.syncs += 1,
-                TraceElement::Overflow { lost, .. } => {
-                    s.overflows += 1;
-                    s.lost_instructions += lost as u64;
-                }
-                TraceElement::End { offset } => {
-                    s.ended_cleanly = true;
-                    s.end_bit = Some(offset);
-                }
-                TraceElement::Record(_) => {}
-            },
-            Ok(None) => break,
-            Err(e) => {
-                let resumed = dec.resync();
+    let mut started = !args.from_sync;
+    let mut chunk = vec![0u8; CHUNK_BYTES];
+    let mut on_step = |step: Step, _: &mut Sinks| {
+        match step {
+            Step::Element(el) => count_element(&mut s, el),
+            Step::Resynced { bit } if !started => {
+                started = true;
+                s.start_bit = bit;
+            }
+            Step::Resynced { bit } => {
                 if !args.json {
-                    eprintln!("streamtrace: {trace_name}: {e}");
-                    match resumed {
-                        Some(bit) => eprintln!("streamtrace: {trace_name}: resuming at the sync marker ending at bit {bit}"),
-                        None => eprintln!("streamtrace: {trace_name}: no further sync marker; decoding stops"),
-                    }
+                    eprintln!("streamtrace: {trace_name}: resuming at the sync marker ending at bit {bit}");
                 }
-                s.errors.push(ErrorInfo {
-                    bit_offset: e.offset(),
-                    message: e.to_string(),
-                    resumed_at_bit: resumed,
-                });
-                if resumed.is_none() {
-                    break;
+                if let Some(e) = s.errors.last_mut() {
+                    e.resumed_at_bit = Some(bit);
                 }
             }
+            Step::Error(e) => {
+                if !args.json {
+                    eprintln!("streamtrace: {trace_name}: {e}");
+                }
+                s.errors.push(ErrorInfo { bit_offset: e.offset(), message: e.to_string(), resumed_at_bit: None });
+            }
+            Step::Progress | Step::NeedInput | Step::Finished => {}
         }
+        ControlFlow::Continue(())
+    };
+    loop {
+        match dec.run(&mut sinks, &mut on_step) {
+            Step::NeedInput => {
+                let n = read_chunk(&mut input, &mut chunk)
+                    .with_context(|| format!("cannot read trace file {trace_name}"))?;
+                if n == 0 {
+                    dec.finish();
+                } else {
+                    dec.push(&chunk[..n]);
+                }
+            }
+            _ => break,
+        }
+    }
+    drop(on_step);
+    s.trace_bytes = dec.bytes_pushed();
+    if args.from_sync && !started {
+        bail!("{trace_name}: --from-sync: the trace holds no sync marker");
+    }
+    if !args.json && s.errors.last().is_some_and(|e| e.resumed_at_bit.is_none()) {
+        eprintln!("streamtrace: {trace_name}: no further sync marker; decoding stops");
     }
     s.seconds = t0.elapsed().as_secs_f64();
     s.instructions = sinks.count;
@@ -191,6 +203,46 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
         bail!("{}", problems.join("; "));
     }
     Ok(())
+}
+
+fn count_element(s: &mut DecodeSummary, el: TraceElement) {
+    match el {
+        TraceElement::Stream { record, .. } => {
+            s.streams += 1;
+            let c = &mut s.stream_records;
+            match record {
+                StreamRecord::LspHit => c.lsp_hit += 1,
+                StreamRecord::SdcHit { .. } => c.sdc_hit += 1,
+                StreamRecord::Miss { inferred: false } => c.miss_address += 1,
+                StreamRecord::Miss { inferred: true } => c.miss_inferred += 1,
+            }
+        }
+        TraceElement::Exception { .. } => s.exceptions += 1,
+        TraceElement::Sync { .. } => s.syncs += 1,
+        TraceElement::Overflow { lost, .. } => {
+            s.overflows += 1;
+            s.lost_instructions += lost as u64;
+        }
+        TraceElement::End { offset } => {
+            s.ended_cleanly = true;
+            s.end_bit = Some(offset);
+        }
+        TraceElement::Record(_) => {}
+    }
+}
+
+/// Fill `buf` as far as the input allows (a pipe delivers less per read); 0 at the end.
+fn read_chunk(input: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match input.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }
 
 fn print_summary(
