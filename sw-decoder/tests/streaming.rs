@@ -268,3 +268,52 @@ proptest! {
         prop_assert!(got == want, "{}: chunks {:?}: errors {:?} vs {:?}", c.name, chunks, got.errors, want.errors);
     }
 }
+
+/// The image as a debugger holds it: the ELF's segments as raw sections (plus an unrelated
+/// ROM block) decode exactly like the ELF; without the code section every scheme reports
+/// the first stream outside it with its bit offset and both addresses.
+#[test]
+fn section_images_decode_like_the_elf_and_locate_missing_code() {
+    use streamtrace_isa::{ProgramImage, SectionImage};
+    for c in cases().iter().filter(|c| c.name.starts_with("sha256_thumb")) {
+        let mut img = SectionImage::new();
+        img.add_section("rom", 0xFFFF_0000, vec![0u8; 0x1000]).unwrap();
+        let segs = c.elf.memory().segments();
+        for (i, s) in segs.iter().enumerate() {
+            img.add_section(&format!("seg{i}"), s.base(), s.bytes().to_vec()).unwrap();
+        }
+        assert!(img.add_elf(c.elf).unwrap_err().to_string().contains("overlaps section seg0"));
+        let want = decode_trace(&c.cfg, &c.trace, c.elf, true);
+        let got = decode_trace(&c.cfg, &c.trace, &img, true);
+        assert_eq!(got.addresses, want.addresses, "{}", c.name);
+        assert_eq!(got.elements, want.elements, "{}", c.name);
+
+        // The code segment is missing: the first stream is outside every section.
+        let entry = c.elf.entry() & !1;
+        let mut partial = SectionImage::new();
+        for (i, s) in segs.iter().enumerate().filter(|(_, s)| !s.contains(entry)) {
+            partial.add_section(&format!("seg{i}"), s.base(), s.bytes().to_vec()).unwrap();
+        }
+        assert!(partial.read_u32(entry).is_none());
+        let mut dec = StreamDecoder::new(&c.cfg, &partial);
+        dec.push(&c.trace);
+        dec.finish();
+        let mut sink = Vec::new();
+        let first_error = loop {
+            match dec.next(&mut sink) {
+                Step::Error(e) => break e,
+                Step::Finished => panic!("{}: no error", c.name),
+                _ => {}
+            }
+        };
+        match first_error {
+            DecodeError::OutsideImage { at, offset, .. } => {
+                assert_eq!(at & !1, entry, "{}", c.name);
+                assert!(offset < 200, "{}: {offset}", c.name);
+                assert!(partial.locate(at).contains("outside every section"));
+            }
+            // pft's first escape carries the start address; the walk then fails.
+            other => panic!("{}: {other}", c.name),
+        }
+    }
+}
