@@ -106,7 +106,7 @@ impl<'a> BitReader<'a> {
     /// The same absolute position over another window of the input: `bytes[0]` is absolute
     /// bit `base` (a multiple of 8). A position before the window moves to its start.
     pub fn rebased<'b>(&self, bytes: &'b [u8], base: u64) -> BitReader<'b> {
-        debug_assert!(base % 8 == 0);
+        debug_assert!(base.is_multiple_of(8));
         // Not clamped to the end: an empty window keeps the position for the next rebase.
         BitReader { bytes, pos: self.position().saturating_sub(base), limit: bytes.len() as u64 * 8, base }
     }

@@ -71,6 +71,9 @@ pub enum Step {
     Finished,
 }
 
+// Inline, not boxed: it is moved out and back on every call, which a box would turn into
+// an allocation per call.
+#[allow(clippy::large_enum_variant)]
 enum Inner {
     Records(Decoder<'static, NoImage>),
     Pft(Box<PftDecoder<'static, NoImage>>),

@@ -199,7 +199,7 @@ fn streaming_from_the_first_sync_marker() {
         };
         tested += 1;
         let mut want = Vec::new();
-        while let Some(_) = whole_dec.next_element(&mut want).unwrap() {}
+        while whole_dec.next_element(&mut want).unwrap().is_some() {}
         let mut dec = StreamDecoder::new(&c.cfg, c.elf).from_sync();
         let mut got = Vec::new();
         let mut resynced = None;
