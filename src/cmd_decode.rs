@@ -12,18 +12,23 @@ use std::ops::ControlFlow;
 use anyhow::Context;
 use streamtrace_sw_decoder::{AddressSink, Step, StreamDecoder, StreamRecord, TraceElement};
 
-use crate::io_util::{input_name, is_std, load_elf, parse_config, thousands, AddrWriter, Verifier};
+use crate::io_util::{input_name, is_std, load_elf, parse_config, pct, state, thousands, AddrWriter, Verifier};
+use streamtrace_isa::ElfImage;
+use streamtrace_sw_decoder::views::{CallTree, Profile, Symbolizer, Tail};
 use crate::table::Table;
 use crate::DecodeArgs;
 
-/// Fans the decoded addresses out to the optional text file and the optional verifier.
-struct Sinks {
+/// Fans the decoded addresses out to the optional text file, verifier and views.
+struct Sinks<'s> {
     count: u64,
     writer: Option<AddrWriter>,
     verifier: Option<Verifier>,
+    tail: Option<Tail>,
+    profile: Option<Profile<'s>>,
+    calls: Option<CallTree<'s, ElfImage>>,
 }
 
-impl AddressSink for Sinks {
+impl AddressSink for Sinks<'_> {
     #[inline]
     fn addresses(&mut self, addrs: &[u32]) {
         self.count += addrs.len() as u64;
@@ -33,7 +38,38 @@ impl AddressSink for Sinks {
         if let Some(v) = &mut self.verifier {
             v.addresses(addrs);
         }
+        if let Some(t) = &mut self.tail {
+            t.addresses(addrs);
+        }
+        if let Some(p) = &mut self.profile {
+            p.addresses(addrs);
+        }
+        if let Some(c) = &mut self.calls {
+            c.addresses(addrs);
+        }
     }
+}
+
+#[derive(Serialize, Debug)]
+struct TailRow {
+    address: String,
+    state: char,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    symbol: Option<String>,
+}
+
+#[derive(Serialize, Debug)]
+struct ProfileRow {
+    function: String,
+    instructions: u64,
+    share: f64,
+}
+
+#[derive(Serialize, Debug)]
+struct CallRow {
+    depth: usize,
+    function: String,
+    calls: u64,
 }
 
 #[derive(Serialize, Default, Debug)]
@@ -72,6 +108,12 @@ struct DecodeSummary {
     verified: Option<bool>,
     verify_message: Option<String>,
     seconds: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tail: Option<Vec<TailRow>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    profile: Option<Vec<ProfileRow>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    calls: Option<Vec<CallRow>>,
 }
 
 /// Trace bytes read per push: memory stays at a few of these whatever the trace length.
@@ -88,10 +130,18 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
         let f = std::fs::File::open(&args.trace).with_context(|| format!("cannot read trace file {trace_name}"))?;
         Box::new(f)
     };
+    let symbolizer = Symbolizer::new(image.symbols());
+    let mut writer = args.out.as_deref().map(AddrWriter::create).transpose()?;
+    if let Some(w) = &mut writer {
+        w.symbols = args.symbols.then(|| symbolizer.clone());
+    }
     let mut sinks = Sinks {
         count: 0,
-        writer: args.out.as_deref().map(AddrWriter::create).transpose()?,
+        writer,
         verifier: args.verify.as_deref().map(Verifier::open).transpose()?,
+        tail: args.tail.map(Tail::new),
+        profile: args.profile.then(|| Profile::new(&symbolizer)),
+        calls: args.calls.then(|| CallTree::new(&symbolizer, &image)),
     };
     let mut s = DecodeSummary {
         config: config_name,
@@ -133,21 +183,14 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
         }
         ControlFlow::Continue(())
     };
-    loop {
-        match dec.run(&mut sinks, &mut on_step) {
-            Step::NeedInput => {
-                let n = read_chunk(&mut input, &mut chunk)
-                    .with_context(|| format!("cannot read trace file {trace_name}"))?;
-                if n == 0 {
-                    dec.finish();
-                } else {
-                    dec.push(&chunk[..n]);
-                }
-            }
-            _ => break,
+    while let Step::NeedInput = dec.run(&mut sinks, &mut on_step) {
+        let n = read_chunk(&mut input, &mut chunk).with_context(|| format!("cannot read trace file {trace_name}"))?;
+        if n == 0 {
+            dec.finish();
+        } else {
+            dec.push(&chunk[..n]);
         }
     }
-    drop(on_step);
     s.trace_bytes = dec.bytes_pushed();
     if args.from_sync && !started {
         bail!("{trace_name}: --from-sync: the trace holds no sync marker");
@@ -160,6 +203,21 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
     if let Some(w) = sinks.writer.take() {
         w.finish()?;
     }
+    let sym = |a: u32| args.symbols.then(|| symbolizer.format(a));
+    s.tail = sinks.tail.take().map(|t| {
+        t.last().map(|a| TailRow { address: format!("{:08x}", a & !1), state: state(a), symbol: sym(a) }).collect()
+    });
+    s.profile = sinks.profile.take().map(|p| {
+        p.rows()
+            .into_iter()
+            .map(|(function, n)| ProfileRow { function, instructions: n, share: pct(n, sinks.count) })
+            .collect()
+    });
+    s.calls = sinks.calls.take().map(|c| {
+        let mut rows = Vec::new();
+        c.walk(|depth, node| rows.push(CallRow { depth, function: c.name(node).to_string(), calls: node.calls }));
+        rows
+    });
     if let Some(v) = sinks.verifier.take() {
         match v.finish() {
             Ok(_) => s.verified = Some(true),
@@ -180,6 +238,7 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
         serde_json::to_writer_pretty(&mut out, &s)?;
         writeln!(out)?;
     } else {
+        print_views(&mut out, &s)?;
         print_summary(&mut out, &s, args)?;
     }
     out.flush()?;
@@ -201,6 +260,35 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
     }
     if !problems.is_empty() {
         bail!("{}", problems.join("; "));
+    }
+    Ok(())
+}
+
+fn print_views(out: &mut impl Write, s: &DecodeSummary) -> std::io::Result<()> {
+    if let Some(tail) = &s.tail {
+        writeln!(out, "last {} instructions:", tail.len())?;
+        for r in tail {
+            match &r.symbol {
+                Some(f) => writeln!(out, "  {} {}  {f}", r.address, r.state)?,
+                None => writeln!(out, "  {} {}", r.address, r.state)?,
+            }
+        }
+        writeln!(out)?;
+    }
+    if let Some(calls) = &s.calls {
+        writeln!(out, "call tree (calls into each function along each path):")?;
+        for r in calls {
+            writeln!(out, "  {:indent$}{} x{}", "", r.function, r.calls, indent = 2 * r.depth)?;
+        }
+        writeln!(out)?;
+    }
+    if let Some(profile) = &s.profile {
+        let mut t = Table::new(["function", "instructions", "share %"]);
+        for r in profile {
+            t.row([r.function.clone(), thousands(r.instructions), format!("{:.2}", r.share)]);
+        }
+        t.print(out)?;
+        writeln!(out)?;
     }
     Ok(())
 }

@@ -19,6 +19,7 @@ use streamtrace_model::{BranchClass, CompressorState, Config, IsaMode, RetireEve
 
 pub mod pft;
 pub mod stream;
+pub mod views;
 pub use pft::PftDecoder;
 pub use stream::{Step, StreamDecoder};
 pub use walk::{walk_stream, StreamCache, StreamEnd, WalkError};
