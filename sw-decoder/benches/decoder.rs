@@ -245,9 +245,8 @@ fn benches(c: &mut Criterion, work: &[Prepared]) {
                     loop {
                         let stop = if per_step {
                             loop {
-                                match dec.next(&mut sink) {
-                                    s @ (Step::NeedInput | Step::Finished) => break s,
-                                    _ => {}
+                                if let s @ (Step::NeedInput | Step::Finished) = dec.next(&mut sink) {
+                                    break s;
                                 }
                             }
                         } else {
