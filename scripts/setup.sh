@@ -10,8 +10,9 @@ set -euo pipefail
 # fonts-dejavu-core: the text of the sweep plots (tests/cli_sweep.rs writes them).
 # gcc-arm-linux-gnueabi, libc6-dev-armel-cross: our programs as static ARM Linux binaries
 # (testbenches/linux/build.sh); python3: the inputs of the Linux workload set.
+# cbindgen, valgrind: the C API's header and its memory check (scripts/capi.sh).
 APT_PACKAGES=(qemu-user binutils-arm-none-eabi verilator yosys iverilog fonts-dejavu-core
-    gcc-arm-linux-gnueabi libc6-dev-armel-cross python3)
+    gcc-arm-linux-gnueabi libc6-dev-armel-cross python3 cbindgen valgrind)
 
 log() { echo "setup: $*" >&2; }
 

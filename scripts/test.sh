@@ -21,4 +21,7 @@ status=${PIPESTATUS[0]}
 set -e
 # One closing line over every test binary (cargo's own last line is a doc-test summary).
 awk '/^test result:/ {p += $4; f += $6} END {printf "tests: %d passed, %d failed\n", p, f}' "$log"
-exit "$status"
+[ "$status" -eq 0 ] || exit "$status"
+
+echo "== C API (libstreamtrace: header, C example, C tests, valgrind)"
+bash scripts/capi.sh

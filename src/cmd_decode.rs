@@ -4,22 +4,31 @@
 use std::io::Write;
 use std::time::Instant;
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{bail, Result};
 use serde::Serialize;
-use streamtrace_sw_decoder::{inflate_gzip, AddressSink, Decoder, StreamRecord, TraceElement};
+use std::io::Read;
+use std::ops::ControlFlow;
 
-use crate::io_util::{is_std, load_elf, parse_config, read_trace, thousands, AddrWriter, Verifier};
+use anyhow::Context;
+use streamtrace_sw_decoder::{AddressSink, Step, StreamDecoder, StreamRecord, TraceElement};
+
+use crate::io_util::{input_name, is_std, load_elf, parse_config, pct, state, thousands, AddrWriter, Verifier};
+use streamtrace_isa::ElfImage;
+use streamtrace_sw_decoder::views::{CallTree, Profile, Symbolizer, Tail};
 use crate::table::Table;
 use crate::DecodeArgs;
 
-/// Fans the decoded addresses out to the optional text file and the optional verifier.
-struct Sinks {
+/// Fans the decoded addresses out to the optional text file, verifier and views.
+struct Sinks<'s> {
     count: u64,
     writer: Option<AddrWriter>,
     verifier: Option<Verifier>,
+    tail: Option<Tail>,
+    profile: Option<Profile<'s>>,
+    calls: Option<CallTree<'s, ElfImage>>,
 }
 
-impl AddressSink for Sinks {
+impl AddressSink for Sinks<'_> {
     #[inline]
     fn addresses(&mut self, addrs: &[u32]) {
         self.count += addrs.len() as u64;
@@ -29,7 +38,38 @@ impl AddressSink for Sinks {
         if let Some(v) = &mut self.verifier {
             v.addresses(addrs);
         }
+        if let Some(t) = &mut self.tail {
+            t.addresses(addrs);
+        }
+        if let Some(p) = &mut self.profile {
+            p.addresses(addrs);
+        }
+        if let Some(c) = &mut self.calls {
+            c.addresses(addrs);
+        }
     }
+}
+
+#[derive(Serialize, Debug)]
+struct TailRow {
+    address: String,
+    state: char,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    symbol: Option<String>,
+}
+
+#[derive(Serialize, Debug)]
+struct ProfileRow {
+    function: String,
+    instructions: u64,
+    share: f64,
+}
+
+#[derive(Serialize, Debug)]
+struct CallRow {
+    depth: usize,
+    function: String,
+    calls: u64,
 }
 
 #[derive(Serialize, Default, Debug)]
@@ -68,86 +108,116 @@ struct DecodeSummary {
     verified: Option<bool>,
     verify_message: Option<String>,
     seconds: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tail: Option<Vec<TailRow>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    profile: Option<Vec<ProfileRow>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    calls: Option<Vec<CallRow>>,
 }
+
+/// Trace bytes read per push: memory stays at a few of these whatever the trace length.
+const CHUNK_BYTES: usize = 256 * 1024;
 
 pub fn run(args: &DecodeArgs) -> Result<()> {
     let cfg = parse_config(&args.config)?;
     let config_name = cfg.to_string();
     let image = load_elf(&args.elf)?;
-    let bytes = read_trace(&args.trace)?;
-    // SW-GZIP traces are BASE traces in a gzip member.
-    let (cfg, bytes) = inflate_gzip(&cfg, &bytes).map_err(|e| anyhow!("{}: {e}", args.trace.display()))?;
-    let trace_name = args.trace.display().to_string();
+    let trace_name = input_name(&args.trace);
+    let mut input: Box<dyn Read> = if is_std(&args.trace) {
+        Box::new(std::io::stdin().lock())
+    } else {
+        let f = std::fs::File::open(&args.trace).with_context(|| format!("cannot read trace file {trace_name}"))?;
+        Box::new(f)
+    };
+    let symbolizer = Symbolizer::new(image.symbols());
+    let mut writer = args.out.as_deref().map(AddrWriter::create).transpose()?;
+    if let Some(w) = &mut writer {
+        w.symbols = args.symbols.then(|| symbolizer.clone());
+    }
     let mut sinks = Sinks {
         count: 0,
-        writer: args.out.as_deref().map(AddrWriter::create).transpose()?,
+        writer,
         verifier: args.verify.as_deref().map(Verifier::open).transpose()?,
+        tail: args.tail.map(Tail::new),
+        profile: args.profile.then(|| Profile::new(&symbolizer)),
+        calls: args.calls.then(|| CallTree::new(&symbolizer, &image)),
     };
     let mut s = DecodeSummary {
         config: config_name,
         trace: trace_name.clone(),
         elf: args.elf.display().to_string(),
-        trace_bytes: bytes.len() as u64,
         ..Default::default()
     };
     let t0 = Instant::now();
-    let mut dec = Decoder::new(&cfg, &bytes, &image);
+    // The trace is streamed through the decoder in chunks (a pipe with `-t -`, or a file
+    // larger than memory).
+    let mut dec = StreamDecoder::new(&cfg, &image);
     if args.from_sync {
-        s.start_bit = dec
-            .resync()
-            .ok_or_else(|| anyhow!("{trace_name}: --from-sync: the trace holds no sync marker"))?;
+        dec = dec.from_sync();
     }
-    loop {
-        match dec.next_element(&mut sinks) {
-            Ok(Some(el)) => match el {
-                TraceElement::Stream { record, .. } => {
-                    s.streams += 1;
-                    let c = &mut s.stream_records;
-                    match record {
-                        StreamRecord::LspHit => c.lsp_hit += 1,
-                        StreamRecord::SdcHit { .. } => c.sdc_hit += 1,
-                        StreamRecord::Miss { inferred: false } => c.miss_address += 1,
-                        StreamRecord::Miss { inferred: true } => c.miss_inferred += 1,
-                    }
-                }
-                TraceElement::Exception { .. } => s.exceptions += 1,
-                TraceElement::Sync { .. } => s.syncs += 1,
-                TraceElement::Overflow { lost, .. } => {
-                    s.overflows += 1;
-                    s.lost_instructions += lost as u64;
-                }
-                TraceElement::End { offset } => {
-                    s.ended_cleanly = true;
-                    s.end_bit = Some(offset);
-                }
-                TraceElement::Record(_) => {}
-            },
-            Ok(None) => break,
-            Err(e) => {
-                let resumed = dec.resync();
+    let mut started = !args.from_sync;
+    let mut chunk = vec![0u8; CHUNK_BYTES];
+    let mut on_step = |step: Step, _: &mut Sinks| {
+        match step {
+            Step::Element(el) => count_element(&mut s, el),
+            Step::Resynced { bit } if !started => {
+                started = true;
+                s.start_bit = bit;
+            }
+            Step::Resynced { bit } => {
                 if !args.json {
-                    eprintln!("streamtrace: {trace_name}: {e}");
-                    match resumed {
-                        Some(bit) => eprintln!("streamtrace: {trace_name}: resuming at the sync marker ending at bit {bit}"),
-                        None => eprintln!("streamtrace: {trace_name}: no further sync marker; decoding stops"),
-                    }
+                    eprintln!("streamtrace: {trace_name}: resuming at the sync marker ending at bit {bit}");
                 }
-                s.errors.push(ErrorInfo {
-                    bit_offset: e.offset(),
-                    message: e.to_string(),
-                    resumed_at_bit: resumed,
-                });
-                if resumed.is_none() {
-                    break;
+                if let Some(e) = s.errors.last_mut() {
+                    e.resumed_at_bit = Some(bit);
                 }
             }
+            Step::Error(e) => {
+                if !args.json {
+                    eprintln!("streamtrace: {trace_name}: {e}");
+                }
+                s.errors.push(ErrorInfo { bit_offset: e.offset(), message: e.to_string(), resumed_at_bit: None });
+            }
+            Step::Progress | Step::NeedInput | Step::Finished => {}
         }
+        ControlFlow::Continue(())
+    };
+    while let Step::NeedInput = dec.run(&mut sinks, &mut on_step) {
+        let n = read_chunk(&mut input, &mut chunk).with_context(|| format!("cannot read trace file {trace_name}"))?;
+        if n == 0 {
+            dec.finish();
+        } else {
+            dec.push(&chunk[..n]);
+        }
+    }
+    s.trace_bytes = dec.bytes_pushed();
+    if args.from_sync && !started {
+        bail!("{trace_name}: --from-sync: the trace holds no sync marker");
+    }
+    if !args.json && s.errors.last().is_some_and(|e| e.resumed_at_bit.is_none()) {
+        eprintln!("streamtrace: {trace_name}: no further sync marker; decoding stops");
     }
     s.seconds = t0.elapsed().as_secs_f64();
     s.instructions = sinks.count;
     if let Some(w) = sinks.writer.take() {
         w.finish()?;
     }
+    let sym = |a: u32| args.symbols.then(|| symbolizer.format(a));
+    s.tail = sinks.tail.take().map(|t| {
+        t.last().map(|a| TailRow { address: format!("{:08x}", a & !1), state: state(a), symbol: sym(a) }).collect()
+    });
+    s.profile = sinks.profile.take().map(|p| {
+        p.rows()
+            .into_iter()
+            .map(|(function, n)| ProfileRow { function, instructions: n, share: pct(n, sinks.count) })
+            .collect()
+    });
+    s.calls = sinks.calls.take().map(|c| {
+        let mut rows = Vec::new();
+        c.walk(|depth, node| rows.push(CallRow { depth, function: c.name(node).to_string(), calls: node.calls }));
+        rows
+    });
     if let Some(v) = sinks.verifier.take() {
         match v.finish() {
             Ok(_) => s.verified = Some(true),
@@ -168,6 +238,7 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
         serde_json::to_writer_pretty(&mut out, &s)?;
         writeln!(out)?;
     } else {
+        print_views(&mut out, &s)?;
         print_summary(&mut out, &s, args)?;
     }
     out.flush()?;
@@ -191,6 +262,75 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
         bail!("{}", problems.join("; "));
     }
     Ok(())
+}
+
+fn print_views(out: &mut impl Write, s: &DecodeSummary) -> std::io::Result<()> {
+    if let Some(tail) = &s.tail {
+        writeln!(out, "last {} instructions:", tail.len())?;
+        for r in tail {
+            match &r.symbol {
+                Some(f) => writeln!(out, "  {} {}  {f}", r.address, r.state)?,
+                None => writeln!(out, "  {} {}", r.address, r.state)?,
+            }
+        }
+        writeln!(out)?;
+    }
+    if let Some(calls) = &s.calls {
+        writeln!(out, "call tree (calls into each function along each path):")?;
+        for r in calls {
+            writeln!(out, "  {:indent$}{} x{}", "", r.function, r.calls, indent = 2 * r.depth)?;
+        }
+        writeln!(out)?;
+    }
+    if let Some(profile) = &s.profile {
+        let mut t = Table::new(["function", "instructions", "share %"]);
+        for r in profile {
+            t.row([r.function.clone(), thousands(r.instructions), format!("{:.2}", r.share)]);
+        }
+        t.print(out)?;
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+fn count_element(s: &mut DecodeSummary, el: TraceElement) {
+    match el {
+        TraceElement::Stream { record, .. } => {
+            s.streams += 1;
+            let c = &mut s.stream_records;
+            match record {
+                StreamRecord::LspHit => c.lsp_hit += 1,
+                StreamRecord::SdcHit { .. } => c.sdc_hit += 1,
+                StreamRecord::Miss { inferred: false } => c.miss_address += 1,
+                StreamRecord::Miss { inferred: true } => c.miss_inferred += 1,
+            }
+        }
+        TraceElement::Exception { .. } => s.exceptions += 1,
+        TraceElement::Sync { .. } => s.syncs += 1,
+        TraceElement::Overflow { lost, .. } => {
+            s.overflows += 1;
+            s.lost_instructions += lost as u64;
+        }
+        TraceElement::End { offset } => {
+            s.ended_cleanly = true;
+            s.end_bit = Some(offset);
+        }
+        TraceElement::Record(_) => {}
+    }
+}
+
+/// Fill `buf` as far as the input allows (a pipe delivers less per read); 0 at the end.
+fn read_chunk(input: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match input.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }
 
 fn print_summary(

@@ -11,6 +11,7 @@ use anyhow::{Context, Result};
 use streamtrace_isa::ElfImage;
 use streamtrace_model::events_file::parse_event_line;
 use streamtrace_model::{Config, RetireEvent};
+use streamtrace_sw_decoder::views::Symbolizer;
 use streamtrace_sw_decoder::AddressSink;
 
 /// Whether `path` is `-`, which names standard input (for an input) or standard output (for
@@ -169,6 +170,8 @@ pub struct AddrWriter {
     name: String,
     line: Vec<u8>,
     error: Option<io::Error>,
+    /// `--symbols`: each line also gets `  function+0xOFF`.
+    pub symbols: Option<Symbolizer>,
 }
 
 impl AddrWriter {
@@ -179,6 +182,7 @@ impl AddrWriter {
             name: output_name(path),
             line: Vec::with_capacity(1 << 14),
             error: None,
+            symbols: None,
         })
     }
 
@@ -206,6 +210,10 @@ impl AddressSink for AddrWriter {
                 }
                 self.line.push(b' ');
                 self.line.push(state(a) as u8);
+                if let Some(sym) = &self.symbols {
+                    self.line.extend_from_slice(b"  ");
+                    self.line.extend_from_slice(sym.format(a).as_bytes());
+                }
                 self.line.push(b'\n');
             }
             if let Err(e) = self.out.write_all(&self.line) {

@@ -134,6 +134,18 @@ pub struct DecodeArgs {
     /// Start at the first sync marker instead of bit 0 (for traces captured mid-run).
     #[arg(long)]
     pub from_sync: bool,
+    /// Show each address of --out and --tail as function+offset (ELF symbol table).
+    #[arg(long)]
+    pub symbols: bool,
+    /// Print the last N instructions of the trace (the post-mortem view).
+    #[arg(long, value_name = "N")]
+    pub tail: Option<usize>,
+    /// Print the call tree the trace implies (calls and returns), with entry counts.
+    #[arg(long)]
+    pub calls: bool,
+    /// Print the instructions executed per function, most first.
+    #[arg(long)]
+    pub profile: bool,
 }
 
 #[derive(Args, Debug)]

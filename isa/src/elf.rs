@@ -175,16 +175,7 @@ impl ElfImage {
     /// highest start address; falls back to the nearest symbol at or below `addr` of size 0.
     /// Meant for reports (it may scan many symbols).
     pub fn symbol_at(&self, addr: u32) -> Option<&Symbol> {
-        let upto = self.symbols.partition_point(|s| s.addr <= addr);
-        let below = &self.symbols[..upto];
-        let containing = |s: &&Symbol| s.size > 0 && (addr - s.addr) < s.size;
-        below
-            .iter()
-            .rev()
-            .filter(containing)
-            .find(|s| s.kind == SymbolKind::Function)
-            .or_else(|| below.iter().rev().find(containing))
-            .or_else(|| below.iter().rev().find(|s| s.size == 0))
+        symbol_in(&self.symbols, addr)
     }
 
     /// Mapping symbols (`$a`, `$t`, `$d`) sorted by address.
@@ -214,6 +205,20 @@ impl ProgramImage for ElfImage {
     fn classify(&self, iw_addr: u32) -> Option<Classified> {
         self.mem.classify(iw_addr)
     }
+}
+
+/// [`ElfImage::symbol_at`] over symbols sorted by address.
+pub fn symbol_in(symbols: &[Symbol], addr: u32) -> Option<&Symbol> {
+    let upto = symbols.partition_point(|s| s.addr <= addr);
+    let below = &symbols[..upto];
+    let containing = |s: &&Symbol| s.size > 0 && (addr - s.addr) < s.size;
+    below
+        .iter()
+        .rev()
+        .filter(containing)
+        .find(|s| s.kind == SymbolKind::Function)
+        .or_else(|| below.iter().rev().find(containing))
+        .or_else(|| below.iter().rev().find(|s| s.size == 0))
 }
 
 /// Human-readable name of an `e_machine` value.

@@ -62,6 +62,16 @@ pub enum ImageError {
         other_len: u64,
     },
 
+    #[error("section {name} ({base:#010x}+{len:#x}) overlaps section {other} ({other_base:#010x}+{other_len:#x})")]
+    SectionOverlap {
+        name: String,
+        base: u32,
+        len: u64,
+        other: String,
+        other_base: u32,
+        other_len: u64,
+    },
+
     #[error("segment {base:#010x}+{len:#x} extends past the end of the 32-bit address space")]
     SegmentOutOfRange { base: u32, len: u64 },
 

@@ -5,6 +5,7 @@
 //!   whose rules are the contract between the trace producer and the decoder.
 //! * [`image`]: the [`ProgramImage`] read interface and the sparse [`MemoryImage`].
 //! * [`elf`]: [`ElfImage`], a program image loaded from a 32-bit little-endian ARM ELF.
+//! * [`sections`]: [`SectionImage`], an image of named sections from raw blocks and ELF files.
 //! * [`linux`]: the Linux user ABI's helper page, part of every Linux program's image.
 
 pub mod classify;
@@ -12,6 +13,7 @@ pub mod elf;
 pub mod error;
 pub mod image;
 pub mod linux;
+pub mod sections;
 
 pub use classify::{
     classify_arm, classify_thumb, insn_size, is_thumb_bl_prefix, is_thumb_bl_suffix, Classified,
@@ -19,4 +21,5 @@ pub use classify::{
 pub use elf::{ElfImage, ExecInfo, Mapping, Symbol, SymbolKind};
 pub use error::ImageError;
 pub use image::{MemoryImage, ProgramImage, Segment};
+pub use sections::{Section, SectionImage};
 pub use streamtrace_model::BranchClass;

@@ -90,34 +90,46 @@ pub struct OutOfBits {
 #[derive(Clone, Debug)]
 pub struct BitReader<'a> {
     bytes: &'a [u8],
-    /// Bit position of the next bit.
+    /// Bit position of the next bit, within `bytes`.
     pos: u64,
     limit: u64,
+    /// Absolute bit position of `bytes[0]` (a streaming decoder reads a window of a longer
+    /// input); positions and offsets the reader reports are absolute.
+    base: u64,
 }
 
 impl<'a> BitReader<'a> {
     pub fn new(bytes: &'a [u8]) -> Self {
-        BitReader { bytes, pos: 0, limit: bytes.len() as u64 * 8 }
+        BitReader { bytes, pos: 0, limit: bytes.len() as u64 * 8, base: 0 }
+    }
+
+    /// The same absolute position over another window of the input: `bytes[0]` is absolute
+    /// bit `base` (a multiple of 8). A position before the window moves to its start.
+    pub fn rebased<'b>(&self, bytes: &'b [u8], base: u64) -> BitReader<'b> {
+        debug_assert!(base.is_multiple_of(8));
+        // Not clamped to the end: an empty window keeps the position for the next rebase.
+        BitReader { bytes, pos: self.position().saturating_sub(base), limit: bytes.len() as u64 * 8, base }
     }
 
     /// A reader over the first `bit_len` bits only.
     pub fn with_bit_len(bytes: &'a [u8], bit_len: u64) -> Self {
         let limit = bit_len.min(bytes.len() as u64 * 8);
-        BitReader { bytes, pos: 0, limit }
+        BitReader { bytes, pos: 0, limit, base: 0 }
     }
 
     #[inline]
     pub fn position(&self) -> u64 {
-        self.pos
+        self.base + self.pos
     }
 
     #[inline]
     pub fn remaining(&self) -> u64 {
-        self.limit - self.pos
+        self.limit.saturating_sub(self.pos)
     }
 
+    /// Move to absolute bit `pos` (clamped to the window).
     pub fn seek(&mut self, pos: u64) {
-        self.pos = pos.min(self.limit);
+        self.pos = pos.saturating_sub(self.base).min(self.limit);
     }
 
     /// Read `n <= 64` bits as an unsigned value.
@@ -128,7 +140,7 @@ impl<'a> BitReader<'a> {
             return Ok(0);
         }
         if self.remaining() < n as u64 {
-            return Err(OutOfBits { offset: self.pos });
+            return Err(OutOfBits { offset: self.position() });
         }
         if n > 56 {
             let hi = self.get(n - 32)?;
@@ -154,7 +166,7 @@ impl<'a> BitReader<'a> {
     #[inline]
     pub fn get_bit(&mut self) -> Result<bool, OutOfBits> {
         if self.pos >= self.limit {
-            return Err(OutOfBits { offset: self.pos });
+            return Err(OutOfBits { offset: self.position() });
         }
         let byte = self.bytes[(self.pos >> 3) as usize];
         let bit = (byte >> (7 - (self.pos & 7))) & 1;

@@ -319,6 +319,22 @@ impl<'a> TslzDecoder<'a> {
     pub fn position(&self) -> u64 {
         self.bits.position()
     }
+
+    /// The same decoder reading another window of the input, whose first byte is absolute
+    /// bit `base` (a streaming decoder's buffer; see [`BitReader::rebased`]).
+    pub fn rebind<'b>(self, bytes: &'b [u8], base: u64) -> TslzDecoder<'b> {
+        TslzDecoder {
+            bits: self.bits.rebased(bytes, base),
+            index_bits: self.index_bits,
+            history: self.history,
+            base: self.base,
+            window: self.window,
+            cursor: self.cursor,
+            prev_sa: self.prev_sa,
+            ended: self.ended,
+            offsets: self.offsets,
+        }
+    }
 }
 
 #[cfg(test)]

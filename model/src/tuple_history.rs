@@ -181,6 +181,23 @@ impl<'a> TupleDecoder<'a> {
         self.bits.position()
     }
 
+    /// The same decoder reading another window of the input, whose first byte is absolute
+    /// bit `base` (a streaming decoder's buffer; see [`BitReader::rebased`]).
+    pub fn rebind<'b>(self, bytes: &'b [u8], base: u64) -> TupleDecoder<'b> {
+        TupleDecoder {
+            cfg: self.cfg,
+            bits: self.bits.rebased(bytes, base),
+            sdc: self.sdc,
+            table: self.table,
+            k: self.k,
+            index_bits: self.index_bits,
+            slw: self.slw,
+            pending: self.pending,
+            next: self.next,
+            ended: self.ended,
+        }
+    }
+
     fn read(&mut self, n: u32, offset: u64) -> Result<u64, TokenError> {
         self.bits.get(n).map_err(|_| TokenError { offset, reason: "trace truncated inside a record".into(), truncated: true })
     }

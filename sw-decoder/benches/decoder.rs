@@ -38,11 +38,12 @@ use streamtrace_model::{Config, Encoder, RetireEvent};
 use streamtrace_sim::semihost::SharedBuffer;
 use streamtrace_sim::{Machine, MemAccess, Semihost};
 use streamtrace_sw_decoder::synthetic::{generate, SyntheticSpec};
-use streamtrace_sw_decoder::{AddressSink, CountingSink, Decoder};
+use streamtrace_sw_decoder::{AddressSink, CountingSink, Decoder, Step, StreamDecoder};
 
 const INSTRUCTIONS: usize = 2_000_000;
 const SCHEMES: &[&str] = &["base", "nexs", "bsdc-32x4-128", "esdc-32x4-128", "rsdc-32x4-128", "pft"];
 const VEC_SCHEMES: &[&str] = &["base", "rsdc-32x4-128", "pft"];
+const STREAM_SCHEMES: &[&str] = &["base", "rsdc-32x4-128", "pft"];
 /// Real programs (testbenches/programs/programs.json) and the schemes compared on them.
 const PROGRAMS: &[&str] = &["dijkstra", "sha256"];
 const PROGRAM_SCHEMES: &[&str] = &["rsdc-32x4-128", "pft"];
@@ -212,6 +213,56 @@ fn benches(c: &mut Criterion, work: &[Prepared]) {
                 black_box(&out);
             })
         });
+    }
+    g.finish();
+
+    // The streaming decoder against the whole-buffer one on the same traces: the trace
+    // pushed in 64 KiB chunks and pulled with `run` (what `streamtrace decode` does) or
+    // with `next` per element (what the C API's st_decoder_next does).
+    let mut g = c.benchmark_group("decoder/stream");
+    g.sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_millis(1500));
+    g.sampling_mode(SamplingMode::Flat);
+    g.throughput(Throughput::Elements(n));
+    let w = &work[0];
+    for (cfg, bytes) in w.traces.iter().filter(|(c, _)| STREAM_SCHEMES.contains(&c.to_string().as_str())) {
+        g.bench_function(BenchmarkId::new(format!("{}/whole", w.workload), cfg), |b| {
+            b.iter(|| {
+                let mut sink = CountingSink::default();
+                decode_into(cfg, black_box(bytes), &w.image, &mut sink);
+                assert_eq!(sink.count, n);
+                sink.checksum
+            })
+        });
+        for per_step in [false, true] {
+            let how = if per_step { "next" } else { "run" };
+            g.bench_function(BenchmarkId::new(format!("{}/stream-{how}", w.workload), cfg), |b| {
+                b.iter(|| {
+                    let mut sink = CountingSink::default();
+                    let mut dec = StreamDecoder::new(cfg, &w.image);
+                    let mut chunks = black_box(bytes).chunks(64 * 1024);
+                    loop {
+                        let stop = if per_step {
+                            loop {
+                                if let s @ (Step::NeedInput | Step::Finished) = dec.next(&mut sink) {
+                                    break s;
+                                }
+                            }
+                        } else {
+                            dec.run(&mut sink, |_, _| std::ops::ControlFlow::Continue(()))
+                        };
+                        match (stop, chunks.next()) {
+                            (Step::NeedInput, Some(c)) => dec.push(c),
+                            (Step::NeedInput, None) => dec.finish(),
+                            _ => break,
+                        }
+                    }
+                    assert_eq!(sink.count, n);
+                    sink.checksum
+                })
+            });
+        }
     }
     g.finish();
 

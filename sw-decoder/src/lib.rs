@@ -18,7 +18,10 @@ use streamtrace_model::tuple_history::TupleDecoder;
 use streamtrace_model::{BranchClass, CompressorState, Config, IsaMode, RetireEvent, Scheme, StreamDescriptor};
 
 pub mod pft;
+pub mod stream;
+pub mod views;
 pub use pft::PftDecoder;
+pub use stream::{Step, StreamDecoder};
 pub use walk::{walk_stream, StreamCache, StreamEnd, WalkError};
 
 /// How a stream was recorded (Table 2).
@@ -68,6 +71,33 @@ pub enum TraceElement {
     End { offset: u64 },
 }
 
+impl TraceElement {
+    /// The bit offset of the record the element comes from.
+    pub fn offset(&self) -> u64 {
+        match *self {
+            TraceElement::Record(r) => r.offset,
+            TraceElement::Stream { offset, .. }
+            | TraceElement::Exception { offset }
+            | TraceElement::Sync { offset }
+            | TraceElement::Overflow { offset, .. }
+            | TraceElement::End { offset } => offset,
+        }
+    }
+
+    /// The same element with its bit offset moved by `bits` (a streaming window's start).
+    pub(crate) fn shifted(mut self, bits: u64) -> TraceElement {
+        match &mut self {
+            TraceElement::Record(r) => r.offset += bits,
+            TraceElement::Stream { offset, .. }
+            | TraceElement::Exception { offset }
+            | TraceElement::Sync { offset }
+            | TraceElement::Overflow { offset, .. }
+            | TraceElement::End { offset } => *offset += bits,
+        }
+        self
+    }
+}
+
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum DecodeError {
     #[error("bit {offset}: trace truncated (input ended inside a record or before END)")]
@@ -89,6 +119,21 @@ pub enum DecodeError {
 }
 
 impl DecodeError {
+    /// The same error with its bit offset moved by `bits` (a streaming window's start).
+    pub(crate) fn shifted(mut self, bits: u64) -> DecodeError {
+        match &mut self {
+            DecodeError::Truncated { offset }
+            | DecodeError::ImpossibleIndex { offset, .. }
+            | DecodeError::BadLength { offset, .. }
+            | DecodeError::OutsideImage { offset, .. }
+            | DecodeError::ImageMismatch { offset, .. }
+            | DecodeError::Corrupt { offset, .. }
+            | DecodeError::BadSyncMarker { offset }
+            | DecodeError::InstructionLimit { offset, .. } => *offset += bits,
+        }
+        self
+    }
+
     pub fn offset(&self) -> u64 {
         match self {
             DecodeError::Truncated { offset }
@@ -148,6 +193,17 @@ enum Competitor<'a> {
     Tuple(Box<TupleDecoder<'a>>),
     /// gzip traces must be inflated first ([`inflate_gzip`]).
     Gzip,
+}
+
+impl<'a> Competitor<'a> {
+    fn rebind<'b>(self, bytes: &'b [u8], base: u64) -> Competitor<'b> {
+        match self {
+            Competitor::None => Competitor::None,
+            Competitor::Tslz(d) => Competitor::Tslz(Box::new(d.rebind(bytes, base))),
+            Competitor::Tuple(d) => Competitor::Tuple(Box::new(d.rebind(bytes, base))),
+            Competitor::Gzip => Competitor::Gzip,
+        }
+    }
 }
 
 /// SW-GZIP traces are BASE traces in a gzip member: returns the BASE configuration and
@@ -215,6 +271,49 @@ impl<'a, I: ProgramImage + ?Sized> Decoder<'a, I> {
         }
     }
 
+    /// The same decoder (not pft) over another window of the input whose first byte is
+    /// absolute bit `base`, reading code through `image` (streaming, [`StreamDecoder`]).
+    pub(crate) fn rebind<'b, J: ProgramImage + ?Sized>(self, bytes: &'b [u8], base: u64, image: &'b J) -> Decoder<'b, J> {
+        debug_assert!(self.pft.is_none());
+        Decoder {
+            cfg: self.cfg,
+            competitor: self.competitor.rebind(bytes, base),
+            state: self.state,
+            image,
+            bytes,
+            reader: self.reader.rebased(bytes, base),
+            cache: self.cache,
+            pending_hits: self.pending_hits,
+            pending_offset: self.pending_offset,
+            last_end: self.last_end,
+            report_records: self.report_records,
+            queued: self.queued,
+            done: self.done,
+            k: self.k,
+            slw: self.slw,
+            pft: None,
+        }
+    }
+
+    /// Streaming: where [`Decoder::resync`] would start looking for a sync marker (a byte),
+    /// and the first byte any later read may need.
+    /// None for the competitor schemes, which have no sync records.
+    pub(crate) fn resync_from(&self) -> Option<u64> {
+        matches!(self.competitor, Competitor::None).then(|| self.reader.position().div_ceil(8))
+    }
+
+    pub(crate) fn first_needed_byte(&self) -> u64 {
+        self.position() / 8
+    }
+
+    /// Streaming: continue in the reset state at absolute byte `at` (just after a sync
+    /// marker), as [`Decoder::resync`] does once it found the marker.
+    pub(crate) fn resume_at(&mut self, at: u64) {
+        self.reader.seek(at * 8);
+        self.reset();
+        self.done = false;
+    }
+
     /// pft only: stop with an error after this many instructions (fuzzing, untrusted input).
     pub fn instruction_limit(mut self, limit: u64) -> Self {
         if let Some(p) = &mut self.pft {
@@ -251,6 +350,10 @@ impl<'a, I: ProgramImage + ?Sized> Decoder<'a, I> {
     pub fn resync(&mut self) -> Option<u64> {
         if let Some(p) = &mut self.pft {
             return p.resync();
+        }
+        // The competitor schemes have no sync records (section 10): nothing to resume at.
+        if !matches!(self.competitor, Competitor::None) {
+            return None;
         }
         let from = self.reader.position().div_ceil(8) as usize;
         let at = find_sync_marker(self.bytes, from)?;

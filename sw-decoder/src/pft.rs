@@ -172,6 +172,12 @@ pub struct PftDecoder<'a, I: ProgramImage + ?Sized> {
     /// error (a corrupt trace over an idle loop could otherwise run for a very long time).
     pub instructions: u64,
     pub instruction_limit: u64,
+    /// Streaming ([`crate::StreamDecoder`]): more input may follow `bytes`, so the slot loop
+    /// pauses (between slots) when fewer than [`crate::stream::INPUT_MARGIN`] bytes remain;
+    /// it also pauses once `instructions` reaches `pause_at`. A paused `next_element`
+    /// returns `Ok(None)` without being done.
+    pub(crate) more_input: bool,
+    pub(crate) pause_at: u64,
 }
 
 impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
@@ -191,7 +197,56 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
             done: false,
             instructions: 0,
             instruction_limit: u64::MAX,
+            more_input: false,
+            pause_at: u64::MAX,
         }
+    }
+
+    /// The same decoder over another window of the input (streaming): `bytes` is the
+    /// input with its first `shift` bytes (all before the next input byte) dropped.
+    pub(crate) fn rebind<'b, J: ProgramImage + ?Sized>(self, bytes: &'b [u8], image: &'b J, shift: usize) -> PftDecoder<'b, J> {
+        let mut coder = self.coder;
+        coder.pos -= shift.min(coder.pos);
+        PftDecoder {
+            image,
+            bytes,
+            state: self.state,
+            probs: self.probs,
+            isa_arm: self.isa_arm,
+            coder,
+            live: self.live,
+            segment: self.segment - shift.min(self.segment),
+            pc: self.pc,
+            cache: self.cache,
+            done: self.done,
+            instructions: self.instructions,
+            instruction_limit: self.instruction_limit,
+            more_input: self.more_input,
+            pause_at: self.pause_at,
+        }
+    }
+
+    /// Continue in the reset state at byte `at`, just after a sync marker (streaming resync).
+    pub(crate) fn resume_at(&mut self, at: usize) {
+        self.restart(at);
+        self.done = false;
+    }
+
+    /// END was decoded.
+    pub(crate) fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Byte of the next input (streaming: what may be dropped before it).
+    pub(crate) fn next_byte(&self) -> usize {
+        self.byte_pos()
+    }
+
+    /// Streaming: pause before the next slot (see `more_input`).
+    #[inline(always)]
+    fn paused(&self, pos: usize) -> bool {
+        self.instructions >= self.pause_at
+            || (self.more_input && self.bytes.len().saturating_sub(pos) < crate::stream::INPUT_MARGIN)
     }
 
     /// Byte of the next input.
@@ -368,6 +423,9 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
             return Ok(None);
         }
         if !self.live {
+            if self.paused(self.segment) {
+                return Ok(None);
+            }
             self.coder = start_coder(self.bytes, self.segment)?;
             self.live = true;
         }
@@ -376,20 +434,23 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         let mut c = self.coder;
         let r = streamtrace_model::dispatch_tables!(self.state.dir.tables(), T => self.run::<T, S>(&mut c, sink));
         self.coder = c;
-        r.map(Some)
+        r
     }
 
-    /// Slots up to the next escape, whose element is returned.
+    /// Slots up to the next escape, whose element is returned (None: paused, streaming).
     #[inline(never)]
     fn run<const T: usize, S: AddressSink + ?Sized>(
         &mut self,
         c: &mut RangeDecoder,
         sink: &mut S,
-    ) -> Result<TraceElement, DecodeError> {
+    ) -> Result<Option<TraceElement>, DecodeError> {
         loop {
+            if self.paused(c.pos) {
+                return Ok(None);
+            }
             let offset = c.pos as u64 * 8;
             if c.slot_escape(self.bytes)? {
-                return self.escape(c, offset, sink);
+                return self.escape(c, offset, sink).map(Some);
             }
             if self.state.awaiting_start {
                 let a = self.address(c)?;
