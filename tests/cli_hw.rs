@@ -152,19 +152,19 @@ fn exports_lint_clean_and_the_area_table_has_the_paper_configuration() {
 #[test]
 fn pft_memory_bits_equal_the_models_table_bits() {
     let dir = work("pft_area");
-    let cfg = "pft,bim=64,tsize=16,tag=6,hlen=4-16,ras=4,itp=4,rtc=2";
+    let cfg = "pft,bim=64,tsize=16,tag=6,hlen=4-16,ras=4,itp=4,itt=8,ttag=5,rtc=2";
     let out = streamtrace(&["area", "--json", "--configs", cfg, "--dir", dir.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let row = &json[0];
     // `config`'s storage by component: direction = tables + the 16 history bits, itp =
-    // targets + the 8-bit path register.
+    // base and tagged target tables + the 8-bit path register.
     let out = streamtrace(&["config", cfg, "--json"]);
     assert!(out.status.success(), "{}", text(&out));
     let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let storage = &c["pft"]["storage"];
     let tables = storage["direction"].as_u64().unwrap() - 16 + storage["itp"].as_u64().unwrap() - 8;
-    assert_eq!(tables, 2 * 64 + 2 * 16 * (3 + 6 + 1) + 32 * 4);
+    assert_eq!(tables, 2 * 64 + 2 * 16 * (3 + 6 + 1) + 32 * 4 + 8 * (5 + 32));
     assert_eq!(row["yosys_memory_bits"].as_u64().unwrap(), tables, "{row}");
 }
 

@@ -526,6 +526,60 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
     reg  [15:0] probs__23__d;
     wire  [15:0] probs__23__q;
     reg  probs__23__clock;
+    reg  [15:0] probs__24__d;
+    wire  [15:0] probs__24__q;
+    reg  probs__24__clock;
+    reg  [15:0] probs__25__d;
+    wire  [15:0] probs__25__q;
+    reg  probs__25__clock;
+    reg  [15:0] probs__26__d;
+    wire  [15:0] probs__26__q;
+    reg  probs__26__clock;
+    reg  [15:0] probs__27__d;
+    wire  [15:0] probs__27__q;
+    reg  probs__27__clock;
+    reg  [15:0] probs__28__d;
+    wire  [15:0] probs__28__q;
+    reg  probs__28__clock;
+    reg  [15:0] probs__29__d;
+    wire  [15:0] probs__29__q;
+    reg  probs__29__clock;
+    reg  [15:0] probs__30__d;
+    wire  [15:0] probs__30__q;
+    reg  probs__30__clock;
+    reg  [15:0] probs__31__d;
+    wire  [15:0] probs__31__q;
+    reg  probs__31__clock;
+    reg  [15:0] probs__32__d;
+    wire  [15:0] probs__32__q;
+    reg  probs__32__clock;
+    reg  [15:0] probs__33__d;
+    wire  [15:0] probs__33__q;
+    reg  probs__33__clock;
+    reg  [15:0] probs__34__d;
+    wire  [15:0] probs__34__q;
+    reg  probs__34__clock;
+    reg  [15:0] probs__35__d;
+    wire  [15:0] probs__35__q;
+    reg  probs__35__clock;
+    reg  [15:0] probs__36__d;
+    wire  [15:0] probs__36__q;
+    reg  probs__36__clock;
+    reg  [15:0] probs__37__d;
+    wire  [15:0] probs__37__q;
+    reg  probs__37__clock;
+    reg  [15:0] probs__38__d;
+    wire  [15:0] probs__38__q;
+    reg  probs__38__clock;
+    reg  [15:0] probs__39__d;
+    wire  [15:0] probs__39__q;
+    reg  probs__39__clock;
+    reg  [15:0] probs__40__d;
+    wire  [15:0] probs__40__q;
+    reg  probs__40__clock;
+    reg  [15:0] probs__41__d;
+    wire  [15:0] probs__41__q;
+    reg  probs__41__clock;
     
     // Local signals
     reg  is_slot;
@@ -1157,6 +1211,96 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         .q(probs__23__q),
         .clock(probs__23__clock)
     );
+    streamtrace_pft__coder__probs__24 probs__24(
+        .d(probs__24__d),
+        .q(probs__24__q),
+        .clock(probs__24__clock)
+    );
+    streamtrace_pft__coder__probs__25 probs__25(
+        .d(probs__25__d),
+        .q(probs__25__q),
+        .clock(probs__25__clock)
+    );
+    streamtrace_pft__coder__probs__26 probs__26(
+        .d(probs__26__d),
+        .q(probs__26__q),
+        .clock(probs__26__clock)
+    );
+    streamtrace_pft__coder__probs__27 probs__27(
+        .d(probs__27__d),
+        .q(probs__27__q),
+        .clock(probs__27__clock)
+    );
+    streamtrace_pft__coder__probs__28 probs__28(
+        .d(probs__28__d),
+        .q(probs__28__q),
+        .clock(probs__28__clock)
+    );
+    streamtrace_pft__coder__probs__29 probs__29(
+        .d(probs__29__d),
+        .q(probs__29__q),
+        .clock(probs__29__clock)
+    );
+    streamtrace_pft__coder__probs__30 probs__30(
+        .d(probs__30__d),
+        .q(probs__30__q),
+        .clock(probs__30__clock)
+    );
+    streamtrace_pft__coder__probs__31 probs__31(
+        .d(probs__31__d),
+        .q(probs__31__q),
+        .clock(probs__31__clock)
+    );
+    streamtrace_pft__coder__probs__32 probs__32(
+        .d(probs__32__d),
+        .q(probs__32__q),
+        .clock(probs__32__clock)
+    );
+    streamtrace_pft__coder__probs__33 probs__33(
+        .d(probs__33__d),
+        .q(probs__33__q),
+        .clock(probs__33__clock)
+    );
+    streamtrace_pft__coder__probs__34 probs__34(
+        .d(probs__34__d),
+        .q(probs__34__q),
+        .clock(probs__34__clock)
+    );
+    streamtrace_pft__coder__probs__35 probs__35(
+        .d(probs__35__d),
+        .q(probs__35__q),
+        .clock(probs__35__clock)
+    );
+    streamtrace_pft__coder__probs__36 probs__36(
+        .d(probs__36__d),
+        .q(probs__36__q),
+        .clock(probs__36__clock)
+    );
+    streamtrace_pft__coder__probs__37 probs__37(
+        .d(probs__37__d),
+        .q(probs__37__q),
+        .clock(probs__37__clock)
+    );
+    streamtrace_pft__coder__probs__38 probs__38(
+        .d(probs__38__d),
+        .q(probs__38__q),
+        .clock(probs__38__clock)
+    );
+    streamtrace_pft__coder__probs__39 probs__39(
+        .d(probs__39__d),
+        .q(probs__39__q),
+        .clock(probs__39__clock)
+    );
+    streamtrace_pft__coder__probs__40 probs__40(
+        .d(probs__40__d),
+        .q(probs__40__q),
+        .clock(probs__40__clock)
+    );
+    streamtrace_pft__coder__probs__41 probs__41(
+        .d(probs__41__d),
+        .q(probs__41__q),
+        .clock(probs__41__clock)
+    );
     
     // Update code
     always @(*) begin
@@ -1259,6 +1403,60 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         end
         if (op_ctx == 23) begin
             p_ctx = probs__23__q;
+        end
+        if (op_ctx == 24) begin
+            p_ctx = probs__24__q;
+        end
+        if (op_ctx == 25) begin
+            p_ctx = probs__25__q;
+        end
+        if (op_ctx == 26) begin
+            p_ctx = probs__26__q;
+        end
+        if (op_ctx == 27) begin
+            p_ctx = probs__27__q;
+        end
+        if (op_ctx == 28) begin
+            p_ctx = probs__28__q;
+        end
+        if (op_ctx == 29) begin
+            p_ctx = probs__29__q;
+        end
+        if (op_ctx == 30) begin
+            p_ctx = probs__30__q;
+        end
+        if (op_ctx == 31) begin
+            p_ctx = probs__31__q;
+        end
+        if (op_ctx == 32) begin
+            p_ctx = probs__32__q;
+        end
+        if (op_ctx == 33) begin
+            p_ctx = probs__33__q;
+        end
+        if (op_ctx == 34) begin
+            p_ctx = probs__34__q;
+        end
+        if (op_ctx == 35) begin
+            p_ctx = probs__35__q;
+        end
+        if (op_ctx == 36) begin
+            p_ctx = probs__36__q;
+        end
+        if (op_ctx == 37) begin
+            p_ctx = probs__37__q;
+        end
+        if (op_ctx == 38) begin
+            p_ctx = probs__38__q;
+        end
+        if (op_ctx == 39) begin
+            p_ctx = probs__39__q;
+        end
+        if (op_ctx == 40) begin
+            p_ctx = probs__40__q;
+        end
+        if (op_ctx == 41) begin
+            p_ctx = probs__41__q;
         end
         p_use = p_ctx[11:0];
         if (is_slot & op_fixed) begin
@@ -2711,6 +2909,150 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         if (reset | is_marker) begin
             probs__23__d = k_prob_init;
         end
+        probs__24__clock = clock;
+        probs__24__d = probs__24__q;
+        if (upd_prob & (op_ctx == 24)) begin
+            probs__24__d = p_new;
+        end
+        if (reset | is_marker) begin
+            probs__24__d = k_prob_init;
+        end
+        probs__25__clock = clock;
+        probs__25__d = probs__25__q;
+        if (upd_prob & (op_ctx == 25)) begin
+            probs__25__d = p_new;
+        end
+        if (reset | is_marker) begin
+            probs__25__d = k_prob_init;
+        end
+        probs__26__clock = clock;
+        probs__26__d = probs__26__q;
+        if (upd_prob & (op_ctx == 26)) begin
+            probs__26__d = p_new;
+        end
+        if (reset | is_marker) begin
+            probs__26__d = k_prob_init;
+        end
+        probs__27__clock = clock;
+        probs__27__d = probs__27__q;
+        if (upd_prob & (op_ctx == 27)) begin
+            probs__27__d = p_new;
+        end
+        if (reset | is_marker) begin
+            probs__27__d = k_prob_init;
+        end
+        probs__28__clock = clock;
+        probs__28__d = probs__28__q;
+        if (upd_prob & (op_ctx == 28)) begin
+            probs__28__d = p_new;
+        end
+        if (reset | is_marker) begin
+            probs__28__d = k_prob_init;
+        end
+        probs__29__clock = clock;
+        probs__29__d = probs__29__q;
+        if (upd_prob & (op_ctx == 29)) begin
+            probs__29__d = p_new;
+        end
+        if (reset | is_marker) begin
+            probs__29__d = k_prob_init;
+        end
+        probs__30__clock = clock;
+        probs__30__d = probs__30__q;
+        if (upd_prob & (op_ctx == 30)) begin
+            probs__30__d = p_new;
+        end
+        if (reset | is_marker) begin
+            probs__30__d = k_prob_init;
+        end
+        probs__31__clock = clock;
+        probs__31__d = probs__31__q;
+        if (upd_prob & (op_ctx == 31)) begin
+            probs__31__d = p_new;
+        end
+        if (reset | is_marker) begin
+            probs__31__d = k_prob_init;
+        end
+        probs__32__clock = clock;
+        probs__32__d = probs__32__q;
+        if (upd_prob & (op_ctx == 32)) begin
+            probs__32__d = p_new;
+        end
+        if (reset | is_marker) begin
+            probs__32__d = k_prob_init;
+        end
+        probs__33__clock = clock;
+        probs__33__d = probs__33__q;
+        if (upd_prob & (op_ctx == 33)) begin
+            probs__33__d = p_new;
+        end
+        if (reset | is_marker) begin
+            probs__33__d = k_prob_init;
+        end
+        probs__34__clock = clock;
+        probs__34__d = probs__34__q;
+        if (upd_prob & (op_ctx == 34)) begin
+            probs__34__d = p_new;
+        end
+        if (reset | is_marker) begin
+            probs__34__d = k_prob_init;
+        end
+        probs__35__clock = clock;
+        probs__35__d = probs__35__q;
+        if (upd_prob & (op_ctx == 35)) begin
+            probs__35__d = p_new;
+        end
+        if (reset | is_marker) begin
+            probs__35__d = k_prob_init;
+        end
+        probs__36__clock = clock;
+        probs__36__d = probs__36__q;
+        if (upd_prob & (op_ctx == 36)) begin
+            probs__36__d = p_new;
+        end
+        if (reset | is_marker) begin
+            probs__36__d = k_prob_init;
+        end
+        probs__37__clock = clock;
+        probs__37__d = probs__37__q;
+        if (upd_prob & (op_ctx == 37)) begin
+            probs__37__d = p_new;
+        end
+        if (reset | is_marker) begin
+            probs__37__d = k_prob_init;
+        end
+        probs__38__clock = clock;
+        probs__38__d = probs__38__q;
+        if (upd_prob & (op_ctx == 38)) begin
+            probs__38__d = p_new;
+        end
+        if (reset | is_marker) begin
+            probs__38__d = k_prob_init;
+        end
+        probs__39__clock = clock;
+        probs__39__d = probs__39__q;
+        if (upd_prob & (op_ctx == 39)) begin
+            probs__39__d = p_new;
+        end
+        if (reset | is_marker) begin
+            probs__39__d = k_prob_init;
+        end
+        probs__40__clock = clock;
+        probs__40__d = probs__40__q;
+        if (upd_prob & (op_ctx == 40)) begin
+            probs__40__d = p_new;
+        end
+        if (reset | is_marker) begin
+            probs__40__d = k_prob_init;
+        end
+        probs__41__clock = clock;
+        probs__41__d = probs__41__q;
+        if (upd_prob & (op_ctx == 41)) begin
+            probs__41__d = p_new;
+        end
+        if (reset | is_marker) begin
+            probs__41__d = k_prob_init;
+        end
         if (reset | is_marker) begin
             low__d = k_zero32;
             low_carry__d = 1'b0;
@@ -3143,6 +3485,120 @@ module streamtrace_pft__coder__probs__23(d,q,clock);
 endmodule // streamtrace_pft__coder__probs__23
 
 
+module streamtrace_pft__coder__probs__24(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__coder__probs__24
+
+
+module streamtrace_pft__coder__probs__25(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__coder__probs__25
+
+
+module streamtrace_pft__coder__probs__26(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__coder__probs__26
+
+
+module streamtrace_pft__coder__probs__27(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__coder__probs__27
+
+
+module streamtrace_pft__coder__probs__28(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__coder__probs__28
+
+
+module streamtrace_pft__coder__probs__29(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__coder__probs__29
+
+
 module streamtrace_pft__coder__probs__3(d,q,clock);
     
     // Module arguments
@@ -3162,6 +3618,196 @@ module streamtrace_pft__coder__probs__3(d,q,clock);
 endmodule // streamtrace_pft__coder__probs__3
 
 
+module streamtrace_pft__coder__probs__30(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__coder__probs__30
+
+
+module streamtrace_pft__coder__probs__31(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__coder__probs__31
+
+
+module streamtrace_pft__coder__probs__32(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__coder__probs__32
+
+
+module streamtrace_pft__coder__probs__33(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__coder__probs__33
+
+
+module streamtrace_pft__coder__probs__34(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__coder__probs__34
+
+
+module streamtrace_pft__coder__probs__35(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__coder__probs__35
+
+
+module streamtrace_pft__coder__probs__36(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__coder__probs__36
+
+
+module streamtrace_pft__coder__probs__37(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__coder__probs__37
+
+
+module streamtrace_pft__coder__probs__38(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__coder__probs__38
+
+
+module streamtrace_pft__coder__probs__39(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__coder__probs__39
+
+
 module streamtrace_pft__coder__probs__4(d,q,clock);
     
     // Module arguments
@@ -3179,6 +3825,44 @@ module streamtrace_pft__coder__probs__4(d,q,clock);
     end
           
 endmodule // streamtrace_pft__coder__probs__4
+
+
+module streamtrace_pft__coder__probs__40(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__coder__probs__40
+
+
+module streamtrace_pft__coder__probs__41(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__coder__probs__41
 
 
 module streamtrace_pft__coder__probs__5(d,q,clock);
@@ -3327,13 +4011,15 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     input wire  taken;
     
     // Constant declarations
-    localparam  k_lm1__0 = 6'b10;
-    localparam  k_lm1__1 = 6'b111;
-    localparam  k_lm1__2 = 6'b10011;
-    localparam  k_lm1__3 = 6'b110001;
+    localparam  k_lm1__0 = 6'b1;
+    localparam  k_lm1__1 = 6'b11;
+    localparam  k_lm1__2 = 6'b111;
+    localparam  k_lm1__3 = 6'b1111;
+    localparam  k_lm1__4 = 6'b11111;
+    localparam  k_lm1__5 = 6'b111111;
     localparam  k_one8 = 8'h1;
     localparam  k_two8 = 8'h2;
-    localparam  k_bim_mask = 32'hff;
+    localparam  k_bim_mask = 32'h7f;
     localparam  k_zero32 = 32'h0;
     localparam  k_one32 = 32'h1;
     localparam  k_zero64 = 64'h0;
@@ -3420,6 +4106,36 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     wire  banks__3__pred;
     wire  [7:0] banks__3__ctx;
     wire  banks__3__useful;
+    reg  banks__4__clock;
+    reg  banks__4__clear;
+    reg  [31:0] banks__4__hpc;
+    reg  banks__4__leaving;
+    reg  banks__4__shift;
+    reg  banks__4__taken;
+    reg  banks__4__op_update;
+    reg  banks__4__set_useful;
+    reg  banks__4__useful_val;
+    reg  banks__4__op_alloc;
+    reg  banks__4__op_uclr;
+    wire  banks__4__hit;
+    wire  banks__4__pred;
+    wire  [7:0] banks__4__ctx;
+    wire  banks__4__useful;
+    reg  banks__5__clock;
+    reg  banks__5__clear;
+    reg  [31:0] banks__5__hpc;
+    reg  banks__5__leaving;
+    reg  banks__5__shift;
+    reg  banks__5__taken;
+    reg  banks__5__op_update;
+    reg  banks__5__set_useful;
+    reg  banks__5__useful_val;
+    reg  banks__5__op_alloc;
+    reg  banks__5__op_uclr;
+    wire  banks__5__hit;
+    wire  banks__5__pred;
+    wire  [7:0] banks__5__ctx;
+    wire  banks__5__useful;
     reg  [63:0] hist__d;
     wire  [63:0] hist__q;
     reg  hist__clock;
@@ -3442,44 +4158,62 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     reg  c_any__2;
     reg  c_any__3;
     reg  c_any__4;
+    reg  c_any__5;
+    reg  c_any__6;
     reg  c_pred__0;
     reg  c_pred__1;
     reg  c_pred__2;
     reg  c_pred__3;
     reg  c_pred__4;
+    reg  c_pred__5;
+    reg  c_pred__6;
     reg  c_alt__0;
     reg  c_alt__1;
     reg  c_alt__2;
     reg  c_alt__3;
     reg  c_alt__4;
+    reg  c_alt__5;
+    reg  c_alt__6;
     reg  [7:0] c_ctx__0;
     reg  [7:0] c_ctx__1;
     reg  [7:0] c_ctx__2;
     reg  [7:0] c_ctx__3;
     reg  [7:0] c_ctx__4;
+    reg  [7:0] c_ctx__5;
+    reg  [7:0] c_ctx__6;
     reg  [3:0] c_pidx__0;
     reg  [3:0] c_pidx__1;
     reg  [3:0] c_pidx__2;
     reg  [3:0] c_pidx__3;
     reg  [3:0] c_pidx__4;
+    reg  [3:0] c_pidx__5;
+    reg  [3:0] c_pidx__6;
     reg  c_above__0;
     reg  c_above__1;
     reg  c_above__2;
     reg  c_above__3;
     reg  c_above__4;
+    reg  c_above__5;
+    reg  c_above__6;
     reg  c_free__0;
     reg  c_free__1;
     reg  c_free__2;
     reg  c_free__3;
     reg  c_free__4;
+    reg  c_free__5;
+    reg  c_free__6;
     reg  is_prov__0;
     reg  is_prov__1;
     reg  is_prov__2;
     reg  is_prov__3;
+    reg  is_prov__4;
+    reg  is_prov__5;
     reg  cand__0;
     reg  cand__1;
     reg  cand__2;
     reg  cand__3;
+    reg  cand__4;
+    reg  cand__5;
     reg  prov_any;
     reg  [3:0] prov_idx;
     reg  pred_f;
@@ -3575,6 +4309,40 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         .pred(banks__3__pred),
         .ctx(banks__3__ctx),
         .useful(banks__3__useful)
+    );
+    streamtrace_pft__direction__banks__4 banks__4(
+        .clock(banks__4__clock),
+        .clear(banks__4__clear),
+        .hpc(banks__4__hpc),
+        .leaving(banks__4__leaving),
+        .shift(banks__4__shift),
+        .taken(banks__4__taken),
+        .op_update(banks__4__op_update),
+        .set_useful(banks__4__set_useful),
+        .useful_val(banks__4__useful_val),
+        .op_alloc(banks__4__op_alloc),
+        .op_uclr(banks__4__op_uclr),
+        .hit(banks__4__hit),
+        .pred(banks__4__pred),
+        .ctx(banks__4__ctx),
+        .useful(banks__4__useful)
+    );
+    streamtrace_pft__direction__banks__5 banks__5(
+        .clock(banks__5__clock),
+        .clear(banks__5__clear),
+        .hpc(banks__5__hpc),
+        .leaving(banks__5__leaving),
+        .shift(banks__5__shift),
+        .taken(banks__5__taken),
+        .op_update(banks__5__op_update),
+        .set_useful(banks__5__set_useful),
+        .useful_val(banks__5__useful_val),
+        .op_alloc(banks__5__op_alloc),
+        .op_uclr(banks__5__op_uclr),
+        .hit(banks__5__hit),
+        .pred(banks__5__pred),
+        .ctx(banks__5__ctx),
+        .useful(banks__5__useful)
     );
     streamtrace_pft__direction__hist hist(
         .d(hist__d),
@@ -3709,6 +4477,50 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         alt_f = c_alt__4;
         ctx_f = c_ctx__4;
         prov_idx = c_pidx__4;
+        banks__4__clock = clock;
+        banks__4__clear = clr;
+        banks__4__hpc = hpc;
+        banks__4__shift = update;
+        banks__4__taken = taken;
+        banks__4__leaving = hist__q[k_lm1__4];
+        c_any__5 = c_any__4 | banks__4__hit;
+        c_pred__5 = c_pred__4;
+        c_alt__5 = c_alt__4;
+        c_ctx__5 = c_ctx__4;
+        c_pidx__5 = c_pidx__4;
+        if (banks__4__hit) begin
+            c_pred__5 = banks__4__pred;
+            c_alt__5 = c_pred__4;
+            c_ctx__5 = banks__4__ctx;
+            c_pidx__5 = 4;
+        end
+        prov_any = c_any__5;
+        pred_f = c_pred__5;
+        alt_f = c_alt__5;
+        ctx_f = c_ctx__5;
+        prov_idx = c_pidx__5;
+        banks__5__clock = clock;
+        banks__5__clear = clr;
+        banks__5__hpc = hpc;
+        banks__5__shift = update;
+        banks__5__taken = taken;
+        banks__5__leaving = hist__q[k_lm1__5];
+        c_any__6 = c_any__5 | banks__5__hit;
+        c_pred__6 = c_pred__5;
+        c_alt__6 = c_alt__5;
+        c_ctx__6 = c_ctx__5;
+        c_pidx__6 = c_pidx__5;
+        if (banks__5__hit) begin
+            c_pred__6 = banks__5__pred;
+            c_alt__6 = c_pred__5;
+            c_ctx__6 = banks__5__ctx;
+            c_pidx__6 = 5;
+        end
+        prov_any = c_any__6;
+        pred_f = c_pred__6;
+        alt_f = c_alt__6;
+        ctx_f = c_ctx__6;
+        prov_idx = c_pidx__6;
         pred = pred_f;
         ctx = ctx_f;
         mispredict = update & (pred_f != taken);
@@ -3740,6 +4552,18 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         c_free__4 = c_free__3 | cand__3;
         free_any = c_free__4;
         unused_above = c_above__4;
+        is_prov__4 = prov_any & (prov_idx == 4);
+        c_above__5 = c_above__4 | is_prov__4;
+        cand__4 = c_above__4 & ~banks__4__useful;
+        c_free__5 = c_free__4 | cand__4;
+        free_any = c_free__5;
+        unused_above = c_above__5;
+        is_prov__5 = prov_any & (prov_idx == 5);
+        c_above__6 = c_above__5 | is_prov__5;
+        cand__5 = c_above__5 & ~banks__5__useful;
+        c_free__6 = c_free__5 | cand__5;
+        free_any = c_free__6;
+        unused_above = c_above__6;
         banks__0__op_update = update & is_prov__0;
         banks__0__set_useful = pred_f != alt_f;
         banks__0__useful_val = pred_f == taken;
@@ -3760,6 +4584,16 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         banks__3__useful_val = pred_f == taken;
         banks__3__op_alloc = mispredict & cand__3 & ~c_free__3;
         banks__3__op_uclr = mispredict & ~free_any & c_above__3;
+        banks__4__op_update = update & is_prov__4;
+        banks__4__set_useful = pred_f != alt_f;
+        banks__4__useful_val = pred_f == taken;
+        banks__4__op_alloc = mispredict & cand__4 & ~c_free__4;
+        banks__4__op_uclr = mispredict & ~free_any & c_above__4;
+        banks__5__op_update = update & is_prov__5;
+        banks__5__set_useful = pred_f != alt_f;
+        banks__5__useful_val = pred_f == taken;
+        banks__5__op_alloc = mispredict & cand__5 & ~c_free__5;
+        banks__5__op_uclr = mispredict & ~free_any & c_above__5;
         unused_t0 = mispredict | free_any | alt_f | (prov_idx == k_zero4);
         bctr_new = bctr;
         if (taken) begin
@@ -3810,12 +4644,12 @@ module streamtrace_pft__direction__banks__0(clock,clear,hpc,leaving,shift,taken,
     output reg  useful;
     
     // Constant declarations
-    localparam  k_e = 8'h6;
+    localparam  k_e = 8'h5;
     localparam  k_three = 8'h3;
     localparam  k_one8 = 8'h1;
-    localparam  k_idx_mask = 32'h3f;
-    localparam  k_tag_mask = 32'h7f;
-    localparam  k_use_bit = 32'h400;
+    localparam  k_idx_mask = 32'h1f;
+    localparam  k_tag_mask = 32'hff;
+    localparam  k_use_bit = 32'h800;
     localparam  k_zero32 = 32'h0;
     localparam  k_one32 = 32'h1;
     localparam  k_zero2 = 2'b0;
@@ -4041,18 +4875,18 @@ module streamtrace_pft__direction__banks__0__entries(clock,raddr,rdata,we,waddr,
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 64 x 11 table: asynchronous read, synchronous write
-    reg [10:0] mem [0:63];
+    // 32 x 12 table: asynchronous read, synchronous write
+    reg [11:0] mem [0:31];
     integer i;
     initial begin
-        for (i = 0; i < 64; i = i + 1) mem[i] = 11'd0;
+        for (i = 0; i < 32; i = i + 1) mem[i] = 12'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:6], waddr[15:6], wdata[31:11], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:12], 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[5:0]] <= wdata[10:0];
+        if (we) mem[waddr[4:0]] <= wdata[11:0];
     end
-    always @(*) rdata = {21'd0, mem[raddr[5:0]]};
+    always @(*) rdata = {20'd0, mem[raddr[4:0]]};
 endmodule // streamtrace_pft__direction__banks__0__entries
 
 
@@ -4069,9 +4903,9 @@ module streamtrace_pft__direction__banks__0__f_idx(clock,clear,shift,taken,leavi
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h5;
-    localparam  k_mask = 16'h3f;
-    localparam  k_exit = 16'h8;
+    localparam  k_top = 16'h4;
+    localparam  k_mask = 16'h1f;
+    localparam  k_exit = 16'h4;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -4151,9 +4985,9 @@ module streamtrace_pft__direction__banks__0__f_tag(clock,clear,shift,taken,leavi
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h6;
-    localparam  k_mask = 16'h7f;
-    localparam  k_exit = 16'h8;
+    localparam  k_top = 16'h7;
+    localparam  k_mask = 16'hff;
+    localparam  k_exit = 16'h4;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -4233,9 +5067,9 @@ module streamtrace_pft__direction__banks__0__f_tag1(clock,clear,shift,taken,leav
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h5;
-    localparam  k_mask = 16'h3f;
-    localparam  k_exit = 16'h8;
+    localparam  k_top = 16'h6;
+    localparam  k_mask = 16'h7f;
+    localparam  k_exit = 16'h4;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -4314,16 +5148,16 @@ module streamtrace_pft__direction__banks__0__valid(clock,clear,raddr,rdata,we,wa
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 64 rows x 1 flags in flip-flops, cleared together
-    reg [63:0] flags;
-    initial flags = 64'd0;
+    // 32 rows x 1 flags in flip-flops, cleared together
+    reg [31:0] flags;
+    initial flags = 32'd0;
     // address and data bits above the array's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:6], waddr[15:6], wdata[31:1], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
     always @(posedge clock) begin
-        if (clear) flags <= 64'd0;
-        else if (we) flags[waddr[5:0] +: 1] <= wdata[0:0];
+        if (clear) flags <= 32'd0;
+        else if (we) flags[waddr[4:0] +: 1] <= wdata[0:0];
     end
-    always @(*) rdata = {31'd0, flags[raddr[5:0] +: 1]};
+    always @(*) rdata = {31'd0, flags[raddr[4:0] +: 1]};
 endmodule // streamtrace_pft__direction__banks__0__valid
 
 
@@ -4347,12 +5181,12 @@ module streamtrace_pft__direction__banks__1(clock,clear,hpc,leaving,shift,taken,
     output reg  useful;
     
     // Constant declarations
-    localparam  k_e = 8'h6;
+    localparam  k_e = 8'h5;
     localparam  k_three = 8'h3;
     localparam  k_one8 = 8'h1;
-    localparam  k_idx_mask = 32'h3f;
-    localparam  k_tag_mask = 32'h7f;
-    localparam  k_use_bit = 32'h400;
+    localparam  k_idx_mask = 32'h1f;
+    localparam  k_tag_mask = 32'hff;
+    localparam  k_use_bit = 32'h800;
     localparam  k_zero32 = 32'h0;
     localparam  k_one32 = 32'h1;
     localparam  k_zero2 = 2'b0;
@@ -4578,18 +5412,18 @@ module streamtrace_pft__direction__banks__1__entries(clock,raddr,rdata,we,waddr,
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 64 x 11 table: asynchronous read, synchronous write
-    reg [10:0] mem [0:63];
+    // 32 x 12 table: asynchronous read, synchronous write
+    reg [11:0] mem [0:31];
     integer i;
     initial begin
-        for (i = 0; i < 64; i = i + 1) mem[i] = 11'd0;
+        for (i = 0; i < 32; i = i + 1) mem[i] = 12'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:6], waddr[15:6], wdata[31:11], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:12], 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[5:0]] <= wdata[10:0];
+        if (we) mem[waddr[4:0]] <= wdata[11:0];
     end
-    always @(*) rdata = {21'd0, mem[raddr[5:0]]};
+    always @(*) rdata = {20'd0, mem[raddr[4:0]]};
 endmodule // streamtrace_pft__direction__banks__1__entries
 
 
@@ -4606,9 +5440,9 @@ module streamtrace_pft__direction__banks__1__f_idx(clock,clear,shift,taken,leavi
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h5;
-    localparam  k_mask = 16'h3f;
-    localparam  k_exit = 16'h4;
+    localparam  k_top = 16'h4;
+    localparam  k_mask = 16'h1f;
+    localparam  k_exit = 16'h10;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -4688,9 +5522,9 @@ module streamtrace_pft__direction__banks__1__f_tag(clock,clear,shift,taken,leavi
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h6;
-    localparam  k_mask = 16'h7f;
-    localparam  k_exit = 16'h2;
+    localparam  k_top = 16'h7;
+    localparam  k_mask = 16'hff;
+    localparam  k_exit = 16'h10;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -4770,9 +5604,9 @@ module streamtrace_pft__direction__banks__1__f_tag1(clock,clear,shift,taken,leav
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h5;
-    localparam  k_mask = 16'h3f;
-    localparam  k_exit = 16'h4;
+    localparam  k_top = 16'h6;
+    localparam  k_mask = 16'h7f;
+    localparam  k_exit = 16'h10;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -4851,16 +5685,16 @@ module streamtrace_pft__direction__banks__1__valid(clock,clear,raddr,rdata,we,wa
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 64 rows x 1 flags in flip-flops, cleared together
-    reg [63:0] flags;
-    initial flags = 64'd0;
+    // 32 rows x 1 flags in flip-flops, cleared together
+    reg [31:0] flags;
+    initial flags = 32'd0;
     // address and data bits above the array's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:6], waddr[15:6], wdata[31:1], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
     always @(posedge clock) begin
-        if (clear) flags <= 64'd0;
-        else if (we) flags[waddr[5:0] +: 1] <= wdata[0:0];
+        if (clear) flags <= 32'd0;
+        else if (we) flags[waddr[4:0] +: 1] <= wdata[0:0];
     end
-    always @(*) rdata = {31'd0, flags[raddr[5:0] +: 1]};
+    always @(*) rdata = {31'd0, flags[raddr[4:0] +: 1]};
 endmodule // streamtrace_pft__direction__banks__1__valid
 
 
@@ -4884,12 +5718,12 @@ module streamtrace_pft__direction__banks__2(clock,clear,hpc,leaving,shift,taken,
     output reg  useful;
     
     // Constant declarations
-    localparam  k_e = 8'h6;
+    localparam  k_e = 8'h5;
     localparam  k_three = 8'h3;
     localparam  k_one8 = 8'h1;
-    localparam  k_idx_mask = 32'h3f;
-    localparam  k_tag_mask = 32'h7f;
-    localparam  k_use_bit = 32'h400;
+    localparam  k_idx_mask = 32'h1f;
+    localparam  k_tag_mask = 32'hff;
+    localparam  k_use_bit = 32'h800;
     localparam  k_zero32 = 32'h0;
     localparam  k_one32 = 32'h1;
     localparam  k_zero2 = 2'b0;
@@ -5115,18 +5949,18 @@ module streamtrace_pft__direction__banks__2__entries(clock,raddr,rdata,we,waddr,
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 64 x 11 table: asynchronous read, synchronous write
-    reg [10:0] mem [0:63];
+    // 32 x 12 table: asynchronous read, synchronous write
+    reg [11:0] mem [0:31];
     integer i;
     initial begin
-        for (i = 0; i < 64; i = i + 1) mem[i] = 11'd0;
+        for (i = 0; i < 32; i = i + 1) mem[i] = 12'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:6], waddr[15:6], wdata[31:11], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:12], 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[5:0]] <= wdata[10:0];
+        if (we) mem[waddr[4:0]] <= wdata[11:0];
     end
-    always @(*) rdata = {21'd0, mem[raddr[5:0]]};
+    always @(*) rdata = {20'd0, mem[raddr[4:0]]};
 endmodule // streamtrace_pft__direction__banks__2__entries
 
 
@@ -5143,9 +5977,9 @@ module streamtrace_pft__direction__banks__2__f_idx(clock,clear,shift,taken,leavi
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h5;
-    localparam  k_mask = 16'h3f;
-    localparam  k_exit = 16'h4;
+    localparam  k_top = 16'h4;
+    localparam  k_mask = 16'h1f;
+    localparam  k_exit = 16'h8;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -5225,9 +6059,9 @@ module streamtrace_pft__direction__banks__2__f_tag(clock,clear,shift,taken,leavi
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h6;
-    localparam  k_mask = 16'h7f;
-    localparam  k_exit = 16'h40;
+    localparam  k_top = 16'h7;
+    localparam  k_mask = 16'hff;
+    localparam  k_exit = 16'h1;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -5307,9 +6141,9 @@ module streamtrace_pft__direction__banks__2__f_tag1(clock,clear,shift,taken,leav
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h5;
-    localparam  k_mask = 16'h3f;
-    localparam  k_exit = 16'h4;
+    localparam  k_top = 16'h6;
+    localparam  k_mask = 16'h7f;
+    localparam  k_exit = 16'h2;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -5388,16 +6222,16 @@ module streamtrace_pft__direction__banks__2__valid(clock,clear,raddr,rdata,we,wa
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 64 rows x 1 flags in flip-flops, cleared together
-    reg [63:0] flags;
-    initial flags = 64'd0;
+    // 32 rows x 1 flags in flip-flops, cleared together
+    reg [31:0] flags;
+    initial flags = 32'd0;
     // address and data bits above the array's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:6], waddr[15:6], wdata[31:1], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
     always @(posedge clock) begin
-        if (clear) flags <= 64'd0;
-        else if (we) flags[waddr[5:0] +: 1] <= wdata[0:0];
+        if (clear) flags <= 32'd0;
+        else if (we) flags[waddr[4:0] +: 1] <= wdata[0:0];
     end
-    always @(*) rdata = {31'd0, flags[raddr[5:0] +: 1]};
+    always @(*) rdata = {31'd0, flags[raddr[4:0] +: 1]};
 endmodule // streamtrace_pft__direction__banks__2__valid
 
 
@@ -5421,12 +6255,12 @@ module streamtrace_pft__direction__banks__3(clock,clear,hpc,leaving,shift,taken,
     output reg  useful;
     
     // Constant declarations
-    localparam  k_e = 8'h6;
+    localparam  k_e = 8'h5;
     localparam  k_three = 8'h3;
     localparam  k_one8 = 8'h1;
-    localparam  k_idx_mask = 32'h3f;
-    localparam  k_tag_mask = 32'h7f;
-    localparam  k_use_bit = 32'h400;
+    localparam  k_idx_mask = 32'h1f;
+    localparam  k_tag_mask = 32'hff;
+    localparam  k_use_bit = 32'h800;
     localparam  k_zero32 = 32'h0;
     localparam  k_one32 = 32'h1;
     localparam  k_zero2 = 2'b0;
@@ -5652,18 +6486,18 @@ module streamtrace_pft__direction__banks__3__entries(clock,raddr,rdata,we,waddr,
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 64 x 11 table: asynchronous read, synchronous write
-    reg [10:0] mem [0:63];
+    // 32 x 12 table: asynchronous read, synchronous write
+    reg [11:0] mem [0:31];
     integer i;
     initial begin
-        for (i = 0; i < 64; i = i + 1) mem[i] = 11'd0;
+        for (i = 0; i < 32; i = i + 1) mem[i] = 12'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:6], waddr[15:6], wdata[31:11], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:12], 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[5:0]] <= wdata[10:0];
+        if (we) mem[waddr[4:0]] <= wdata[11:0];
     end
-    always @(*) rdata = {21'd0, mem[raddr[5:0]]};
+    always @(*) rdata = {20'd0, mem[raddr[4:0]]};
 endmodule // streamtrace_pft__direction__banks__3__entries
 
 
@@ -5680,9 +6514,9 @@ module streamtrace_pft__direction__banks__3__f_idx(clock,clear,shift,taken,leavi
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h5;
-    localparam  k_mask = 16'h3f;
-    localparam  k_exit = 16'h4;
+    localparam  k_top = 16'h4;
+    localparam  k_mask = 16'h1f;
+    localparam  k_exit = 16'h2;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -5762,9 +6596,9 @@ module streamtrace_pft__direction__banks__3__f_tag(clock,clear,shift,taken,leavi
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h6;
-    localparam  k_mask = 16'h7f;
-    localparam  k_exit = 16'h2;
+    localparam  k_top = 16'h7;
+    localparam  k_mask = 16'hff;
+    localparam  k_exit = 16'h1;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -5844,8 +6678,8 @@ module streamtrace_pft__direction__banks__3__f_tag1(clock,clear,shift,taken,leav
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h5;
-    localparam  k_mask = 16'h3f;
+    localparam  k_top = 16'h6;
+    localparam  k_mask = 16'h7f;
     localparam  k_exit = 16'h4;
     
     // Stub signals
@@ -5925,17 +6759,1091 @@ module streamtrace_pft__direction__banks__3__valid(clock,clear,raddr,rdata,we,wa
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 64 rows x 1 flags in flip-flops, cleared together
-    reg [63:0] flags;
-    initial flags = 64'd0;
+    // 32 rows x 1 flags in flip-flops, cleared together
+    reg [31:0] flags;
+    initial flags = 32'd0;
     // address and data bits above the array's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:6], waddr[15:6], wdata[31:1], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
     always @(posedge clock) begin
-        if (clear) flags <= 64'd0;
-        else if (we) flags[waddr[5:0] +: 1] <= wdata[0:0];
+        if (clear) flags <= 32'd0;
+        else if (we) flags[waddr[4:0] +: 1] <= wdata[0:0];
     end
-    always @(*) rdata = {31'd0, flags[raddr[5:0] +: 1]};
+    always @(*) rdata = {31'd0, flags[raddr[4:0] +: 1]};
 endmodule // streamtrace_pft__direction__banks__3__valid
+
+
+module streamtrace_pft__direction__banks__4(clock,clear,hpc,leaving,shift,taken,op_update,set_useful,useful_val,op_alloc,op_uclr,hit,pred,ctx,useful);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  clear;
+    input wire  [31:0] hpc;
+    input wire  leaving;
+    input wire  shift;
+    input wire  taken;
+    input wire  op_update;
+    input wire  set_useful;
+    input wire  useful_val;
+    input wire  op_alloc;
+    input wire  op_uclr;
+    output reg  hit;
+    output reg  pred;
+    output reg  [7:0] ctx;
+    output reg  useful;
+    
+    // Constant declarations
+    localparam  k_e = 8'h5;
+    localparam  k_three = 8'h3;
+    localparam  k_one8 = 8'h1;
+    localparam  k_idx_mask = 32'h1f;
+    localparam  k_tag_mask = 32'hff;
+    localparam  k_use_bit = 32'h800;
+    localparam  k_zero32 = 32'h0;
+    localparam  k_one32 = 32'h1;
+    localparam  k_zero2 = 2'b0;
+    localparam  k_three2 = 2'b11;
+    localparam  k_ctr_max = 3'b11;
+    localparam  k_ctr_min = 3'b100;
+    localparam  k_ctr_one = 3'b1;
+    localparam  k_ctr_zero = 3'b0;
+    localparam  k_ctr_m1 = 3'b111;
+    localparam  k_ctx_base = 8'h12;
+    
+    // Stub signals
+    reg  entries__clock;
+    reg  [15:0] entries__raddr;
+    wire  [31:0] entries__rdata;
+    reg  entries__we;
+    reg  [15:0] entries__waddr;
+    reg  [31:0] entries__wdata;
+    reg  valid__clock;
+    reg  valid__clear;
+    reg  [15:0] valid__raddr;
+    wire  [31:0] valid__rdata;
+    reg  valid__we;
+    reg  [15:0] valid__waddr;
+    reg  [31:0] valid__wdata;
+    reg  f_idx__clock;
+    reg  f_idx__clear;
+    reg  f_idx__shift;
+    reg  f_idx__taken;
+    reg  f_idx__leaving;
+    wire  [15:0] f_idx__value;
+    reg  f_tag__clock;
+    reg  f_tag__clear;
+    reg  f_tag__shift;
+    reg  f_tag__taken;
+    reg  f_tag__leaving;
+    wire  [15:0] f_tag__value;
+    reg  f_tag1__clock;
+    reg  f_tag1__clear;
+    reg  f_tag1__shift;
+    reg  f_tag1__taken;
+    reg  f_tag1__leaving;
+    wire  [15:0] f_tag1__value;
+    
+    // Local signals
+    reg  [31:0] hsh;
+    reg  [31:0] fe32;
+    reg  [31:0] fw32;
+    reg  [31:0] fw1_32;
+    reg  [31:0] fw1_sh;
+    reg  [31:0] idx32;
+    reg  [15:0] idx16;
+    reg  [15:0] unused_idx;
+    reg  [31:0] tag32;
+    reg  is_valid;
+    reg  [31:0] eff;
+    reg  [2:0] ectr;
+    reg  [31:0] etag_sh;
+    reg  [31:0] etag;
+    reg  [31:0] euse_bits;
+    reg  euse;
+    reg  [1:0] smask;
+    reg  [1:0] strength;
+    reg  [7:0] strength8;
+    reg  [2:0] ctr_new;
+    reg  use_new;
+    reg  [2:0] wctr;
+    reg  [31:0] wtag;
+    reg  wuse;
+    reg  [31:0] wctr32;
+    reg  [31:0] wtag_sh;
+    reg  [31:0] wuse32;
+    reg  wr;
+    
+    // Sub module instances
+    streamtrace_pft__direction__banks__4__entries entries(
+        .clock(entries__clock),
+        .raddr(entries__raddr),
+        .rdata(entries__rdata),
+        .we(entries__we),
+        .waddr(entries__waddr),
+        .wdata(entries__wdata)
+    );
+    streamtrace_pft__direction__banks__4__valid valid(
+        .clock(valid__clock),
+        .clear(valid__clear),
+        .raddr(valid__raddr),
+        .rdata(valid__rdata),
+        .we(valid__we),
+        .waddr(valid__waddr),
+        .wdata(valid__wdata)
+    );
+    streamtrace_pft__direction__banks__4__f_idx f_idx(
+        .clock(f_idx__clock),
+        .clear(f_idx__clear),
+        .shift(f_idx__shift),
+        .taken(f_idx__taken),
+        .leaving(f_idx__leaving),
+        .value(f_idx__value)
+    );
+    streamtrace_pft__direction__banks__4__f_tag f_tag(
+        .clock(f_tag__clock),
+        .clear(f_tag__clear),
+        .shift(f_tag__shift),
+        .taken(f_tag__taken),
+        .leaving(f_tag__leaving),
+        .value(f_tag__value)
+    );
+    streamtrace_pft__direction__banks__4__f_tag1 f_tag1(
+        .clock(f_tag1__clock),
+        .clear(f_tag1__clear),
+        .shift(f_tag1__shift),
+        .taken(f_tag1__taken),
+        .leaving(f_tag1__leaving),
+        .value(f_tag1__value)
+    );
+    
+    // Update code
+    always @(*) begin
+        f_idx__clock = clock;
+        f_tag__clock = clock;
+        f_tag1__clock = clock;
+        f_idx__clear = clear;
+        f_tag__clear = clear;
+        f_tag1__clear = clear;
+        f_idx__shift = shift;
+        f_tag__shift = shift;
+        f_tag1__shift = shift;
+        f_idx__taken = taken;
+        f_tag__taken = taken;
+        f_tag1__taken = taken;
+        f_idx__leaving = leaving;
+        f_tag__leaving = leaving;
+        f_tag1__leaving = leaving;
+        hsh = hpc >> k_e;
+        fe32 = {16'd0, f_idx__value};
+        idx32 = (hpc ^ hsh ^ fe32) & k_idx_mask;
+        idx16 = idx32[15:0];
+        unused_idx = idx32[(32'h10)+:(16)];
+        fw32 = {16'd0, f_tag__value};
+        fw1_32 = {16'd0, f_tag1__value};
+        fw1_sh = fw1_32 << k_one8;
+        tag32 = (hpc ^ fw32 ^ fw1_sh) & k_tag_mask;
+        entries__clock = clock;
+        valid__clock = clock;
+        valid__clear = clear;
+        entries__raddr = idx16;
+        entries__waddr = idx16;
+        valid__raddr = idx16;
+        valid__waddr = idx16;
+        is_valid = valid__rdata != k_zero32;
+        eff = k_zero32;
+        if (is_valid) begin
+            eff = entries__rdata;
+        end
+        ectr = eff[(32'h0)+:(3)];
+        etag_sh = eff >> k_three;
+        etag = etag_sh & k_tag_mask;
+        euse_bits = eff & k_use_bit;
+        euse = euse_bits != k_zero32;
+        hit = etag == tag32;
+        pred = ~ectr[32'h2];
+        smask = k_zero2;
+        if (ectr[32'h2]) begin
+            smask = k_three2;
+        end
+        strength = ectr[(32'h0)+:(2)] ^ smask;
+        strength8 = {6'd0, strength};
+        ctx = k_ctx_base + strength8;
+        useful = euse;
+        ctr_new = ectr;
+        if (taken) begin
+            if (ectr != k_ctr_max) begin
+                ctr_new = ectr + k_ctr_one;
+            end
+        end
+        else if (ectr != k_ctr_min) begin
+            ctr_new = ectr - k_ctr_one;
+        end
+        use_new = euse;
+        if (set_useful) begin
+            use_new = useful_val;
+        end
+        wctr = ctr_new;
+        wtag = etag;
+        wuse = use_new;
+        if (op_alloc) begin
+            wctr = k_ctr_m1;
+            if (taken) begin
+                wctr = k_ctr_zero;
+            end
+            wtag = tag32;
+            wuse = 1'b0;
+        end
+        if (op_uclr) begin
+            wctr = ectr;
+            wuse = 1'b0;
+        end
+        wctr32 = {29'd0, wctr};
+        wtag_sh = wtag << k_three;
+        wuse32 = k_zero32;
+        if (wuse) begin
+            wuse32 = k_use_bit;
+        end
+        wr = (op_update | op_alloc | op_uclr) & ~clear;
+        entries__we = wr;
+        entries__wdata = wctr32 | wtag_sh | wuse32;
+        valid__we = wr;
+        valid__wdata = k_one32;
+    end
+    
+endmodule // streamtrace_pft__direction__banks__4
+
+
+module streamtrace_pft__direction__banks__4__entries(clock,raddr,rdata,we,waddr,wdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] raddr;
+    output reg  [31:0] rdata;
+    input wire  we;
+    input wire  [15:0] waddr;
+    input wire  [31:0] wdata;
+    
+    // Update code (custom)
+    // 32 x 12 table: asynchronous read, synchronous write
+    reg [11:0] mem [0:31];
+    integer i;
+    initial begin
+        for (i = 0; i < 32; i = i + 1) mem[i] = 12'd0;
+    end
+    // address and data bits above the table's size are unused by design
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:12], 1'b0};
+    always @(posedge clock) begin
+        if (we) mem[waddr[4:0]] <= wdata[11:0];
+    end
+    always @(*) rdata = {20'd0, mem[raddr[4:0]]};
+endmodule // streamtrace_pft__direction__banks__4__entries
+
+
+module streamtrace_pft__direction__banks__4__f_idx(clock,clear,shift,taken,leaving,value);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  clear;
+    input wire  shift;
+    input wire  taken;
+    input wire  leaving;
+    output reg  [15:0] value;
+    
+    // Constant declarations
+    localparam  k_zero = 16'h0;
+    localparam  k_one = 16'h1;
+    localparam  k_top = 16'h4;
+    localparam  k_mask = 16'h1f;
+    localparam  k_exit = 16'h4;
+    
+    // Stub signals
+    reg  [15:0] fold__d;
+    wire  [15:0] fold__q;
+    reg  fold__clock;
+    
+    // Local signals
+    reg  [15:0] up;
+    reg  [15:0] down;
+    reg  [15:0] rot;
+    reg  [15:0] new_bit;
+    reg  [15:0] exit_bit;
+    
+    // Sub module instances
+    streamtrace_pft__direction__banks__4__f_idx__fold fold(
+        .d(fold__d),
+        .q(fold__q),
+        .clock(fold__clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        fold__clock = clock;
+        fold__d = fold__q;
+        up = fold__q << k_one;
+        down = fold__q >> k_top;
+        rot = (up | down) & k_mask;
+        new_bit = k_zero;
+        if (taken) begin
+            new_bit = k_one;
+        end
+        exit_bit = k_zero;
+        if (leaving) begin
+            exit_bit = k_exit;
+        end
+        if (shift) begin
+            fold__d = rot ^ new_bit ^ exit_bit;
+        end
+        if (clear) begin
+            fold__d = k_zero;
+        end
+        value = fold__q;
+    end
+    
+endmodule // streamtrace_pft__direction__banks__4__f_idx
+
+
+module streamtrace_pft__direction__banks__4__f_idx__fold(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__direction__banks__4__f_idx__fold
+
+
+module streamtrace_pft__direction__banks__4__f_tag(clock,clear,shift,taken,leaving,value);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  clear;
+    input wire  shift;
+    input wire  taken;
+    input wire  leaving;
+    output reg  [15:0] value;
+    
+    // Constant declarations
+    localparam  k_zero = 16'h0;
+    localparam  k_one = 16'h1;
+    localparam  k_top = 16'h7;
+    localparam  k_mask = 16'hff;
+    localparam  k_exit = 16'h1;
+    
+    // Stub signals
+    reg  [15:0] fold__d;
+    wire  [15:0] fold__q;
+    reg  fold__clock;
+    
+    // Local signals
+    reg  [15:0] up;
+    reg  [15:0] down;
+    reg  [15:0] rot;
+    reg  [15:0] new_bit;
+    reg  [15:0] exit_bit;
+    
+    // Sub module instances
+    streamtrace_pft__direction__banks__4__f_tag__fold fold(
+        .d(fold__d),
+        .q(fold__q),
+        .clock(fold__clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        fold__clock = clock;
+        fold__d = fold__q;
+        up = fold__q << k_one;
+        down = fold__q >> k_top;
+        rot = (up | down) & k_mask;
+        new_bit = k_zero;
+        if (taken) begin
+            new_bit = k_one;
+        end
+        exit_bit = k_zero;
+        if (leaving) begin
+            exit_bit = k_exit;
+        end
+        if (shift) begin
+            fold__d = rot ^ new_bit ^ exit_bit;
+        end
+        if (clear) begin
+            fold__d = k_zero;
+        end
+        value = fold__q;
+    end
+    
+endmodule // streamtrace_pft__direction__banks__4__f_tag
+
+
+module streamtrace_pft__direction__banks__4__f_tag__fold(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__direction__banks__4__f_tag__fold
+
+
+module streamtrace_pft__direction__banks__4__f_tag1(clock,clear,shift,taken,leaving,value);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  clear;
+    input wire  shift;
+    input wire  taken;
+    input wire  leaving;
+    output reg  [15:0] value;
+    
+    // Constant declarations
+    localparam  k_zero = 16'h0;
+    localparam  k_one = 16'h1;
+    localparam  k_top = 16'h6;
+    localparam  k_mask = 16'h7f;
+    localparam  k_exit = 16'h10;
+    
+    // Stub signals
+    reg  [15:0] fold__d;
+    wire  [15:0] fold__q;
+    reg  fold__clock;
+    
+    // Local signals
+    reg  [15:0] up;
+    reg  [15:0] down;
+    reg  [15:0] rot;
+    reg  [15:0] new_bit;
+    reg  [15:0] exit_bit;
+    
+    // Sub module instances
+    streamtrace_pft__direction__banks__4__f_tag1__fold fold(
+        .d(fold__d),
+        .q(fold__q),
+        .clock(fold__clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        fold__clock = clock;
+        fold__d = fold__q;
+        up = fold__q << k_one;
+        down = fold__q >> k_top;
+        rot = (up | down) & k_mask;
+        new_bit = k_zero;
+        if (taken) begin
+            new_bit = k_one;
+        end
+        exit_bit = k_zero;
+        if (leaving) begin
+            exit_bit = k_exit;
+        end
+        if (shift) begin
+            fold__d = rot ^ new_bit ^ exit_bit;
+        end
+        if (clear) begin
+            fold__d = k_zero;
+        end
+        value = fold__q;
+    end
+    
+endmodule // streamtrace_pft__direction__banks__4__f_tag1
+
+
+module streamtrace_pft__direction__banks__4__f_tag1__fold(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__direction__banks__4__f_tag1__fold
+
+
+module streamtrace_pft__direction__banks__4__valid(clock,clear,raddr,rdata,we,waddr,wdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  clear;
+    input wire  [15:0] raddr;
+    output reg  [31:0] rdata;
+    input wire  we;
+    input wire  [15:0] waddr;
+    input wire  [31:0] wdata;
+    
+    // Update code (custom)
+    // 32 rows x 1 flags in flip-flops, cleared together
+    reg [31:0] flags;
+    initial flags = 32'd0;
+    // address and data bits above the array's size are unused by design
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
+    always @(posedge clock) begin
+        if (clear) flags <= 32'd0;
+        else if (we) flags[waddr[4:0] +: 1] <= wdata[0:0];
+    end
+    always @(*) rdata = {31'd0, flags[raddr[4:0] +: 1]};
+endmodule // streamtrace_pft__direction__banks__4__valid
+
+
+module streamtrace_pft__direction__banks__5(clock,clear,hpc,leaving,shift,taken,op_update,set_useful,useful_val,op_alloc,op_uclr,hit,pred,ctx,useful);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  clear;
+    input wire  [31:0] hpc;
+    input wire  leaving;
+    input wire  shift;
+    input wire  taken;
+    input wire  op_update;
+    input wire  set_useful;
+    input wire  useful_val;
+    input wire  op_alloc;
+    input wire  op_uclr;
+    output reg  hit;
+    output reg  pred;
+    output reg  [7:0] ctx;
+    output reg  useful;
+    
+    // Constant declarations
+    localparam  k_e = 8'h5;
+    localparam  k_three = 8'h3;
+    localparam  k_one8 = 8'h1;
+    localparam  k_idx_mask = 32'h1f;
+    localparam  k_tag_mask = 32'hff;
+    localparam  k_use_bit = 32'h800;
+    localparam  k_zero32 = 32'h0;
+    localparam  k_one32 = 32'h1;
+    localparam  k_zero2 = 2'b0;
+    localparam  k_three2 = 2'b11;
+    localparam  k_ctr_max = 3'b11;
+    localparam  k_ctr_min = 3'b100;
+    localparam  k_ctr_one = 3'b1;
+    localparam  k_ctr_zero = 3'b0;
+    localparam  k_ctr_m1 = 3'b111;
+    localparam  k_ctx_base = 8'h16;
+    
+    // Stub signals
+    reg  entries__clock;
+    reg  [15:0] entries__raddr;
+    wire  [31:0] entries__rdata;
+    reg  entries__we;
+    reg  [15:0] entries__waddr;
+    reg  [31:0] entries__wdata;
+    reg  valid__clock;
+    reg  valid__clear;
+    reg  [15:0] valid__raddr;
+    wire  [31:0] valid__rdata;
+    reg  valid__we;
+    reg  [15:0] valid__waddr;
+    reg  [31:0] valid__wdata;
+    reg  f_idx__clock;
+    reg  f_idx__clear;
+    reg  f_idx__shift;
+    reg  f_idx__taken;
+    reg  f_idx__leaving;
+    wire  [15:0] f_idx__value;
+    reg  f_tag__clock;
+    reg  f_tag__clear;
+    reg  f_tag__shift;
+    reg  f_tag__taken;
+    reg  f_tag__leaving;
+    wire  [15:0] f_tag__value;
+    reg  f_tag1__clock;
+    reg  f_tag1__clear;
+    reg  f_tag1__shift;
+    reg  f_tag1__taken;
+    reg  f_tag1__leaving;
+    wire  [15:0] f_tag1__value;
+    
+    // Local signals
+    reg  [31:0] hsh;
+    reg  [31:0] fe32;
+    reg  [31:0] fw32;
+    reg  [31:0] fw1_32;
+    reg  [31:0] fw1_sh;
+    reg  [31:0] idx32;
+    reg  [15:0] idx16;
+    reg  [15:0] unused_idx;
+    reg  [31:0] tag32;
+    reg  is_valid;
+    reg  [31:0] eff;
+    reg  [2:0] ectr;
+    reg  [31:0] etag_sh;
+    reg  [31:0] etag;
+    reg  [31:0] euse_bits;
+    reg  euse;
+    reg  [1:0] smask;
+    reg  [1:0] strength;
+    reg  [7:0] strength8;
+    reg  [2:0] ctr_new;
+    reg  use_new;
+    reg  [2:0] wctr;
+    reg  [31:0] wtag;
+    reg  wuse;
+    reg  [31:0] wctr32;
+    reg  [31:0] wtag_sh;
+    reg  [31:0] wuse32;
+    reg  wr;
+    
+    // Sub module instances
+    streamtrace_pft__direction__banks__5__entries entries(
+        .clock(entries__clock),
+        .raddr(entries__raddr),
+        .rdata(entries__rdata),
+        .we(entries__we),
+        .waddr(entries__waddr),
+        .wdata(entries__wdata)
+    );
+    streamtrace_pft__direction__banks__5__valid valid(
+        .clock(valid__clock),
+        .clear(valid__clear),
+        .raddr(valid__raddr),
+        .rdata(valid__rdata),
+        .we(valid__we),
+        .waddr(valid__waddr),
+        .wdata(valid__wdata)
+    );
+    streamtrace_pft__direction__banks__5__f_idx f_idx(
+        .clock(f_idx__clock),
+        .clear(f_idx__clear),
+        .shift(f_idx__shift),
+        .taken(f_idx__taken),
+        .leaving(f_idx__leaving),
+        .value(f_idx__value)
+    );
+    streamtrace_pft__direction__banks__5__f_tag f_tag(
+        .clock(f_tag__clock),
+        .clear(f_tag__clear),
+        .shift(f_tag__shift),
+        .taken(f_tag__taken),
+        .leaving(f_tag__leaving),
+        .value(f_tag__value)
+    );
+    streamtrace_pft__direction__banks__5__f_tag1 f_tag1(
+        .clock(f_tag1__clock),
+        .clear(f_tag1__clear),
+        .shift(f_tag1__shift),
+        .taken(f_tag1__taken),
+        .leaving(f_tag1__leaving),
+        .value(f_tag1__value)
+    );
+    
+    // Update code
+    always @(*) begin
+        f_idx__clock = clock;
+        f_tag__clock = clock;
+        f_tag1__clock = clock;
+        f_idx__clear = clear;
+        f_tag__clear = clear;
+        f_tag1__clear = clear;
+        f_idx__shift = shift;
+        f_tag__shift = shift;
+        f_tag1__shift = shift;
+        f_idx__taken = taken;
+        f_tag__taken = taken;
+        f_tag1__taken = taken;
+        f_idx__leaving = leaving;
+        f_tag__leaving = leaving;
+        f_tag1__leaving = leaving;
+        hsh = hpc >> k_e;
+        fe32 = {16'd0, f_idx__value};
+        idx32 = (hpc ^ hsh ^ fe32) & k_idx_mask;
+        idx16 = idx32[15:0];
+        unused_idx = idx32[(32'h10)+:(16)];
+        fw32 = {16'd0, f_tag__value};
+        fw1_32 = {16'd0, f_tag1__value};
+        fw1_sh = fw1_32 << k_one8;
+        tag32 = (hpc ^ fw32 ^ fw1_sh) & k_tag_mask;
+        entries__clock = clock;
+        valid__clock = clock;
+        valid__clear = clear;
+        entries__raddr = idx16;
+        entries__waddr = idx16;
+        valid__raddr = idx16;
+        valid__waddr = idx16;
+        is_valid = valid__rdata != k_zero32;
+        eff = k_zero32;
+        if (is_valid) begin
+            eff = entries__rdata;
+        end
+        ectr = eff[(32'h0)+:(3)];
+        etag_sh = eff >> k_three;
+        etag = etag_sh & k_tag_mask;
+        euse_bits = eff & k_use_bit;
+        euse = euse_bits != k_zero32;
+        hit = etag == tag32;
+        pred = ~ectr[32'h2];
+        smask = k_zero2;
+        if (ectr[32'h2]) begin
+            smask = k_three2;
+        end
+        strength = ectr[(32'h0)+:(2)] ^ smask;
+        strength8 = {6'd0, strength};
+        ctx = k_ctx_base + strength8;
+        useful = euse;
+        ctr_new = ectr;
+        if (taken) begin
+            if (ectr != k_ctr_max) begin
+                ctr_new = ectr + k_ctr_one;
+            end
+        end
+        else if (ectr != k_ctr_min) begin
+            ctr_new = ectr - k_ctr_one;
+        end
+        use_new = euse;
+        if (set_useful) begin
+            use_new = useful_val;
+        end
+        wctr = ctr_new;
+        wtag = etag;
+        wuse = use_new;
+        if (op_alloc) begin
+            wctr = k_ctr_m1;
+            if (taken) begin
+                wctr = k_ctr_zero;
+            end
+            wtag = tag32;
+            wuse = 1'b0;
+        end
+        if (op_uclr) begin
+            wctr = ectr;
+            wuse = 1'b0;
+        end
+        wctr32 = {29'd0, wctr};
+        wtag_sh = wtag << k_three;
+        wuse32 = k_zero32;
+        if (wuse) begin
+            wuse32 = k_use_bit;
+        end
+        wr = (op_update | op_alloc | op_uclr) & ~clear;
+        entries__we = wr;
+        entries__wdata = wctr32 | wtag_sh | wuse32;
+        valid__we = wr;
+        valid__wdata = k_one32;
+    end
+    
+endmodule // streamtrace_pft__direction__banks__5
+
+
+module streamtrace_pft__direction__banks__5__entries(clock,raddr,rdata,we,waddr,wdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] raddr;
+    output reg  [31:0] rdata;
+    input wire  we;
+    input wire  [15:0] waddr;
+    input wire  [31:0] wdata;
+    
+    // Update code (custom)
+    // 32 x 12 table: asynchronous read, synchronous write
+    reg [11:0] mem [0:31];
+    integer i;
+    initial begin
+        for (i = 0; i < 32; i = i + 1) mem[i] = 12'd0;
+    end
+    // address and data bits above the table's size are unused by design
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:12], 1'b0};
+    always @(posedge clock) begin
+        if (we) mem[waddr[4:0]] <= wdata[11:0];
+    end
+    always @(*) rdata = {20'd0, mem[raddr[4:0]]};
+endmodule // streamtrace_pft__direction__banks__5__entries
+
+
+module streamtrace_pft__direction__banks__5__f_idx(clock,clear,shift,taken,leaving,value);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  clear;
+    input wire  shift;
+    input wire  taken;
+    input wire  leaving;
+    output reg  [15:0] value;
+    
+    // Constant declarations
+    localparam  k_zero = 16'h0;
+    localparam  k_one = 16'h1;
+    localparam  k_top = 16'h4;
+    localparam  k_mask = 16'h1f;
+    localparam  k_exit = 16'h10;
+    
+    // Stub signals
+    reg  [15:0] fold__d;
+    wire  [15:0] fold__q;
+    reg  fold__clock;
+    
+    // Local signals
+    reg  [15:0] up;
+    reg  [15:0] down;
+    reg  [15:0] rot;
+    reg  [15:0] new_bit;
+    reg  [15:0] exit_bit;
+    
+    // Sub module instances
+    streamtrace_pft__direction__banks__5__f_idx__fold fold(
+        .d(fold__d),
+        .q(fold__q),
+        .clock(fold__clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        fold__clock = clock;
+        fold__d = fold__q;
+        up = fold__q << k_one;
+        down = fold__q >> k_top;
+        rot = (up | down) & k_mask;
+        new_bit = k_zero;
+        if (taken) begin
+            new_bit = k_one;
+        end
+        exit_bit = k_zero;
+        if (leaving) begin
+            exit_bit = k_exit;
+        end
+        if (shift) begin
+            fold__d = rot ^ new_bit ^ exit_bit;
+        end
+        if (clear) begin
+            fold__d = k_zero;
+        end
+        value = fold__q;
+    end
+    
+endmodule // streamtrace_pft__direction__banks__5__f_idx
+
+
+module streamtrace_pft__direction__banks__5__f_idx__fold(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__direction__banks__5__f_idx__fold
+
+
+module streamtrace_pft__direction__banks__5__f_tag(clock,clear,shift,taken,leaving,value);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  clear;
+    input wire  shift;
+    input wire  taken;
+    input wire  leaving;
+    output reg  [15:0] value;
+    
+    // Constant declarations
+    localparam  k_zero = 16'h0;
+    localparam  k_one = 16'h1;
+    localparam  k_top = 16'h7;
+    localparam  k_mask = 16'hff;
+    localparam  k_exit = 16'h1;
+    
+    // Stub signals
+    reg  [15:0] fold__d;
+    wire  [15:0] fold__q;
+    reg  fold__clock;
+    
+    // Local signals
+    reg  [15:0] up;
+    reg  [15:0] down;
+    reg  [15:0] rot;
+    reg  [15:0] new_bit;
+    reg  [15:0] exit_bit;
+    
+    // Sub module instances
+    streamtrace_pft__direction__banks__5__f_tag__fold fold(
+        .d(fold__d),
+        .q(fold__q),
+        .clock(fold__clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        fold__clock = clock;
+        fold__d = fold__q;
+        up = fold__q << k_one;
+        down = fold__q >> k_top;
+        rot = (up | down) & k_mask;
+        new_bit = k_zero;
+        if (taken) begin
+            new_bit = k_one;
+        end
+        exit_bit = k_zero;
+        if (leaving) begin
+            exit_bit = k_exit;
+        end
+        if (shift) begin
+            fold__d = rot ^ new_bit ^ exit_bit;
+        end
+        if (clear) begin
+            fold__d = k_zero;
+        end
+        value = fold__q;
+    end
+    
+endmodule // streamtrace_pft__direction__banks__5__f_tag
+
+
+module streamtrace_pft__direction__banks__5__f_tag__fold(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__direction__banks__5__f_tag__fold
+
+
+module streamtrace_pft__direction__banks__5__f_tag1(clock,clear,shift,taken,leaving,value);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  clear;
+    input wire  shift;
+    input wire  taken;
+    input wire  leaving;
+    output reg  [15:0] value;
+    
+    // Constant declarations
+    localparam  k_zero = 16'h0;
+    localparam  k_one = 16'h1;
+    localparam  k_top = 16'h6;
+    localparam  k_mask = 16'h7f;
+    localparam  k_exit = 16'h2;
+    
+    // Stub signals
+    reg  [15:0] fold__d;
+    wire  [15:0] fold__q;
+    reg  fold__clock;
+    
+    // Local signals
+    reg  [15:0] up;
+    reg  [15:0] down;
+    reg  [15:0] rot;
+    reg  [15:0] new_bit;
+    reg  [15:0] exit_bit;
+    
+    // Sub module instances
+    streamtrace_pft__direction__banks__5__f_tag1__fold fold(
+        .d(fold__d),
+        .q(fold__q),
+        .clock(fold__clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        fold__clock = clock;
+        fold__d = fold__q;
+        up = fold__q << k_one;
+        down = fold__q >> k_top;
+        rot = (up | down) & k_mask;
+        new_bit = k_zero;
+        if (taken) begin
+            new_bit = k_one;
+        end
+        exit_bit = k_zero;
+        if (leaving) begin
+            exit_bit = k_exit;
+        end
+        if (shift) begin
+            fold__d = rot ^ new_bit ^ exit_bit;
+        end
+        if (clear) begin
+            fold__d = k_zero;
+        end
+        value = fold__q;
+    end
+    
+endmodule // streamtrace_pft__direction__banks__5__f_tag1
+
+
+module streamtrace_pft__direction__banks__5__f_tag1__fold(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__direction__banks__5__f_tag1__fold
+
+
+module streamtrace_pft__direction__banks__5__valid(clock,clear,raddr,rdata,we,waddr,wdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  clear;
+    input wire  [15:0] raddr;
+    output reg  [31:0] rdata;
+    input wire  we;
+    input wire  [15:0] waddr;
+    input wire  [31:0] wdata;
+    
+    // Update code (custom)
+    // 32 rows x 1 flags in flip-flops, cleared together
+    reg [31:0] flags;
+    initial flags = 32'd0;
+    // address and data bits above the array's size are unused by design
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
+    always @(posedge clock) begin
+        if (clear) flags <= 32'd0;
+        else if (we) flags[waddr[4:0] +: 1] <= wdata[0:0];
+    end
+    always @(*) rdata = {31'd0, flags[raddr[4:0] +: 1]};
+endmodule // streamtrace_pft__direction__banks__5__valid
 
 
 module streamtrace_pft__direction__base_ram(clock,raddr,rdata,we,waddr,wdata);
@@ -5949,18 +7857,18 @@ module streamtrace_pft__direction__base_ram(clock,raddr,rdata,we,waddr,wdata);
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 256 x 2 table: asynchronous read, synchronous write
-    reg [1:0] mem [0:255];
+    // 128 x 2 table: asynchronous read, synchronous write
+    reg [1:0] mem [0:127];
     integer i;
     initial begin
-        for (i = 0; i < 256; i = i + 1) mem[i] = 2'd0;
+        for (i = 0; i < 128; i = i + 1) mem[i] = 2'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:8], waddr[15:8], wdata[31:2], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:7], waddr[15:7], wdata[31:2], 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[7:0]] <= wdata[1:0];
+        if (we) mem[waddr[6:0]] <= wdata[1:0];
     end
-    always @(*) rdata = {30'd0, mem[raddr[7:0]]};
+    always @(*) rdata = {30'd0, mem[raddr[6:0]]};
 endmodule // streamtrace_pft__direction__base_ram
 
 
@@ -5976,16 +7884,16 @@ module streamtrace_pft__direction__base_valid(clock,clear,raddr,rdata,we,waddr,w
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 256 rows x 1 flags in flip-flops, cleared together
-    reg [255:0] flags;
-    initial flags = 256'd0;
+    // 128 rows x 1 flags in flip-flops, cleared together
+    reg [127:0] flags;
+    initial flags = 128'd0;
     // address and data bits above the array's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:8], waddr[15:8], wdata[31:1], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:7], waddr[15:7], wdata[31:1], 1'b0};
     always @(posedge clock) begin
-        if (clear) flags <= 256'd0;
-        else if (we) flags[waddr[7:0] +: 1] <= wdata[0:0];
+        if (clear) flags <= 128'd0;
+        else if (we) flags[waddr[6:0] +: 1] <= wdata[0:0];
     end
-    always @(*) rdata = {31'd0, flags[raddr[7:0] +: 1]};
+    always @(*) rdata = {31'd0, flags[raddr[6:0] +: 1]};
 endmodule // streamtrace_pft__direction__base_valid
 
 
@@ -6133,13 +8041,22 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     localparam  k_four32 = 32'h4;
     localparam  k_eight32 = 32'h8;
     localparam  k_zero32 = 32'h0;
+    localparam  k_ones32 = 32'hffffffff;
     localparam  k_path_mask = 32'hff;
-    localparam  k_itp_mask = 16'hf;
+    localparam  k_itb_mask = 16'hf;
+    localparam  k_itt_mask = 16'hf;
+    localparam  k_itt_shift = 8'h4;
+    localparam  k_ttag_shift = 8'h7;
+    localparam  k_ttag_mask = 32'h7f;
+    localparam  k_has_itt = 1'b1;
+    localparam  k_two8 = 8'h2;
+    localparam  k_three8 = 8'h3;
+    localparam  k_five8 = 8'h5;
     localparam  k_has_ras = 1'b1;
     localparam  k_has_rtc = 1'b1;
     localparam  k_ras_last = 8'h7;
     localparam  k_ras_depth = 8'h8;
-    localparam  k_rtc_size = 8'h4;
+    localparam  k_rtc_size = 8'h8;
     localparam  k_one8 = 8'h1;
     localparam  k_zero8 = 8'h0;
     localparam  k_one16 = 16'h1;
@@ -6150,6 +8067,7 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     localparam  k_sel_return = 2'b0;
     localparam  k_sel_return_empty = 2'b1;
     localparam  k_sel_indirect = 2'b10;
+    localparam  k_sel_indirect_tagged = 2'b11;
     localparam  k_sh32 = 8'h20;
     localparam  k_sh48 = 8'h30;
     localparam  k_sh54 = 8'h36;
@@ -6168,8 +8086,11 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     localparam  k_b_ras_top_hit = 64'h100000000000000;
     localparam  k_b_rtc = 64'h200000000000000;
     localparam  k_b_rtc_hit = 64'h400000000000000;
-    localparam  k_b_addr = 64'h800000000000000;
+    localparam  k_b_off = 64'h800000000000000;
     localparam  k_b_addr_same = 64'h1000000000000000;
+    localparam  k_b_alt = 64'h2000000000000000;
+    localparam  k_b_alt_hit = 64'h4000000000000000;
+    localparam  k_b_off_same = 64'h8000000000000000;
     localparam  k_zero64 = 64'h0;
     
     // Stub signals
@@ -6227,22 +8148,53 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     reg  [31:0] rtc__3__d;
     wire  [31:0] rtc__3__q;
     reg  rtc__3__clock;
+    reg  [31:0] rtc__4__d;
+    wire  [31:0] rtc__4__q;
+    reg  rtc__4__clock;
+    reg  [31:0] rtc__5__d;
+    wire  [31:0] rtc__5__q;
+    reg  rtc__5__clock;
+    reg  [31:0] rtc__6__d;
+    wire  [31:0] rtc__6__q;
+    reg  rtc__6__clock;
+    reg  [31:0] rtc__7__d;
+    wire  [31:0] rtc__7__q;
+    reg  rtc__7__clock;
     reg  [7:0] rtc_len__d;
     wire  [7:0] rtc_len__q;
     reg  rtc_len__clock;
-    reg  itp__0__clock;
-    reg  [15:0] itp__0__raddr;
-    wire  [31:0] itp__0__rdata;
-    reg  itp__0__we;
-    reg  [15:0] itp__0__waddr;
-    reg  [31:0] itp__0__wdata;
-    reg  itp_valid__0__clock;
-    reg  itp_valid__0__clear;
-    reg  [15:0] itp_valid__0__raddr;
-    wire  [31:0] itp_valid__0__rdata;
-    reg  itp_valid__0__we;
-    reg  [15:0] itp_valid__0__waddr;
-    reg  [31:0] itp_valid__0__wdata;
+    reg  itb__0__clock;
+    reg  [15:0] itb__0__raddr;
+    wire  [31:0] itb__0__rdata;
+    reg  itb__0__we;
+    reg  [15:0] itb__0__waddr;
+    reg  [31:0] itb__0__wdata;
+    reg  itb_valid__0__clock;
+    reg  itb_valid__0__clear;
+    reg  [15:0] itb_valid__0__raddr;
+    wire  [31:0] itb_valid__0__rdata;
+    reg  itb_valid__0__we;
+    reg  [15:0] itb_valid__0__waddr;
+    reg  [31:0] itb_valid__0__wdata;
+    reg  itt_tag__0__clock;
+    reg  [15:0] itt_tag__0__raddr;
+    wire  [31:0] itt_tag__0__rdata;
+    reg  itt_tag__0__we;
+    reg  [15:0] itt_tag__0__waddr;
+    reg  [31:0] itt_tag__0__wdata;
+    reg  itt_target__0__clock;
+    reg  [15:0] itt_target__0__raddr;
+    wire  [31:0] itt_target__0__rdata;
+    reg  itt_target__0__we;
+    reg  [15:0] itt_target__0__waddr;
+    reg  [31:0] itt_target__0__wdata;
+    reg  itt_valid__0__clock;
+    reg  itt_valid__0__clear;
+    reg  [15:0] itt_valid__0__raddr;
+    wire  [31:0] itt_valid__0__rdata;
+    reg  itt_valid__0__we;
+    reg  [15:0] itt_valid__0__waddr;
+    reg  [31:0] itt_valid__0__wdata;
     reg  [31:0] path__d;
     wire  [31:0] path__q;
     reg  path__clock;
@@ -6274,18 +8226,27 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     reg  start_same;
     reg  [31:0] start_field;
     reg  [31:0] upper1;
-    reg  addr_present;
     reg  addr_same;
     reg  [31:0] addr_field;
     reg  ras_empty;
     reg  [31:0] ras_top_val;
-    reg  [31:0] itp_hash;
-    reg  [15:0] itp_index;
-    reg  [31:0] itp_val;
+    reg  [15:0] itb_index;
+    reg  [31:0] base_val;
+    reg  [31:0] itt_hash;
+    reg  [15:0] itt_index;
+    reg  [31:0] itt_tag_calc;
+    reg  [31:0] itt_tag_val;
+    reg  [31:0] itt_target_val;
+    reg  tagged_hit;
+    reg  itp_train;
+    reg  itt_write;
     reg  [31:0] pred_tgt;
     reg  [1:0] tgt_sel;
     reg  tgt_hit;
     reg  miss;
+    reg  alt_present;
+    reg  alt_hit;
+    reg  alt_taken;
     reg  ras_top_present;
     reg  ras_top_hit;
     reg  ras_top_taken;
@@ -6294,20 +8255,39 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     reg  rtc_match__1;
     reg  rtc_match__2;
     reg  rtc_match__3;
+    reg  rtc_match__4;
+    reg  rtc_match__5;
+    reg  rtc_match__6;
+    reg  rtc_match__7;
     reg  rtc_found__0;
     reg  rtc_found__1;
     reg  rtc_found__2;
     reg  rtc_found__3;
     reg  rtc_found__4;
+    reg  rtc_found__5;
+    reg  rtc_found__6;
+    reg  rtc_found__7;
+    reg  rtc_found__8;
     reg  [7:0] rtc_pos_v__0;
     reg  [7:0] rtc_pos_v__1;
     reg  [7:0] rtc_pos_v__2;
     reg  [7:0] rtc_pos_v__3;
     reg  [7:0] rtc_pos_v__4;
+    reg  [7:0] rtc_pos_v__5;
+    reg  [7:0] rtc_pos_v__6;
+    reg  [7:0] rtc_pos_v__7;
+    reg  [7:0] rtc_pos_v__8;
     reg  rtc_any;
     reg  [7:0] rtc_pos;
     reg  rtc_hit;
-    reg  target_addr;
+    reg  off;
+    reg  off_same;
+    reg  [7:0] off_shift;
+    reg  [31:0] off_a;
+    reg  [31:0] off_t;
+    reg  [31:0] off_d;
+    reg  [31:0] off_sign;
+    reg  [31:0] off_z;
     reg  [7:0] rtc_len_grown;
     reg  [7:0] rtc_from;
     reg  rtc_touch;
@@ -6327,9 +8307,12 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     reg  reset_state;
     reg  [5:0] dir_ctx6;
     reg  [1:0] unused_dir_ctx;
-    reg  [15:0] unused_itp_hash;
-    reg  [31:0] unused_itp_valid;
-    reg  [15:0] unused_itp_index;
+    reg  [15:0] unused_itt_hash;
+    reg  [31:0] unused_itb_valid;
+    reg  [31:0] unused_itt_valid;
+    reg  [15:0] unused_itb_index;
+    reg  [15:0] unused_itt_index;
+    reg  unused_itt_write;
     reg  [7:0] unused_rtc_from;
     reg  [31:0] unused_push_val;
     reg  unused_rtc_chain;
@@ -6348,7 +8331,10 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     reg  [63:0] f_ras_top_hit;
     reg  [63:0] f_rtc;
     reg  [63:0] f_rtc_hit;
-    reg  [63:0] f_addr;
+    reg  [63:0] f_alt;
+    reg  [63:0] f_alt_hit;
+    reg  [63:0] f_off;
+    reg  [63:0] f_off_same;
     reg  [63:0] f_addr_same;
     reg  [63:0] tail_bits;
     
@@ -6443,27 +8429,72 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         .q(rtc__3__q),
         .clock(rtc__3__clock)
     );
+    streamtrace_pft__front__rtc__4 rtc__4(
+        .d(rtc__4__d),
+        .q(rtc__4__q),
+        .clock(rtc__4__clock)
+    );
+    streamtrace_pft__front__rtc__5 rtc__5(
+        .d(rtc__5__d),
+        .q(rtc__5__q),
+        .clock(rtc__5__clock)
+    );
+    streamtrace_pft__front__rtc__6 rtc__6(
+        .d(rtc__6__d),
+        .q(rtc__6__q),
+        .clock(rtc__6__clock)
+    );
+    streamtrace_pft__front__rtc__7 rtc__7(
+        .d(rtc__7__d),
+        .q(rtc__7__q),
+        .clock(rtc__7__clock)
+    );
     streamtrace_pft__front__rtc_len rtc_len(
         .d(rtc_len__d),
         .q(rtc_len__q),
         .clock(rtc_len__clock)
     );
-    streamtrace_pft__front__itp__0 itp__0(
-        .clock(itp__0__clock),
-        .raddr(itp__0__raddr),
-        .rdata(itp__0__rdata),
-        .we(itp__0__we),
-        .waddr(itp__0__waddr),
-        .wdata(itp__0__wdata)
+    streamtrace_pft__front__itb__0 itb__0(
+        .clock(itb__0__clock),
+        .raddr(itb__0__raddr),
+        .rdata(itb__0__rdata),
+        .we(itb__0__we),
+        .waddr(itb__0__waddr),
+        .wdata(itb__0__wdata)
     );
-    streamtrace_pft__front__itp_valid__0 itp_valid__0(
-        .clock(itp_valid__0__clock),
-        .clear(itp_valid__0__clear),
-        .raddr(itp_valid__0__raddr),
-        .rdata(itp_valid__0__rdata),
-        .we(itp_valid__0__we),
-        .waddr(itp_valid__0__waddr),
-        .wdata(itp_valid__0__wdata)
+    streamtrace_pft__front__itb_valid__0 itb_valid__0(
+        .clock(itb_valid__0__clock),
+        .clear(itb_valid__0__clear),
+        .raddr(itb_valid__0__raddr),
+        .rdata(itb_valid__0__rdata),
+        .we(itb_valid__0__we),
+        .waddr(itb_valid__0__waddr),
+        .wdata(itb_valid__0__wdata)
+    );
+    streamtrace_pft__front__itt_tag__0 itt_tag__0(
+        .clock(itt_tag__0__clock),
+        .raddr(itt_tag__0__raddr),
+        .rdata(itt_tag__0__rdata),
+        .we(itt_tag__0__we),
+        .waddr(itt_tag__0__waddr),
+        .wdata(itt_tag__0__wdata)
+    );
+    streamtrace_pft__front__itt_target__0 itt_target__0(
+        .clock(itt_target__0__clock),
+        .raddr(itt_target__0__raddr),
+        .rdata(itt_target__0__rdata),
+        .we(itt_target__0__we),
+        .waddr(itt_target__0__waddr),
+        .wdata(itt_target__0__wdata)
+    );
+    streamtrace_pft__front__itt_valid__0 itt_valid__0(
+        .clock(itt_valid__0__clock),
+        .clear(itt_valid__0__clear),
+        .raddr(itt_valid__0__raddr),
+        .rdata(itt_valid__0__rdata),
+        .we(itt_valid__0__we),
+        .waddr(itt_valid__0__waddr),
+        .wdata(itt_valid__0__wdata)
     );
     streamtrace_pft__front__path path(
         .d(path__d),
@@ -6559,20 +8590,41 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         if (ras_top__q == 7) begin
             ras_top_val = ras__7__q;
         end
-        itp_hash = hpc ^ path__q;
-        itp_index = itp_hash[15:0] & k_itp_mask;
-        itp_val = k_zero32;
-        unused_itp_valid = k_zero32;
-        unused_itp_valid = itp_valid__0__rdata;
-        itp__0__clock = clock;
-        itp_valid__0__clock = clock;
-        itp__0__raddr = itp_index;
-        itp_valid__0__raddr = itp_index;
-        if (itp_valid__0__rdata[32'h0]) begin
-            itp_val = itp__0__rdata;
+        itb_index = hpc[15:0] & k_itb_mask;
+        base_val = k_zero32;
+        unused_itb_valid = k_zero32;
+        unused_itb_valid = itb_valid__0__rdata;
+        itb__0__clock = clock;
+        itb_valid__0__clock = clock;
+        itb__0__raddr = itb_index;
+        itb_valid__0__raddr = itb_index;
+        if (itb_valid__0__rdata[32'h0]) begin
+            base_val = itb__0__rdata;
         end
-        pred_tgt = itp_val;
+        itt_hash = (hpc ^ (hpc >> k_itt_shift)) ^ (path__q ^ (path__q >> k_itt_shift));
+        itt_index = itt_hash[15:0] & k_itt_mask;
+        itt_tag_calc = ((hpc ^ (hpc >> k_ttag_shift)) ^ ((path__q << k_three8) ^ (path__q >> k_five8))) & k_ttag_mask;
+        itt_tag_val = k_zero32;
+        itt_target_val = k_zero32;
+        unused_itt_valid = k_zero32;
+        unused_itt_valid = itt_valid__0__rdata;
+        itt_tag__0__clock = clock;
+        itt_target__0__clock = clock;
+        itt_valid__0__clock = clock;
+        itt_tag__0__raddr = itt_index;
+        itt_target__0__raddr = itt_index;
+        itt_valid__0__raddr = itt_index;
+        if (itt_valid__0__rdata[32'h0]) begin
+            itt_tag_val = itt_tag__0__rdata;
+            itt_target_val = itt_target__0__rdata;
+        end
+        tagged_hit = k_has_itt & (itt_tag_val == itt_tag_calc);
+        pred_tgt = base_val;
         tgt_sel = k_sel_indirect;
+        if (tagged_hit) begin
+            pred_tgt = itt_target_val;
+            tgt_sel = k_sel_indirect_tagged;
+        end
         if (cls_ret) begin
             pred_tgt = ras_top_val;
             tgt_sel = k_sel_return;
@@ -6583,10 +8635,13 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         end
         tgt_hit = pred_tgt == next_pc;
         miss = tgt_pt & ~tgt_hit;
-        ras_top_present = (miss & ~cls_ret) & ~ras_empty;
+        alt_present = (miss & ~cls_ret) & (tagged_hit & (base_val != itt_target_val));
+        alt_hit = base_val == next_pc;
+        alt_taken = alt_present & alt_hit;
+        ras_top_present = ((miss & ~cls_ret) & ~alt_taken) & ~ras_empty;
         ras_top_hit = ras_top_val == next_pc;
         ras_top_taken = ras_top_present & ras_top_hit;
-        rtc_present = (miss & ~ras_top_taken) & k_has_rtc;
+        rtc_present = ((miss & ~alt_taken) & ~ras_top_taken) & k_has_rtc;
         rtc_found__0 = 1'b0;
         rtc_pos_v__0 = k_zero8;
         rtc_any = 1'b0;
@@ -6623,13 +8678,60 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         end
         rtc_any = rtc_found__4;
         rtc_pos = rtc_pos_v__4;
+        rtc_match__4 = (rtc_len__q > 4) & (rtc__4__q == next_pc);
+        rtc_found__5 = rtc_found__4 | rtc_match__4;
+        rtc_pos_v__5 = rtc_pos_v__4;
+        if (rtc_match__4 & ~rtc_found__4) begin
+            rtc_pos_v__5 = 4;
+        end
+        rtc_any = rtc_found__5;
+        rtc_pos = rtc_pos_v__5;
+        rtc_match__5 = (rtc_len__q > 5) & (rtc__5__q == next_pc);
+        rtc_found__6 = rtc_found__5 | rtc_match__5;
+        rtc_pos_v__6 = rtc_pos_v__5;
+        if (rtc_match__5 & ~rtc_found__5) begin
+            rtc_pos_v__6 = 5;
+        end
+        rtc_any = rtc_found__6;
+        rtc_pos = rtc_pos_v__6;
+        rtc_match__6 = (rtc_len__q > 6) & (rtc__6__q == next_pc);
+        rtc_found__7 = rtc_found__6 | rtc_match__6;
+        rtc_pos_v__7 = rtc_pos_v__6;
+        if (rtc_match__6 & ~rtc_found__6) begin
+            rtc_pos_v__7 = 6;
+        end
+        rtc_any = rtc_found__7;
+        rtc_pos = rtc_pos_v__7;
+        rtc_match__7 = (rtc_len__q > 7) & (rtc__7__q == next_pc);
+        rtc_found__8 = rtc_found__7 | rtc_match__7;
+        rtc_pos_v__8 = rtc_pos_v__7;
+        if (rtc_match__7 & ~rtc_found__7) begin
+            rtc_pos_v__8 = 7;
+        end
+        rtc_any = rtc_found__8;
+        rtc_pos = rtc_pos_v__8;
         rtc_hit = rtc_present & rtc_any;
-        target_addr = (miss & ~ras_top_taken) & ~rtc_hit;
-        addr_present = exception | target_addr;
+        off = ((miss & ~alt_taken) & ~ras_top_taken) & ~rtc_hit;
+        off_same = next_pc[32'h0] == pc[32'h0];
+        off_shift = k_two8;
+        if (next_pc[32'h0]) begin
+            off_shift = k_one8;
+        end
+        off_a = pc >> off_shift;
+        off_t = next_pc >> off_shift;
+        off_d = off_t - off_a;
+        off_sign = k_zero32;
+        if (off_d[32'h1f]) begin
+            off_sign = k_ones32;
+        end
+        off_z = (off_d << k_one8) ^ off_sign;
         addr_same = upper_next == upper1;
         addr_field = (next_pc >> k_low) & k_mask_full;
         if (addr_same) begin
             addr_field = (next_pc >> k_low) & k_mask_same;
+        end
+        if (off) begin
+            addr_field = off_z;
         end
         rtc_len_grown = rtc_len__q + k_one8;
         if (rtc_len__q == k_rtc_size) begin
@@ -6639,7 +8741,7 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         if (rtc_hit) begin
             rtc_from = rtc_pos;
         end
-        rtc_touch = (enable & k_has_rtc) & (rtc_hit | target_addr);
+        rtc_touch = (enable & k_has_rtc) & (rtc_hit | off);
         rtc__0__clock = clock;
         rtc__0__d = rtc__0__q;
         rtc__1__clock = clock;
@@ -6648,6 +8750,14 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         rtc__2__d = rtc__2__q;
         rtc__3__clock = clock;
         rtc__3__d = rtc__3__q;
+        rtc__4__clock = clock;
+        rtc__4__d = rtc__4__q;
+        rtc__5__clock = clock;
+        rtc__5__d = rtc__5__q;
+        rtc__6__clock = clock;
+        rtc__6__d = rtc__6__q;
+        rtc__7__clock = clock;
+        rtc__7__d = rtc__7__q;
         if (rtc_touch) begin
             if (rtc_from >= 1) begin
                 rtc__1__d = rtc__0__q;
@@ -6658,19 +8768,43 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
             if (rtc_from >= 3) begin
                 rtc__3__d = rtc__2__q;
             end
+            if (rtc_from >= 4) begin
+                rtc__4__d = rtc__3__q;
+            end
+            if (rtc_from >= 5) begin
+                rtc__5__d = rtc__4__q;
+            end
+            if (rtc_from >= 6) begin
+                rtc__6__d = rtc__5__q;
+            end
+            if (rtc_from >= 7) begin
+                rtc__7__d = rtc__6__q;
+            end
             rtc__0__d = next_pc;
-            if (target_addr) begin
+            if (off) begin
                 rtc_len__d = rtc_len_grown;
             end
         end
-        itp__0__waddr = itp_index;
-        itp__0__wdata = next_pc;
-        itp__0__we = (enable & tgt_pt) & ~cls_ret;
-        itp_valid__0__waddr = itp_index;
-        itp_valid__0__wdata = k_one32;
-        itp_valid__0__we = (enable & tgt_pt) & ~cls_ret;
-        itp_valid__0__clear = 1'b0;
-        if ((enable & tgt_pt) & ~cls_ret) begin
+        itp_train = (enable & tgt_pt) & ~cls_ret;
+        itt_write = itp_train & (tagged_hit | (base_val != next_pc));
+        itb__0__waddr = itb_index;
+        itb__0__wdata = next_pc;
+        itb__0__we = itp_train;
+        itb_valid__0__waddr = itb_index;
+        itb_valid__0__wdata = k_one32;
+        itb_valid__0__we = itp_train;
+        itb_valid__0__clear = 1'b0;
+        itt_tag__0__waddr = itt_index;
+        itt_tag__0__wdata = itt_tag_calc;
+        itt_tag__0__we = itt_write;
+        itt_target__0__waddr = itt_index;
+        itt_target__0__wdata = next_pc;
+        itt_target__0__we = itt_write;
+        itt_valid__0__waddr = itt_index;
+        itt_valid__0__wdata = k_one32;
+        itt_valid__0__we = itt_write;
+        itt_valid__0__clear = 1'b0;
+        if (itp_train) begin
             path__d = ((path__q << k_two32) ^ (next_pc >> k_two32)) & k_path_mask;
         end
         pop = (tgt_pt & cls_ret & ~ras_empty) | ras_top_taken;
@@ -6755,8 +8889,10 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         sync_now = k_sync_on & (since_inc >= k_sync_period);
         dir_ctx6 = dir_ctx[(32'h0)+:(6)];
         unused_dir_ctx = dir_ctx[(32'h6)+:(2)];
-        unused_itp_hash = itp_hash[(32'h10)+:(16)];
-        unused_itp_index = itp_index;
+        unused_itt_hash = itt_hash[(32'h10)+:(16)];
+        unused_itb_index = itb_index;
+        unused_itt_index = itt_index;
+        unused_itt_write = itt_write;
         unused_rtc_from = rtc_from;
         unused_push_val = push_val;
         unused_rtc_chain = rtc_found__0 & (rtc_pos_v__0 == k_zero8);
@@ -6818,21 +8954,33 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         if (rtc_hit) begin
             f_rtc_hit = k_b_rtc_hit;
         end
-        f_addr = k_zero64;
-        if (addr_present) begin
-            f_addr = k_b_addr;
+        f_alt = k_zero64;
+        if (alt_present) begin
+            f_alt = k_b_alt;
+        end
+        f_alt_hit = k_zero64;
+        if (alt_hit) begin
+            f_alt_hit = k_b_alt_hit;
+        end
+        f_off = k_zero64;
+        if (off) begin
+            f_off = k_b_off;
+        end
+        f_off_same = k_zero64;
+        if (off_same) begin
+            f_off_same = k_b_off_same;
         end
         f_addr_same = k_zero64;
         if (addr_same) begin
             f_addr_same = k_b_addr_same;
         end
         job_w0 = fields0 | f_start | f_start_same | f_exc | f_virt;
-        job_w1 = fields1 | tail_bits | f_tail | f_dir | f_dir_hit | f_tgt | f_tgt_hit | f_ras_top | f_ras_top_hit | f_rtc | f_rtc_hit | f_addr | f_addr_same;
+        job_w1 = fields1 | tail_bits | f_tail | f_dir | f_dir_hit | f_tgt | f_tgt_hit | f_ras_top | f_ras_top_hit | f_rtc | f_rtc_hit | f_alt | f_alt_hit | f_off | f_off_same | f_addr_same;
         job_valid = retire_valid & (awaiting | exception | slot | virt | sync_now);
         if (enable) begin
             started__d = 1'b1;
             upper__d = upper1;
-            if (addr_present) begin
+            if (exception) begin
                 upper__d = upper_next;
             end
             gap_q__d = gap_next;
@@ -6851,7 +8999,8 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
             ras_count__d = k_zero8;
             rtc_len__d = k_zero8;
             path__d = k_zero32;
-            itp_valid__0__clear = 1'b1;
+            itb_valid__0__clear = 1'b1;
+            itt_valid__0__clear = 1'b1;
         end
     end
     
@@ -6877,7 +9026,7 @@ module streamtrace_pft__front__gap_q(d,q,clock);
 endmodule // streamtrace_pft__front__gap_q
 
 
-module streamtrace_pft__front__itp__0(clock,raddr,rdata,we,waddr,wdata);
+module streamtrace_pft__front__itb__0(clock,raddr,rdata,we,waddr,wdata);
     
     // Module arguments
     input wire  clock;
@@ -6900,10 +9049,10 @@ module streamtrace_pft__front__itp__0(clock,raddr,rdata,we,waddr,wdata);
         if (we) mem[waddr[3:0]] <= wdata;
     end
     always @(*) rdata = mem[raddr[3:0]];
-endmodule // streamtrace_pft__front__itp__0
+endmodule // streamtrace_pft__front__itb__0
 
 
-module streamtrace_pft__front__itp_valid__0(clock,clear,raddr,rdata,we,waddr,wdata);
+module streamtrace_pft__front__itb_valid__0(clock,clear,raddr,rdata,we,waddr,wdata);
     
     // Module arguments
     input wire  clock;
@@ -6925,7 +9074,84 @@ module streamtrace_pft__front__itp_valid__0(clock,clear,raddr,rdata,we,waddr,wda
         else if (we) flags[waddr[3:0] +: 1] <= wdata[0:0];
     end
     always @(*) rdata = {31'd0, flags[raddr[3:0] +: 1]};
-endmodule // streamtrace_pft__front__itp_valid__0
+endmodule // streamtrace_pft__front__itb_valid__0
+
+
+module streamtrace_pft__front__itt_tag__0(clock,raddr,rdata,we,waddr,wdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] raddr;
+    output reg  [31:0] rdata;
+    input wire  we;
+    input wire  [15:0] waddr;
+    input wire  [31:0] wdata;
+    
+    // Update code (custom)
+    // 16 x 7 table: asynchronous read, synchronous write
+    reg [6:0] mem [0:15];
+    integer i;
+    initial begin
+        for (i = 0; i < 16; i = i + 1) mem[i] = 7'd0;
+    end
+    // address and data bits above the table's size are unused by design
+    wire unused_bits = &{1'b0, raddr[15:4], waddr[15:4], wdata[31:7], 1'b0};
+    always @(posedge clock) begin
+        if (we) mem[waddr[3:0]] <= wdata[6:0];
+    end
+    always @(*) rdata = {25'd0, mem[raddr[3:0]]};
+endmodule // streamtrace_pft__front__itt_tag__0
+
+
+module streamtrace_pft__front__itt_target__0(clock,raddr,rdata,we,waddr,wdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] raddr;
+    output reg  [31:0] rdata;
+    input wire  we;
+    input wire  [15:0] waddr;
+    input wire  [31:0] wdata;
+    
+    // Update code (custom)
+    // 16 x 32 table: asynchronous read, synchronous write
+    reg [31:0] mem [0:15];
+    integer i;
+    initial begin
+        for (i = 0; i < 16; i = i + 1) mem[i] = 32'd0;
+    end
+    // address and data bits above the table's size are unused by design
+    wire unused_bits = &{1'b0, raddr[15:4], waddr[15:4], 1'b0, 1'b0};
+    always @(posedge clock) begin
+        if (we) mem[waddr[3:0]] <= wdata;
+    end
+    always @(*) rdata = mem[raddr[3:0]];
+endmodule // streamtrace_pft__front__itt_target__0
+
+
+module streamtrace_pft__front__itt_valid__0(clock,clear,raddr,rdata,we,waddr,wdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  clear;
+    input wire  [15:0] raddr;
+    output reg  [31:0] rdata;
+    input wire  we;
+    input wire  [15:0] waddr;
+    input wire  [31:0] wdata;
+    
+    // Update code (custom)
+    // 16 rows x 1 flags in flip-flops, cleared together
+    reg [15:0] flags;
+    initial flags = 16'd0;
+    // address and data bits above the array's size are unused by design
+    wire unused_bits = &{1'b0, raddr[15:4], waddr[15:4], wdata[31:1], 1'b0};
+    always @(posedge clock) begin
+        if (clear) flags <= 16'd0;
+        else if (we) flags[waddr[3:0] +: 1] <= wdata[0:0];
+    end
+    always @(*) rdata = {31'd0, flags[raddr[3:0] +: 1]};
+endmodule // streamtrace_pft__front__itt_valid__0
 
 
 module streamtrace_pft__front__path(d,q,clock);
@@ -7211,6 +9437,82 @@ module streamtrace_pft__front__rtc__3(d,q,clock);
     end
           
 endmodule // streamtrace_pft__front__rtc__3
+
+
+module streamtrace_pft__front__rtc__4(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__front__rtc__4
+
+
+module streamtrace_pft__front__rtc__5(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__front__rtc__5
+
+
+module streamtrace_pft__front__rtc__6(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__front__rtc__6
+
+
+module streamtrace_pft__front__rtc__7(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__front__rtc__7
 
 
 module streamtrace_pft__front__rtc_len(d,q,clock);
@@ -7861,25 +10163,61 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     localparam  k_raw = 3'b10;
     localparam  k_flush = 3'b11;
     localparam  k_marker = 3'b100;
-    localparam  k_ctx_upper = 8'h17;
-    localparam  k_ctx_ras_top = 8'h15;
-    localparam  k_ctx_rtc = 8'h16;
-    localparam  k_ctx_return = 8'h12;
-    localparam  k_ctx_return_empty = 8'h13;
-    localparam  k_ctx_indirect = 8'h14;
+    localparam  k_ctx_upper = 8'h1f;
+    localparam  k_ctx_ras_top = 8'h1d;
+    localparam  k_ctx_rtc = 8'h1e;
+    localparam  k_ctx_return = 8'h1a;
+    localparam  k_ctx_return_empty = 8'h1b;
+    localparam  k_ctx_indirect = 8'h1c;
+    localparam  k_ctx_indirect_tagged = 8'h20;
+    localparam  k_ctx_alt = 8'h21;
+    localparam  k_ctx_same_state = 8'h22;
+    localparam  k_ctx_len1 = 8'h23;
+    localparam  k_ctx_len2 = 8'h24;
+    localparam  k_ctx_len3 = 8'h25;
+    localparam  k_ctx_len4 = 8'h26;
+    localparam  k_ctx_len5 = 8'h27;
+    localparam  k_ctx_len6 = 8'h28;
+    localparam  k_ctx_len7 = 8'h29;
+    localparam  k_zmax0 = 32'h7;
+    localparam  k_zmax1 = 32'h1f;
+    localparam  k_zmax2 = 32'h7f;
+    localparam  k_zmax3 = 32'h1ff;
+    localparam  k_zmax4 = 32'h7ff;
+    localparam  k_zmax5 = 32'h1fff;
+    localparam  k_zmax6 = 32'h1ffff;
+    localparam  k_class1 = 3'b1;
+    localparam  k_class2 = 3'b10;
+    localparam  k_class3 = 3'b11;
+    localparam  k_class4 = 3'b100;
+    localparam  k_class5 = 3'b101;
+    localparam  k_class6 = 3'b110;
+    localparam  k_class7 = 3'b111;
+    localparam  k_wlo0 = 8'h3;
+    localparam  k_wlo1 = 8'h5;
+    localparam  k_wlo2 = 8'h7;
+    localparam  k_wlo3 = 8'h9;
+    localparam  k_wlo4 = 8'hb;
+    localparam  k_wlo5 = 8'hd;
+    localparam  k_wlo6 = 8'h10;
+    localparam  k_wlo7 = 8'h10;
+    localparam  k_whi6 = 8'h1;
+    localparam  k_whi7 = 8'h10;
+    localparam  k_iw = 1'b1;
     localparam  k_wide_same = 1'b1;
     localparam  k_wide_full = 1'b1;
     localparam  k_hi_same = 8'h4;
     localparam  k_hi_full = 8'h10;
     localparam  k_lo_same = 8'h10;
     localparam  k_lo_full = 8'h10;
-    localparam  k_rtc_pos_bits = 8'h2;
+    localparam  k_rtc_pos_bits = 8'h3;
     localparam  k_has_rtc_pos = 1'b1;
     localparam  k_two8 = 8'h2;
     localparam  k_sixteen8 = 8'h10;
     localparam  k_esc_exception = 16'h2;
     localparam  k_esc_overflow = 2'b11;
     localparam  k_esc_end = 2'b0;
+    localparam  k_zero3 = 3'b0;
     localparam  k_zero8 = 8'h0;
     localparam  k_one8 = 8'h1;
     localparam  k_zero16 = 16'h0;
@@ -7907,7 +10245,6 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  [7:0] first;
     reg  [7:0] ph1;
     reg  unused_first_found;
-    reg  [2:0] unused_src1;
     reg  more;
     reg  [7:0] next;
     reg  present__0;
@@ -7932,6 +10269,11 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  present__19;
     reg  present__20;
     reg  present__21;
+    reg  present__22;
+    reg  present__23;
+    reg  present__24;
+    reg  present__25;
+    reg  present__26;
     reg  first_found__0;
     reg  first_found__1;
     reg  first_found__2;
@@ -7955,6 +10297,11 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  first_found__20;
     reg  first_found__21;
     reg  first_found__22;
+    reg  first_found__23;
+    reg  first_found__24;
+    reg  first_found__25;
+    reg  first_found__26;
+    reg  first_found__27;
     reg  [7:0] first_idx__0;
     reg  [7:0] first_idx__1;
     reg  [7:0] first_idx__2;
@@ -7978,6 +10325,11 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  [7:0] first_idx__20;
     reg  [7:0] first_idx__21;
     reg  [7:0] first_idx__22;
+    reg  [7:0] first_idx__23;
+    reg  [7:0] first_idx__24;
+    reg  [7:0] first_idx__25;
+    reg  [7:0] first_idx__26;
+    reg  [7:0] first_idx__27;
     reg  next_found__0;
     reg  next_found__1;
     reg  next_found__2;
@@ -8001,6 +10353,11 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  next_found__20;
     reg  next_found__21;
     reg  next_found__22;
+    reg  next_found__23;
+    reg  next_found__24;
+    reg  next_found__25;
+    reg  next_found__26;
+    reg  next_found__27;
     reg  [7:0] next_idx__0;
     reg  [7:0] next_idx__1;
     reg  [7:0] next_idx__2;
@@ -8024,6 +10381,11 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  [7:0] next_idx__20;
     reg  [7:0] next_idx__21;
     reg  [7:0] next_idx__22;
+    reg  [7:0] next_idx__23;
+    reg  [7:0] next_idx__24;
+    reg  [7:0] next_idx__25;
+    reg  [7:0] next_idx__26;
+    reg  [7:0] next_idx__27;
     reg  start;
     reg  start_same;
     reg  exc;
@@ -8033,11 +10395,14 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  dir_hit;
     reg  tgt;
     reg  tgt_hit;
+    reg  alt;
+    reg  alt_hit;
     reg  ras_top;
     reg  ras_top_hit;
     reg  rtc;
     reg  rtc_hit;
-    reg  addr;
+    reg  off;
+    reg  off_same;
     reg  addr_same;
     reg  [31:0] start_field;
     reg  [31:0] addr_field;
@@ -8049,6 +10414,11 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  [1:0] tail_type;
     reg  start_wide;
     reg  addr_wide;
+    reg  [2:0] off_class;
+    reg  off_wide;
+    reg  [7:0] off_hi_bits;
+    reg  [7:0] off_lo_bits;
+    reg  field_wide;
     reg  overflow;
     reg  marker;
     
@@ -8116,9 +10486,11 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         ras_top_hit = src1[32'h38];
         rtc = src1[32'h39];
         rtc_hit = src1[32'h3a];
-        addr = src1[32'h3b];
+        off = src1[32'h3b];
         addr_same = src1[32'h3c];
-        unused_src1 = src1[(32'h3d)+:(3)];
+        alt = src1[32'h3d];
+        alt_hit = src1[32'h3e];
+        off_same = src1[32'h3f];
         start_wide = k_wide_full;
         if (start_same) begin
             start_wide = k_wide_same;
@@ -8127,6 +10499,68 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         if (addr_same) begin
             addr_wide = k_wide_same;
         end
+        off_class = k_class7;
+        if (addr_field <= k_zmax6) begin
+            off_class = k_class6;
+        end
+        if (addr_field <= k_zmax5) begin
+            off_class = k_class5;
+        end
+        if (addr_field <= k_zmax4) begin
+            off_class = k_class4;
+        end
+        if (addr_field <= k_zmax3) begin
+            off_class = k_class3;
+        end
+        if (addr_field <= k_zmax2) begin
+            off_class = k_class2;
+        end
+        if (addr_field <= k_zmax1) begin
+            off_class = k_class1;
+        end
+        if (addr_field <= k_zmax0) begin
+            off_class = k_zero3;
+        end
+        off_wide = 1'b0;
+        off_hi_bits = k_whi7;
+        off_lo_bits = k_wlo7;
+        case (off_class)
+            0:
+                begin
+                    off_lo_bits = k_wlo0;
+                end
+            1:
+                begin
+                    off_lo_bits = k_wlo1;
+                end
+            2:
+                begin
+                    off_lo_bits = k_wlo2;
+                end
+            3:
+                begin
+                    off_lo_bits = k_wlo3;
+                end
+            4:
+                begin
+                    off_lo_bits = k_wlo4;
+                end
+            5:
+                begin
+                    off_lo_bits = k_wlo5;
+                end
+            6:
+                begin
+                    off_wide = 1'b1;
+                    off_hi_bits = k_whi6;
+                    off_lo_bits = k_wlo6;
+                end
+            default:
+                begin
+                    off_wide = 1'b1;
+                end
+        endcase
+        field_wide = (exc & addr_wide) | (off & off_wide);
         overflow = tail_type == k_esc_overflow;
         marker = tail_type != k_esc_end;
         present__0 = start;
@@ -8137,20 +10571,25 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         present__5 = exc;
         present__6 = dir;
         present__7 = tgt;
-        present__8 = ras_top;
-        present__9 = rtc;
-        present__10 = (rtc & rtc_hit) & k_has_rtc_pos;
-        present__11 = addr;
-        present__12 = addr & addr_wide;
-        present__13 = addr;
-        present__14 = virt;
-        present__15 = tail;
-        present__16 = tail;
-        present__17 = tail;
-        present__18 = tail & overflow;
-        present__19 = tail & overflow;
+        present__8 = alt;
+        present__9 = ras_top;
+        present__10 = rtc;
+        present__11 = (rtc & rtc_hit) & k_has_rtc_pos;
+        present__12 = exc;
+        present__13 = off & k_iw;
+        present__14 = off;
+        present__15 = off;
+        present__16 = off;
+        present__17 = field_wide;
+        present__18 = exc | off;
+        present__19 = virt;
         present__20 = tail;
-        present__21 = tail & marker;
+        present__21 = tail;
+        present__22 = tail;
+        present__23 = tail & overflow;
+        present__24 = tail & overflow;
+        present__25 = tail;
+        present__26 = tail & marker;
         first_found__0 = 1'b0;
         first_idx__0 = k_zero8;
         first_found__1 = first_found__0 | present__0;
@@ -8307,6 +10746,41 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         end
         first = first_idx__22;
         unused_first_found = first_found__22;
+        first_found__23 = first_found__22 | present__22;
+        first_idx__23 = first_idx__22;
+        if (present__22 & ~first_found__22) begin
+            first_idx__23 = 22;
+        end
+        first = first_idx__23;
+        unused_first_found = first_found__23;
+        first_found__24 = first_found__23 | present__23;
+        first_idx__24 = first_idx__23;
+        if (present__23 & ~first_found__23) begin
+            first_idx__24 = 23;
+        end
+        first = first_idx__24;
+        unused_first_found = first_found__24;
+        first_found__25 = first_found__24 | present__24;
+        first_idx__25 = first_idx__24;
+        if (present__24 & ~first_found__24) begin
+            first_idx__25 = 24;
+        end
+        first = first_idx__25;
+        unused_first_found = first_found__25;
+        first_found__26 = first_found__25 | present__25;
+        first_idx__26 = first_idx__25;
+        if (present__25 & ~first_found__25) begin
+            first_idx__26 = 25;
+        end
+        first = first_idx__26;
+        unused_first_found = first_found__26;
+        first_found__27 = first_found__26 | present__26;
+        first_idx__27 = first_idx__26;
+        if (present__26 & ~first_found__26) begin
+            first_idx__27 = 26;
+        end
+        first = first_idx__27;
+        unused_first_found = first_found__27;
         ph = phase__q;
         if (load) begin
             ph = first;
@@ -8468,6 +10942,41 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         end
         more = next_found__22;
         next = next_idx__22;
+        next_found__23 = next_found__22 | (present__22 & (ph1 <= 22));
+        next_idx__23 = next_idx__22;
+        if ((present__22 & (ph1 <= 22)) & ~next_found__22) begin
+            next_idx__23 = 22;
+        end
+        more = next_found__23;
+        next = next_idx__23;
+        next_found__24 = next_found__23 | (present__23 & (ph1 <= 23));
+        next_idx__24 = next_idx__23;
+        if ((present__23 & (ph1 <= 23)) & ~next_found__23) begin
+            next_idx__24 = 23;
+        end
+        more = next_found__24;
+        next = next_idx__24;
+        next_found__25 = next_found__24 | (present__24 & (ph1 <= 24));
+        next_idx__25 = next_idx__24;
+        if ((present__24 & (ph1 <= 24)) & ~next_found__24) begin
+            next_idx__25 = 24;
+        end
+        more = next_found__25;
+        next = next_idx__25;
+        next_found__26 = next_found__25 | (present__25 & (ph1 <= 25));
+        next_idx__26 = next_idx__25;
+        if ((present__25 & (ph1 <= 25)) & ~next_found__25) begin
+            next_idx__26 = 25;
+        end
+        more = next_found__26;
+        next = next_idx__26;
+        next_found__27 = next_found__26 | (present__26 & (ph1 <= 26));
+        next_idx__27 = next_idx__26;
+        if ((present__26 & (ph1 <= 26)) & ~next_found__26) begin
+            next_idx__27 = 26;
+        end
+        more = next_found__27;
+        next = next_idx__27;
         op_valid = act & (in_service__q | load);
         op_kind = k_raw;
         op_escape = 1'b0;
@@ -8535,80 +11044,140 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
                             begin
                                 op_ctx = k_ctx_return_empty;
                             end
-                        default:
+                        2:
                             begin
                                 op_ctx = k_ctx_indirect;
+                            end
+                        default:
+                            begin
+                                op_ctx = k_ctx_indirect_tagged;
                             end
                     endcase
                 end
             8:
                 begin
                     op_kind = k_bit;
+                    op_hit = alt_hit;
+                    op_ctx = k_ctx_alt;
+                end
+            9:
+                begin
+                    op_kind = k_bit;
                     op_hit = ras_top_hit;
                     op_ctx = k_ctx_ras_top;
                 end
-            9:
+            10:
                 begin
                     op_kind = k_bit;
                     op_hit = rtc_hit;
                     op_ctx = k_ctx_rtc;
                 end
-            10:
+            11:
                 begin
                     op_value = {12'd0, rtc_pos};
                     op_bits = k_rtc_pos_bits;
                 end
-            11:
+            12:
                 begin
                     op_kind = k_bit;
                     op_hit = addr_same;
                     op_ctx = k_ctx_upper;
                 end
-            12:
-                begin
-                    op_value = addr_field[(32'h10)+:(16)];
-                    op_bits = k_hi_full;
-                    if (addr_same) begin
-                        op_bits = k_hi_same;
-                    end
-                end
             13:
                 begin
-                    op_value = addr_field[(32'h0)+:(16)];
-                    op_bits = k_lo_full;
-                    if (addr_same) begin
-                        op_bits = k_lo_same;
-                    end
+                    op_kind = k_bit;
+                    op_hit = off_same;
+                    op_ctx = k_ctx_same_state;
                 end
             14:
+                begin
+                    op_kind = k_bit;
+                    op_hit = ~off_class[32'h2];
+                    op_ctx = k_ctx_len1;
+                end
+            15:
+                begin
+                    op_kind = k_bit;
+                    op_hit = ~off_class[32'h1];
+                    op_ctx = k_ctx_len2;
+                    if (off_class[32'h2]) begin
+                        op_ctx = k_ctx_len3;
+                    end
+                end
+            16:
+                begin
+                    op_kind = k_bit;
+                    op_hit = ~off_class[32'h0];
+                    case (off_class[(32'h1)+:(2)])
+                        0:
+                            begin
+                                op_ctx = k_ctx_len4;
+                            end
+                        1:
+                            begin
+                                op_ctx = k_ctx_len5;
+                            end
+                        2:
+                            begin
+                                op_ctx = k_ctx_len6;
+                            end
+                        default:
+                            begin
+                                op_ctx = k_ctx_len7;
+                            end
+                    endcase
+                end
+            17:
+                begin
+                    op_value = addr_field[(32'h10)+:(16)];
+                    op_bits = off_hi_bits;
+                    if (exc) begin
+                        op_bits = k_hi_full;
+                        if (addr_same) begin
+                            op_bits = k_hi_same;
+                        end
+                    end
+                end
+            18:
+                begin
+                    op_value = addr_field[(32'h0)+:(16)];
+                    op_bits = off_lo_bits;
+                    if (exc) begin
+                        op_bits = k_lo_full;
+                        if (addr_same) begin
+                            op_bits = k_lo_same;
+                        end
+                    end
+                end
+            19:
                 begin
                     op_kind = k_slot;
                     op_hit = 1'b1;
                     op_fixed = 1'b1;
                 end
-            15:
+            20:
                 begin
                     op_kind = k_slot;
                     op_escape = 1'b1;
                 end
-            16:
+            21:
                 begin
                     op_value = {14'd0, tail_type};
                     op_bits = k_two8;
                 end
-            17:
+            22:
                 begin
                     op_value = tail_offset;
                 end
-            18:
+            23:
                 begin
                     op_value = addr_field[(32'h10)+:(16)];
                 end
-            19:
+            24:
                 begin
                     op_value = addr_field[(32'h0)+:(16)];
                 end
-            20:
+            25:
                 begin
                     op_kind = k_flush;
                 end

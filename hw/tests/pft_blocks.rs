@@ -7,10 +7,10 @@ mod common;
 
 use rust_hdl::prelude::*;
 use streamtrace_hw::pft::front::PftFrontEnd;
-use streamtrace_hw::pft::{strip_info, JobRecord, PftHwConfig};
+use streamtrace_hw::pft::{strip_info, JobRecord, PftHwConfig, TGT_INDIRECT_TAGGED};
 use streamtrace_model::pft::predict::DirectionPredictor;
 use streamtrace_model::pft::PftFrontEnd as ModelFrontEnd;
-use streamtrace_model::{BufferConfig, Config, RetireEvent};
+use streamtrace_model::{BranchClass, BufferConfig, Config, RetireEvent};
 
 fn program_events(name: &str, max: u64) -> Vec<RetireEvent> {
     common::program_events(name, max).into_iter().map(|(e, _)| e).collect()
@@ -19,6 +19,78 @@ fn program_events(name: &str, max: u64) -> Vec<RetireEvent> {
 fn lcg(s: &mut u64) -> u64 {
     *s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
     *s >> 33
+}
+
+/// A synthetic interpreter loop, the target coding's hard case: a dispatch jump whose
+/// targets follow a repeating pattern with random departures (the tagged target table and
+/// its alternate), handlers in ARM and Thumb state, near and far (the kernel helper page:
+/// every offset class), calls and returns, and a `pop {r3}; bx r3` return (RAS top).
+fn ev(v: &mut Vec<RetireEvent>, pc: u32, insn: u32, class: BranchClass, taken: bool, next_pc: u32) {
+    let thumb = pc & 1 != 0;
+    v.push(RetireEvent { pc: pc & !1, insn, thumb, class, taken, next_pc, ..Default::default() });
+}
+
+fn dispatch_events(n: usize) -> Vec<RetireEvent> {
+    use streamtrace_model::BranchClass::{DirectCond, DirectUncond, IndirectCond, IndirectUncond, Return};
+    const NOP: u32 = 0xE1A0_0000;
+    let mut v: Vec<RetireEvent> = Vec::new();
+    let handler = |k: u32| match k {
+        0..=9 => 0x8400 + 0x40 * k,
+        10..=12 => 0xA001 + 0x20 * (k - 10),
+        13 => 0x0040_0000,
+        14 => 0xFFFF_0FE0,
+        _ => 0x0002_0000 + 0x100 * (k - 15),
+    };
+    let pattern = [0, 1, 0, 2, 3, 1, 0, 4, 7, 10];
+    let mut s = 11u64;
+    let mut i = 0;
+    while v.len() < n {
+        let r = lcg(&mut s);
+        let k = if r.is_multiple_of(16) { (lcg(&mut s) % 20) as u32 } else { pattern[i % pattern.len()] };
+        i += 1;
+        let h = handler(k);
+        ev(&mut v, 0x8000, NOP, BranchClass::None, false, 0x8004);
+        let skip = r % 4 == 1;
+        ev(&mut v, 0x8004, 0x1A00_0000, DirectCond, skip, if skip { 0x800C } else { 0x8008 });
+        if !skip {
+            ev(&mut v, 0x8008, NOP, BranchClass::None, false, 0x800C);
+        }
+        ev(&mut v, 0x800C, 0xE791_F100, IndirectUncond, true, h);
+        if h & 1 != 0 {
+            // Thumb: a nop, then back to the dispatcher through `bx r3`.
+            ev(&mut v, h, 0x46C0, BranchClass::None, false, h + 2);
+            ev(&mut v, h + 2, 0x4718, IndirectUncond, true, 0x8000);
+            continue;
+        }
+        ev(&mut v, h, NOP, BranchClass::None, false, h + 4);
+        match k % 4 {
+            0 => {
+                // A call and its return.
+                ev(&mut v, h + 4, 0xEB00_0000, DirectUncond, true, 0xC000);
+                ev(&mut v, 0xC000, NOP, BranchClass::None, false, 0xC004);
+                ev(&mut v, 0xC004, 0xE12F_FF1E, Return, true, h + 8);
+            }
+            1 => {
+                // A call returning through `pop {r3}; bx r3`: the RAS top as a missed target.
+                ev(&mut v, h + 4, 0xEB00_0000, DirectUncond, true, 0xD000);
+                ev(&mut v, 0xD000, 0xE49D_3004, BranchClass::None, false, 0xD004);
+                ev(&mut v, 0xD004, 0xE12F_FF13, IndirectUncond, true, h + 8);
+            }
+            2 => {
+                // A conditional indirect jump between two targets.
+                let t = lcg(&mut s) % 3;
+                let to = [h + 8, 0x9000, 0x9101][t as usize];
+                ev(&mut v, h + 4, 0x1592_F000, IndirectCond, t != 0, if t == 0 { h + 8 } else { to });
+                if t != 0 {
+                    ev(&mut v, to & !1, NOP, BranchClass::None, false, (to & !1) + 4);
+                    ev(&mut v, (to & !1) + 4, 0xEA00_0000, DirectUncond, true, h + 8);
+                }
+            }
+            _ => ev(&mut v, h + 4, NOP, BranchClass::None, false, h + 8),
+        }
+        ev(&mut v, h + 8, 0xEA00_0000, DirectUncond, true, 0x8000);
+    }
+    v
 }
 
 fn settle(uut: &mut PftFrontEnd) {
@@ -32,11 +104,20 @@ fn clock(uut: &mut PftFrontEnd) {
     settle(uut);
 }
 
+/// What the compared jobs contained: jobs, tagged-table predictions, ALT bits, offsets.
+#[derive(Debug, Default)]
+struct Seen {
+    jobs: u64,
+    tagged: u64,
+    alts: u64,
+    offsets: u64,
+}
+
 /// Drive `events` through the RTL front end and the model's; `clear_every`: an OVERFLOW
 /// reset after roughly one instruction in that many; `exception_every`: mark an
 /// instruction as excepting (its vector is its real successor) about that often; `hold_every`:
 /// present an instruction held for a cycle first (a stall).
-fn compare(cfg: &str, events: &[RetireEvent], clear_every: u64, exception_every: u64, hold_every: u64) -> u64 {
+fn compare(cfg: &str, events: &[RetireEvent], clear_every: u64, exception_every: u64, hold_every: u64) -> Seen {
     let cfg: Config = cfg.parse().unwrap();
     let h = PftHwConfig::new(&cfg, &BufferConfig::default()).unwrap();
     let mut uut = PftFrontEnd::new(&h);
@@ -49,7 +130,7 @@ fn compare(cfg: &str, events: &[RetireEvent], clear_every: u64, exception_every:
     clock(&mut uut);
     uut.reset.next = false;
     let mut s = 5u64;
-    let mut jobs = 0u64;
+    let mut seen = Seen::default();
     for (i, ev0) in events.iter().enumerate() {
         let mut ev = *ev0;
         if exception_every > 0 && lcg(&mut s).is_multiple_of(exception_every) {
@@ -82,7 +163,10 @@ fn compare(cfg: &str, events: &[RetireEvent], clear_every: u64, exception_every:
                 let rec = JobRecord::unpack(uut.job_w0.val().to_u64(), uut.job_w1.val().to_u64());
                 assert_eq!(rec.ops(&h), strip_info(job.ops()), "event {i} {ev:?}: {rec:?}");
                 assert_eq!(gap_before, job.gap_before, "event {i}: gap before");
-                jobs += 1;
+                seen.jobs += 1;
+                seen.tagged += (rec.tgt && rec.tgt_sel == TGT_INDIRECT_TAGGED) as u64;
+                seen.alts += rec.alt as u64;
+                seen.offsets += rec.off as u64;
             }
             if uut.dir_update.val() {
                 dir.update(ev.taken);
@@ -99,7 +183,7 @@ fn compare(cfg: &str, events: &[RetireEvent], clear_every: u64, exception_every:
             clock(&mut uut);
         }
     }
-    jobs
+    seen
 }
 
 #[test]
@@ -107,22 +191,40 @@ fn front_end_jobs_equal_the_models_on_program_traces() {
     let qsort = program_events("qsort_structs", 25_000);
     let thumb = program_events("sha256_thumb", 25_000);
     let dijkstra = program_events("dijkstra", 25_000);
+    let dispatch = dispatch_events(25_000);
+    let mut all = Seen::default();
     for (cfg, ev, clear, exc, hold) in [
         ("pft", &qsort, 0, 0, 0),
         ("pft", &thumb, 0, 0, 0),
         ("pft", &dijkstra, 3000, 500, 7),
         ("pft,sync=2000", &thumb, 0, 300, 0),
-        ("pft,ras=0,itp=0,rtc=0,hlen=none", &dijkstra, 0, 0, 0),
-        ("pft,rtc=1,u=20,itp=4,ras=2", &qsort, 5000, 0, 0),
+        ("pft,ras=0,itp=0,itt=0,rtc=0,hlen=none", &dijkstra, 0, 0, 0),
+        ("pft,rtc=1,u=20,itp=4,itt=2,ttag=4,ras=2", &qsort, 5000, 0, 0),
         ("pft,rtc=16,ras=64", &dijkstra, 0, 0, 3),
+        // One table of the two: the tagged table alone (its alternate is 0), the base alone.
+        ("pft", &dispatch, 0, 0, 0),
+        ("pft,sync=3000", &dispatch, 4000, 600, 5),
+        ("pft,rtc=1,u=20,itp=4,itt=2,ttag=4,ras=2", &dispatch, 0, 0, 0),
+        ("pft,itp=0,itt=64,ttag=15,rtc=0", &dispatch, 0, 0, 0),
+        ("pft,itt=0,rtc=2", &dispatch, 0, 0, 0),
+        ("pft,itp=0,itt=0,ras=0", &dispatch, 0, 0, 0),
     ] {
-        let jobs = compare(cfg, ev, clear, exc, hold);
-        assert!(jobs > 1000, "{cfg}: only {jobs} jobs compared");
+        let seen = compare(cfg, ev, clear, exc, hold);
+        eprintln!("{cfg}: {seen:?}");
+        assert!(seen.jobs > 1000, "{cfg}: only {} jobs compared", seen.jobs);
+        if cfg.contains("itt=0") {
+            assert_eq!(seen.tagged, 0, "{cfg}: no tagged target table");
+        }
+        all.jobs += seen.jobs;
+        all.tagged += seen.tagged;
+        all.alts += seen.alts;
+        all.offsets += seen.offsets;
     }
+    assert!(all.tagged > 100 && all.alts > 10 && all.offsets > 100, "the traces exercise the target coding: {all:?}");
 }
 
 #[test]
 fn front_end_under_isa_arm() {
     let ev = program_events("qsort_structs", 20_000);
-    assert!(compare("pft,isa=arm", &ev, 0, 400, 0) > 1000);
+    assert!(compare("pft,isa=arm", &ev, 0, 400, 0).jobs > 1000);
 }

@@ -24,7 +24,7 @@ fn dir(name: &str) -> PathBuf {
 fn pft_coder_verilog_lints_clean() {
     let configs = [
         ("pft", "pft_coder"),
-        ("pft,rate=1,hlen=2-4-8-16-32-64", "pft_coder_t6"),
+        ("pft,rate=1,hlen=3-8-20-50", "pft_coder_t4"),
         ("pft,hlen=1-2-4-8-16-32-48-64", "pft_coder_t8"),
     ];
     for (cfg, name) in configs {
@@ -42,7 +42,7 @@ fn pft_coder_verilog_lints_clean() {
 /// vector line.
 #[test]
 fn pft_coder_verilated_agrees_and_a_broken_expectation_fails() {
-    for (cfg, name, seed) in [("pft", "pft_coder", 21), ("pft,rate=8,hlen=2-4-8-16-32-64", "pft_coder_t6", 22)] {
+    for (cfg, name, seed) in [("pft", "pft_coder", 21), ("pft,rate=8,hlen=3-8-20-50", "pft_coder_t4", 22)] {
         let h = hw(cfg);
         let d = dir(name);
         let exe = build_bench(&h, name, &d).unwrap();

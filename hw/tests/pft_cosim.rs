@@ -37,7 +37,7 @@ fn rusthdl_module_equals_the_model_every_cycle() {
         ("pft", "", &qsort),
         ("pft", "sdb=1,obuf=40", &thumb),
         ("pft,sync=3000", "sdb=1,obuf=40,policy=drop", &qsort),
-        ("pft,hlen=none,ras=0,itp=0,rtc=0", "port=4,ratio=2", &thumb),
+        ("pft,hlen=none,ras=0,itp=0,itt=0,rtc=0", "port=4,ratio=2", &thumb),
     ] {
         let h = hw(cfg, buffers);
         let a = compare_with_model(&h, ev).unwrap_or_else(|m| panic!("{cfg} {buffers}: {m}"));
@@ -91,7 +91,14 @@ fn a_corrupted_expectation_is_caught() {
 
 #[test]
 fn exports_lint_clean() {
-    for (cfg, buffers) in [("pft", ""), ("pft,hlen=none,ras=0,itp=0,rtc=0", ""), ("pft,sync=1000,isa=arm", "policy=drop")] {
+    for (cfg, buffers) in [
+        ("pft", ""),
+        ("pft,hlen=none,ras=0,itp=0,itt=0,rtc=0", ""),
+        ("pft,sync=1000,isa=arm", "policy=drop"),
+        // One target table of the two.
+        ("pft,itp=0,ttag=15,rtc=1", ""),
+        ("pft,itt=0", ""),
+    ] {
         let h = hw(cfg, buffers);
         let d = dir("lint");
         std::fs::create_dir_all(&d).unwrap();

@@ -1049,17 +1049,18 @@ mod tests {
     }
 
     /// Random sequences (skewed decisions, escapes, virtual slots, raw fields of every width
-    /// with all-ones and zero phases, flushes and markers, a reset) under four configurations:
-    /// both rate extremes, 32 contexts (six tagged tables) and the most, 40. Every cycle's bytes equal the model's.
+    /// with all-ones and zero phases, flushes and markers, a reset) under five configurations:
+    /// both rate extremes, 42 contexts (the default's six tagged tables), 34 (four tables)
+    /// and the most, 50 (eight). Every cycle's bytes equal the model's.
     #[test]
     fn pft_coder_rusthdl_matches_model_on_random_ops() {
         let mut total = 0;
         let configs = [
-            ("pft,rate=1", 1, 24),
-            ("pft", 2, 24),
-            ("pft,rate=8", 3, 24),
-            ("pft,hlen=2-4-8-16-32-64", 4, 32),
-            ("pft,hlen=1-2-4-8-16-32-48-64,rate=3", 9, 40),
+            ("pft,rate=1", 1, 42),
+            ("pft", 2, 42),
+            ("pft,rate=8", 3, 42),
+            ("pft,hlen=3-8-20-50", 4, 34),
+            ("pft,hlen=1-2-4-8-16-32-48-64,rate=3", 9, 50),
         ];
         for (cfg, seed, contexts) in configs {
             let h = hw(cfg);
@@ -1079,7 +1080,7 @@ mod tests {
     /// truncates, and cuts, the range thousands of times; three shifts in one operation.
     #[test]
     fn pft_coder_rusthdl_matches_model_at_the_pending_limit() {
-        for (cfg, seed) in [("pft", 5), ("pft,rate=1,hlen=2-4-8-16-32-64", 6)] {
+        for (cfg, seed) in [("pft", 5), ("pft,rate=1,hlen=3-8-20-50", 6)] {
             let h = hw(cfg);
             let stims = straddling_stims(&h, seed, 20_000).unwrap();
             let t = compare(&h, &stims, None).unwrap();

@@ -25,14 +25,15 @@ pub struct PftHwConfig {
     pub hlen: Vec<u32>,
     /// log2(tsize): index bits of a tagged table.
     pub index_bits: u32,
-    /// log2(bim), log2(itp) (0 without entries).
+    /// log2(bim), log2(itp) and log2(itt) (0 without entries).
     pub bim_bits: u32,
     pub itp_bits: u32,
+    pub itt_bits: u32,
     /// Raw bits of an RTC position: log2(rtc) (0 for rtc <= 1).
     pub rtc_pos_bits: u32,
     /// Direction contexts (2 + 4T); the target contexts follow them.
     pub direction_contexts: usize,
-    /// All contexts (direction + 6).
+    /// All contexts (direction + 16).
     pub contexts: usize,
     pub sdb_depth: u32,
     pub obuf_bits: u32,
@@ -59,7 +60,7 @@ impl PftHwConfig {
             return Err(bad_buf(format!("port={}: at most {MAX_PORT_BITS} pins", buffers.port)));
         }
         let p = cfg.pft;
-        if p.bim > 65536 || p.tsize > 65536 || p.itp > 65536 {
+        if p.bim > 65536 || p.tsize > 65536 || p.itp > 65536 || p.itt > 65536 {
             return Err(unsupported("tables of more than 65536 entries".into()));
         }
         let low = match cfg.isa {
@@ -79,6 +80,7 @@ impl PftHwConfig {
             index_bits: p.tsize.trailing_zeros(),
             bim_bits: p.bim.trailing_zeros(),
             itp_bits: if p.itp > 0 { p.itp.trailing_zeros() } else { 0 },
+            itt_bits: if p.itt > 0 { p.itt.trailing_zeros() } else { 0 },
             rtc_pos_bits: if p.rtc > 1 { p.rtc.trailing_zeros() } else { 0 },
             direction_contexts,
             contexts: direction_contexts + TargetContexts::COUNT,
@@ -113,8 +115,8 @@ mod tests {
     #[test]
     fn default_pft_derives_its_widths() {
         let h = PftHwConfig::new(&"pft".parse().unwrap(), &BufferConfig::default()).unwrap();
-        assert_eq!((h.tables, h.index_bits, h.bim_bits, h.itp_bits, h.rtc_pos_bits), (4, 6, 8, 4, 2));
-        assert_eq!((h.direction_contexts, h.contexts), (18, 24));
+        assert_eq!((h.tables, h.index_bits, h.bim_bits, h.itp_bits, h.itt_bits, h.rtc_pos_bits), (6, 5, 7, 4, 4, 3));
+        assert_eq!((h.direction_contexts, h.contexts), (26, 42));
         assert_eq!((h.address_bits(true), h.address_bits(false)), (20, 32));
         assert_eq!(h.module_name(), "streamtrace_pft");
         let e = PftHwConfig::new(&"rsdc-32x4-128".parse().unwrap(), &BufferConfig::default()).unwrap_err();

@@ -8,12 +8,13 @@
 //! again; the front end sees it once, as the model's front end does).
 //!
 //! `clear` (the top pushed an OVERFLOW job) and a periodic SYNC put every table in the reset
-//! state of 11.7 at the clock edge. The RAS and the RTC are registers with a count; the ITP
-//! is a table RAM with valid flags, so a reset is one cycle.
+//! state of 11.7 at the clock edge. The RAS and the RTC are registers with a count; the
+//! ITP's base and tagged tables are table RAMs with valid flags (an invalid entry reads as
+//! the reset value 0, tag 0 included), so a reset is one cycle.
 
 use rust_hdl::prelude::*;
 
-use super::{PftHwConfig, ESC_SYNC, TGT_INDIRECT, TGT_RETURN, TGT_RETURN_EMPTY};
+use super::{PftHwConfig, ESC_SYNC, TGT_INDIRECT, TGT_INDIRECT_TAGGED, TGT_RETURN, TGT_RETURN_EMPTY};
 use crate::mem::{FlagArray, TableRam, ADDR_BITS};
 use streamtrace_model::pft::{ARM_MOV_LR_PC, MAX_GAP};
 
@@ -56,8 +57,13 @@ pub struct PftFrontEnd {
     ras_count: DFF<Bits<8>>,
     rtc: Vec<DFF<Bits<32>>>,
     rtc_len: DFF<Bits<8>>,
-    itp: Vec<TableRam>,
-    itp_valid: Vec<FlagArray>,
+    /// ITP base table (targets by address) and tagged table (tags, targets by address and
+    /// path), each with its valid flags.
+    itb: Vec<TableRam>,
+    itb_valid: Vec<FlagArray>,
+    itt_tag: Vec<TableRam>,
+    itt_target: Vec<TableRam>,
+    itt_valid: Vec<FlagArray>,
     path: DFF<Bits<32>>,
     // Decode.
     thumb: Signal<Local, Bit>,
@@ -87,19 +93,28 @@ pub struct PftFrontEnd {
     start_same: Signal<Local, Bit>,
     start_field: Signal<Local, Bits<32>>,
     upper1: Signal<Local, Bits<32>>,
-    addr_present: Signal<Local, Bit>,
     addr_same: Signal<Local, Bit>,
     addr_field: Signal<Local, Bits<32>>,
     // Targets.
     ras_empty: Signal<Local, Bit>,
     ras_top_val: Signal<Local, Bits<32>>,
-    itp_hash: Signal<Local, Bits<32>>,
-    itp_index: Signal<Local, Bits<ADDR_BITS>>,
-    itp_val: Signal<Local, Bits<32>>,
+    itb_index: Signal<Local, Bits<ADDR_BITS>>,
+    base_val: Signal<Local, Bits<32>>,
+    itt_hash: Signal<Local, Bits<32>>,
+    itt_index: Signal<Local, Bits<ADDR_BITS>>,
+    itt_tag_calc: Signal<Local, Bits<32>>,
+    itt_tag_val: Signal<Local, Bits<32>>,
+    itt_target_val: Signal<Local, Bits<32>>,
+    tagged_hit: Signal<Local, Bit>,
+    itp_train: Signal<Local, Bit>,
+    itt_write: Signal<Local, Bit>,
     pred_tgt: Signal<Local, Bits<32>>,
     tgt_sel: Signal<Local, Bits<2>>,
     tgt_hit: Signal<Local, Bit>,
     miss: Signal<Local, Bit>,
+    alt_present: Signal<Local, Bit>,
+    alt_hit: Signal<Local, Bit>,
+    alt_taken: Signal<Local, Bit>,
     ras_top_present: Signal<Local, Bit>,
     ras_top_hit: Signal<Local, Bit>,
     ras_top_taken: Signal<Local, Bit>,
@@ -110,7 +125,14 @@ pub struct PftFrontEnd {
     rtc_any: Signal<Local, Bit>,
     rtc_pos: Signal<Local, Bits<8>>,
     rtc_hit: Signal<Local, Bit>,
-    target_addr: Signal<Local, Bit>,
+    off: Signal<Local, Bit>,
+    off_same: Signal<Local, Bit>,
+    off_shift: Signal<Local, Bits<8>>,
+    off_a: Signal<Local, Bits<32>>,
+    off_t: Signal<Local, Bits<32>>,
+    off_d: Signal<Local, Bits<32>>,
+    off_sign: Signal<Local, Bits<32>>,
+    off_z: Signal<Local, Bits<32>>,
     rtc_len_grown: Signal<Local, Bits<8>>,
     rtc_from: Signal<Local, Bits<8>>,
     rtc_touch: Signal<Local, Bit>,
@@ -134,9 +156,12 @@ pub struct PftFrontEnd {
     dir_ctx6: Signal<Local, Bits<6>>,
     /// Bits unused by design (Verilator's lint skips `unused_` names).
     unused_dir_ctx: Signal<Local, Bits<2>>,
-    unused_itp_hash: Signal<Local, Bits<16>>,
-    unused_itp_valid: Signal<Local, Bits<32>>,
-    unused_itp_index: Signal<Local, Bits<ADDR_BITS>>,
+    unused_itt_hash: Signal<Local, Bits<16>>,
+    unused_itb_valid: Signal<Local, Bits<32>>,
+    unused_itt_valid: Signal<Local, Bits<32>>,
+    unused_itb_index: Signal<Local, Bits<ADDR_BITS>>,
+    unused_itt_index: Signal<Local, Bits<ADDR_BITS>>,
+    unused_itt_write: Signal<Local, Bit>,
     unused_rtc_from: Signal<Local, Bits<8>>,
     unused_push_val: Signal<Local, Bits<32>>,
     unused_rtc_chain: Signal<Local, Bit>,
@@ -155,7 +180,10 @@ pub struct PftFrontEnd {
     f_ras_top_hit: Signal<Local, Bits<64>>,
     f_rtc: Signal<Local, Bits<64>>,
     f_rtc_hit: Signal<Local, Bits<64>>,
-    f_addr: Signal<Local, Bits<64>>,
+    f_alt: Signal<Local, Bits<64>>,
+    f_alt_hit: Signal<Local, Bits<64>>,
+    f_off: Signal<Local, Bits<64>>,
+    f_off_same: Signal<Local, Bits<64>>,
     f_addr_same: Signal<Local, Bits<64>>,
     tail_bits: Signal<Local, Bits<64>>,
     // Constants.
@@ -182,8 +210,17 @@ pub struct PftFrontEnd {
     k_four32: Constant<Bits<32>>,
     k_eight32: Constant<Bits<32>>,
     k_zero32: Constant<Bits<32>>,
+    k_ones32: Constant<Bits<32>>,
     k_path_mask: Constant<Bits<32>>,
-    k_itp_mask: Constant<Bits<ADDR_BITS>>,
+    k_itb_mask: Constant<Bits<ADDR_BITS>>,
+    k_itt_mask: Constant<Bits<ADDR_BITS>>,
+    k_itt_shift: Constant<Bits<8>>,
+    k_ttag_shift: Constant<Bits<8>>,
+    k_ttag_mask: Constant<Bits<32>>,
+    k_has_itt: Constant<Bit>,
+    k_two8: Constant<Bits<8>>,
+    k_three8: Constant<Bits<8>>,
+    k_five8: Constant<Bits<8>>,
     k_has_ras: Constant<Bit>,
     k_has_rtc: Constant<Bit>,
     k_ras_last: Constant<Bits<8>>,
@@ -199,6 +236,7 @@ pub struct PftFrontEnd {
     k_sel_return: Constant<Bits<2>>,
     k_sel_return_empty: Constant<Bits<2>>,
     k_sel_indirect: Constant<Bits<2>>,
+    k_sel_indirect_tagged: Constant<Bits<2>>,
     k_sh32: Constant<Bits<8>>,
     k_sh48: Constant<Bits<8>>,
     k_sh54: Constant<Bits<8>>,
@@ -217,14 +255,19 @@ pub struct PftFrontEnd {
     k_b_ras_top_hit: Constant<Bits<64>>,
     k_b_rtc: Constant<Bits<64>>,
     k_b_rtc_hit: Constant<Bits<64>>,
-    k_b_addr: Constant<Bits<64>>,
+    k_b_off: Constant<Bits<64>>,
     k_b_addr_same: Constant<Bits<64>>,
+    k_b_alt: Constant<Bits<64>>,
+    k_b_alt_hit: Constant<Bits<64>>,
+    k_b_off_same: Constant<Bits<64>>,
     k_zero64: Constant<Bits<64>>,
     _ras: usize,
     _rtc: usize,
     /// 1 with an RTC (its entry 0 takes a new front), 0 without.
     _rtc_front: usize,
-    _itp_tables: usize,
+    /// 1 with a base / tagged target table, 0 without.
+    _itb_tables: usize,
+    _itt_tables: usize,
 }
 
 impl PftFrontEnd {
@@ -235,7 +278,8 @@ impl PftFrontEnd {
         let c64 = |v: u64| Constant::<Bits<64>>::new(v.into());
         let bit = |i: u32| c64(1u64 << i);
         let mask = |n: u32| c32(if n >= 32 { u32::MAX as u64 } else { (1u64 << n) - 1 });
-        let itp_tables = (p.itp > 0) as usize;
+        let itb_tables = (p.itp > 0) as usize;
+        let itt_tables = (p.itt > 0) as usize;
         PftFrontEnd {
             clock: Default::default(),
             reset: Default::default(),
@@ -267,8 +311,11 @@ impl PftFrontEnd {
             ras_count: Default::default(),
             rtc: (0..p.rtc).map(|_| Default::default()).collect(),
             rtc_len: Default::default(),
-            itp: (0..itp_tables).map(|_| TableRam::new(p.itp as usize, 32)).collect(),
-            itp_valid: (0..itp_tables).map(|_| FlagArray::new(p.itp as usize, 1)).collect(),
+            itb: (0..itb_tables).map(|_| TableRam::new(p.itp as usize, 32)).collect(),
+            itb_valid: (0..itb_tables).map(|_| FlagArray::new(p.itp as usize, 1)).collect(),
+            itt_tag: (0..itt_tables).map(|_| TableRam::new(p.itt as usize, p.ttag as usize)).collect(),
+            itt_target: (0..itt_tables).map(|_| TableRam::new(p.itt as usize, 32)).collect(),
+            itt_valid: (0..itt_tables).map(|_| FlagArray::new(p.itt as usize, 1)).collect(),
             path: Default::default(),
             thumb: Default::default(),
             cls_none: Default::default(),
@@ -296,18 +343,27 @@ impl PftFrontEnd {
             start_same: Default::default(),
             start_field: Default::default(),
             upper1: Default::default(),
-            addr_present: Default::default(),
             addr_same: Default::default(),
             addr_field: Default::default(),
             ras_empty: Default::default(),
             ras_top_val: Default::default(),
-            itp_hash: Default::default(),
-            itp_index: Default::default(),
-            itp_val: Default::default(),
+            itb_index: Default::default(),
+            base_val: Default::default(),
+            itt_hash: Default::default(),
+            itt_index: Default::default(),
+            itt_tag_calc: Default::default(),
+            itt_tag_val: Default::default(),
+            itt_target_val: Default::default(),
+            tagged_hit: Default::default(),
+            itp_train: Default::default(),
+            itt_write: Default::default(),
             pred_tgt: Default::default(),
             tgt_sel: Default::default(),
             tgt_hit: Default::default(),
             miss: Default::default(),
+            alt_present: Default::default(),
+            alt_hit: Default::default(),
+            alt_taken: Default::default(),
             ras_top_present: Default::default(),
             ras_top_hit: Default::default(),
             ras_top_taken: Default::default(),
@@ -318,7 +374,14 @@ impl PftFrontEnd {
             rtc_any: Default::default(),
             rtc_pos: Default::default(),
             rtc_hit: Default::default(),
-            target_addr: Default::default(),
+            off: Default::default(),
+            off_same: Default::default(),
+            off_shift: Default::default(),
+            off_a: Default::default(),
+            off_t: Default::default(),
+            off_d: Default::default(),
+            off_sign: Default::default(),
+            off_z: Default::default(),
             rtc_len_grown: Default::default(),
             rtc_from: Default::default(),
             rtc_touch: Default::default(),
@@ -338,9 +401,12 @@ impl PftFrontEnd {
             reset_state: Default::default(),
             dir_ctx6: Default::default(),
             unused_dir_ctx: Default::default(),
-            unused_itp_hash: Default::default(),
-            unused_itp_valid: Default::default(),
-            unused_itp_index: Default::default(),
+            unused_itt_hash: Default::default(),
+            unused_itb_valid: Default::default(),
+            unused_itt_valid: Default::default(),
+            unused_itb_index: Default::default(),
+            unused_itt_index: Default::default(),
+            unused_itt_write: Default::default(),
             unused_rtc_from: Default::default(),
             unused_push_val: Default::default(),
             unused_rtc_chain: Default::default(),
@@ -359,7 +425,10 @@ impl PftFrontEnd {
             f_ras_top_hit: Default::default(),
             f_rtc: Default::default(),
             f_rtc_hit: Default::default(),
-            f_addr: Default::default(),
+            f_alt: Default::default(),
+            f_alt_hit: Default::default(),
+            f_off: Default::default(),
+            f_off_same: Default::default(),
             f_addr_same: Default::default(),
             tail_bits: Default::default(),
             k_c0: Constant::new(0u64.into()),
@@ -385,8 +454,17 @@ impl PftFrontEnd {
             k_four32: c32(4),
             k_eight32: c32(8),
             k_zero32: c32(0),
+            k_ones32: c32(u32::MAX as u64),
             k_path_mask: c32(0xFF),
-            k_itp_mask: Constant::new((p.itp.max(1) as u64 - 1).into()),
+            k_itb_mask: Constant::new((p.itp.max(1) as u64 - 1).into()),
+            k_itt_mask: Constant::new((p.itt.max(1) as u64 - 1).into()),
+            k_itt_shift: c8(h.itt_bits as u64),
+            k_ttag_shift: c8(p.ttag as u64),
+            k_ttag_mask: mask(p.ttag),
+            k_has_itt: Constant::new(p.itt > 0),
+            k_two8: c8(2),
+            k_three8: c8(3),
+            k_five8: c8(5),
             k_has_ras: Constant::new(p.ras > 0),
             k_has_rtc: Constant::new(p.rtc > 0),
             k_ras_last: c8((p.ras.max(1) - 1) as u64),
@@ -403,6 +481,7 @@ impl PftFrontEnd {
             k_sel_return: Constant::new((TGT_RETURN as u64).into()),
             k_sel_return_empty: Constant::new((TGT_RETURN_EMPTY as u64).into()),
             k_sel_indirect: Constant::new((TGT_INDIRECT as u64).into()),
+            k_sel_indirect_tagged: Constant::new((TGT_INDIRECT_TAGGED as u64).into()),
             k_sh32: c8(32),
             k_sh48: c8(48),
             k_sh54: c8(54),
@@ -421,13 +500,17 @@ impl PftFrontEnd {
             k_b_ras_top_hit: bit(56),
             k_b_rtc: bit(57),
             k_b_rtc_hit: bit(58),
-            k_b_addr: bit(59),
+            k_b_off: bit(59),
             k_b_addr_same: bit(60),
+            k_b_alt: bit(61),
+            k_b_alt_hit: bit(62),
+            k_b_off_same: bit(63),
             k_zero64: c64(0),
             _ras: p.ras as usize,
             _rtc: p.rtc as usize,
             _rtc_front: p.rtc.min(1) as usize,
-            _itp_tables: itp_tables,
+            _itb_tables: itb_tables,
+            _itt_tables: itt_tables,
         }
     }
 }
@@ -500,22 +583,51 @@ impl Logic for PftFrontEnd {
                 self.ras_top_val.next = self.ras[j].q.val();
             }
         }
-        self.itp_hash.next = self.hpc.val() ^ self.path.q.val();
-        self.itp_index.next = bit_cast::<ADDR_BITS, 32>(self.itp_hash.val()) & self.k_itp_mask.val();
-        self.itp_val.next = self.k_zero32.val();
-        self.unused_itp_valid.next = self.k_zero32.val();
-        for t in 0..self._itp_tables {
-            self.unused_itp_valid.next = self.itp_valid[t].rdata.val();
-            self.itp[t].clock.next = self.clock.val();
-            self.itp_valid[t].clock.next = self.clock.val();
-            self.itp[t].raddr.next = self.itp_index.val();
-            self.itp_valid[t].raddr.next = self.itp_index.val();
-            if self.itp_valid[t].rdata.val().get_bit(0) {
-                self.itp_val.next = self.itp[t].rdata.val();
+        // ITP base table: indexed by hpc alone; reads 0 without entries.
+        self.itb_index.next = bit_cast::<ADDR_BITS, 32>(self.hpc.val()) & self.k_itb_mask.val();
+        self.base_val.next = self.k_zero32.val();
+        self.unused_itb_valid.next = self.k_zero32.val();
+        for t in 0..self._itb_tables {
+            self.unused_itb_valid.next = self.itb_valid[t].rdata.val();
+            self.itb[t].clock.next = self.clock.val();
+            self.itb_valid[t].clock.next = self.clock.val();
+            self.itb[t].raddr.next = self.itb_index.val();
+            self.itb_valid[t].raddr.next = self.itb_index.val();
+            if self.itb_valid[t].rdata.val().get_bit(0) {
+                self.base_val.next = self.itb[t].rdata.val();
             }
         }
-        self.pred_tgt.next = self.itp_val.val();
+        // ITP tagged table: index (h ^ h >> e ^ P ^ P >> e), tag (h ^ h >> w ^ P << 3 ^ P >> 5);
+        // an entry matches when its tag (0 after a reset) equals the computed one.
+        self.itt_hash.next = (self.hpc.val() ^ (self.hpc.val() >> self.k_itt_shift.val()))
+            ^ (self.path.q.val() ^ (self.path.q.val() >> self.k_itt_shift.val()));
+        self.itt_index.next = bit_cast::<ADDR_BITS, 32>(self.itt_hash.val()) & self.k_itt_mask.val();
+        self.itt_tag_calc.next = ((self.hpc.val() ^ (self.hpc.val() >> self.k_ttag_shift.val()))
+            ^ ((self.path.q.val() << self.k_three8.val()) ^ (self.path.q.val() >> self.k_five8.val())))
+            & self.k_ttag_mask.val();
+        self.itt_tag_val.next = self.k_zero32.val();
+        self.itt_target_val.next = self.k_zero32.val();
+        self.unused_itt_valid.next = self.k_zero32.val();
+        for t in 0..self._itt_tables {
+            self.unused_itt_valid.next = self.itt_valid[t].rdata.val();
+            self.itt_tag[t].clock.next = self.clock.val();
+            self.itt_target[t].clock.next = self.clock.val();
+            self.itt_valid[t].clock.next = self.clock.val();
+            self.itt_tag[t].raddr.next = self.itt_index.val();
+            self.itt_target[t].raddr.next = self.itt_index.val();
+            self.itt_valid[t].raddr.next = self.itt_index.val();
+            if self.itt_valid[t].rdata.val().get_bit(0) {
+                self.itt_tag_val.next = self.itt_tag[t].rdata.val();
+                self.itt_target_val.next = self.itt_target[t].rdata.val();
+            }
+        }
+        self.tagged_hit.next = self.k_has_itt.val() & (self.itt_tag_val.val() == self.itt_tag_calc.val());
+        self.pred_tgt.next = self.base_val.val();
         self.tgt_sel.next = self.k_sel_indirect.val();
+        if self.tagged_hit.val() {
+            self.pred_tgt.next = self.itt_target_val.val();
+            self.tgt_sel.next = self.k_sel_indirect_tagged.val();
+        }
         if self.cls_ret.val() {
             self.pred_tgt.next = self.ras_top_val.val();
             self.tgt_sel.next = self.k_sel_return.val();
@@ -527,11 +639,18 @@ impl Logic for PftFrontEnd {
         self.tgt_hit.next = self.pred_tgt.val() == self.next_pc.val();
         self.miss.next = self.tgt_pt.val() & !self.tgt_hit.val();
 
-        // A missed target: RAS top (non-returns), recent targets, else the address (11.5).
-        self.ras_top_present.next = (self.miss.val() & !self.cls_ret.val()) & !self.ras_empty.val();
+        // A missed target (11.5): the alternate (when the tagged table provided and the base
+        // entry differs), the RAS top (non-returns), recent targets, else an offset.
+        self.alt_present.next = (self.miss.val() & !self.cls_ret.val())
+            & (self.tagged_hit.val() & (self.base_val.val() != self.itt_target_val.val()));
+        self.alt_hit.next = self.base_val.val() == self.next_pc.val();
+        self.alt_taken.next = self.alt_present.val() & self.alt_hit.val();
+        self.ras_top_present.next =
+            ((self.miss.val() & !self.cls_ret.val()) & !self.alt_taken.val()) & !self.ras_empty.val();
         self.ras_top_hit.next = self.ras_top_val.val() == self.next_pc.val();
         self.ras_top_taken.next = self.ras_top_present.val() & self.ras_top_hit.val();
-        self.rtc_present.next = (self.miss.val() & !self.ras_top_taken.val()) & self.k_has_rtc.val();
+        self.rtc_present.next =
+            ((self.miss.val() & !self.alt_taken.val()) & !self.ras_top_taken.val()) & self.k_has_rtc.val();
         self.rtc_found[0].next = false;
         self.rtc_pos_v[0].next = self.k_zero8.val();
         self.rtc_any.next = false;
@@ -548,12 +667,33 @@ impl Logic for PftFrontEnd {
             self.rtc_pos.next = self.rtc_pos_v[j + 1].val();
         }
         self.rtc_hit.next = self.rtc_present.val() & self.rtc_any.val();
-        self.target_addr.next = (self.miss.val() & !self.ras_top_taken.val()) & !self.rtc_hit.val();
-        self.addr_present.next = self.exception.val() | self.target_addr.val();
+        self.off.next = ((self.miss.val() & !self.alt_taken.val()) & !self.ras_top_taken.val()) & !self.rtc_hit.val();
+
+        // The offset of the target T from the branch A: in units of s (1 for a Thumb target,
+        // 2 for an ARM one), d = (T >> s) - (A >> s), zigzag z = (d << 1) ^ (d >> 31).
+        self.off_same.next = self.next_pc.val().get_bit(0) == self.pc.val().get_bit(0);
+        self.off_shift.next = self.k_two8.val();
+        if self.next_pc.val().get_bit(0) {
+            self.off_shift.next = self.k_one8.val();
+        }
+        self.off_a.next = self.pc.val() >> self.off_shift.val();
+        self.off_t.next = self.next_pc.val() >> self.off_shift.val();
+        self.off_d.next = self.off_t.val() - self.off_a.val();
+        self.off_sign.next = self.k_zero32.val();
+        if self.off_d.val().get_bit(31) {
+            self.off_sign.next = self.k_ones32.val();
+        }
+        self.off_z.next = (self.off_d.val() << self.k_one8.val()) ^ self.off_sign.val();
+
+        // An exception's vector is an address (UPPER_SAME, then the field); the record's
+        // address field carries it, or the offset's z (an exception has no target point).
         self.addr_same.next = self.upper_next.val() == self.upper1.val();
         self.addr_field.next = (self.next_pc.val() >> self.k_low.val()) & self.k_mask_full.val();
         if self.addr_same.val() {
             self.addr_field.next = (self.next_pc.val() >> self.k_low.val()) & self.k_mask_same.val();
+        }
+        if self.off.val() {
+            self.addr_field.next = self.off_z.val();
         }
 
         // RTC: a hit moves to the front; a new address enters at the front.
@@ -565,7 +705,7 @@ impl Logic for PftFrontEnd {
         if self.rtc_hit.val() {
             self.rtc_from.next = self.rtc_pos.val();
         }
-        self.rtc_touch.next = (self.enable.val() & self.k_has_rtc.val()) & (self.rtc_hit.val() | self.target_addr.val());
+        self.rtc_touch.next = (self.enable.val() & self.k_has_rtc.val()) & (self.rtc_hit.val() | self.off.val());
         for j in 0..self._rtc {
             self.rtc[j].clock.next = self.clock.val();
             self.rtc[j].d.next = self.rtc[j].q.val();
@@ -579,22 +719,38 @@ impl Logic for PftFrontEnd {
             for j in 0..self._rtc_front {
                 self.rtc[j].d.next = self.next_pc.val();
             }
-            if self.target_addr.val() {
+            if self.off.val() {
                 self.rtc_len.d.next = self.rtc_len_grown.val();
             }
         }
 
-        // ITP: the actual target of a non-return target point, then the path.
-        for t in 0..self._itp_tables {
-            self.itp[t].waddr.next = self.itp_index.val();
-            self.itp[t].wdata.next = self.next_pc.val();
-            self.itp[t].we.next = (self.enable.val() & self.tgt_pt.val()) & !self.cls_ret.val();
-            self.itp_valid[t].waddr.next = self.itp_index.val();
-            self.itp_valid[t].wdata.next = self.k_one32.val();
-            self.itp_valid[t].we.next = (self.enable.val() & self.tgt_pt.val()) & !self.cls_ret.val();
-            self.itp_valid[t].clear.next = false;
+        // ITP, after a non-return target point: the tagged entry takes {tag, target} if it
+        // matched or the base entry was wrong; the base entry takes the target; then the path.
+        self.itp_train.next = (self.enable.val() & self.tgt_pt.val()) & !self.cls_ret.val();
+        self.itt_write.next =
+            self.itp_train.val() & (self.tagged_hit.val() | (self.base_val.val() != self.next_pc.val()));
+        for t in 0..self._itb_tables {
+            self.itb[t].waddr.next = self.itb_index.val();
+            self.itb[t].wdata.next = self.next_pc.val();
+            self.itb[t].we.next = self.itp_train.val();
+            self.itb_valid[t].waddr.next = self.itb_index.val();
+            self.itb_valid[t].wdata.next = self.k_one32.val();
+            self.itb_valid[t].we.next = self.itp_train.val();
+            self.itb_valid[t].clear.next = false;
         }
-        if (self.enable.val() & self.tgt_pt.val()) & !self.cls_ret.val() {
+        for t in 0..self._itt_tables {
+            self.itt_tag[t].waddr.next = self.itt_index.val();
+            self.itt_tag[t].wdata.next = self.itt_tag_calc.val();
+            self.itt_tag[t].we.next = self.itt_write.val();
+            self.itt_target[t].waddr.next = self.itt_index.val();
+            self.itt_target[t].wdata.next = self.next_pc.val();
+            self.itt_target[t].we.next = self.itt_write.val();
+            self.itt_valid[t].waddr.next = self.itt_index.val();
+            self.itt_valid[t].wdata.next = self.k_one32.val();
+            self.itt_valid[t].we.next = self.itt_write.val();
+            self.itt_valid[t].clear.next = false;
+        }
+        if self.itp_train.val() {
             self.path.d.next = ((self.path.q.val() << self.k_two32.val()) ^ (self.next_pc.val() >> self.k_two32.val()))
                 & self.k_path_mask.val();
         }
@@ -654,9 +810,11 @@ impl Logic for PftFrontEnd {
         // The job record (JobRecord::pack).
         self.dir_ctx6.next = self.dir_ctx.val().get_bits::<6>(0);
         self.unused_dir_ctx.next = self.dir_ctx.val().get_bits::<2>(6);
-        self.unused_itp_hash.next = self.itp_hash.val().get_bits::<16>(16);
-        // Without an ITP, RTC or RAS these feed nothing.
-        self.unused_itp_index.next = self.itp_index.val();
+        self.unused_itt_hash.next = self.itt_hash.val().get_bits::<16>(16);
+        // Without ITP tables, an RTC or a RAS these feed nothing.
+        self.unused_itb_index.next = self.itb_index.val();
+        self.unused_itt_index.next = self.itt_index.val();
+        self.unused_itt_write.next = self.itt_write.val();
         self.unused_rtc_from.next = self.rtc_from.val();
         self.unused_push_val.next = self.push_val.val();
         self.unused_rtc_chain.next = self.rtc_found[0].val() & (self.rtc_pos_v[0].val() == self.k_zero8.val());
@@ -722,9 +880,21 @@ impl Logic for PftFrontEnd {
         if self.rtc_hit.val() {
             self.f_rtc_hit.next = self.k_b_rtc_hit.val();
         }
-        self.f_addr.next = self.k_zero64.val();
-        if self.addr_present.val() {
-            self.f_addr.next = self.k_b_addr.val();
+        self.f_alt.next = self.k_zero64.val();
+        if self.alt_present.val() {
+            self.f_alt.next = self.k_b_alt.val();
+        }
+        self.f_alt_hit.next = self.k_zero64.val();
+        if self.alt_hit.val() {
+            self.f_alt_hit.next = self.k_b_alt_hit.val();
+        }
+        self.f_off.next = self.k_zero64.val();
+        if self.off.val() {
+            self.f_off.next = self.k_b_off.val();
+        }
+        self.f_off_same.next = self.k_zero64.val();
+        if self.off_same.val() {
+            self.f_off_same.next = self.k_b_off_same.val();
         }
         self.f_addr_same.next = self.k_zero64.val();
         if self.addr_same.val() {
@@ -742,7 +912,10 @@ impl Logic for PftFrontEnd {
             | self.f_ras_top_hit.val()
             | self.f_rtc.val()
             | self.f_rtc_hit.val()
-            | self.f_addr.val()
+            | self.f_alt.val()
+            | self.f_alt_hit.val()
+            | self.f_off.val()
+            | self.f_off_same.val()
             | self.f_addr_same.val();
         self.job_valid.next = self.retire_valid.val()
             & (self.awaiting.val() | self.exception.val() | self.slot.val() | self.virt.val() | self.sync_now.val());
@@ -751,7 +924,7 @@ impl Logic for PftFrontEnd {
         if self.enable.val() {
             self.started.d.next = true;
             self.upper.d.next = self.upper1.val();
-            if self.addr_present.val() {
+            if self.exception.val() {
                 self.upper.d.next = self.upper_next.val();
             }
             self.gap_q.d.next = self.gap_next.val();
@@ -770,8 +943,11 @@ impl Logic for PftFrontEnd {
             self.ras_count.d.next = self.k_zero8.val();
             self.rtc_len.d.next = self.k_zero8.val();
             self.path.d.next = self.k_zero32.val();
-            for t in 0..self._itp_tables {
-                self.itp_valid[t].clear.next = true;
+            for t in 0..self._itb_tables {
+                self.itb_valid[t].clear.next = true;
+            }
+            for t in 0..self._itt_tables {
+                self.itt_valid[t].clear.next = true;
             }
         }
     }

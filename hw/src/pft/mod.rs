@@ -4,8 +4,8 @@
 //! range **coder**, and the output buffer and port shared with the SDC schemes.
 //!
 //! A job crosses the buffer as a fixed-format record of two 64-bit words ([`JobRecord`]):
-//! which phases it has (start, exception, direction, target, missed-target coding,
-//! address, virtual slot, tail escape) and their values. The sequencer expands it into the
+//! which phases it has (start, exception and its vector, direction, target, missed-target
+//! coding, offset, virtual slot, tail escape) and their values. The sequencer expands it into the
 //! operations of trace-format.md 11.5 in the model's order; [`JobRecord::ops`] is the same
 //! expansion in software, which the block tests compare with the model's `CoderJob`s.
 
@@ -21,7 +21,7 @@ pub mod top;
 pub use config::PftHwConfig;
 pub use drive::{compare_with_model, export_verilog};
 
-use streamtrace_model::pft::{CoderOp, Info, TargetContexts};
+use streamtrace_model::pft::{CoderOp, Info, TargetContexts, OFFSET_WIDTHS};
 
 /// Coder operation kinds on the sequencer -> coder interface.
 pub const OP_SLOT: u64 = 0;
@@ -34,6 +34,7 @@ pub const OP_MARKER: u64 = 4;
 pub const TGT_RETURN: u8 = 0;
 pub const TGT_RETURN_EMPTY: u8 = 1;
 pub const TGT_INDIRECT: u8 = 2;
+pub const TGT_INDIRECT_TAGGED: u8 = 3;
 
 /// Escape types (trace-format.md 11.5).
 pub const ESC_END: u8 = 0;
@@ -50,7 +51,8 @@ pub struct JobRecord {
     pub start: bool,
     pub start_same: bool,
     pub start_field: u32,
-    /// EXCEPTION escape with offset `exc_offset`, then the vector as `addr` (required).
+    /// EXCEPTION escape with offset `exc_offset`, then the vector as an address: the
+    /// UPPER_SAME context bit `addr_same`, then `addr_field`.
     pub exc: bool,
     pub exc_offset: u16,
     /// Direction point: slot symbol, context `dir_ctx`.
@@ -61,16 +63,24 @@ pub struct JobRecord {
     pub tgt: bool,
     pub tgt_hit: bool,
     pub tgt_sel: u8,
-    /// Missed-target coding: RAS_TOP bit, RTC_HIT bit, RTC position (raw, log2(rtc) bits).
+    /// Missed-target coding: ALT bit, RAS_TOP bit, RTC_HIT bit, RTC position (raw,
+    /// log2(rtc) bits).
+    pub alt: bool,
+    pub alt_hit: bool,
     pub ras_top: bool,
     pub ras_top_hit: bool,
     pub rtc: bool,
     pub rtc_hit: bool,
     pub rtc_pos: u8,
-    /// An address (exception vector or missed target): UPPER_SAME context bit, then the
-    /// field. OVERFLOW jobs carry the lost count here instead (`addr` clear).
-    pub addr: bool,
+    /// The missed target as an offset: SAME_STATE bit `off_same` (interworking only), the
+    /// class (three LEN bits) and the zigzag code `z`, which `addr_field` holds; the class
+    /// is a function of `z`, so the record does not carry it.
+    pub off: bool,
+    pub off_same: bool,
+    /// The exception vector's UPPER_SAME decision.
     pub addr_same: bool,
+    /// The vector's address field (`exc`), the offset's `z` (`off`), or an OVERFLOW job's
+    /// lost count (neither: an instruction with an exception has no target point).
     pub addr_field: u32,
     /// Virtual slot: slot symbol, hit at the fixed probability 1/2.
     pub virt: bool,
@@ -79,6 +89,13 @@ pub struct JobRecord {
     pub tail: bool,
     pub tail_type: u8,
     pub tail_offset: u16,
+}
+
+/// The class of an offset's zigzag code `z` (trace-format.md 11.5, *offset*): the first
+/// `i` with `bitlen(z) <= OFFSET_WIDTHS[i]`.
+pub fn offset_class(z: u32) -> usize {
+    let n = 32 - z.leading_zeros();
+    OFFSET_WIDTHS.iter().position(|&w| n <= w).unwrap_or(OFFSET_WIDTHS.len() - 1)
 }
 
 fn bit(w: u64, i: u32) -> bool {
@@ -94,8 +111,8 @@ impl JobRecord {
     /// tgt_sel, `[59:56]` rtc_pos, `[60]` start, `[61]` start_same, `[62]` exc, `[63]` virt.
     /// Word 1: `[31:0]` addr_field, `[47:32]` tail_offset, `[49:48]` tail_type, `[50]` tail,
     /// `[51]` dir, `[52]` dir_hit, `[53]` tgt, `[54]` tgt_hit, `[55]` ras_top,
-    /// `[56]` ras_top_hit, `[57]` rtc, `[58]` rtc_hit, `[59]` addr, `[60]` addr_same,
-    /// `[63:61]` zero.
+    /// `[56]` ras_top_hit, `[57]` rtc, `[58]` rtc_hit, `[59]` off, `[60]` addr_same,
+    /// `[61]` alt, `[62]` alt_hit, `[63]` off_same.
     pub fn pack(&self) -> (u64, u64) {
         let b = |v: bool, i: u32| (v as u64) << i;
         let w0 = self.start_field as u64
@@ -119,8 +136,11 @@ impl JobRecord {
             | b(self.ras_top_hit, 56)
             | b(self.rtc, 57)
             | b(self.rtc_hit, 58)
-            | b(self.addr, 59)
-            | b(self.addr_same, 60);
+            | b(self.off, 59)
+            | b(self.addr_same, 60)
+            | b(self.alt, 61)
+            | b(self.alt_hit, 62)
+            | b(self.off_same, 63);
         (w0, w1)
     }
 
@@ -147,8 +167,11 @@ impl JobRecord {
             ras_top_hit: bit(w1, 56),
             rtc: bit(w1, 57),
             rtc_hit: bit(w1, 58),
-            addr: bit(w1, 59),
+            off: bit(w1, 59),
             addr_same: bit(w1, 60),
+            alt: bit(w1, 61),
+            alt_hit: bit(w1, 62),
+            off_same: bit(w1, 63),
         }
     }
 
@@ -186,13 +209,17 @@ impl JobRecord {
             let ctx = target_ctx(match self.tgt_sel {
                 TGT_RETURN => TargetContexts::RETURN,
                 TGT_RETURN_EMPTY => TargetContexts::RETURN_EMPTY,
-                _ => TargetContexts::INDIRECT,
+                TGT_INDIRECT => TargetContexts::INDIRECT,
+                _ => TargetContexts::INDIRECT_TAGGED,
             });
             if self.dir {
                 ops.push(CoderOp::Bit { hit: self.tgt_hit, ctx, info });
             } else {
                 ops.push(CoderOp::Slot { escape: false, hit: self.tgt_hit, ctx: Some(ctx), info });
             }
+        }
+        if self.alt {
+            ops.push(CoderOp::Bit { hit: self.alt_hit, ctx: target_ctx(TargetContexts::ALT), info });
         }
         if self.ras_top {
             ops.push(CoderOp::Bit { hit: self.ras_top_hit, ctx: target_ctx(TargetContexts::RAS_TOP), info });
@@ -203,9 +230,23 @@ impl JobRecord {
                 ops.push(CoderOp::Raw { value: self.rtc_pos as u32, bits: h.rtc_pos_bits as u8, info });
             }
         }
-        if self.addr {
+        if self.exc {
             ops.push(CoderOp::Bit { hit: self.addr_same, ctx: upper, info });
             raw_field(&mut ops, self.addr_field, h.address_bits(self.addr_same));
+        }
+        if self.off {
+            if h.low == 0 {
+                ops.push(CoderOp::Bit { hit: self.off_same, ctx: target_ctx(TargetContexts::SAME_STATE), info });
+            }
+            // The class tree: LEN_1, LEN_(2 + c[2]), LEN_(4 + 2 c[2] + c[1]); a hit is a 0.
+            let class = offset_class(self.addr_field);
+            let mut node = 1;
+            for b in (0..3).rev() {
+                let one = (class >> b) & 1 != 0;
+                ops.push(CoderOp::Bit { hit: !one, ctx: target_ctx(TargetContexts::LEN + node - 1), info });
+                node = 2 * node + one as usize;
+            }
+            raw_field(&mut ops, self.addr_field, OFFSET_WIDTHS[class]);
         }
         if self.virt {
             ops.push(CoderOp::Slot { escape: false, hit: true, ctx: None, info });
@@ -253,13 +294,16 @@ mod tests {
             dir_ctx: 33,
             tgt: true,
             tgt_hit: false,
-            tgt_sel: TGT_INDIRECT,
+            tgt_sel: TGT_INDIRECT_TAGGED,
+            alt: true,
+            alt_hit: false,
             ras_top: true,
             ras_top_hit: false,
             rtc: true,
             rtc_hit: true,
             rtc_pos: 15,
-            addr: true,
+            off: true,
+            off_same: true,
             addr_same: true,
             addr_field: 0xFFFF_FFFF,
             virt: true,
@@ -269,6 +313,21 @@ mod tests {
         };
         let (w0, w1) = r.pack();
         assert_eq!(JobRecord::unpack(w0, w1), r);
-        assert_eq!(w1 >> 61, 0);
+        let r2 = JobRecord { alt_hit: true, off_same: false, addr_same: false, ..r };
+        let (v0, v1) = r2.pack();
+        assert_eq!((v0, v1 ^ w1), (w0, (1 << 62) | (1 << 63) | (1 << 60)));
+        assert_eq!(JobRecord::unpack(v0, v1), r2);
+    }
+
+    #[test]
+    fn offset_classes_match_the_model() {
+        use streamtrace_model::pft::offset_code;
+        for (a, t) in [(0x8000u32, 0x8004u32), (0x8000, 0x7ff0), (0x8001, 0x9000), (0x0001_0424, 0xffff_0fe0), (0, 0xffff_fffc)] {
+            let (z, c) = offset_code(a, t);
+            assert_eq!(offset_class(z), c, "{a:x} -> {t:x}");
+        }
+        for (z, c) in [(0, 0), (7, 0), (8, 1), (0x1FFFF, 6), (0x20000, 7), (u32::MAX, 7)] {
+            assert_eq!(offset_class(z), c, "z = {z:x}");
+        }
     }
 }

@@ -9,10 +9,10 @@
 use rust_hdl::prelude::*;
 
 use super::{PftHwConfig, OP_BIT, OP_FLUSH, OP_MARKER, OP_RAW, OP_SLOT};
-use streamtrace_model::pft::TargetContexts;
+use streamtrace_model::pft::{TargetContexts, OFFSET_WIDTHS};
 
 /// Phases in issue order (see `JobRecord::ops`).
-pub const PHASES: usize = 22;
+pub const PHASES: usize = 27;
 
 #[derive(LogicBlock)]
 pub struct JobSequencer {
@@ -47,7 +47,6 @@ pub struct JobSequencer {
     ph1: Signal<Local, Bits<8>>,
     /// Bits unused by design (Verilator's lint skips `unused_` names).
     unused_first_found: Signal<Local, Bit>,
-    unused_src1: Signal<Local, Bits<3>>,
     more: Signal<Local, Bit>,
     next: Signal<Local, Bits<8>>,
     present: Vec<Signal<Local, Bit>>,
@@ -64,11 +63,14 @@ pub struct JobSequencer {
     dir_hit: Signal<Local, Bit>,
     tgt: Signal<Local, Bit>,
     tgt_hit: Signal<Local, Bit>,
+    alt: Signal<Local, Bit>,
+    alt_hit: Signal<Local, Bit>,
     ras_top: Signal<Local, Bit>,
     ras_top_hit: Signal<Local, Bit>,
     rtc: Signal<Local, Bit>,
     rtc_hit: Signal<Local, Bit>,
-    addr: Signal<Local, Bit>,
+    off: Signal<Local, Bit>,
+    off_same: Signal<Local, Bit>,
     addr_same: Signal<Local, Bit>,
     start_field: Signal<Local, Bits<32>>,
     addr_field: Signal<Local, Bits<32>>,
@@ -80,6 +82,12 @@ pub struct JobSequencer {
     tail_type: Signal<Local, Bits<2>>,
     start_wide: Signal<Local, Bit>,
     addr_wide: Signal<Local, Bit>,
+    /// The offset's class (from z in the address field), its width split into raw fields.
+    off_class: Signal<Local, Bits<3>>,
+    off_wide: Signal<Local, Bit>,
+    off_hi_bits: Signal<Local, Bits<8>>,
+    off_lo_bits: Signal<Local, Bits<8>>,
+    field_wide: Signal<Local, Bit>,
     overflow: Signal<Local, Bit>,
     marker: Signal<Local, Bit>,
     k_slot: Constant<Bits<3>>,
@@ -93,6 +101,45 @@ pub struct JobSequencer {
     k_ctx_return: Constant<Bits<8>>,
     k_ctx_return_empty: Constant<Bits<8>>,
     k_ctx_indirect: Constant<Bits<8>>,
+    k_ctx_indirect_tagged: Constant<Bits<8>>,
+    k_ctx_alt: Constant<Bits<8>>,
+    k_ctx_same_state: Constant<Bits<8>>,
+    /// LEN_1 .. LEN_7.
+    k_ctx_len1: Constant<Bits<8>>,
+    k_ctx_len2: Constant<Bits<8>>,
+    k_ctx_len3: Constant<Bits<8>>,
+    k_ctx_len4: Constant<Bits<8>>,
+    k_ctx_len5: Constant<Bits<8>>,
+    k_ctx_len6: Constant<Bits<8>>,
+    k_ctx_len7: Constant<Bits<8>>,
+    /// The largest z of each class but the last ((1 << OFFSET_WIDTHS[i]) - 1), and the
+    /// class widths in raw fields (the low field at most 16 bits, the high one the rest).
+    k_zmax0: Constant<Bits<32>>,
+    k_zmax1: Constant<Bits<32>>,
+    k_zmax2: Constant<Bits<32>>,
+    k_zmax3: Constant<Bits<32>>,
+    k_zmax4: Constant<Bits<32>>,
+    k_zmax5: Constant<Bits<32>>,
+    k_zmax6: Constant<Bits<32>>,
+    k_class1: Constant<Bits<3>>,
+    k_class2: Constant<Bits<3>>,
+    k_class3: Constant<Bits<3>>,
+    k_class4: Constant<Bits<3>>,
+    k_class5: Constant<Bits<3>>,
+    k_class6: Constant<Bits<3>>,
+    k_class7: Constant<Bits<3>>,
+    k_wlo0: Constant<Bits<8>>,
+    k_wlo1: Constant<Bits<8>>,
+    k_wlo2: Constant<Bits<8>>,
+    k_wlo3: Constant<Bits<8>>,
+    k_wlo4: Constant<Bits<8>>,
+    k_wlo5: Constant<Bits<8>>,
+    k_wlo6: Constant<Bits<8>>,
+    k_wlo7: Constant<Bits<8>>,
+    k_whi6: Constant<Bits<8>>,
+    k_whi7: Constant<Bits<8>>,
+    /// Interworking: offsets start with the SAME_STATE bit.
+    k_iw: Constant<Bit>,
     k_wide_same: Constant<Bit>,
     k_wide_full: Constant<Bit>,
     k_hi_same: Constant<Bits<8>>,
@@ -106,6 +153,7 @@ pub struct JobSequencer {
     k_esc_exception: Constant<Bits<16>>,
     k_esc_overflow: Constant<Bits<2>>,
     k_esc_end: Constant<Bits<2>>,
+    k_zero3: Constant<Bits<3>>,
     k_zero8: Constant<Bits<8>>,
     k_one8: Constant<Bits<8>>,
     k_zero16: Constant<Bits<16>>,
@@ -120,6 +168,12 @@ impl JobSequencer {
         let hi = |n: u64| n.saturating_sub(16);
         let vec_bit = |n: usize| (0..n).map(|_| Default::default()).collect::<Vec<Signal<Local, Bit>>>();
         let vec_idx = |n: usize| (0..n).map(|_| Default::default()).collect::<Vec<Signal<Local, Bits<8>>>>();
+        let w = |i: usize| OFFSET_WIDTHS[i] as u64;
+        let zmax = |i: usize| Constant::<Bits<32>>::new(((1u64 << w(i)) - 1).into());
+        let class = |i: u64| Constant::<Bits<3>>::new(i.into());
+        // The sequencer splits a field of more than 16 bits into two raw fields only in the
+        // last two classes; a class width change in the model must revisit it.
+        assert!(OFFSET_WIDTHS[..6].iter().all(|&w| w <= 16) && OFFSET_WIDTHS[6] > 16);
         JobSequencer {
             clock: Default::default(),
             reset: Default::default(),
@@ -148,7 +202,6 @@ impl JobSequencer {
             first: Default::default(),
             ph1: Default::default(),
             unused_first_found: Default::default(),
-            unused_src1: Default::default(),
             more: Default::default(),
             next: Default::default(),
             present: vec_bit(PHASES),
@@ -165,11 +218,14 @@ impl JobSequencer {
             dir_hit: Default::default(),
             tgt: Default::default(),
             tgt_hit: Default::default(),
+            alt: Default::default(),
+            alt_hit: Default::default(),
             ras_top: Default::default(),
             ras_top_hit: Default::default(),
             rtc: Default::default(),
             rtc_hit: Default::default(),
-            addr: Default::default(),
+            off: Default::default(),
+            off_same: Default::default(),
             addr_same: Default::default(),
             start_field: Default::default(),
             addr_field: Default::default(),
@@ -181,6 +237,11 @@ impl JobSequencer {
             tail_type: Default::default(),
             start_wide: Default::default(),
             addr_wide: Default::default(),
+            off_class: Default::default(),
+            off_wide: Default::default(),
+            off_hi_bits: Default::default(),
+            off_lo_bits: Default::default(),
+            field_wide: Default::default(),
             overflow: Default::default(),
             marker: Default::default(),
             k_slot: Constant::new(OP_SLOT.into()),
@@ -194,6 +255,41 @@ impl JobSequencer {
             k_ctx_return: tc(TargetContexts::RETURN),
             k_ctx_return_empty: tc(TargetContexts::RETURN_EMPTY),
             k_ctx_indirect: tc(TargetContexts::INDIRECT),
+            k_ctx_indirect_tagged: tc(TargetContexts::INDIRECT_TAGGED),
+            k_ctx_alt: tc(TargetContexts::ALT),
+            k_ctx_same_state: tc(TargetContexts::SAME_STATE),
+            k_ctx_len1: tc(TargetContexts::LEN),
+            k_ctx_len2: tc(TargetContexts::LEN + 1),
+            k_ctx_len3: tc(TargetContexts::LEN + 2),
+            k_ctx_len4: tc(TargetContexts::LEN + 3),
+            k_ctx_len5: tc(TargetContexts::LEN + 4),
+            k_ctx_len6: tc(TargetContexts::LEN + 5),
+            k_ctx_len7: tc(TargetContexts::LEN + 6),
+            k_zmax0: zmax(0),
+            k_zmax1: zmax(1),
+            k_zmax2: zmax(2),
+            k_zmax3: zmax(3),
+            k_zmax4: zmax(4),
+            k_zmax5: zmax(5),
+            k_zmax6: zmax(6),
+            k_class1: class(1),
+            k_class2: class(2),
+            k_class3: class(3),
+            k_class4: class(4),
+            k_class5: class(5),
+            k_class6: class(6),
+            k_class7: class(7),
+            k_wlo0: c8(w(0)),
+            k_wlo1: c8(w(1)),
+            k_wlo2: c8(w(2)),
+            k_wlo3: c8(w(3)),
+            k_wlo4: c8(w(4)),
+            k_wlo5: c8(w(5)),
+            k_wlo6: c8(w(6).min(16)),
+            k_wlo7: c8(w(7).min(16)),
+            k_whi6: c8(w(6) - 16),
+            k_whi7: c8(w(7) - 16),
+            k_iw: Constant::new(h.low == 0),
             k_wide_same: Constant::new(n_same > 16),
             k_wide_full: Constant::new(n_full > 16),
             k_hi_same: c8(hi(n_same)),
@@ -207,6 +303,7 @@ impl JobSequencer {
             k_esc_exception: Constant::new((super::ESC_EXCEPTION as u64).into()),
             k_esc_overflow: Constant::new((super::ESC_OVERFLOW as u64).into()),
             k_esc_end: Constant::new((super::ESC_END as u64).into()),
+            k_zero3: Constant::new(0u64.into()),
             k_zero8: c8(0),
             k_one8: c8(1),
             k_zero16: Constant::new(0u64.into()),
@@ -253,9 +350,11 @@ impl Logic for JobSequencer {
         self.ras_top_hit.next = self.src1.val().get_bit(56);
         self.rtc.next = self.src1.val().get_bit(57);
         self.rtc_hit.next = self.src1.val().get_bit(58);
-        self.addr.next = self.src1.val().get_bit(59);
+        self.off.next = self.src1.val().get_bit(59);
         self.addr_same.next = self.src1.val().get_bit(60);
-        self.unused_src1.next = self.src1.val().get_bits::<3>(61);
+        self.alt.next = self.src1.val().get_bit(61);
+        self.alt_hit.next = self.src1.val().get_bit(62);
+        self.off_same.next = self.src1.val().get_bit(63);
         self.start_wide.next = self.k_wide_full.val();
         if self.start_same.val() {
             self.start_wide.next = self.k_wide_same.val();
@@ -264,6 +363,62 @@ impl Logic for JobSequencer {
         if self.addr_same.val() {
             self.addr_wide.next = self.k_wide_same.val();
         }
+        // The offset's class: the first with z <= (1 << OFFSET_WIDTHS[class]) - 1.
+        self.off_class.next = self.k_class7.val();
+        if self.addr_field.val() <= self.k_zmax6.val() {
+            self.off_class.next = self.k_class6.val();
+        }
+        if self.addr_field.val() <= self.k_zmax5.val() {
+            self.off_class.next = self.k_class5.val();
+        }
+        if self.addr_field.val() <= self.k_zmax4.val() {
+            self.off_class.next = self.k_class4.val();
+        }
+        if self.addr_field.val() <= self.k_zmax3.val() {
+            self.off_class.next = self.k_class3.val();
+        }
+        if self.addr_field.val() <= self.k_zmax2.val() {
+            self.off_class.next = self.k_class2.val();
+        }
+        if self.addr_field.val() <= self.k_zmax1.val() {
+            self.off_class.next = self.k_class1.val();
+        }
+        if self.addr_field.val() <= self.k_zmax0.val() {
+            self.off_class.next = self.k_zero3.val();
+        }
+        self.off_wide.next = false;
+        self.off_hi_bits.next = self.k_whi7.val();
+        self.off_lo_bits.next = self.k_wlo7.val();
+        match self.off_class.val().index() {
+            0 => {
+                self.off_lo_bits.next = self.k_wlo0.val();
+            }
+            1 => {
+                self.off_lo_bits.next = self.k_wlo1.val();
+            }
+            2 => {
+                self.off_lo_bits.next = self.k_wlo2.val();
+            }
+            3 => {
+                self.off_lo_bits.next = self.k_wlo3.val();
+            }
+            4 => {
+                self.off_lo_bits.next = self.k_wlo4.val();
+            }
+            5 => {
+                self.off_lo_bits.next = self.k_wlo5.val();
+            }
+            6 => {
+                self.off_wide.next = true;
+                self.off_hi_bits.next = self.k_whi6.val();
+                self.off_lo_bits.next = self.k_wlo6.val();
+            }
+            _ => {
+                self.off_wide.next = true;
+            }
+        }
+        // The address field's raw phases serve the exception vector and the offset.
+        self.field_wide.next = (self.exc.val() & self.addr_wide.val()) | (self.off.val() & self.off_wide.val());
         self.overflow.next = self.tail_type.val() == self.k_esc_overflow.val();
         self.marker.next = self.tail_type.val() != self.k_esc_end.val();
 
@@ -276,20 +431,25 @@ impl Logic for JobSequencer {
         self.present[5].next = self.exc.val();
         self.present[6].next = self.dir.val();
         self.present[7].next = self.tgt.val();
-        self.present[8].next = self.ras_top.val();
-        self.present[9].next = self.rtc.val();
-        self.present[10].next = (self.rtc.val() & self.rtc_hit.val()) & self.k_has_rtc_pos.val();
-        self.present[11].next = self.addr.val();
-        self.present[12].next = self.addr.val() & self.addr_wide.val();
-        self.present[13].next = self.addr.val();
-        self.present[14].next = self.virt.val();
-        self.present[15].next = self.tail.val();
-        self.present[16].next = self.tail.val();
-        self.present[17].next = self.tail.val();
-        self.present[18].next = self.tail.val() & self.overflow.val();
-        self.present[19].next = self.tail.val() & self.overflow.val();
+        self.present[8].next = self.alt.val();
+        self.present[9].next = self.ras_top.val();
+        self.present[10].next = self.rtc.val();
+        self.present[11].next = (self.rtc.val() & self.rtc_hit.val()) & self.k_has_rtc_pos.val();
+        self.present[12].next = self.exc.val();
+        self.present[13].next = self.off.val() & self.k_iw.val();
+        self.present[14].next = self.off.val();
+        self.present[15].next = self.off.val();
+        self.present[16].next = self.off.val();
+        self.present[17].next = self.field_wide.val();
+        self.present[18].next = self.exc.val() | self.off.val();
+        self.present[19].next = self.virt.val();
         self.present[20].next = self.tail.val();
-        self.present[21].next = self.tail.val() & self.marker.val();
+        self.present[21].next = self.tail.val();
+        self.present[22].next = self.tail.val();
+        self.present[23].next = self.tail.val() & self.overflow.val();
+        self.present[24].next = self.tail.val() & self.overflow.val();
+        self.present[25].next = self.tail.val();
+        self.present[26].next = self.tail.val() & self.marker.val();
 
         // The first present phase (a new job), then the one after the phase issued now.
         self.first_found[0].next = false;
@@ -380,67 +540,118 @@ impl Logic for JobSequencer {
                     1 => {
                         self.op_ctx.next = self.k_ctx_return_empty.val();
                     }
-                    _ => {
+                    2 => {
                         self.op_ctx.next = self.k_ctx_indirect.val();
+                    }
+                    _ => {
+                        self.op_ctx.next = self.k_ctx_indirect_tagged.val();
                     }
                 }
             }
             8 => {
                 self.op_kind.next = self.k_bit.val();
+                self.op_hit.next = self.alt_hit.val();
+                self.op_ctx.next = self.k_ctx_alt.val();
+            }
+            9 => {
+                self.op_kind.next = self.k_bit.val();
                 self.op_hit.next = self.ras_top_hit.val();
                 self.op_ctx.next = self.k_ctx_ras_top.val();
             }
-            9 => {
+            10 => {
                 self.op_kind.next = self.k_bit.val();
                 self.op_hit.next = self.rtc_hit.val();
                 self.op_ctx.next = self.k_ctx_rtc.val();
             }
-            10 => {
+            11 => {
                 self.op_value.next = bit_cast::<16, 4>(self.rtc_pos.val());
                 self.op_bits.next = self.k_rtc_pos_bits.val();
             }
-            11 => {
+            12 => {
                 self.op_kind.next = self.k_bit.val();
                 self.op_hit.next = self.addr_same.val();
                 self.op_ctx.next = self.k_ctx_upper.val();
             }
-            12 => {
-                self.op_value.next = self.addr_field.val().get_bits::<16>(16);
-                self.op_bits.next = self.k_hi_full.val();
-                if self.addr_same.val() {
-                    self.op_bits.next = self.k_hi_same.val();
-                }
-            }
             13 => {
-                self.op_value.next = self.addr_field.val().get_bits::<16>(0);
-                self.op_bits.next = self.k_lo_full.val();
-                if self.addr_same.val() {
-                    self.op_bits.next = self.k_lo_same.val();
+                self.op_kind.next = self.k_bit.val();
+                self.op_hit.next = self.off_same.val();
+                self.op_ctx.next = self.k_ctx_same_state.val();
+            }
+            // The class tree: LEN_1, LEN_(2 + c[2]), LEN_(4 + 2 c[2] + c[1]); a hit is a 0.
+            14 => {
+                self.op_kind.next = self.k_bit.val();
+                self.op_hit.next = !self.off_class.val().get_bit(2);
+                self.op_ctx.next = self.k_ctx_len1.val();
+            }
+            15 => {
+                self.op_kind.next = self.k_bit.val();
+                self.op_hit.next = !self.off_class.val().get_bit(1);
+                self.op_ctx.next = self.k_ctx_len2.val();
+                if self.off_class.val().get_bit(2) {
+                    self.op_ctx.next = self.k_ctx_len3.val();
                 }
             }
-            14 => {
+            16 => {
+                self.op_kind.next = self.k_bit.val();
+                self.op_hit.next = !self.off_class.val().get_bit(0);
+                match self.off_class.val().get_bits::<2>(1).index() {
+                    0 => {
+                        self.op_ctx.next = self.k_ctx_len4.val();
+                    }
+                    1 => {
+                        self.op_ctx.next = self.k_ctx_len5.val();
+                    }
+                    2 => {
+                        self.op_ctx.next = self.k_ctx_len6.val();
+                    }
+                    _ => {
+                        self.op_ctx.next = self.k_ctx_len7.val();
+                    }
+                }
+            }
+            17 => {
+                self.op_value.next = self.addr_field.val().get_bits::<16>(16);
+                self.op_bits.next = self.off_hi_bits.val();
+                if self.exc.val() {
+                    self.op_bits.next = self.k_hi_full.val();
+                    if self.addr_same.val() {
+                        self.op_bits.next = self.k_hi_same.val();
+                    }
+                }
+            }
+            18 => {
+                self.op_value.next = self.addr_field.val().get_bits::<16>(0);
+                self.op_bits.next = self.off_lo_bits.val();
+                if self.exc.val() {
+                    self.op_bits.next = self.k_lo_full.val();
+                    if self.addr_same.val() {
+                        self.op_bits.next = self.k_lo_same.val();
+                    }
+                }
+            }
+            19 => {
                 self.op_kind.next = self.k_slot.val();
                 self.op_hit.next = true;
                 self.op_fixed.next = true;
             }
-            15 => {
+            20 => {
                 self.op_kind.next = self.k_slot.val();
                 self.op_escape.next = true;
             }
-            16 => {
+            21 => {
                 self.op_value.next = bit_cast::<16, 2>(self.tail_type.val());
                 self.op_bits.next = self.k_two8.val();
             }
-            17 => {
+            22 => {
                 self.op_value.next = self.tail_offset.val();
             }
-            18 => {
+            23 => {
                 self.op_value.next = self.addr_field.val().get_bits::<16>(16);
             }
-            19 => {
+            24 => {
                 self.op_value.next = self.addr_field.val().get_bits::<16>(0);
             }
-            20 => {
+            25 => {
                 self.op_kind.next = self.k_flush.val();
             }
             _ => {
@@ -484,29 +695,43 @@ mod tests {
             dir_hit: b(2),
             tgt: b(3),
             tgt_hit: b(2),
+            alt: b(4),
+            alt_hit: b(2),
             ras_top: b(4),
             ras_top_hit: b(2),
             rtc: b(3),
             rtc_hit: b(2),
-            addr: b(3),
+            off: b(3),
+            off_same: b(2),
             addr_same: b(2),
             virt: b(8),
             tail: b(4),
             ..Default::default()
         };
         r.start_field = lcg(s) as u32 & if r.start_same { 0xF_FFFF } else { u32::MAX };
-        r.addr_field = lcg(s) as u32 & if r.addr_same { 0xF_FFFF } else { u32::MAX };
+        // An exception has no target point: the address field is its vector's or an offset's.
+        if r.exc {
+            r.off = false;
+        }
+        r.addr_field = if r.off {
+            // z of every class, mostly short ones.
+            let z = ((lcg(s) << 1) as u32) ^ lcg(s) as u32;
+            z >> [29, 27, 25, 23, 21, 19, 15, 0, 31, 28][(lcg(s) % 10) as usize]
+        } else {
+            lcg(s) as u32 & if r.addr_same { 0xF_FFFF } else { u32::MAX }
+        };
         r.exc_offset = lcg(s) as u16;
         r.tail_offset = lcg(s) as u16;
         r.dir_ctx = (lcg(s) % 18) as u8;
-        r.tgt_sel = (lcg(s) % 3) as u8;
+        r.tgt_sel = (lcg(s) % 4) as u8;
         r.rtc_pos = (lcg(s) % 4) as u8;
         r.tail_type = [ESC_END, ESC_SYNC, ESC_OVERFLOW][(lcg(s) % 3) as usize];
         // An OVERFLOW job carries its lost count in the address field: no address then.
         if r.tail && r.tail_type == ESC_OVERFLOW {
-            r.addr = false;
+            r.exc = false;
+            r.off = false;
         }
-        if !(r.start || r.exc || r.dir || r.tgt || r.ras_top || r.rtc || r.addr || r.virt || r.tail) {
+        if !(r.start || r.exc || r.dir || r.tgt || r.alt || r.ras_top || r.rtc || r.off || r.virt || r.tail) {
             r.virt = true;
         }
         r
@@ -560,7 +785,9 @@ mod tests {
                     }
                     let same_mask = |v: u32, same: bool| v & (u32::MAX >> (32 - h.address_bits(same)));
                     r.start_field = same_mask(r.start_field, r.start_same);
-                    r.addr_field = if r.tail && r.tail_type == ESC_OVERFLOW { r.addr_field } else { same_mask(r.addr_field, r.addr_same) };
+                    if r.exc {
+                        r.addr_field = same_mask(r.addr_field, r.addr_same);
+                    }
                     queue.push_back(r);
                 }
                 let act = !lcg(&mut s).is_multiple_of(4);
