@@ -99,6 +99,8 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
     reg  [31:0] lost_sum;
     reg  [31:0] sl32;
     reg  push_now;
+    reg  push_ovf;
+    reg  [31:0] ovf_count;
     reg  busy;
     reg  idle;
     reg  start_entry;
@@ -224,19 +226,14 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
         if (lost__q > (k_max32 - sl32)) begin
             lost_sum = k_max32;
         end
-        sdb__push_sa = detector__desc_sa;
-        sdb__push_sl = detector__desc_sl;
-        sdb__push_exc = detector__desc_exc;
-        sdb__push_dcond = detector__desc_dcond;
         push_now = 1'b0;
+        push_ovf = 1'b0;
+        ovf_count = lost_sum;
         if (detector__desc_valid) begin
             if (~sdb__full) begin
                 push_now = 1'b1;
                 if (dropping__q) begin
-                    sdb__push_sa = lost_sum;
-                    sdb__push_sl = k_zero16;
-                    sdb__push_exc = 1'b0;
-                    sdb__push_dcond = 1'b0;
+                    push_ovf = 1'b1;
                     dropping__d = 1'b0;
                     lost__d = k_zero32;
                 end
@@ -248,12 +245,22 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
         end
         else if (end_active & dropping__q & ~sdb__full) begin
             push_now = 1'b1;
-            sdb__push_sa = lost__q;
+            push_ovf = 1'b1;
+            ovf_count = lost__q;
+            dropping__d = 1'b0;
+            lost__d = k_zero32;
+        end
+        if (push_ovf) begin
+            sdb__push_sa = ovf_count;
             sdb__push_sl = k_zero16;
             sdb__push_exc = 1'b0;
             sdb__push_dcond = 1'b0;
-            dropping__d = 1'b0;
-            lost__d = k_zero32;
+        end
+        else begin
+            sdb__push_sa = detector__desc_sa;
+            sdb__push_sl = detector__desc_sl;
+            sdb__push_exc = detector__desc_exc;
+            sdb__push_dcond = detector__desc_dcond;
         end
         sdb__push = push_now;
         busy = svc_left__q != k_zero8;
@@ -380,17 +387,19 @@ module streamtrace_rsdc_32x4_128__detector(clock,reset,retire_valid,pc,branch_cl
         sl_inc = sl__q + k_one16;
         is_dcond = branch_class == k_dcond;
         ends = retire_valid & ((taken & (branch_class != k_none) & (branch_class != k_duncond)) | exception | (sl_inc == k_max_sl));
-        desc_valid = ends;
-        desc_sa = cur_sa;
-        desc_sl = sl_inc;
-        desc_exc = exception;
-        desc_dcond = is_dcond;
         if (~retire_valid & cut & (sl__q != k_zero16)) begin
             desc_valid = 1'b1;
             desc_sa = sa__q;
             desc_sl = sl__q;
             desc_exc = 1'b0;
             desc_dcond = last_dcond__q;
+        end
+        else begin
+            desc_valid = ends;
+            desc_sa = cur_sa;
+            desc_sl = sl_inc;
+            desc_exc = exception;
+            desc_dcond = is_dcond;
         end
         if (~hold) begin
             if (retire_valid) begin
@@ -687,9 +696,11 @@ module streamtrace_rsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         lvsa_match = upper == lvsa__q;
         sdc_hit = is_stream & sdc__found & (lvsa_match | ~k_rsdc);
         is_miss = is_stream & ~sdc_hit;
-        lsp__si = k_zero16;
         if (sdc_hit) begin
             lsp__si = sdc__found_si;
+        end
+        else begin
+            lsp__si = k_zero16;
         end
         lsp_hit = sdc_hit & lsp__hit;
         since_sum = since_reset__q + sl32;
@@ -1525,9 +1536,11 @@ module streamtrace_rsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,access,found,fo
         end
         do_access = access & (any_found | (exist != k_zero32));
         mru_set = mru__rdata | access_onehot;
-        mru__wdata = mru_set;
         if ((mru_set & exist) == exist) begin
             mru__wdata = access_onehot;
+        end
+        else begin
+            mru__wdata = mru_set;
         end
         mru__we = do_access;
         valid__wdata = valid__rdata | access_onehot;
@@ -2149,12 +2162,9 @@ module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,
     output reg  empty;
     
     // Constant declarations
-    localparam  k_last = 8'h1;
     localparam  k_depth = 8'h2;
     localparam  k_one = 8'h1;
     localparam  k_zero = 8'h0;
-    localparam  k_zero16 = 16'h0;
-    localparam  k_zero32 = 32'h0;
     
     // Stub signals
     reg  [31:0] sa__0__d;
@@ -2181,15 +2191,12 @@ module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,
     reg  dcond__1__d;
     wire  dcond__1__q;
     reg  dcond__1__clock;
-    reg  [7:0] rd_ptr__d;
-    wire  [7:0] rd_ptr__q;
-    reg  rd_ptr__clock;
-    reg  [7:0] wr_ptr__d;
-    wire  [7:0] wr_ptr__q;
-    reg  wr_ptr__clock;
     reg  [7:0] fill__d;
     wire  [7:0] fill__q;
     reg  fill__clock;
+    
+    // Local signals
+    reg  [7:0] target;
     
     // Sub module instances
     streamtrace_rsdc_32x4_128__sdb__sa__0 sa__0(
@@ -2232,16 +2239,6 @@ module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,
         .q(dcond__1__q),
         .clock(dcond__1__clock)
     );
-    streamtrace_rsdc_32x4_128__sdb__rd_ptr rd_ptr(
-        .d(rd_ptr__d),
-        .q(rd_ptr__q),
-        .clock(rd_ptr__clock)
-    );
-    streamtrace_rsdc_32x4_128__sdb__wr_ptr wr_ptr(
-        .d(wr_ptr__d),
-        .q(wr_ptr__q),
-        .clock(wr_ptr__clock)
-    );
     streamtrace_rsdc_32x4_128__sdb__fill fill(
         .d(fill__d),
         .q(fill__q),
@@ -2250,16 +2247,12 @@ module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,
     
     // Update code
     always @(*) begin
-        rd_ptr__clock = clock;
-        wr_ptr__clock = clock;
         fill__clock = clock;
-        rd_ptr__d = rd_ptr__q;
-        wr_ptr__d = wr_ptr__q;
         fill__d = fill__q;
-        head_sa = k_zero32;
-        head_sl = k_zero16;
-        head_exc = 1'b0;
-        head_dcond = 1'b0;
+        target = fill__q;
+        if (pop) begin
+            target = fill__q - k_one;
+        end
         sa__0__clock = clock;
         sl__0__clock = clock;
         exc__0__clock = clock;
@@ -2268,18 +2261,6 @@ module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,
         sl__0__d = sl__0__q;
         exc__0__d = exc__0__q;
         dcond__0__d = dcond__0__q;
-        if (push & (wr_ptr__q == 0)) begin
-            sa__0__d = push_sa;
-            sl__0__d = push_sl;
-            exc__0__d = push_exc;
-            dcond__0__d = push_dcond;
-        end
-        if (rd_ptr__q == 0) begin
-            head_sa = sa__0__q;
-            head_sl = sl__0__q;
-            head_exc = exc__0__q;
-            head_dcond = dcond__0__q;
-        end
         sa__1__clock = clock;
         sl__1__clock = clock;
         exc__1__clock = clock;
@@ -2288,32 +2269,30 @@ module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,
         sl__1__d = sl__1__q;
         exc__1__d = exc__1__q;
         dcond__1__d = dcond__1__q;
-        if (push & (wr_ptr__q == 1)) begin
+        if (pop) begin
+            sa__0__d = sa__1__q;
+            sl__0__d = sl__1__q;
+            exc__0__d = exc__1__q;
+            dcond__0__d = dcond__1__q;
+        end
+        if (push & (target == 0)) begin
+            sa__0__d = push_sa;
+            sl__0__d = push_sl;
+            exc__0__d = push_exc;
+            dcond__0__d = push_dcond;
+        end
+        if (push & (target == 1)) begin
             sa__1__d = push_sa;
             sl__1__d = push_sl;
             exc__1__d = push_exc;
             dcond__1__d = push_dcond;
         end
-        if (rd_ptr__q == 1) begin
-            head_sa = sa__1__q;
-            head_sl = sl__1__q;
-            head_exc = exc__1__q;
-            head_dcond = dcond__1__q;
-        end
+        head_sa = sa__0__q;
+        head_sl = sl__0__q;
+        head_exc = exc__0__q;
+        head_dcond = dcond__0__q;
         full = fill__q == k_depth;
         empty = fill__q == k_zero;
-        if (push) begin
-            wr_ptr__d = wr_ptr__q + k_one;
-            if (wr_ptr__q == k_last) begin
-                wr_ptr__d = k_zero;
-            end
-        end
-        if (pop) begin
-            rd_ptr__d = rd_ptr__q + k_one;
-            if (rd_ptr__q == k_last) begin
-                rd_ptr__d = k_zero;
-            end
-        end
         if (push & ~pop) begin
             fill__d = fill__q + k_one;
         end
@@ -2321,8 +2300,6 @@ module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,
             fill__d = fill__q - k_one;
         end
         if (reset) begin
-            rd_ptr__d = k_zero;
-            wr_ptr__d = k_zero;
             fill__d = k_zero;
         end
     end
@@ -2425,25 +2402,6 @@ module streamtrace_rsdc_32x4_128__sdb__fill(d,q,clock);
 endmodule // streamtrace_rsdc_32x4_128__sdb__fill
 
 
-module streamtrace_rsdc_32x4_128__sdb__rd_ptr(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_rsdc_32x4_128__sdb__rd_ptr
-
-
 module streamtrace_rsdc_32x4_128__sdb__sa__0(d,q,clock);
     
     // Module arguments
@@ -2518,25 +2476,6 @@ module streamtrace_rsdc_32x4_128__sdb__sl__1(d,q,clock);
     end
           
 endmodule // streamtrace_rsdc_32x4_128__sdb__sl__1
-
-
-module streamtrace_rsdc_32x4_128__sdb__wr_ptr(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_rsdc_32x4_128__sdb__wr_ptr
 
 
 module streamtrace_rsdc_32x4_128__svc_left(d,q,clock);

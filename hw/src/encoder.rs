@@ -243,9 +243,10 @@ impl Logic for RecordEncoder {
         self.lvsa_match.next = self.upper.val() == self.lvsa.q.val();
         self.sdc_hit.next = self.is_stream.val() & self.sdc.found.val() & (self.lvsa_match.val() | !self.k_rsdc.val());
         self.is_miss.next = self.is_stream.val() & !self.sdc_hit.val();
-        self.lsp.si.next = self.k_zero16.val();
         if self.sdc_hit.val() {
             self.lsp.si.next = self.sdc.found_si.val();
+        } else {
+            self.lsp.si.next = self.k_zero16.val();
         }
         self.lsp_hit.next = self.sdc_hit.val() & self.lsp.hit.val();
 

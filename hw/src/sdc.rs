@@ -193,9 +193,10 @@ impl Logic for StreamDescriptorCache {
         }
         self.do_access.next = self.access.val() & (self.any_found.val() | (self.exist.val() != self.k_zero32.val()));
         self.mru_set.next = self.mru.rdata.val() | self.access_onehot.val();
-        self.mru.wdata.next = self.mru_set.val();
         if (self.mru_set.val() & self.exist.val()) == self.exist.val() {
             self.mru.wdata.next = self.access_onehot.val();
+        } else {
+            self.mru.wdata.next = self.mru_set.val();
         }
         self.mru.we.next = self.do_access.val();
         self.valid.wdata.next = self.valid.rdata.val() | self.access_onehot.val();
