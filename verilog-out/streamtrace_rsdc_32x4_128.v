@@ -54,6 +54,8 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
     wire  [15:0] sdb__head_sl;
     wire  sdb__head_exc;
     wire  sdb__head_dcond;
+    wire  [31:0] sdb__next_sa;
+    wire  [15:0] sdb__next_sl;
     wire  sdb__full;
     wire  sdb__empty;
     reg  encoder__clock;
@@ -64,6 +66,8 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
     reg  [15:0] encoder__sl;
     reg  encoder__exc;
     reg  encoder__dcond;
+    reg  [31:0] encoder__next_sa;
+    reg  [15:0] encoder__next_sl;
     wire  [319:0] encoder__rec_bits;
     wire  [15:0] encoder__rec_len;
     wire  encoder__miss;
@@ -137,6 +141,8 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
         .head_sl(sdb__head_sl),
         .head_exc(sdb__head_exc),
         .head_dcond(sdb__head_dcond),
+        .next_sa(sdb__next_sa),
+        .next_sl(sdb__next_sl),
         .full(sdb__full),
         .empty(sdb__empty)
     );
@@ -149,6 +155,8 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
         .sl(encoder__sl),
         .exc(encoder__exc),
         .dcond(encoder__dcond),
+        .next_sa(encoder__next_sa),
+        .next_sl(encoder__next_sl),
         .rec_bits(encoder__rec_bits),
         .rec_len(encoder__rec_len),
         .miss(encoder__miss)
@@ -274,6 +282,8 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
         encoder__sl = sdb__head_sl;
         encoder__exc = sdb__head_exc;
         encoder__dcond = sdb__head_dcond;
+        encoder__next_sa = sdb__next_sa;
+        encoder__next_sl = sdb__next_sl;
         service = k_svc_hit;
         if (encoder__miss) begin
             service = k_svc_miss;
@@ -500,7 +510,7 @@ module streamtrace_rsdc_32x4_128__dropping(d,q,clock);
 endmodule // streamtrace_rsdc_32x4_128__dropping
 
 
-module streamtrace_rsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dcond,rec_bits,rec_len,miss);
+module streamtrace_rsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dcond,next_sa,next_sl,rec_bits,rec_len,miss);
     
     // Module arguments
     input wire  clock;
@@ -511,6 +521,8 @@ module streamtrace_rsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
     input wire  [15:0] sl;
     input wire  exc;
     input wire  dcond;
+    input wire  [31:0] next_sa;
+    input wire  [15:0] next_sl;
     output reg  [319:0] rec_bits;
     output reg  [15:0] rec_len;
     output reg  miss;
@@ -551,6 +563,8 @@ module streamtrace_rsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
     reg  sdc__clear;
     reg  [31:0] sdc__sa;
     reg  [15:0] sdc__sl;
+    reg  [31:0] sdc__next_sa;
+    reg  [15:0] sdc__next_sl;
     reg  sdc__access;
     wire  sdc__found;
     wire  [15:0] sdc__found_si;
@@ -632,6 +646,8 @@ module streamtrace_rsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         .clear(sdc__clear),
         .sa(sdc__sa),
         .sl(sdc__sl),
+        .next_sa(sdc__next_sa),
+        .next_sl(sdc__next_sl),
         .access(sdc__access),
         .found(sdc__found),
         .found_si(sdc__found_si)
@@ -692,6 +708,8 @@ module streamtrace_rsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         sl32 = {16'd0, sl};
         sdc__sa = sa;
         sdc__sl = sl;
+        sdc__next_sa = next_sa;
+        sdc__next_sl = next_sl;
         upper = sa >> k_lvsa_shift;
         lvsa_match = upper == lvsa__q;
         sdc_hit = is_stream & sdc__found & (lvsa_match | ~k_rsdc);
@@ -1084,6 +1102,7 @@ module streamtrace_rsdc_32x4_128__encoder__lsp(clock,clear,si,access,hit);
     
     // Local signals
     reg  [15:0] index;
+    reg  [15:0] next_index;
     reg  [31:0] predicted;
     reg  [31:0] si32;
     
@@ -1118,7 +1137,6 @@ module streamtrace_rsdc_32x4_128__encoder__lsp(clock,clear,si,access,hit);
         entries__clock = clock;
         written__clock = clock;
         index = history__q & k_index_mask;
-        entries__raddr = index;
         written__raddr = index;
         si32 = {16'd0, si};
         predicted = k_zero32;
@@ -1139,6 +1157,8 @@ module streamtrace_rsdc_32x4_128__encoder__lsp(clock,clear,si,access,hit);
         if (clear) begin
             history__d = k_zero16;
         end
+        next_index = history__d & k_index_mask;
+        entries__raddr = next_index;
     end
     
 endmodule // streamtrace_rsdc_32x4_128__encoder__lsp
@@ -1155,18 +1175,28 @@ module streamtrace_rsdc_32x4_128__encoder__lsp__entries(clock,raddr,rdata,we,wad
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 128 x 7 table: asynchronous read, synchronous write
+    // 128 x 7 table: synchronous read (block RAM), synchronous write; a write to the
+    // word being read is forwarded
     reg [6:0] mem [0:127];
+    reg [6:0] q;
+    reg [6:0] fwd_data;
+    reg fwd;
     integer i;
     initial begin
         for (i = 0; i < 128; i = i + 1) mem[i] = 7'd0;
+        q = 7'd0;
+        fwd_data = 7'd0;
+        fwd = 1'b0;
     end
     // address and data bits above the table's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:7], waddr[15:7], wdata[31:7], 1'b0};
     always @(posedge clock) begin
         if (we) mem[waddr[6:0]] <= wdata[6:0];
+        q <= mem[raddr[6:0]];
+        fwd <= we & (waddr[6:0] == raddr[6:0]);
+        fwd_data <= wdata[6:0];
     end
-    always @(*) rdata = {25'd0, mem[raddr[6:0]]};
+    always @(*) rdata = fwd ? {25'd0, fwd_data} : {25'd0, q};
 endmodule // streamtrace_rsdc_32x4_128__encoder__lsp__entries
 
 
@@ -1233,13 +1263,15 @@ module streamtrace_rsdc_32x4_128__encoder__lvsa(d,q,clock);
 endmodule // streamtrace_rsdc_32x4_128__encoder__lvsa
 
 
-module streamtrace_rsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,access,found,found_si);
+module streamtrace_rsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl,access,found,found_si);
     
     // Module arguments
     input wire  clock;
     input wire  clear;
     input wire  [31:0] sa;
     input wire  [15:0] sl;
+    input wire  [31:0] next_sa;
+    input wire  [15:0] next_sl;
     input wire  access;
     output reg  found;
     output reg  [15:0] found_si;
@@ -1329,6 +1361,9 @@ module streamtrace_rsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,access,found,fo
     reg  way_match__3;
     reg  [31:0] set32;
     reg  [15:0] set16;
+    reg  [15:0] next_set16;
+    reg  [31:0] next_set_wide_unused;
+    reg  [31:0] next_sl32;
     reg  [31:0] masked;
     reg  [31:0] tag_low;
     reg  [31:0] tag_high;
@@ -1436,6 +1471,9 @@ module streamtrace_rsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,access,found,fo
         sl32 = {16'd0, sl};
         set32 = ((sa >> k_shift) ^ sl32) & k_set_mask;
         set16 = set32[15:0];
+        next_sl32 = {16'd0, next_sl};
+        next_set_wide_unused = ((next_sa >> k_shift) ^ next_sl32) & k_set_mask;
+        next_set16 = next_set_wide_unused[15:0];
         masked = sa & k_tag_mask;
         tag_low = masked & k_inf_lo_mask;
         tag_high = masked >> k_inf_hi;
@@ -1453,8 +1491,8 @@ module streamtrace_rsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,access,found,fo
         any_found = 1'b0;
         tags__0__clock = clock;
         sls__0__clock = clock;
-        tags__0__raddr = set16;
-        sls__0__raddr = set16;
+        tags__0__raddr = next_set16;
+        sls__0__raddr = next_set16;
         tags__0__waddr = set16;
         sls__0__waddr = set16;
         tags__0__wdata = tag;
@@ -1466,8 +1504,8 @@ module streamtrace_rsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,access,found,fo
         end
         tags__1__clock = clock;
         sls__1__clock = clock;
-        tags__1__raddr = set16;
-        sls__1__raddr = set16;
+        tags__1__raddr = next_set16;
+        sls__1__raddr = next_set16;
         tags__1__waddr = set16;
         sls__1__waddr = set16;
         tags__1__wdata = tag;
@@ -1479,8 +1517,8 @@ module streamtrace_rsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,access,found,fo
         end
         tags__2__clock = clock;
         sls__2__clock = clock;
-        tags__2__raddr = set16;
-        sls__2__raddr = set16;
+        tags__2__raddr = next_set16;
+        sls__2__raddr = next_set16;
         tags__2__waddr = set16;
         sls__2__waddr = set16;
         tags__2__wdata = tag;
@@ -1492,8 +1530,8 @@ module streamtrace_rsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,access,found,fo
         end
         tags__3__clock = clock;
         sls__3__clock = clock;
-        tags__3__raddr = set16;
-        sls__3__raddr = set16;
+        tags__3__raddr = next_set16;
+        sls__3__raddr = next_set16;
         tags__3__waddr = set16;
         sls__3__waddr = set16;
         tags__3__wdata = tag;
@@ -1596,18 +1634,28 @@ module streamtrace_rsdc_32x4_128__encoder__sdc__sls__0(clock,raddr,rdata,we,wadd
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 8 table: asynchronous read, synchronous write
+    // 32 x 8 table: synchronous read (block RAM), synchronous write; a write to the
+    // word being read is forwarded
     reg [7:0] mem [0:31];
+    reg [7:0] q;
+    reg [7:0] fwd_data;
+    reg fwd;
     integer i;
     initial begin
         for (i = 0; i < 32; i = i + 1) mem[i] = 8'd0;
+        q = 8'd0;
+        fwd_data = 8'd0;
+        fwd = 1'b0;
     end
     // address and data bits above the table's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:8], 1'b0};
     always @(posedge clock) begin
         if (we) mem[waddr[4:0]] <= wdata[7:0];
+        q <= mem[raddr[4:0]];
+        fwd <= we & (waddr[4:0] == raddr[4:0]);
+        fwd_data <= wdata[7:0];
     end
-    always @(*) rdata = {24'd0, mem[raddr[4:0]]};
+    always @(*) rdata = fwd ? {24'd0, fwd_data} : {24'd0, q};
 endmodule // streamtrace_rsdc_32x4_128__encoder__sdc__sls__0
 
 
@@ -1622,18 +1670,28 @@ module streamtrace_rsdc_32x4_128__encoder__sdc__sls__1(clock,raddr,rdata,we,wadd
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 8 table: asynchronous read, synchronous write
+    // 32 x 8 table: synchronous read (block RAM), synchronous write; a write to the
+    // word being read is forwarded
     reg [7:0] mem [0:31];
+    reg [7:0] q;
+    reg [7:0] fwd_data;
+    reg fwd;
     integer i;
     initial begin
         for (i = 0; i < 32; i = i + 1) mem[i] = 8'd0;
+        q = 8'd0;
+        fwd_data = 8'd0;
+        fwd = 1'b0;
     end
     // address and data bits above the table's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:8], 1'b0};
     always @(posedge clock) begin
         if (we) mem[waddr[4:0]] <= wdata[7:0];
+        q <= mem[raddr[4:0]];
+        fwd <= we & (waddr[4:0] == raddr[4:0]);
+        fwd_data <= wdata[7:0];
     end
-    always @(*) rdata = {24'd0, mem[raddr[4:0]]};
+    always @(*) rdata = fwd ? {24'd0, fwd_data} : {24'd0, q};
 endmodule // streamtrace_rsdc_32x4_128__encoder__sdc__sls__1
 
 
@@ -1648,18 +1706,28 @@ module streamtrace_rsdc_32x4_128__encoder__sdc__sls__2(clock,raddr,rdata,we,wadd
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 8 table: asynchronous read, synchronous write
+    // 32 x 8 table: synchronous read (block RAM), synchronous write; a write to the
+    // word being read is forwarded
     reg [7:0] mem [0:31];
+    reg [7:0] q;
+    reg [7:0] fwd_data;
+    reg fwd;
     integer i;
     initial begin
         for (i = 0; i < 32; i = i + 1) mem[i] = 8'd0;
+        q = 8'd0;
+        fwd_data = 8'd0;
+        fwd = 1'b0;
     end
     // address and data bits above the table's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:8], 1'b0};
     always @(posedge clock) begin
         if (we) mem[waddr[4:0]] <= wdata[7:0];
+        q <= mem[raddr[4:0]];
+        fwd <= we & (waddr[4:0] == raddr[4:0]);
+        fwd_data <= wdata[7:0];
     end
-    always @(*) rdata = {24'd0, mem[raddr[4:0]]};
+    always @(*) rdata = fwd ? {24'd0, fwd_data} : {24'd0, q};
 endmodule // streamtrace_rsdc_32x4_128__encoder__sdc__sls__2
 
 
@@ -1674,18 +1742,28 @@ module streamtrace_rsdc_32x4_128__encoder__sdc__sls__3(clock,raddr,rdata,we,wadd
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 8 table: asynchronous read, synchronous write
+    // 32 x 8 table: synchronous read (block RAM), synchronous write; a write to the
+    // word being read is forwarded
     reg [7:0] mem [0:31];
+    reg [7:0] q;
+    reg [7:0] fwd_data;
+    reg fwd;
     integer i;
     initial begin
         for (i = 0; i < 32; i = i + 1) mem[i] = 8'd0;
+        q = 8'd0;
+        fwd_data = 8'd0;
+        fwd = 1'b0;
     end
     // address and data bits above the table's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:8], 1'b0};
     always @(posedge clock) begin
         if (we) mem[waddr[4:0]] <= wdata[7:0];
+        q <= mem[raddr[4:0]];
+        fwd <= we & (waddr[4:0] == raddr[4:0]);
+        fwd_data <= wdata[7:0];
     end
-    always @(*) rdata = {24'd0, mem[raddr[4:0]]};
+    always @(*) rdata = fwd ? {24'd0, fwd_data} : {24'd0, q};
 endmodule // streamtrace_rsdc_32x4_128__encoder__sdc__sls__3
 
 
@@ -1700,18 +1778,28 @@ module streamtrace_rsdc_32x4_128__encoder__sdc__tags__0(clock,raddr,rdata,we,wad
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 15 table: asynchronous read, synchronous write
+    // 32 x 15 table: synchronous read (block RAM), synchronous write; a write to the
+    // word being read is forwarded
     reg [14:0] mem [0:31];
+    reg [14:0] q;
+    reg [14:0] fwd_data;
+    reg fwd;
     integer i;
     initial begin
         for (i = 0; i < 32; i = i + 1) mem[i] = 15'd0;
+        q = 15'd0;
+        fwd_data = 15'd0;
+        fwd = 1'b0;
     end
     // address and data bits above the table's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:15], 1'b0};
     always @(posedge clock) begin
         if (we) mem[waddr[4:0]] <= wdata[14:0];
+        q <= mem[raddr[4:0]];
+        fwd <= we & (waddr[4:0] == raddr[4:0]);
+        fwd_data <= wdata[14:0];
     end
-    always @(*) rdata = {17'd0, mem[raddr[4:0]]};
+    always @(*) rdata = fwd ? {17'd0, fwd_data} : {17'd0, q};
 endmodule // streamtrace_rsdc_32x4_128__encoder__sdc__tags__0
 
 
@@ -1726,18 +1814,28 @@ module streamtrace_rsdc_32x4_128__encoder__sdc__tags__1(clock,raddr,rdata,we,wad
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 15 table: asynchronous read, synchronous write
+    // 32 x 15 table: synchronous read (block RAM), synchronous write; a write to the
+    // word being read is forwarded
     reg [14:0] mem [0:31];
+    reg [14:0] q;
+    reg [14:0] fwd_data;
+    reg fwd;
     integer i;
     initial begin
         for (i = 0; i < 32; i = i + 1) mem[i] = 15'd0;
+        q = 15'd0;
+        fwd_data = 15'd0;
+        fwd = 1'b0;
     end
     // address and data bits above the table's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:15], 1'b0};
     always @(posedge clock) begin
         if (we) mem[waddr[4:0]] <= wdata[14:0];
+        q <= mem[raddr[4:0]];
+        fwd <= we & (waddr[4:0] == raddr[4:0]);
+        fwd_data <= wdata[14:0];
     end
-    always @(*) rdata = {17'd0, mem[raddr[4:0]]};
+    always @(*) rdata = fwd ? {17'd0, fwd_data} : {17'd0, q};
 endmodule // streamtrace_rsdc_32x4_128__encoder__sdc__tags__1
 
 
@@ -1752,18 +1850,28 @@ module streamtrace_rsdc_32x4_128__encoder__sdc__tags__2(clock,raddr,rdata,we,wad
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 15 table: asynchronous read, synchronous write
+    // 32 x 15 table: synchronous read (block RAM), synchronous write; a write to the
+    // word being read is forwarded
     reg [14:0] mem [0:31];
+    reg [14:0] q;
+    reg [14:0] fwd_data;
+    reg fwd;
     integer i;
     initial begin
         for (i = 0; i < 32; i = i + 1) mem[i] = 15'd0;
+        q = 15'd0;
+        fwd_data = 15'd0;
+        fwd = 1'b0;
     end
     // address and data bits above the table's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:15], 1'b0};
     always @(posedge clock) begin
         if (we) mem[waddr[4:0]] <= wdata[14:0];
+        q <= mem[raddr[4:0]];
+        fwd <= we & (waddr[4:0] == raddr[4:0]);
+        fwd_data <= wdata[14:0];
     end
-    always @(*) rdata = {17'd0, mem[raddr[4:0]]};
+    always @(*) rdata = fwd ? {17'd0, fwd_data} : {17'd0, q};
 endmodule // streamtrace_rsdc_32x4_128__encoder__sdc__tags__2
 
 
@@ -1778,18 +1886,28 @@ module streamtrace_rsdc_32x4_128__encoder__sdc__tags__3(clock,raddr,rdata,we,wad
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 15 table: asynchronous read, synchronous write
+    // 32 x 15 table: synchronous read (block RAM), synchronous write; a write to the
+    // word being read is forwarded
     reg [14:0] mem [0:31];
+    reg [14:0] q;
+    reg [14:0] fwd_data;
+    reg fwd;
     integer i;
     initial begin
         for (i = 0; i < 32; i = i + 1) mem[i] = 15'd0;
+        q = 15'd0;
+        fwd_data = 15'd0;
+        fwd = 1'b0;
     end
     // address and data bits above the table's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:15], 1'b0};
     always @(posedge clock) begin
         if (we) mem[waddr[4:0]] <= wdata[14:0];
+        q <= mem[raddr[4:0]];
+        fwd <= we & (waddr[4:0] == raddr[4:0]);
+        fwd_data <= wdata[14:0];
     end
-    always @(*) rdata = {17'd0, mem[raddr[4:0]]};
+    always @(*) rdata = fwd ? {17'd0, fwd_data} : {17'd0, q};
 endmodule // streamtrace_rsdc_32x4_128__encoder__sdc__tags__3
 
 
@@ -2143,7 +2261,7 @@ module streamtrace_rsdc_32x4_128__outbuf__record(d,q,clock);
 endmodule // streamtrace_rsdc_32x4_128__outbuf__record
 
 
-module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,push_dcond,pop,head_sa,head_sl,head_exc,head_dcond,full,empty);
+module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,push_dcond,pop,head_sa,head_sl,head_exc,head_dcond,next_sa,next_sl,full,empty);
     
     // Module arguments
     input wire  clock;
@@ -2158,6 +2276,8 @@ module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,
     output reg  [15:0] head_sl;
     output reg  head_exc;
     output reg  head_dcond;
+    output reg  [31:0] next_sa;
+    output reg  [15:0] next_sl;
     output reg  full;
     output reg  empty;
     
@@ -2291,6 +2411,8 @@ module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,
         head_sl = sl__0__q;
         head_exc = exc__0__q;
         head_dcond = dcond__0__q;
+        next_sa = sa__0__d;
+        next_sl = sl__0__d;
         full = fill__q == k_depth;
         empty = fill__q == k_zero;
         if (push & ~pop) begin

@@ -32,6 +32,10 @@ pub struct RecordEncoder {
     pub sl: Signal<In, Bits<16>>,
     pub exc: Signal<In, Bit>,
     pub dcond: Signal<In, Bit>,
+    /// The entry presented next cycle (the SDB's next head): the SDC reads its tables one
+    /// cycle ahead.
+    pub next_sa: Signal<In, Bits<32>>,
+    pub next_sl: Signal<In, Bits<16>>,
     pub rec_bits: Signal<Out, Bits<RECORD_BITS>>,
     pub rec_len: Signal<Out, Bits<16>>,
     /// The entry missed in the SDC (forced rSDC misses included): svc_miss cycles.
@@ -134,6 +138,8 @@ impl RecordEncoder {
             sl: Default::default(),
             exc: Default::default(),
             dcond: Default::default(),
+            next_sa: Default::default(),
+            next_sl: Default::default(),
             rec_bits: Default::default(),
             rec_len: Default::default(),
             miss: Default::default(),
@@ -239,6 +245,8 @@ impl Logic for RecordEncoder {
         // SDC lookup; rSDC forces a miss when the upper bits differ from the LVSA.
         self.sdc.sa.next = self.sa.val();
         self.sdc.sl.next = self.sl.val();
+        self.sdc.next_sa.next = self.next_sa.val();
+        self.sdc.next_sl.next = self.next_sl.val();
         self.upper.next = self.sa.val() >> self.k_lvsa_shift.val();
         self.lvsa_match.next = self.upper.val() == self.lvsa.q.val();
         self.sdc_hit.next = self.is_stream.val() & self.sdc.found.val() & (self.lvsa_match.val() | !self.k_rsdc.val());

@@ -4,7 +4,8 @@
 //! `fill` is registered, so "full at start of cycle" is `fill == depth`.
 //!
 //! Entries shift towards slot 0 on a pop, so the head is always slot 0: the `head_*`
-//! outputs are flip-flop outputs (no read multiplexer, nothing to glitch).
+//! outputs are flip-flop outputs (no read multiplexer, nothing to glitch), and the head of
+//! the next cycle is slot 0's next value, `next_*`.
 
 use rust_hdl::prelude::*;
 
@@ -22,6 +23,10 @@ pub struct DescriptorBuffer {
     pub head_sl: Signal<Out, Bits<16>>,
     pub head_exc: Signal<Out, Bit>,
     pub head_dcond: Signal<Out, Bit>,
+    /// The head at start of next cycle (meaningful when the SDB will not be empty): the
+    /// compressor reads its synchronous tables for it one cycle ahead.
+    pub next_sa: Signal<Out, Bits<32>>,
+    pub next_sl: Signal<Out, Bits<16>>,
     pub full: Signal<Out, Bit>,
     pub empty: Signal<Out, Bit>,
     sa: Vec<DFF<Bits<32>>>,
@@ -52,6 +57,8 @@ impl DescriptorBuffer {
             head_sl: Default::default(),
             head_exc: Default::default(),
             head_dcond: Default::default(),
+            next_sa: Default::default(),
+            next_sl: Default::default(),
             full: Default::default(),
             empty: Default::default(),
             sa: (0..depth).map(|_| Default::default()).collect(),
@@ -107,6 +114,8 @@ impl Logic for DescriptorBuffer {
         self.head_sl.next = self.sl[0].q.val();
         self.head_exc.next = self.exc[0].q.val();
         self.head_dcond.next = self.dcond[0].q.val();
+        self.next_sa.next = self.sa[0].d.val();
+        self.next_sl.next = self.sl[0].d.val();
         self.full.next = self.fill.q.val() == self.k_depth.val();
         self.empty.next = self.fill.q.val() == self.k_zero.val();
         if self.push.val() & !self.pop.val() {

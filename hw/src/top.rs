@@ -197,6 +197,8 @@ impl Logic for TraceModule {
         self.encoder.sl.next = self.sdb.head_sl.val();
         self.encoder.exc.next = self.sdb.head_exc.val();
         self.encoder.dcond.next = self.sdb.head_dcond.val();
+        self.encoder.next_sa.next = self.sdb.next_sa.val();
+        self.encoder.next_sl.next = self.sdb.next_sl.val();
         self.service.next = self.k_svc_hit.val();
         if self.encoder.miss.val() {
             self.service.next = self.k_svc_miss.val();

@@ -167,15 +167,21 @@ fn stream_descriptor_cache_matches_the_model() {
         let pool = stream_pool(&mut rng, 40, text.contains("isa=arm"));
         let mut uut = ready(HwSdc::new(&h));
         let mut model = StreamDescriptorCache::new(&cfg);
+        // The tables are read one cycle ahead: each cycle also presents the next lookup.
+        let lookups: Vec<(u32, u32)> = (0..6_001).map(|_| pool[rng.below(pool.len() as u64) as usize]).collect();
         uut.clear.next = true;
+        uut.next_sa.next = (lookups[0].0 as u64).into();
+        uut.next_sl.next = (lookups[0].1 as u64).into();
         tick!(uut);
         uut.clear.next = false;
         let mut hits = 0;
         for cycle in 0..6_000 {
-            let (a, sl) = pool[rng.below(pool.len() as u64) as usize];
+            let (a, sl) = lookups[cycle];
             let clear = rng.chance(3);
             uut.sa.next = (a as u64).into();
             uut.sl.next = (sl as u64).into();
+            uut.next_sa.next = (lookups[cycle + 1].0 as u64).into();
+            uut.next_sl.next = (lookups[cycle + 1].1 as u64).into();
             uut.access.next = true;
             uut.clear.next = clear;
             settle!(uut);
@@ -340,10 +346,16 @@ fn record_encoder_matches_the_functional_encoder() {
 
         let mut uut = ready(RecordEncoder::new(&h));
         uut.reset.next = true;
+        // The SDC reads its tables one cycle ahead: the entry of the next service is
+        // presented on next_sa/next_sl from the cycle before it (here, from the service before).
+        uut.next_sa.next = (entries[0].0 as u64).into();
+        uut.next_sl.next = (entries[0].1 as u64).into();
         tick!(uut);
         uut.reset.next = false;
         let mut bits: Vec<bool> = Vec::new();
-        let mut service = |sa: u32, sl: u32, d: Option<&StreamDescriptor>, end: bool| -> usize {
+        let mut service = |sa: u32, sl: u32, d: Option<&StreamDescriptor>, end: bool, next: (u32, u32)| -> usize {
+            uut.next_sa.next = (next.0 as u64).into();
+            uut.next_sl.next = (next.1 as u64).into();
             uut.start.next = true;
             uut.is_end.next = end;
             uut.sa.next = (sa as u64).into();
@@ -363,10 +375,11 @@ fn record_encoder_matches_the_functional_encoder() {
             len
         };
         for (n, (sa, sl, d)) in entries.iter().enumerate() {
-            let len = service(*sa, *sl, d.as_ref(), false);
+            let next = entries.get(n + 1).map_or((0, 0), |e| (e.0, e.1));
+            let len = service(*sa, *sl, d.as_ref(), false, next);
             assert_eq!(len as u64, lens[n], "{text}: entry {n} {d:?}: record length");
         }
-        service(0, 0, None, true);
+        service(0, 0, None, true, (0, 0));
         assert_eq!(bits.len() as u64, trace.bit_len, "{text}: trace length with END");
         let first_diff = (0..bits.len()).find(|&i| (read_bits(&trace.bytes, i as u64, 1) == 1) != bits[i]);
         assert_eq!(first_diff, None, "{text}: first differing trace bit");
