@@ -44,7 +44,7 @@ impl LastStreamPredictor {
             predicted: Default::default(),
             si32: Default::default(),
             entries: SyncTableRam::new(h.lsp_entries as usize, h.k as usize),
-            written: FlagArray::new(h.lsp_entries as usize, 1),
+            written: FlagArray::decoded(h.lsp_entries as usize, 1),
             history: Default::default(),
             index: Default::default(),
             next_index: Default::default(),

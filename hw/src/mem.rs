@@ -276,6 +276,8 @@ pub struct FlagArray {
     pub wdata: Signal<In, Bits<32>>,
     _rows: Vec<u32>,
     _row_bits: usize,
+    /// Verilog with a write decoder per row (see [`FlagArray::decoded`]).
+    _decoded: bool,
 }
 
 impl FlagArray {
@@ -292,7 +294,15 @@ impl FlagArray {
             wdata: Default::default(),
             _rows: vec![0; rows],
             _row_bits: row_bits,
+            _decoded: false,
         }
+    }
+
+    /// The same array, emitted with a write decoder per row (`if (we && waddr == r)`)
+    /// instead of a part-select at a computed bit offset, which Yosys builds as a shifter
+    /// of the whole array (about half the cells; the SDC and LSP flags use it).
+    pub fn decoded(rows: usize, row_bits: usize) -> FlagArray {
+        FlagArray { _decoded: true, ..FlagArray::new(rows, row_bits) }
     }
 
     fn mask(&self) -> u32 {
@@ -368,12 +378,32 @@ reg [{tm1}:0] flags;
 initial flags = {total}'d0;
 // address and data bits above the array's size are unused by design
 wire unused_bits = &{{1'b0, {unused}, {unused_data}, 1'b0}};
-always @(posedge clock) begin
-    if (clear) flags <= {total}'d0;
-    else if (we) flags[{wsel} +: {rb}] <= {wdata};
-end
+{write}
 always @(*) rdata = {rdata};",
             tm1 = total - 1,
+            write = if self._decoded {
+                let hit = match ab {
+                    0 => "we".to_string(),
+                    ADDR_BITS => format!("we && waddr == r[{}:0]", ab - 1),
+                    _ => format!("we && waddr[{m}:0] == r[{m}:0]", m = ab - 1),
+                };
+                format!(
+                    "integer r;
+always @(posedge clock) begin
+    for (r = 0; r < {rows}; r = r + 1) begin
+        if (clear) flags[r * {rb} +: {rb}] <= {rb}'d0;
+        else if ({hit}) flags[r * {rb} +: {rb}] <= {wdata};
+    end
+end"
+                )
+            } else {
+                format!(
+                    "always @(posedge clock) begin
+    if (clear) flags <= {total}'d0;
+    else if (we) flags[{wsel} +: {rb}] <= {wdata};
+end"
+                )
+            },
         ))
     }
 

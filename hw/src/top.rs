@@ -16,7 +16,7 @@ use rust_hdl::prelude::*;
 use crate::config::HwConfig;
 use crate::detector::StreamDetector;
 use crate::encoder::RecordEncoder;
-use crate::outbuf::OutputBuffer;
+use crate::outbuf_lean::LeanOutputBuffer;
 use crate::sdb::DescriptorBuffer;
 
 #[derive(LogicBlock)]
@@ -37,7 +37,7 @@ pub struct TraceModule {
     detector: StreamDetector,
     sdb: DescriptorBuffer,
     encoder: RecordEncoder,
-    outbuf: OutputBuffer,
+    outbuf: LeanOutputBuffer,
     dropping: DFF<Bit>,
     lost: DFF<Bits<32>>,
     ending: DFF<Bit>,
@@ -82,7 +82,7 @@ impl TraceModule {
             detector: StreamDetector::new(h.max_sl, h.low),
             sdb: DescriptorBuffer::new(h.sdb_depth as usize),
             encoder: RecordEncoder::new(h),
-            outbuf: OutputBuffer::new(h),
+            outbuf: LeanOutputBuffer::new(h),
             dropping: Default::default(),
             lost: Default::default(),
             ending: Default::default(),

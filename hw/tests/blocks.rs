@@ -14,6 +14,7 @@ use streamtrace_hw::encoder::RecordEncoder;
 use streamtrace_hw::golden::read_bits;
 use streamtrace_hw::lsp::LastStreamPredictor as HwLsp;
 use streamtrace_hw::outbuf::OutputBuffer;
+use streamtrace_hw::outbuf_lean::LeanOutputBuffer;
 use streamtrace_hw::sdb::DescriptorBuffer;
 use streamtrace_hw::sdc::StreamDescriptorCache as HwSdc;
 use streamtrace_hw::HwConfig;
@@ -386,13 +387,17 @@ fn record_encoder_matches_the_functional_encoder() {
     }
 }
 
+/// Steps 1, 3 and 4 of docs/trace-timing.md against a software mirror, for either output
+/// buffer (`$ty`: a block with `new(&HwConfig)` and the output-buffer ports).
+macro_rules! output_buffer_test {
+    ($name:ident, $ty:ty) => {
 #[test]
-fn output_buffer_sends_records_in_order_with_the_timing_rules() {
+fn $name() {
     for (obuf, port, ratio) in [(80u32, 1u32, 1u32), (16, 4, 1), (40, 8, 3), (224, 64, 1)] {
         let buffers: BufferConfig = format!("obuf={obuf},port={port},ratio={ratio}").parse().unwrap();
         let h = HwConfig::new(&"rsdc-32x4-128".parse().unwrap(), &buffers).unwrap();
         let mut rng = Rng(obuf as u64 * 31 + port as u64);
-        let mut uut = ready(OutputBuffer::new(&h));
+        let mut uut = ready(<$ty>::new(&h));
         uut.reset.next = true;
         tick!(uut);
         uut.reset.next = false;
@@ -449,3 +454,8 @@ fn output_buffer_sends_records_in_order_with_the_timing_rules() {
         assert_eq!(sent_bits[..], appended[..sent_bits.len()], "obuf {obuf} port {port}: the port sends the records' bits in order");
     }
 }
+    };
+}
+
+output_buffer_test!(output_buffer_sends_records_in_order_with_the_timing_rules, OutputBuffer);
+output_buffer_test!(lean_output_buffer_sends_records_in_order_with_the_timing_rules, LeanOutputBuffer);
