@@ -6,12 +6,14 @@ set -euo pipefail
 # qemu-user: the independent oracle of the core model (sim/tests/qemu_diff.rs).
 # binutils-arm-none-eabi: disassembly in divergence reports.
 # verilator, yosys, iverilog: lint, co-simulation and synthesis of the RTL exports (hw/,
-# tests/cli_hw.rs; iverilog is the second simulator hardware engineers use on them).
+# tests/cli_hw.rs; iverilog is the second simulator hardware engineers use on them);
+# nextpnr-ice40: place and route of the exports on an iCE40 (`streamtrace area --fpga ice40`).
 # fonts-dejavu-core: the text of the sweep plots (tests/cli_sweep.rs writes them).
 # gcc-arm-linux-gnueabi, libc6-dev-armel-cross: our programs as static ARM Linux binaries
 # (testbenches/linux/build.sh); python3: the inputs of the Linux workload set.
 # cbindgen, valgrind: the C API's header and its memory check (scripts/capi.sh).
-APT_PACKAGES=(qemu-user binutils-arm-none-eabi verilator yosys iverilog fonts-dejavu-core
+# nextpnr-ice40: `streamtrace area --fpga ice40` (place and route, Fmax).
+APT_PACKAGES=(qemu-user binutils-arm-none-eabi verilator yosys iverilog nextpnr-ice40 fonts-dejavu-core
     gcc-arm-linux-gnueabi libc6-dev-armel-cross python3 cbindgen valgrind)
 
 log() { echo "setup: $*" >&2; }

@@ -9,7 +9,7 @@ use serde_json::json;
 use streamtrace_hw::cosim::{cosimulate, cosimulate_pft, Verdict};
 use streamtrace_hw::drive::compare_with_model;
 use streamtrace_hw::pft::PftHwConfig;
-use streamtrace_hw::tools::{verilator_lint, yosys_area};
+use streamtrace_hw::tools::{ice40_area, verilator_lint, yosys_area, Ice40Area};
 use streamtrace_hw::verilog::{write_export, write_module};
 use streamtrace_hw::{HwConfig, HwError};
 use streamtrace_model::{storage_bits, BufferConfig, Config, ConfigError, RetireEvent, Scheme};
@@ -46,6 +46,16 @@ pub struct AreaArgs {
     /// Where the exports are written for Yosys (default: a temporary directory).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// Also synthesize for an FPGA family and place and route: `ice40` (Yosys synth_ice40,
+    /// nextpnr-ice40): LUT4, flip-flops, block RAMs, logic cells and Fmax.
+    #[arg(long, value_name = "FAMILY", value_parser = ["ice40"])]
+    pub fpga: Option<String>,
+    /// The FPGA device for `--fpga ice40` (a nextpnr-ice40 device flag without `--`).
+    #[arg(long, value_name = "DEVICE", default_value = "hx8k")]
+    pub device: String,
+    /// The package for `--fpga ice40`.
+    #[arg(long, value_name = "PACKAGE", default_value = "ct256")]
+    pub package: String,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -187,11 +197,16 @@ pub fn run_area(args: &AreaArgs) -> Result<()> {
         }
     };
     let mut rows = Vec::new();
+    let mut fpga: Vec<Ice40Area> = Vec::new();
     for text in &texts {
         let cfg = parse_config(text)?;
         let h = Rtl::new(&cfg, text, &buffers)?;
         let path = h.write_export(dir)?;
         let area = yosys_area(&path, &h.module_name()).map_err(anyhow::Error::msg)?;
+        if args.fpga.is_some() {
+            // A design that does not fit is a result (reported in the table), not a failure.
+            fpga.push(ice40_area(&path, &h.module_name(), &args.device, &args.package, dir).map_err(anyhow::Error::msg)?);
+        }
         let (sdb, obuf) = h.sdb_and_obuf();
         let storage = storage_bits(&cfg, sdb, obuf);
         rows.push((text.clone(), h, area, storage));
@@ -203,41 +218,79 @@ pub fn run_area(args: &AreaArgs) -> Result<()> {
     if args.json {
         let v: Vec<_> = rows
             .iter()
-            .map(|(text, h, a, s)| {
-                json!({
+            .enumerate()
+            .map(|(i, (text, h, a, s))| {
+                let mut row = json!({
                     "config": text,
                     "module": h.module_name(),
                     "buffers": h.buffers().to_string(),
                     "yosys_cells": a.cells,
                     "yosys_flip_flops": a.flip_flops,
+                    "yosys_memories": a.memories,
                     "yosys_memory_bits": a.memory_bits,
+                    "yosys_logic_depth": a.logic_depth,
                     "model_storage_bits": s.total,
                     "model_storage": s,
-                })
+                });
+                if let Some(f) = fpga.get(i) {
+                    row["ice40"] = json!(f);
+                }
+                row
             })
             .collect();
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(());
     }
-    let mut t = Table::new(["config", "cells", "flip-flops", "of which memory bits", "other flip-flops", "model storage bits"]);
+    let mut t = Table::new([
+        "config",
+        "cells",
+        "flip-flops",
+        "memories",
+        "memory bits",
+        "logic depth",
+        "model storage bits",
+    ]);
     for (text, _, a, s) in &rows {
         t.row([
             text.clone(),
             a.cells.to_string(),
             a.flip_flops.to_string(),
+            a.memories.to_string(),
             a.memory_bits.to_string(),
-            a.flip_flops.saturating_sub(a.memory_bits).to_string(),
+            a.logic_depth.to_string(),
             s.total.to_string(),
         ]);
     }
     t.print(&mut out)?;
     writeln!(
         out,
-        "Yosys `synth -flatten` (generic cells; inferred memories, the SDC tag/SL tables and the LSP table, are mapped to \
-         flip-flops and counted in both columns). Model storage: model/src/storage.rs with sdb={} and obuf={} (the paper's 4,042 bits is rsdc-32x4-128,isa=arm).",
+        "Yosys generic synthesis (`synth -flatten` without memory_map: memories stay $mem_v2 cells, one cell each; \
+         flip-flops outside them; logic depth: `ltp -noff`, gates on the longest path). Model storage: \
+         model/src/storage.rs with sdb={} and obuf={} (the paper's 4,042 bits is rsdc-32x4-128,isa=arm).",
         rows.first().map_or(2, |r| r.1.sdb_and_obuf().0),
         rows.first().map_or(80, |r| r.1.sdb_and_obuf().1)
     )?;
+    if !fpga.is_empty() {
+        writeln!(out)?;
+        let mut t = Table::new(["config", "LUT4", "flip-flops", "carries", "BRAMs", "logic cells", "Fmax MHz"]);
+        for ((text, _, _, _), f) in rows.iter().zip(&fpga) {
+            t.row([
+                text.clone(),
+                f.lut4.to_string(),
+                f.flip_flops.to_string(),
+                f.carries.to_string(),
+                f.brams.to_string(),
+                format!("{}/{} ({}%)", f.logic_cells, f.logic_cells_available, f.logic_cells * 100 / f.logic_cells_available.max(1)),
+                if f.fits { format!("{:.1}", f.fmax_mhz) } else { "does not fit".to_string() },
+            ]);
+        }
+        t.print(&mut out)?;
+        writeln!(
+            out,
+            "iCE40 {} {}: Yosys `synth_ice40 -flatten`, nextpnr-ice40 (seed 1); Fmax is nextpnr's estimate after routing.",
+            args.device, args.package
+        )?;
+    }
     Ok(())
 }
 

@@ -54,6 +54,8 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
     wire  [15:0] sdb__head_sl;
     wire  sdb__head_exc;
     wire  sdb__head_dcond;
+    wire  [31:0] sdb__next_sa;
+    wire  [15:0] sdb__next_sl;
     wire  sdb__full;
     wire  sdb__empty;
     reg  encoder__clock;
@@ -64,6 +66,8 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
     reg  [15:0] encoder__sl;
     reg  encoder__exc;
     reg  encoder__dcond;
+    reg  [31:0] encoder__next_sa;
+    reg  [15:0] encoder__next_sl;
     wire  [319:0] encoder__rec_bits;
     wire  [15:0] encoder__rec_len;
     wire  encoder__miss;
@@ -99,6 +103,8 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
     reg  [31:0] lost_sum;
     reg  [31:0] sl32;
     reg  push_now;
+    reg  push_ovf;
+    reg  [31:0] ovf_count;
     reg  busy;
     reg  idle;
     reg  start_entry;
@@ -135,6 +141,8 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
         .head_sl(sdb__head_sl),
         .head_exc(sdb__head_exc),
         .head_dcond(sdb__head_dcond),
+        .next_sa(sdb__next_sa),
+        .next_sl(sdb__next_sl),
         .full(sdb__full),
         .empty(sdb__empty)
     );
@@ -147,6 +155,8 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
         .sl(encoder__sl),
         .exc(encoder__exc),
         .dcond(encoder__dcond),
+        .next_sa(encoder__next_sa),
+        .next_sl(encoder__next_sl),
         .rec_bits(encoder__rec_bits),
         .rec_len(encoder__rec_len),
         .miss(encoder__miss)
@@ -224,19 +234,14 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
         if (lost__q > (k_max32 - sl32)) begin
             lost_sum = k_max32;
         end
-        sdb__push_sa = detector__desc_sa;
-        sdb__push_sl = detector__desc_sl;
-        sdb__push_exc = detector__desc_exc;
-        sdb__push_dcond = detector__desc_dcond;
         push_now = 1'b0;
+        push_ovf = 1'b0;
+        ovf_count = lost_sum;
         if (detector__desc_valid) begin
             if (~sdb__full) begin
                 push_now = 1'b1;
                 if (dropping__q) begin
-                    sdb__push_sa = lost_sum;
-                    sdb__push_sl = k_zero16;
-                    sdb__push_exc = 1'b0;
-                    sdb__push_dcond = 1'b0;
+                    push_ovf = 1'b1;
                     dropping__d = 1'b0;
                     lost__d = k_zero32;
                 end
@@ -248,12 +253,22 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
         end
         else if (end_active & dropping__q & ~sdb__full) begin
             push_now = 1'b1;
-            sdb__push_sa = lost__q;
+            push_ovf = 1'b1;
+            ovf_count = lost__q;
+            dropping__d = 1'b0;
+            lost__d = k_zero32;
+        end
+        if (push_ovf) begin
+            sdb__push_sa = ovf_count;
             sdb__push_sl = k_zero16;
             sdb__push_exc = 1'b0;
             sdb__push_dcond = 1'b0;
-            dropping__d = 1'b0;
-            lost__d = k_zero32;
+        end
+        else begin
+            sdb__push_sa = detector__desc_sa;
+            sdb__push_sl = detector__desc_sl;
+            sdb__push_exc = detector__desc_exc;
+            sdb__push_dcond = detector__desc_dcond;
         end
         sdb__push = push_now;
         busy = svc_left__q != k_zero8;
@@ -267,6 +282,8 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
         encoder__sl = sdb__head_sl;
         encoder__exc = sdb__head_exc;
         encoder__dcond = sdb__head_dcond;
+        encoder__next_sa = sdb__next_sa;
+        encoder__next_sl = sdb__next_sl;
         service = k_svc_hit;
         if (encoder__miss) begin
             service = k_svc_miss;
@@ -380,17 +397,19 @@ module streamtrace_rsdc_32x4_128__detector(clock,reset,retire_valid,pc,branch_cl
         sl_inc = sl__q + k_one16;
         is_dcond = branch_class == k_dcond;
         ends = retire_valid & ((taken & (branch_class != k_none) & (branch_class != k_duncond)) | exception | (sl_inc == k_max_sl));
-        desc_valid = ends;
-        desc_sa = cur_sa;
-        desc_sl = sl_inc;
-        desc_exc = exception;
-        desc_dcond = is_dcond;
         if (~retire_valid & cut & (sl__q != k_zero16)) begin
             desc_valid = 1'b1;
             desc_sa = sa__q;
             desc_sl = sl__q;
             desc_exc = 1'b0;
             desc_dcond = last_dcond__q;
+        end
+        else begin
+            desc_valid = ends;
+            desc_sa = cur_sa;
+            desc_sl = sl_inc;
+            desc_exc = exception;
+            desc_dcond = is_dcond;
         end
         if (~hold) begin
             if (retire_valid) begin
@@ -491,7 +510,7 @@ module streamtrace_rsdc_32x4_128__dropping(d,q,clock);
 endmodule // streamtrace_rsdc_32x4_128__dropping
 
 
-module streamtrace_rsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dcond,rec_bits,rec_len,miss);
+module streamtrace_rsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dcond,next_sa,next_sl,rec_bits,rec_len,miss);
     
     // Module arguments
     input wire  clock;
@@ -502,6 +521,8 @@ module streamtrace_rsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
     input wire  [15:0] sl;
     input wire  exc;
     input wire  dcond;
+    input wire  [31:0] next_sa;
+    input wire  [15:0] next_sl;
     output reg  [319:0] rec_bits;
     output reg  [15:0] rec_len;
     output reg  miss;
@@ -542,6 +563,8 @@ module streamtrace_rsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
     reg  sdc__clear;
     reg  [31:0] sdc__sa;
     reg  [15:0] sdc__sl;
+    reg  [31:0] sdc__next_sa;
+    reg  [15:0] sdc__next_sl;
     reg  sdc__access;
     wire  sdc__found;
     wire  [15:0] sdc__found_si;
@@ -597,6 +620,7 @@ module streamtrace_rsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
     reg  [15:0] lost_len;
     reg  [15:0] tail_len;
     reg  [319:0] tail_val;
+    reg  [319:0] padded;
     reg  [7:0] pad;
     reg  [63:0] a1;
     reg  [63:0] h1;
@@ -623,6 +647,8 @@ module streamtrace_rsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         .clear(sdc__clear),
         .sa(sdc__sa),
         .sl(sdc__sl),
+        .next_sa(sdc__next_sa),
+        .next_sl(sdc__next_sl),
         .access(sdc__access),
         .found(sdc__found),
         .found_si(sdc__found_si)
@@ -683,13 +709,17 @@ module streamtrace_rsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         sl32 = {16'd0, sl};
         sdc__sa = sa;
         sdc__sl = sl;
+        sdc__next_sa = next_sa;
+        sdc__next_sl = next_sl;
         upper = sa >> k_lvsa_shift;
         lvsa_match = upper == lvsa__q;
         sdc_hit = is_stream & sdc__found & (lvsa_match | ~k_rsdc);
         is_miss = is_stream & ~sdc_hit;
-        lsp__si = k_zero16;
         if (sdc_hit) begin
             lsp__si = sdc__found_si;
+        end
+        else begin
+            lsp__si = k_zero16;
         end
         lsp_hit = sdc_hit & lsp__hit;
         since_sum = since_reset__q + sl32;
@@ -766,31 +796,66 @@ module streamtrace_rsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         end
         a1 = {32'd0, run_val};
         h1 = {32'd0, head_val};
-        a2 = (a1 << head_len) | h1;
+        if (is_miss) begin
+            a2 = (a1 << k_miss_len) | h1;
+        end
+        else if (sdc_hit & ~lsp_hit) begin
+            a2 = (a1 << k_sdc_hit_len) | h1;
+        end
+        else begin
+            a2 = a1;
+        end
         l2 = run_len + head_len;
         a2w = {64'd0, a2};
         addr_w = {96'd0, addr_val};
         exc_w = {96'd0, exc_val};
-        a3 = (a2w << addr_len) | addr_w;
-        a4 = (a3 << exc_len) | exc_w;
+        a3 = a2w;
+        if (is_miss & ~infer__q) begin
+            if (~k_enhanced) begin
+                a3 = (a2w << k_addr_len_bsdc) | addr_w;
+            end
+            else if (lvsa_match) begin
+                a3 = (a2w << k_addr_len_lvsa_hit) | addr_w;
+            end
+            else begin
+                a3 = (a2w << k_addr_len_lvsa_miss) | addr_w;
+            end
+        end
+        if (is_stream & exc) begin
+            a4 = (a3 << k_escape_len) | exc_w;
+        end
+        else begin
+            a4 = a3;
+        end
         l4 = (l2 + addr_len) + exc_len;
         a4w = {64'd0, a4};
         esc_w = {160'd0, esc_val};
         lost_w = {160'd0, lost_val};
-        a5 = (a4w << esc_len) | esc_w;
-        a6 = (a5 << lost_len) | lost_w;
+        if (sync_due | is_ovf | is_end) begin
+            a5 = (a4w << k_escape_len) | esc_w;
+        end
+        else begin
+            a5 = a4w;
+        end
+        if (is_ovf) begin
+            a6 = (a5 << k_lost_len) | lost_w;
+        end
+        else begin
+            a6 = a5;
+        end
         l6 = (l4 + esc_len) + lost_len;
         a6w = {128'd0, a6};
         pad = (k_zero8 - (bitpos__q + l6[7:0])) & k_seven8;
+        padded = a6w << pad;
         tail_len = k_zero16;
         tail_val = a6w;
         if (sync_due | is_ovf) begin
             tail_len = {8'd0, pad} + k_marker_len;
-            tail_val = (a6w << tail_len) | k_marker;
+            tail_val = (padded << k_marker_len) | k_marker;
         end
         if (is_end) begin
             tail_len = {8'd0, pad};
-            tail_val = a6w << tail_len;
+            tail_val = padded;
         end
         rec_bits = tail_val;
         rec_len = l6 + tail_len;
@@ -1073,6 +1138,7 @@ module streamtrace_rsdc_32x4_128__encoder__lsp(clock,clear,si,access,hit);
     
     // Local signals
     reg  [15:0] index;
+    reg  [15:0] next_index;
     reg  [31:0] predicted;
     reg  [31:0] si32;
     
@@ -1107,7 +1173,6 @@ module streamtrace_rsdc_32x4_128__encoder__lsp(clock,clear,si,access,hit);
         entries__clock = clock;
         written__clock = clock;
         index = history__q & k_index_mask;
-        entries__raddr = index;
         written__raddr = index;
         si32 = {16'd0, si};
         predicted = k_zero32;
@@ -1128,6 +1193,8 @@ module streamtrace_rsdc_32x4_128__encoder__lsp(clock,clear,si,access,hit);
         if (clear) begin
             history__d = k_zero16;
         end
+        next_index = history__d & k_index_mask;
+        entries__raddr = next_index;
     end
     
 endmodule // streamtrace_rsdc_32x4_128__encoder__lsp
@@ -1144,18 +1211,28 @@ module streamtrace_rsdc_32x4_128__encoder__lsp__entries(clock,raddr,rdata,we,wad
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 128 x 7 table: asynchronous read, synchronous write
+    // 128 x 7 table: synchronous read (block RAM), synchronous write; a write to the
+    // word being read is forwarded
     reg [6:0] mem [0:127];
+    reg [6:0] q;
+    reg [6:0] fwd_data;
+    reg fwd;
     integer i;
     initial begin
         for (i = 0; i < 128; i = i + 1) mem[i] = 7'd0;
+        q = 7'd0;
+        fwd_data = 7'd0;
+        fwd = 1'b0;
     end
     // address and data bits above the table's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:7], waddr[15:7], wdata[31:7], 1'b0};
     always @(posedge clock) begin
         if (we) mem[waddr[6:0]] <= wdata[6:0];
+        q <= mem[raddr[6:0]];
+        fwd <= we & (waddr[6:0] == raddr[6:0]);
+        fwd_data <= wdata[6:0];
     end
-    always @(*) rdata = {25'd0, mem[raddr[6:0]]};
+    always @(*) rdata = fwd ? {25'd0, fwd_data} : {25'd0, q};
 endmodule // streamtrace_rsdc_32x4_128__encoder__lsp__entries
 
 
@@ -1195,9 +1272,12 @@ module streamtrace_rsdc_32x4_128__encoder__lsp__written(clock,clear,raddr,rdata,
     initial flags = 128'd0;
     // address and data bits above the array's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:7], waddr[15:7], wdata[31:1], 1'b0};
+    integer r;
     always @(posedge clock) begin
-        if (clear) flags <= 128'd0;
-        else if (we) flags[waddr[6:0] +: 1] <= wdata[0:0];
+        for (r = 0; r < 128; r = r + 1) begin
+            if (clear) flags[r * 1 +: 1] <= 1'd0;
+            else if (we && waddr[6:0] == r[6:0]) flags[r * 1 +: 1] <= wdata[0:0];
+        end
     end
     always @(*) rdata = {31'd0, flags[raddr[6:0] +: 1]};
 endmodule // streamtrace_rsdc_32x4_128__encoder__lsp__written
@@ -1222,13 +1302,15 @@ module streamtrace_rsdc_32x4_128__encoder__lvsa(d,q,clock);
 endmodule // streamtrace_rsdc_32x4_128__encoder__lvsa
 
 
-module streamtrace_rsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,access,found,found_si);
+module streamtrace_rsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl,access,found,found_si);
     
     // Module arguments
     input wire  clock;
     input wire  clear;
     input wire  [31:0] sa;
     input wire  [15:0] sl;
+    input wire  [31:0] next_sa;
+    input wire  [15:0] next_sl;
     input wire  access;
     output reg  found;
     output reg  [15:0] found_si;
@@ -1318,6 +1400,9 @@ module streamtrace_rsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,access,found,fo
     reg  way_match__3;
     reg  [31:0] set32;
     reg  [15:0] set16;
+    reg  [15:0] next_set16;
+    reg  [31:0] next_set_wide_unused;
+    reg  [31:0] next_sl32;
     reg  [31:0] masked;
     reg  [31:0] tag_low;
     reg  [31:0] tag_high;
@@ -1425,6 +1510,9 @@ module streamtrace_rsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,access,found,fo
         sl32 = {16'd0, sl};
         set32 = ((sa >> k_shift) ^ sl32) & k_set_mask;
         set16 = set32[15:0];
+        next_sl32 = {16'd0, next_sl};
+        next_set_wide_unused = ((next_sa >> k_shift) ^ next_sl32) & k_set_mask;
+        next_set16 = next_set_wide_unused[15:0];
         masked = sa & k_tag_mask;
         tag_low = masked & k_inf_lo_mask;
         tag_high = masked >> k_inf_hi;
@@ -1442,8 +1530,8 @@ module streamtrace_rsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,access,found,fo
         any_found = 1'b0;
         tags__0__clock = clock;
         sls__0__clock = clock;
-        tags__0__raddr = set16;
-        sls__0__raddr = set16;
+        tags__0__raddr = next_set16;
+        sls__0__raddr = next_set16;
         tags__0__waddr = set16;
         sls__0__waddr = set16;
         tags__0__wdata = tag;
@@ -1455,8 +1543,8 @@ module streamtrace_rsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,access,found,fo
         end
         tags__1__clock = clock;
         sls__1__clock = clock;
-        tags__1__raddr = set16;
-        sls__1__raddr = set16;
+        tags__1__raddr = next_set16;
+        sls__1__raddr = next_set16;
         tags__1__waddr = set16;
         sls__1__waddr = set16;
         tags__1__wdata = tag;
@@ -1468,8 +1556,8 @@ module streamtrace_rsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,access,found,fo
         end
         tags__2__clock = clock;
         sls__2__clock = clock;
-        tags__2__raddr = set16;
-        sls__2__raddr = set16;
+        tags__2__raddr = next_set16;
+        sls__2__raddr = next_set16;
         tags__2__waddr = set16;
         sls__2__waddr = set16;
         tags__2__wdata = tag;
@@ -1481,8 +1569,8 @@ module streamtrace_rsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,access,found,fo
         end
         tags__3__clock = clock;
         sls__3__clock = clock;
-        tags__3__raddr = set16;
-        sls__3__raddr = set16;
+        tags__3__raddr = next_set16;
+        sls__3__raddr = next_set16;
         tags__3__waddr = set16;
         sls__3__waddr = set16;
         tags__3__wdata = tag;
@@ -1525,9 +1613,11 @@ module streamtrace_rsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,access,found,fo
         end
         do_access = access & (any_found | (exist != k_zero32));
         mru_set = mru__rdata | access_onehot;
-        mru__wdata = mru_set;
         if ((mru_set & exist) == exist) begin
             mru__wdata = access_onehot;
+        end
+        else begin
+            mru__wdata = mru_set;
         end
         mru__we = do_access;
         valid__wdata = valid__rdata | access_onehot;
@@ -1564,9 +1654,12 @@ module streamtrace_rsdc_32x4_128__encoder__sdc__mru(clock,clear,raddr,rdata,we,w
     initial flags = 128'd0;
     // address and data bits above the array's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:4], 1'b0};
+    integer r;
     always @(posedge clock) begin
-        if (clear) flags <= 128'd0;
-        else if (we) flags[{waddr[4:0], 2'd0} +: 4] <= wdata[3:0];
+        for (r = 0; r < 32; r = r + 1) begin
+            if (clear) flags[r * 4 +: 4] <= 4'd0;
+            else if (we && waddr[4:0] == r[4:0]) flags[r * 4 +: 4] <= wdata[3:0];
+        end
     end
     always @(*) rdata = {28'd0, flags[{raddr[4:0], 2'd0} +: 4]};
 endmodule // streamtrace_rsdc_32x4_128__encoder__sdc__mru
@@ -1583,18 +1676,28 @@ module streamtrace_rsdc_32x4_128__encoder__sdc__sls__0(clock,raddr,rdata,we,wadd
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 8 table: asynchronous read, synchronous write
+    // 32 x 8 table: synchronous read (block RAM), synchronous write; a write to the
+    // word being read is forwarded
     reg [7:0] mem [0:31];
+    reg [7:0] q;
+    reg [7:0] fwd_data;
+    reg fwd;
     integer i;
     initial begin
         for (i = 0; i < 32; i = i + 1) mem[i] = 8'd0;
+        q = 8'd0;
+        fwd_data = 8'd0;
+        fwd = 1'b0;
     end
     // address and data bits above the table's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:8], 1'b0};
     always @(posedge clock) begin
         if (we) mem[waddr[4:0]] <= wdata[7:0];
+        q <= mem[raddr[4:0]];
+        fwd <= we & (waddr[4:0] == raddr[4:0]);
+        fwd_data <= wdata[7:0];
     end
-    always @(*) rdata = {24'd0, mem[raddr[4:0]]};
+    always @(*) rdata = fwd ? {24'd0, fwd_data} : {24'd0, q};
 endmodule // streamtrace_rsdc_32x4_128__encoder__sdc__sls__0
 
 
@@ -1609,18 +1712,28 @@ module streamtrace_rsdc_32x4_128__encoder__sdc__sls__1(clock,raddr,rdata,we,wadd
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 8 table: asynchronous read, synchronous write
+    // 32 x 8 table: synchronous read (block RAM), synchronous write; a write to the
+    // word being read is forwarded
     reg [7:0] mem [0:31];
+    reg [7:0] q;
+    reg [7:0] fwd_data;
+    reg fwd;
     integer i;
     initial begin
         for (i = 0; i < 32; i = i + 1) mem[i] = 8'd0;
+        q = 8'd0;
+        fwd_data = 8'd0;
+        fwd = 1'b0;
     end
     // address and data bits above the table's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:8], 1'b0};
     always @(posedge clock) begin
         if (we) mem[waddr[4:0]] <= wdata[7:0];
+        q <= mem[raddr[4:0]];
+        fwd <= we & (waddr[4:0] == raddr[4:0]);
+        fwd_data <= wdata[7:0];
     end
-    always @(*) rdata = {24'd0, mem[raddr[4:0]]};
+    always @(*) rdata = fwd ? {24'd0, fwd_data} : {24'd0, q};
 endmodule // streamtrace_rsdc_32x4_128__encoder__sdc__sls__1
 
 
@@ -1635,18 +1748,28 @@ module streamtrace_rsdc_32x4_128__encoder__sdc__sls__2(clock,raddr,rdata,we,wadd
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 8 table: asynchronous read, synchronous write
+    // 32 x 8 table: synchronous read (block RAM), synchronous write; a write to the
+    // word being read is forwarded
     reg [7:0] mem [0:31];
+    reg [7:0] q;
+    reg [7:0] fwd_data;
+    reg fwd;
     integer i;
     initial begin
         for (i = 0; i < 32; i = i + 1) mem[i] = 8'd0;
+        q = 8'd0;
+        fwd_data = 8'd0;
+        fwd = 1'b0;
     end
     // address and data bits above the table's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:8], 1'b0};
     always @(posedge clock) begin
         if (we) mem[waddr[4:0]] <= wdata[7:0];
+        q <= mem[raddr[4:0]];
+        fwd <= we & (waddr[4:0] == raddr[4:0]);
+        fwd_data <= wdata[7:0];
     end
-    always @(*) rdata = {24'd0, mem[raddr[4:0]]};
+    always @(*) rdata = fwd ? {24'd0, fwd_data} : {24'd0, q};
 endmodule // streamtrace_rsdc_32x4_128__encoder__sdc__sls__2
 
 
@@ -1661,18 +1784,28 @@ module streamtrace_rsdc_32x4_128__encoder__sdc__sls__3(clock,raddr,rdata,we,wadd
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 8 table: asynchronous read, synchronous write
+    // 32 x 8 table: synchronous read (block RAM), synchronous write; a write to the
+    // word being read is forwarded
     reg [7:0] mem [0:31];
+    reg [7:0] q;
+    reg [7:0] fwd_data;
+    reg fwd;
     integer i;
     initial begin
         for (i = 0; i < 32; i = i + 1) mem[i] = 8'd0;
+        q = 8'd0;
+        fwd_data = 8'd0;
+        fwd = 1'b0;
     end
     // address and data bits above the table's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:8], 1'b0};
     always @(posedge clock) begin
         if (we) mem[waddr[4:0]] <= wdata[7:0];
+        q <= mem[raddr[4:0]];
+        fwd <= we & (waddr[4:0] == raddr[4:0]);
+        fwd_data <= wdata[7:0];
     end
-    always @(*) rdata = {24'd0, mem[raddr[4:0]]};
+    always @(*) rdata = fwd ? {24'd0, fwd_data} : {24'd0, q};
 endmodule // streamtrace_rsdc_32x4_128__encoder__sdc__sls__3
 
 
@@ -1687,18 +1820,28 @@ module streamtrace_rsdc_32x4_128__encoder__sdc__tags__0(clock,raddr,rdata,we,wad
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 15 table: asynchronous read, synchronous write
+    // 32 x 15 table: synchronous read (block RAM), synchronous write; a write to the
+    // word being read is forwarded
     reg [14:0] mem [0:31];
+    reg [14:0] q;
+    reg [14:0] fwd_data;
+    reg fwd;
     integer i;
     initial begin
         for (i = 0; i < 32; i = i + 1) mem[i] = 15'd0;
+        q = 15'd0;
+        fwd_data = 15'd0;
+        fwd = 1'b0;
     end
     // address and data bits above the table's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:15], 1'b0};
     always @(posedge clock) begin
         if (we) mem[waddr[4:0]] <= wdata[14:0];
+        q <= mem[raddr[4:0]];
+        fwd <= we & (waddr[4:0] == raddr[4:0]);
+        fwd_data <= wdata[14:0];
     end
-    always @(*) rdata = {17'd0, mem[raddr[4:0]]};
+    always @(*) rdata = fwd ? {17'd0, fwd_data} : {17'd0, q};
 endmodule // streamtrace_rsdc_32x4_128__encoder__sdc__tags__0
 
 
@@ -1713,18 +1856,28 @@ module streamtrace_rsdc_32x4_128__encoder__sdc__tags__1(clock,raddr,rdata,we,wad
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 15 table: asynchronous read, synchronous write
+    // 32 x 15 table: synchronous read (block RAM), synchronous write; a write to the
+    // word being read is forwarded
     reg [14:0] mem [0:31];
+    reg [14:0] q;
+    reg [14:0] fwd_data;
+    reg fwd;
     integer i;
     initial begin
         for (i = 0; i < 32; i = i + 1) mem[i] = 15'd0;
+        q = 15'd0;
+        fwd_data = 15'd0;
+        fwd = 1'b0;
     end
     // address and data bits above the table's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:15], 1'b0};
     always @(posedge clock) begin
         if (we) mem[waddr[4:0]] <= wdata[14:0];
+        q <= mem[raddr[4:0]];
+        fwd <= we & (waddr[4:0] == raddr[4:0]);
+        fwd_data <= wdata[14:0];
     end
-    always @(*) rdata = {17'd0, mem[raddr[4:0]]};
+    always @(*) rdata = fwd ? {17'd0, fwd_data} : {17'd0, q};
 endmodule // streamtrace_rsdc_32x4_128__encoder__sdc__tags__1
 
 
@@ -1739,18 +1892,28 @@ module streamtrace_rsdc_32x4_128__encoder__sdc__tags__2(clock,raddr,rdata,we,wad
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 15 table: asynchronous read, synchronous write
+    // 32 x 15 table: synchronous read (block RAM), synchronous write; a write to the
+    // word being read is forwarded
     reg [14:0] mem [0:31];
+    reg [14:0] q;
+    reg [14:0] fwd_data;
+    reg fwd;
     integer i;
     initial begin
         for (i = 0; i < 32; i = i + 1) mem[i] = 15'd0;
+        q = 15'd0;
+        fwd_data = 15'd0;
+        fwd = 1'b0;
     end
     // address and data bits above the table's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:15], 1'b0};
     always @(posedge clock) begin
         if (we) mem[waddr[4:0]] <= wdata[14:0];
+        q <= mem[raddr[4:0]];
+        fwd <= we & (waddr[4:0] == raddr[4:0]);
+        fwd_data <= wdata[14:0];
     end
-    always @(*) rdata = {17'd0, mem[raddr[4:0]]};
+    always @(*) rdata = fwd ? {17'd0, fwd_data} : {17'd0, q};
 endmodule // streamtrace_rsdc_32x4_128__encoder__sdc__tags__2
 
 
@@ -1765,18 +1928,28 @@ module streamtrace_rsdc_32x4_128__encoder__sdc__tags__3(clock,raddr,rdata,we,wad
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 15 table: asynchronous read, synchronous write
+    // 32 x 15 table: synchronous read (block RAM), synchronous write; a write to the
+    // word being read is forwarded
     reg [14:0] mem [0:31];
+    reg [14:0] q;
+    reg [14:0] fwd_data;
+    reg fwd;
     integer i;
     initial begin
         for (i = 0; i < 32; i = i + 1) mem[i] = 15'd0;
+        q = 15'd0;
+        fwd_data = 15'd0;
+        fwd = 1'b0;
     end
     // address and data bits above the table's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:15], 1'b0};
     always @(posedge clock) begin
         if (we) mem[waddr[4:0]] <= wdata[14:0];
+        q <= mem[raddr[4:0]];
+        fwd <= we & (waddr[4:0] == raddr[4:0]);
+        fwd_data <= wdata[14:0];
     end
-    always @(*) rdata = {17'd0, mem[raddr[4:0]]};
+    always @(*) rdata = fwd ? {17'd0, fwd_data} : {17'd0, q};
 endmodule // streamtrace_rsdc_32x4_128__encoder__sdc__tags__3
 
 
@@ -1797,9 +1970,12 @@ module streamtrace_rsdc_32x4_128__encoder__sdc__valid(clock,clear,raddr,rdata,we
     initial flags = 128'd0;
     // address and data bits above the array's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:4], 1'b0};
+    integer r;
     always @(posedge clock) begin
-        if (clear) flags <= 128'd0;
-        else if (we) flags[{waddr[4:0], 2'd0} +: 4] <= wdata[3:0];
+        for (r = 0; r < 32; r = r + 1) begin
+            if (clear) flags[r * 4 +: 4] <= 4'd0;
+            else if (we && waddr[4:0] == r[4:0]) flags[r * 4 +: 4] <= wdata[3:0];
+        end
     end
     always @(*) rdata = {28'd0, flags[{raddr[4:0], 2'd0} +: 4]};
 endmodule // streamtrace_rsdc_32x4_128__encoder__sdc__valid
@@ -1898,19 +2074,37 @@ module streamtrace_rsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
     
     // Constant declarations
     localparam  k_port = 16'h1;
+    localparam  k_port_mask = 64'h1;
     localparam  k_ratio_last = 16'h0;
     localparam  k_obuf = 16'h50;
-    localparam  k_queue_bits = 16'h200;
-    localparam  k_sixty_four = 16'h40;
-    localparam  k_queue_mask = 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff000000000000000000000000000000000000;
+    localparam  k_obuf_amount = 16'h7f;
+    localparam  k_port_amount = 16'h1;
+    localparam  k_record_amount = 16'h1ff;
+    localparam  k_obuf_live = 256'hffffffffffffffffffff;
+    localparam  k_rec_live = 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
+    localparam  k_ones = 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
+    localparam  k_s256 = 16'h100;
+    localparam  k_s128 = 16'h80;
+    localparam  k_s64 = 16'h40;
+    localparam  k_s32 = 16'h20;
+    localparam  k_s16 = 16'h10;
+    localparam  k_s8 = 16'h8;
+    localparam  k_s4 = 16'h4;
+    localparam  k_s2 = 16'h2;
+    localparam  k_s1 = 16'h1;
     localparam  k_zero16 = 16'h0;
     localparam  k_one16 = 16'h1;
-    localparam  k_zero_queue = 512'h0;
+    localparam  k_zero64 = 64'h0;
+    localparam  k_zero_obuf = 256'h0;
+    localparam  k_zero_rec = 320'h0;
     
     // Stub signals
-    reg  [511:0] queue__d;
-    wire  [511:0] queue__q;
-    reg  queue__clock;
+    reg  [255:0] obuf_bits__d;
+    wire  [255:0] obuf_bits__q;
+    reg  obuf_bits__clock;
+    reg  [319:0] rec__d;
+    wire  [319:0] rec__q;
+    reg  rec__clock;
     reg  [15:0] obuf__d;
     wire  [15:0] obuf__q;
     reg  obuf__clock;
@@ -1926,22 +2120,44 @@ module streamtrace_rsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
     
     // Local signals
     reg  [15:0] sent;
+    reg  full_word;
+    reg  [15:0] head_shift;
+    reg  [15:0] tail_shift;
+    reg  [255:0] window_wide_unused;
+    reg  [63:0] window64;
+    reg  [63:0] low64;
+    reg  [63:0] short_word;
     reg  [15:0] obuf_after_send;
     reg  [15:0] record_eff;
+    reg  [319:0] src;
+    reg  [15:0] src_rem;
     reg  [15:0] free;
     reg  [15:0] moved;
-    reg  [15:0] fill_after_send;
-    reg  [15:0] place_shift;
-    reg  [511:0] placed;
-    reg  [511:0] wide_record;
-    reg  [511:0] shifted;
-    reg  [63:0] head;
+    reg  [15:0] take_shift_wide_unused;
+    reg  [319:0] taken_wide_unused;
+    reg  [319:0] st8;
+    reg  [319:0] st7;
+    reg  [319:0] st6;
+    reg  [319:0] st5;
+    reg  [319:0] st4;
+    reg  [319:0] st3;
+    reg  [319:0] st2;
+    reg  [319:0] st1;
+    reg  [255:0] taken_narrow;
+    reg  [255:0] keep_mask;
+    reg  [255:0] chunk;
+    reg  [255:0] shifted;
     
     // Sub module instances
-    streamtrace_rsdc_32x4_128__outbuf__queue queue(
-        .d(queue__d),
-        .q(queue__q),
-        .clock(queue__clock)
+    streamtrace_rsdc_32x4_128__outbuf__obuf_bits obuf_bits(
+        .d(obuf_bits__d),
+        .q(obuf_bits__q),
+        .clock(obuf_bits__clock)
+    );
+    streamtrace_rsdc_32x4_128__outbuf__rec rec(
+        .d(rec__d),
+        .q(rec__q),
+        .clock(rec__clock)
     );
     streamtrace_rsdc_32x4_128__outbuf__obuf obuf(
         .d(obuf__d),
@@ -1966,40 +2182,50 @@ module streamtrace_rsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
     
     // Update code
     always @(*) begin
-        queue__clock = clock;
+        obuf_bits__clock = clock;
+        rec__clock = clock;
         obuf__clock = clock;
         record__clock = clock;
         hidden__clock = clock;
         ratio_count__clock = clock;
-        queue__d = queue__q;
+        obuf_bits__d = obuf_bits__q;
+        rec__d = rec__q;
         obuf__d = obuf__q;
         record__d = record__q;
         hidden__d = hidden__q;
         ratio_count__d = ratio_count__q;
         sent = k_zero16;
+        full_word = 1'b0;
         if (ratio_count__q == k_zero16) begin
-            sent = k_port;
             if (obuf__q < k_port) begin
                 sent = obuf__q;
             end
+            else begin
+                sent = k_port;
+                full_word = 1'b1;
+            end
         end
-        head = queue__q[(32'h1c0)+:(64)];
-        port_data = (head >> (k_sixty_four - sent)) << (k_port - sent);
+        head_shift = (obuf__q - k_port) & k_obuf_amount;
+        window_wide_unused = obuf_bits__q >> head_shift;
+        window64 = window_wide_unused[63:0];
+        tail_shift = (k_port - obuf__q) & k_port_amount;
+        low64 = obuf_bits__q[63:0];
+        short_word = low64 << tail_shift;
+        if (full_word) begin
+            port_data = window64 & k_port_mask;
+        end
+        else if (sent != k_zero16) begin
+            port_data = short_word & k_port_mask;
+        end
+        else begin
+            port_data = k_zero64;
+        end
         port_valid = sent[7:0];
         ratio_count__d = ratio_count__q + k_one16;
         if (ratio_count__q == k_ratio_last) begin
             ratio_count__d = k_zero16;
         end
         obuf_after_send = obuf__q - sent;
-        shifted = queue__q << sent;
-        fill_after_send = (obuf_after_send + record__q) + hidden__q;
-        place_shift = (k_queue_bits - fill_after_send) - append_len;
-        wide_record = {192'd0, append_bits};
-        placed = k_zero_queue;
-        if (append) begin
-            placed = wide_record << place_shift;
-        end
-        queue__d = (shifted | placed) & k_queue_mask;
         record_eff = record__q;
         if (complete) begin
             record_eff = record__q + hidden__q;
@@ -2014,17 +2240,87 @@ module streamtrace_rsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
         if (append & append_hidden) begin
             hidden__d = append_len;
         end
+        if (append) begin
+            src = append_bits & k_rec_live;
+            src_rem = append_len;
+        end
+        else begin
+            src = rec__q;
+            src_rem = record__q + hidden__q;
+        end
+        rec__d = src;
         free = k_obuf - obuf_after_send;
         moved = free;
         if (record_eff < free) begin
             moved = record_eff;
         end
+        take_shift_wide_unused = (src_rem - moved) & k_record_amount;
+        if (take_shift_wide_unused[32'h8]) begin
+            st8 = src >> k_s256;
+        end
+        else begin
+            st8 = src;
+        end
+        if (take_shift_wide_unused[32'h7]) begin
+            st7 = st8 >> k_s128;
+        end
+        else begin
+            st7 = st8;
+        end
+        if (take_shift_wide_unused[32'h6]) begin
+            st6 = st7 >> k_s64;
+        end
+        else begin
+            st6 = st7;
+        end
+        if (take_shift_wide_unused[32'h5]) begin
+            st5 = st6 >> k_s32;
+        end
+        else begin
+            st5 = st6;
+        end
+        if (take_shift_wide_unused[32'h4]) begin
+            st4 = st5 >> k_s16;
+        end
+        else begin
+            st4 = st5;
+        end
+        if (take_shift_wide_unused[32'h3]) begin
+            st3 = st4 >> k_s8;
+        end
+        else begin
+            st3 = st4;
+        end
+        if (take_shift_wide_unused[32'h2]) begin
+            st2 = st3 >> k_s4;
+        end
+        else begin
+            st2 = st3;
+        end
+        if (take_shift_wide_unused[32'h1]) begin
+            st1 = st2 >> k_s2;
+        end
+        else begin
+            st1 = st2;
+        end
+        if (take_shift_wide_unused[32'h0]) begin
+            taken_wide_unused = st1 >> k_s1;
+        end
+        else begin
+            taken_wide_unused = st1;
+        end
+        taken_narrow = taken_wide_unused[255:0];
+        keep_mask = ~(k_ones << (moved & k_obuf_amount));
+        chunk = taken_narrow & keep_mask;
+        shifted = obuf_bits__q << (moved & k_obuf_amount);
+        obuf_bits__d = (shifted | chunk) & k_obuf_live;
         obuf__d = obuf_after_send + moved;
         record__d = record_eff - moved;
         record_bits = record__q;
         empty = (obuf__q == k_zero16) & (record__q == k_zero16) & (hidden__q == k_zero16);
         if (reset) begin
-            queue__d = k_zero_queue;
+            obuf_bits__d = k_zero_obuf;
+            rec__d = k_zero_rec;
             obuf__d = k_zero16;
             record__d = k_zero16;
             hidden__d = k_zero16;
@@ -2073,23 +2369,23 @@ module streamtrace_rsdc_32x4_128__outbuf__obuf(d,q,clock);
 endmodule // streamtrace_rsdc_32x4_128__outbuf__obuf
 
 
-module streamtrace_rsdc_32x4_128__outbuf__queue(d,q,clock);
+module streamtrace_rsdc_32x4_128__outbuf__obuf_bits(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [255:0] d;
+    output reg  [255:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 256'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // streamtrace_rsdc_32x4_128__outbuf__queue
+endmodule // streamtrace_rsdc_32x4_128__outbuf__obuf_bits
 
 
 module streamtrace_rsdc_32x4_128__outbuf__ratio_count(d,q,clock);
@@ -2111,6 +2407,25 @@ module streamtrace_rsdc_32x4_128__outbuf__ratio_count(d,q,clock);
 endmodule // streamtrace_rsdc_32x4_128__outbuf__ratio_count
 
 
+module streamtrace_rsdc_32x4_128__outbuf__rec(d,q,clock);
+    
+    // Module arguments
+    input wire  [319:0] d;
+    output reg  [319:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 320'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_rsdc_32x4_128__outbuf__rec
+
+
 module streamtrace_rsdc_32x4_128__outbuf__record(d,q,clock);
     
     // Module arguments
@@ -2130,7 +2445,7 @@ module streamtrace_rsdc_32x4_128__outbuf__record(d,q,clock);
 endmodule // streamtrace_rsdc_32x4_128__outbuf__record
 
 
-module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,push_dcond,pop,head_sa,head_sl,head_exc,head_dcond,full,empty);
+module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,push_dcond,pop,head_sa,head_sl,head_exc,head_dcond,next_sa,next_sl,full,empty);
     
     // Module arguments
     input wire  clock;
@@ -2145,16 +2460,15 @@ module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,
     output reg  [15:0] head_sl;
     output reg  head_exc;
     output reg  head_dcond;
+    output reg  [31:0] next_sa;
+    output reg  [15:0] next_sl;
     output reg  full;
     output reg  empty;
     
     // Constant declarations
-    localparam  k_last = 8'h1;
     localparam  k_depth = 8'h2;
     localparam  k_one = 8'h1;
     localparam  k_zero = 8'h0;
-    localparam  k_zero16 = 16'h0;
-    localparam  k_zero32 = 32'h0;
     
     // Stub signals
     reg  [31:0] sa__0__d;
@@ -2181,15 +2495,12 @@ module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,
     reg  dcond__1__d;
     wire  dcond__1__q;
     reg  dcond__1__clock;
-    reg  [7:0] rd_ptr__d;
-    wire  [7:0] rd_ptr__q;
-    reg  rd_ptr__clock;
-    reg  [7:0] wr_ptr__d;
-    wire  [7:0] wr_ptr__q;
-    reg  wr_ptr__clock;
     reg  [7:0] fill__d;
     wire  [7:0] fill__q;
     reg  fill__clock;
+    
+    // Local signals
+    reg  [7:0] target;
     
     // Sub module instances
     streamtrace_rsdc_32x4_128__sdb__sa__0 sa__0(
@@ -2232,16 +2543,6 @@ module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,
         .q(dcond__1__q),
         .clock(dcond__1__clock)
     );
-    streamtrace_rsdc_32x4_128__sdb__rd_ptr rd_ptr(
-        .d(rd_ptr__d),
-        .q(rd_ptr__q),
-        .clock(rd_ptr__clock)
-    );
-    streamtrace_rsdc_32x4_128__sdb__wr_ptr wr_ptr(
-        .d(wr_ptr__d),
-        .q(wr_ptr__q),
-        .clock(wr_ptr__clock)
-    );
     streamtrace_rsdc_32x4_128__sdb__fill fill(
         .d(fill__d),
         .q(fill__q),
@@ -2250,16 +2551,12 @@ module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,
     
     // Update code
     always @(*) begin
-        rd_ptr__clock = clock;
-        wr_ptr__clock = clock;
         fill__clock = clock;
-        rd_ptr__d = rd_ptr__q;
-        wr_ptr__d = wr_ptr__q;
         fill__d = fill__q;
-        head_sa = k_zero32;
-        head_sl = k_zero16;
-        head_exc = 1'b0;
-        head_dcond = 1'b0;
+        target = fill__q;
+        if (pop) begin
+            target = fill__q - k_one;
+        end
         sa__0__clock = clock;
         sl__0__clock = clock;
         exc__0__clock = clock;
@@ -2268,18 +2565,6 @@ module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,
         sl__0__d = sl__0__q;
         exc__0__d = exc__0__q;
         dcond__0__d = dcond__0__q;
-        if (push & (wr_ptr__q == 0)) begin
-            sa__0__d = push_sa;
-            sl__0__d = push_sl;
-            exc__0__d = push_exc;
-            dcond__0__d = push_dcond;
-        end
-        if (rd_ptr__q == 0) begin
-            head_sa = sa__0__q;
-            head_sl = sl__0__q;
-            head_exc = exc__0__q;
-            head_dcond = dcond__0__q;
-        end
         sa__1__clock = clock;
         sl__1__clock = clock;
         exc__1__clock = clock;
@@ -2288,32 +2573,32 @@ module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,
         sl__1__d = sl__1__q;
         exc__1__d = exc__1__q;
         dcond__1__d = dcond__1__q;
-        if (push & (wr_ptr__q == 1)) begin
+        if (pop) begin
+            sa__0__d = sa__1__q;
+            sl__0__d = sl__1__q;
+            exc__0__d = exc__1__q;
+            dcond__0__d = dcond__1__q;
+        end
+        if (push & (target == 0)) begin
+            sa__0__d = push_sa;
+            sl__0__d = push_sl;
+            exc__0__d = push_exc;
+            dcond__0__d = push_dcond;
+        end
+        if (push & (target == 1)) begin
             sa__1__d = push_sa;
             sl__1__d = push_sl;
             exc__1__d = push_exc;
             dcond__1__d = push_dcond;
         end
-        if (rd_ptr__q == 1) begin
-            head_sa = sa__1__q;
-            head_sl = sl__1__q;
-            head_exc = exc__1__q;
-            head_dcond = dcond__1__q;
-        end
+        head_sa = sa__0__q;
+        head_sl = sl__0__q;
+        head_exc = exc__0__q;
+        head_dcond = dcond__0__q;
+        next_sa = sa__0__d;
+        next_sl = sl__0__d;
         full = fill__q == k_depth;
         empty = fill__q == k_zero;
-        if (push) begin
-            wr_ptr__d = wr_ptr__q + k_one;
-            if (wr_ptr__q == k_last) begin
-                wr_ptr__d = k_zero;
-            end
-        end
-        if (pop) begin
-            rd_ptr__d = rd_ptr__q + k_one;
-            if (rd_ptr__q == k_last) begin
-                rd_ptr__d = k_zero;
-            end
-        end
         if (push & ~pop) begin
             fill__d = fill__q + k_one;
         end
@@ -2321,8 +2606,6 @@ module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,
             fill__d = fill__q - k_one;
         end
         if (reset) begin
-            rd_ptr__d = k_zero;
-            wr_ptr__d = k_zero;
             fill__d = k_zero;
         end
     end
@@ -2425,25 +2708,6 @@ module streamtrace_rsdc_32x4_128__sdb__fill(d,q,clock);
 endmodule // streamtrace_rsdc_32x4_128__sdb__fill
 
 
-module streamtrace_rsdc_32x4_128__sdb__rd_ptr(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_rsdc_32x4_128__sdb__rd_ptr
-
-
 module streamtrace_rsdc_32x4_128__sdb__sa__0(d,q,clock);
     
     // Module arguments
@@ -2518,25 +2782,6 @@ module streamtrace_rsdc_32x4_128__sdb__sl__1(d,q,clock);
     end
           
 endmodule // streamtrace_rsdc_32x4_128__sdb__sl__1
-
-
-module streamtrace_rsdc_32x4_128__sdb__wr_ptr(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_rsdc_32x4_128__sdb__wr_ptr
 
 
 module streamtrace_rsdc_32x4_128__svc_left(d,q,clock);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Synthesize every export in this directory with Yosys and report, per module, the cell
-# count, flip-flops and inferred memory bits (what `streamtrace area` prints).
+# count, flip-flops outside memories and inferred memory bits (what `streamtrace area` prints;
+# the same generic flow: Yosys synth without memory_map, so memories stay $mem_v2 cells).
 #   verilog-out/synth.ys.sh [FILE.v ...]     (default: every *.v here)
 # Needs yosys (apt-get install -y yosys, or scripts/setup.sh).
 set -euo pipefail
@@ -14,8 +15,8 @@ for f in "${files[@]}"; do
     # Memory bits: RTLIL memories before mapping (SDC tag/SL tables, LSP table).
     mem=$(yosys -p "read_verilog $f; hierarchy -top $top; proc; flatten; stat" 2>&1 \
         | awk '/Printing statistics/{m=0} /Number of memory bits:/{m=$NF} END{print m}')
-    # Cells and flip-flops after a generic synthesis (memories become flip-flops).
-    stat=$(yosys -p "read_verilog $f; synth -flatten -top $top; stat" 2>&1 | awk '/Printing statistics/{buf=""} {buf=buf"\n"$0} END{print buf}')
+    # Cells and flip-flops after a generic synthesis that keeps memories (hw/src/tools.rs).
+    stat=$(yosys -p "read_verilog $f; synth -flatten -top $top -run begin:fine; opt -fast -full; opt -full; techmap; opt -fast; abc -fast; opt -fast; stat" 2>&1 | awk '/Printing statistics/{buf=""} {buf=buf"\n"$0} END{print buf}')
     cells=$(echo "$stat" | awk '/Number of cells:/{c=$NF} END{print c}')
     ffs=$(echo "$stat" | awk '$1 ~ /^\$_S?DFFE?_/{n+=$2} END{print n+0}')
     printf '%-40s %8s %11s %12s\n' "$top" "$cells" "$ffs" "$mem"

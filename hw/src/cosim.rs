@@ -44,6 +44,12 @@ pub fn build_bench_for(name: &str, verilog: &str, pft_ports: bool, dir: &Path, v
     verilate(dir, name, verilog, HARNESS_CPP, if vcd { "bench_vcd" } else { "bench" }, &extra)
 }
 
+/// Verilator options for simulation speed (docs/performance.md): inline every module (rust-hdl
+/// writes each flip-flop as a module, and the blocks' `always @(*)` feed each other) and
+/// compile the model with -O2 instead of Verilator's default -Os. testbenches/cosim/Makefile
+/// uses the same.
+pub const VERILATOR_SPEED_FLAGS: &[&str] = &["--flatten", "-MAKEFLAGS", "OPT_FAST=-O2 OPT_SLOW=-O1 OPT_GLOBAL=-O2"];
+
 /// Verilate `verilog` (top module `name`) with the C++ bench `harness` into `dir/obj/exe_name`
 /// (`extra`: more Verilator arguments); a build whose Verilog and bench are unchanged is
 /// reused. Returns the executable. The module benches and the block benches share it.
@@ -64,6 +70,7 @@ pub fn verilate(dir: &Path, name: &str, verilog: &str, harness: &str, exe_name: 
         .current_dir(dir)
         .args(["--cc", "--exe", "--build", "-j", "2", "-O3", "--prefix", "Vtop", "--top-module", name])
         .args(["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT", "-Mdir", "obj", "-o", exe_name])
+        .args(VERILATOR_SPEED_FLAGS)
         .args(extra)
         .arg(format!("{name}.v"))
         .arg("harness.cpp")

@@ -99,11 +99,8 @@ impl Logic for StreamDetector {
             & ((self.taken.val() & (self.branch_class.val() != self.k_none.val()) & (self.branch_class.val() != self.k_duncond.val()))
                 | self.exception.val()
                 | (self.sl_inc.val() == self.k_max_sl.val()));
-        self.desc_valid.next = self.ends.val();
-        self.desc_sa.next = self.cur_sa.val();
-        self.desc_sl.next = self.sl_inc.val();
-        self.desc_exc.next = self.exception.val();
-        self.desc_dcond.next = self.is_dcond.val();
+        // Each output written once (an else branch, not an override): see
+        // verilog::repeated_cross_block_writes.
         if !self.retire_valid.val() & self.cut.val() & (self.sl.q.val() != self.k_zero16.val()) {
             // End of trace: the partial stream, never ended by an exception.
             self.desc_valid.next = true;
@@ -111,6 +108,12 @@ impl Logic for StreamDetector {
             self.desc_sl.next = self.sl.q.val();
             self.desc_exc.next = false;
             self.desc_dcond.next = self.last_dcond.q.val();
+        } else {
+            self.desc_valid.next = self.ends.val();
+            self.desc_sa.next = self.cur_sa.val();
+            self.desc_sl.next = self.sl_inc.val();
+            self.desc_exc.next = self.exception.val();
+            self.desc_dcond.next = self.is_dcond.val();
         }
         if !self.hold.val() {
             if self.retire_valid.val() {

@@ -32,6 +32,10 @@ pub struct RecordEncoder {
     pub sl: Signal<In, Bits<16>>,
     pub exc: Signal<In, Bit>,
     pub dcond: Signal<In, Bit>,
+    /// The entry presented next cycle (the SDB's next head): the SDC reads its tables one
+    /// cycle ahead.
+    pub next_sa: Signal<In, Bits<32>>,
+    pub next_sl: Signal<In, Bits<16>>,
     pub rec_bits: Signal<Out, Bits<RECORD_BITS>>,
     pub rec_len: Signal<Out, Bits<16>>,
     /// The entry missed in the SDC (forced rSDC misses included): svc_miss cycles.
@@ -68,6 +72,7 @@ pub struct RecordEncoder {
     lost_len: Signal<Local, Bits<16>>,
     tail_len: Signal<Local, Bits<16>>,
     tail_val: Signal<Local, Bits<RECORD_BITS>>,
+    padded: Signal<Local, Bits<RECORD_BITS>>,
     pad: Signal<Local, Bits<8>>,
     a1: Signal<Local, Bits<64>>,
     h1: Signal<Local, Bits<64>>,
@@ -134,6 +139,8 @@ impl RecordEncoder {
             sl: Default::default(),
             exc: Default::default(),
             dcond: Default::default(),
+            next_sa: Default::default(),
+            next_sl: Default::default(),
             rec_bits: Default::default(),
             rec_len: Default::default(),
             miss: Default::default(),
@@ -169,6 +176,7 @@ impl RecordEncoder {
             lost_len: Default::default(),
             tail_len: Default::default(),
             tail_val: Default::default(),
+            padded: Default::default(),
             pad: Default::default(),
             a1: Default::default(),
             h1: Default::default(),
@@ -239,13 +247,16 @@ impl Logic for RecordEncoder {
         // SDC lookup; rSDC forces a miss when the upper bits differ from the LVSA.
         self.sdc.sa.next = self.sa.val();
         self.sdc.sl.next = self.sl.val();
+        self.sdc.next_sa.next = self.next_sa.val();
+        self.sdc.next_sl.next = self.next_sl.val();
         self.upper.next = self.sa.val() >> self.k_lvsa_shift.val();
         self.lvsa_match.next = self.upper.val() == self.lvsa.q.val();
         self.sdc_hit.next = self.is_stream.val() & self.sdc.found.val() & (self.lvsa_match.val() | !self.k_rsdc.val());
         self.is_miss.next = self.is_stream.val() & !self.sdc_hit.val();
-        self.lsp.si.next = self.k_zero16.val();
         if self.sdc_hit.val() {
             self.lsp.si.next = self.sdc.found_si.val();
+        } else {
+            self.lsp.si.next = self.k_zero16.val();
         }
         self.lsp_hit.next = self.sdc_hit.val() & self.lsp.hit.val();
 
@@ -328,35 +339,66 @@ impl Logic for RecordEncoder {
             self.lost_len.next = self.k_lost_len.val();
         }
 
-        // Assembly, field by field; every value is already masked to its length.
+        // Assembly, field by field; every value is already masked to its length. Each field
+        // has one or a few possible lengths, so each step is a choice between shifts by
+        // constants (wiring), not a barrel shifter.
         self.a1.next = bit_cast::<64, 32>(self.run_val.val());
         self.h1.next = bit_cast::<64, 32>(self.head_val.val());
-        self.a2.next = (self.a1.val() << self.head_len.val()) | self.h1.val();
+        if self.is_miss.val() {
+            self.a2.next = (self.a1.val() << self.k_miss_len.val()) | self.h1.val();
+        } else if self.sdc_hit.val() & !self.lsp_hit.val() {
+            self.a2.next = (self.a1.val() << self.k_sdc_hit_len.val()) | self.h1.val();
+        } else {
+            self.a2.next = self.a1.val();
+        }
         self.l2.next = self.run_len.val() + self.head_len.val();
         self.a2w.next = bit_cast::<128, 64>(self.a2.val());
         self.addr_w.next = bit_cast::<128, 32>(self.addr_val.val());
         self.exc_w.next = bit_cast::<128, 32>(self.exc_val.val());
-        self.a3.next = (self.a2w.val() << self.addr_len.val()) | self.addr_w.val();
-        self.a4.next = (self.a3.val() << self.exc_len.val()) | self.exc_w.val();
+        self.a3.next = self.a2w.val();
+        if self.is_miss.val() & !self.infer.q.val() {
+            if !self.k_enhanced.val() {
+                self.a3.next = (self.a2w.val() << self.k_addr_len_bsdc.val()) | self.addr_w.val();
+            } else if self.lvsa_match.val() {
+                self.a3.next = (self.a2w.val() << self.k_addr_len_lvsa_hit.val()) | self.addr_w.val();
+            } else {
+                self.a3.next = (self.a2w.val() << self.k_addr_len_lvsa_miss.val()) | self.addr_w.val();
+            }
+        }
+        if self.is_stream.val() & self.exc.val() {
+            self.a4.next = (self.a3.val() << self.k_escape_len.val()) | self.exc_w.val();
+        } else {
+            self.a4.next = self.a3.val();
+        }
         self.l4.next = (self.l2.val() + self.addr_len.val()) + self.exc_len.val();
         self.a4w.next = bit_cast::<192, 128>(self.a4.val());
         self.esc_w.next = bit_cast::<192, 32>(self.esc_val.val());
         self.lost_w.next = bit_cast::<192, 32>(self.lost_val.val());
-        self.a5.next = (self.a4w.val() << self.esc_len.val()) | self.esc_w.val();
-        self.a6.next = (self.a5.val() << self.lost_len.val()) | self.lost_w.val();
+        if self.sync_due.val() | self.is_ovf.val() | self.is_end.val() {
+            self.a5.next = (self.a4w.val() << self.k_escape_len.val()) | self.esc_w.val();
+        } else {
+            self.a5.next = self.a4w.val();
+        }
+        if self.is_ovf.val() {
+            self.a6.next = (self.a5.val() << self.k_lost_len.val()) | self.lost_w.val();
+        } else {
+            self.a6.next = self.a5.val();
+        }
         self.l6.next = (self.l4.val() + self.esc_len.val()) + self.lost_len.val();
         self.a6w.next = bit_cast::<RECORD_BITS, 192>(self.a6.val());
-        // Padding to the byte boundary (0 to 7 zero bits) and the sync marker.
+        // Padding to the byte boundary (0 to 7 zero bits, a 3-level shift) and the sync marker
+        // (a constant shift).
         self.pad.next = (self.k_zero8.val() - (self.bitpos.q.val() + bit_cast::<8, 16>(self.l6.val()))) & self.k_seven8.val();
+        self.padded.next = self.a6w.val() << self.pad.val();
         self.tail_len.next = self.k_zero16.val();
         self.tail_val.next = self.a6w.val();
         if self.sync_due.val() | self.is_ovf.val() {
             self.tail_len.next = bit_cast::<16, 8>(self.pad.val()) + self.k_marker_len.val();
-            self.tail_val.next = (self.a6w.val() << self.tail_len.val()) | self.k_marker.val();
+            self.tail_val.next = (self.padded.val() << self.k_marker_len.val()) | self.k_marker.val();
         }
         if self.is_end.val() {
             self.tail_len.next = bit_cast::<16, 8>(self.pad.val());
-            self.tail_val.next = self.a6w.val() << self.tail_len.val();
+            self.tail_val.next = self.padded.val();
         }
         self.rec_bits.next = self.tail_val.val();
         self.rec_len.next = self.l6.val() + self.tail_len.val();

@@ -5,7 +5,8 @@
 //! Blocks, one per file, each a `LogicBlock` tested against the model's structure:
 //! [`detector::StreamDetector`], [`sdb::DescriptorBuffer`], [`sdc::StreamDescriptorCache`],
 //! [`lsp::LastStreamPredictor`], [`aolc::AdaptiveOneLengthCounter`],
-//! [`encoder::RecordEncoder`], [`outbuf::OutputBuffer`] and the top [`top::TraceModule`].
+//! [`encoder::RecordEncoder`], [`outbuf_lean::LeanOutputBuffer`] and the top
+//! [`top::TraceModule`] ([`outbuf::OutputBuffer`], the queue-register version, serves pft).
 //! Widths that depend on the configuration are run-time values (constants and table
 //! geometry), so one Rust type serves every configuration.
 
@@ -16,6 +17,7 @@ pub mod encoder;
 pub mod lsp;
 pub mod mem;
 pub mod outbuf;
+pub mod outbuf_lean;
 pub mod sdb;
 pub mod sdc;
 pub mod top;

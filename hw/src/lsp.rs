@@ -1,5 +1,7 @@
 //! Last stream predictor (docs/trace-format.md section 5.2, hist = 1): N_P entries of k
-//! bits indexed by the previous stream index. The table is a `TableRam`; a flag per entry
+//! bits indexed by the previous stream index. The table is a `SyncTableRam` (block RAM),
+//! read one cycle ahead at the history's next value, so the entry for the next lookup is on
+//! its output at the start of the cycle (a write to it in this cycle is forwarded); a flag per entry
 //! says whether it was written since the last reset, so a sync clears the predictor in one
 //! cycle (an unwritten entry reads as 0, the reset value).
 //!
@@ -9,7 +11,7 @@
 use rust_hdl::prelude::*;
 
 use crate::config::HwConfig;
-use crate::mem::{FlagArray, TableRam, ADDR_BITS};
+use crate::mem::{FlagArray, SyncTableRam, ADDR_BITS};
 
 #[derive(LogicBlock)]
 pub struct LastStreamPredictor {
@@ -18,10 +20,11 @@ pub struct LastStreamPredictor {
     pub si: Signal<In, Bits<16>>,
     pub access: Signal<In, Bit>,
     pub hit: Signal<Out, Bit>,
-    entries: TableRam,
+    entries: SyncTableRam,
     written: FlagArray,
     history: DFF<Bits<16>>,
     index: Signal<Local, Bits<ADDR_BITS>>,
+    next_index: Signal<Local, Bits<ADDR_BITS>>,
     predicted: Signal<Local, Bits<32>>,
     si32: Signal<Local, Bits<32>>,
     k_index_mask: Constant<Bits<16>>,
@@ -40,10 +43,11 @@ impl LastStreamPredictor {
             hit: Default::default(),
             predicted: Default::default(),
             si32: Default::default(),
-            entries: TableRam::new(h.lsp_entries as usize, h.k as usize),
-            written: FlagArray::new(h.lsp_entries as usize, 1),
+            entries: SyncTableRam::new(h.lsp_entries as usize, h.k as usize),
+            written: FlagArray::decoded(h.lsp_entries as usize, 1),
             history: Default::default(),
             index: Default::default(),
+            next_index: Default::default(),
             k_index_mask: Constant::new(((h.lsp_entries - 1) as u64).into()),
             k_zero16: Constant::new(0u64.into()),
             k_zero32: Constant::new(0u64.into()),
@@ -59,7 +63,6 @@ impl Logic for LastStreamPredictor {
         self.entries.clock.next = self.clock.val();
         self.written.clock.next = self.clock.val();
         self.index.next = self.history.q.val() & self.k_index_mask.val();
-        self.entries.raddr.next = self.index.val();
         self.written.raddr.next = self.index.val();
         self.si32.next = bit_cast::<32, 16>(self.si.val());
         self.predicted.next = self.k_zero32.val();
@@ -80,5 +83,7 @@ impl Logic for LastStreamPredictor {
         if self.clear.val() {
             self.history.d.next = self.k_zero16.val();
         }
+        self.next_index.next = self.history.d.val() & self.k_index_mask.val();
+        self.entries.raddr.next = self.next_index.val();
     }
 }

@@ -1,6 +1,6 @@
 //! Storage primitives whose geometry is chosen at run time (one Rust type serves every
-//! configuration): a table RAM with asynchronous read, and a flag array that can be cleared
-//! in one cycle. Both are custom-Verilog blocks: the Rust `update` below is their
+//! configuration): a table RAM with asynchronous read, one with synchronous read (block
+//! RAM), and a flag array that can be cleared in one cycle. Both are custom-Verilog blocks: the Rust `update` below is their
 //! simulation, `hdl` their Verilog; the Verilator co-simulation checks that the two agree.
 //! Table contents live in `_`-prefixed fields, which the LogicBlock derive ignores.
 
@@ -124,6 +124,144 @@ always @(*) rdata = {rdata};",
     }
 }
 
+/// `depth` words of `width` bits (1..=32) with a **synchronous** read: `rdata` in a cycle is
+/// the word at the `raddr` presented in the cycle before, as written by then (a write to
+/// that word in that same cycle is forwarded). The memory itself is read-before-write
+/// (`q <= mem[raddr]` at the clock edge), the shape Yosys infers as a `$mem` read port with
+/// its data register and maps to block RAM (SB_RAM40_4K on iCE40); the forwarding is a
+/// `width`-bit register and a multiplexer beside it. `rdata` is zero-extended to 32 bits.
+#[derive(LogicBlock)]
+pub struct SyncTableRam {
+    pub clock: Signal<In, Clock>,
+    pub raddr: Signal<In, Bits<ADDR_BITS>>,
+    pub rdata: Signal<Out, Bits<32>>,
+    pub we: Signal<In, Bit>,
+    pub waddr: Signal<In, Bits<ADDR_BITS>>,
+    pub wdata: Signal<In, Bits<32>>,
+    _mem: Vec<u32>,
+    _width: usize,
+    _q: u32,
+}
+
+impl SyncTableRam {
+    pub fn new(depth: usize, width: usize) -> SyncTableRam {
+        assert!((1..=1 << ADDR_BITS).contains(&depth) && depth.is_power_of_two());
+        assert!((1..=32).contains(&width));
+        SyncTableRam {
+            clock: Default::default(),
+            raddr: Default::default(),
+            rdata: Default::default(),
+            we: Default::default(),
+            waddr: Default::default(),
+            wdata: Default::default(),
+            _mem: vec![0; depth],
+            _width: width,
+            _q: 0,
+        }
+    }
+
+    fn mask(&self) -> u32 {
+        if self._width == 32 {
+            u32::MAX
+        } else {
+            (1 << self._width) - 1
+        }
+    }
+
+    fn slot(&self, addr: Bits<ADDR_BITS>) -> usize {
+        addr.index() & (self._mem.len() - 1)
+    }
+}
+
+impl Logic for SyncTableRam {
+    fn update(&mut self) {
+        if self.clock.pos_edge() {
+            let r = self.slot(self.raddr.val());
+            let w = self.slot(self.waddr.val());
+            let m = self.mask();
+            // Idempotent within the edge's delta cycles: a forwarded word does not depend
+            // on whether the write below has happened yet.
+            if self.we.val() {
+                if r == w {
+                    self._q = self.wdata.val().to_u32() & m;
+                } else {
+                    self._q = self._mem[r];
+                }
+                self._mem[w] = self.wdata.val().to_u32() & m;
+            } else {
+                self._q = self._mem[r];
+            }
+        }
+        self.rdata.next = (self._q as u64).into();
+    }
+
+    fn connect(&mut self) {
+        self.rdata.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        let depth = self._mem.len();
+        let w = self._width;
+        let ab = addr_bits(depth);
+        let (widx, ridx, unused) = if ab == 0 {
+            ("0".to_string(), "0".to_string(), format!("raddr[{}:0], waddr[{}:0]", ADDR_BITS - 1, ADDR_BITS - 1))
+        } else if ab == ADDR_BITS {
+            ("waddr".to_string(), "raddr".to_string(), "1'b0".to_string())
+        } else {
+            (
+                format!("waddr[{}:0]", ab - 1),
+                format!("raddr[{}:0]", ab - 1),
+                format!("raddr[{}:{ab}], waddr[{}:{ab}]", ADDR_BITS - 1, ADDR_BITS - 1),
+            )
+        };
+        let same = if ab == 0 { "1'b1".to_string() } else { format!("({widx} == {ridx})") };
+        let (wdata, unused_data) = if w == 32 {
+            ("wdata".to_string(), "1'b0".to_string())
+        } else {
+            (format!("wdata[{}:0]", w - 1), format!("wdata[31:{w}]"))
+        };
+        let rdata = |x: &str| if w == 32 { x.to_string() } else { format!("{{{}'d0, {x}}}", 32 - w) };
+        Verilog::Custom(format!(
+            "\
+// {depth} x {w} table: synchronous read (block RAM), synchronous write; a write to the
+// word being read is forwarded
+reg [{wm1}:0] mem [0:{last}];
+reg [{wm1}:0] q;
+reg [{wm1}:0] fwd_data;
+reg fwd;
+integer i;
+initial begin
+    for (i = 0; i < {depth}; i = i + 1) mem[i] = {w}'d0;
+    q = {w}'d0;
+    fwd_data = {w}'d0;
+    fwd = 1'b0;
+end
+// address and data bits above the table's size are unused by design
+wire unused_bits = &{{1'b0, {unused}, {unused_data}, 1'b0}};
+always @(posedge clock) begin
+    if (we) mem[{widx}] <= {wdata};
+    q <= mem[{ridx}];
+    fwd <= we & {same};
+    fwd_data <= {wdata};
+end
+always @(*) rdata = fwd ? {fwd_rdata} : {q_rdata};",
+            wm1 = w - 1,
+            last = depth - 1,
+            fwd_rdata = rdata("fwd_data"),
+            q_rdata = rdata("q"),
+        ))
+    }
+
+    fn timing(&self) -> Vec<TimingInfo> {
+        vec![TimingInfo {
+            name: "table_access".into(),
+            clock: "clock".into(),
+            inputs: vec!["raddr".into(), "waddr".into(), "wdata".into(), "we".into()],
+            outputs: vec![],
+        }]
+    }
+}
+
 /// `rows` rows of `row_bits` (1..=32) flag bits in flip-flops: one row read asynchronously,
 /// one row written at the clock edge, and every flag cleared at once by `clear` (which wins
 /// over a write), as a sync or overflow reset needs. `rdata` is zero-extended to 32 bits.
@@ -138,6 +276,8 @@ pub struct FlagArray {
     pub wdata: Signal<In, Bits<32>>,
     _rows: Vec<u32>,
     _row_bits: usize,
+    /// Verilog with a write decoder per row (see [`FlagArray::decoded`]).
+    _decoded: bool,
 }
 
 impl FlagArray {
@@ -154,7 +294,15 @@ impl FlagArray {
             wdata: Default::default(),
             _rows: vec![0; rows],
             _row_bits: row_bits,
+            _decoded: false,
         }
+    }
+
+    /// The same array, emitted with a write decoder per row (`if (we && waddr == r)`)
+    /// instead of a part-select at a computed bit offset, which Yosys builds as a shifter
+    /// of the whole array (about half the cells; the SDC and LSP flags use it).
+    pub fn decoded(rows: usize, row_bits: usize) -> FlagArray {
+        FlagArray { _decoded: true, ..FlagArray::new(rows, row_bits) }
     }
 
     fn mask(&self) -> u32 {
@@ -230,12 +378,32 @@ reg [{tm1}:0] flags;
 initial flags = {total}'d0;
 // address and data bits above the array's size are unused by design
 wire unused_bits = &{{1'b0, {unused}, {unused_data}, 1'b0}};
-always @(posedge clock) begin
-    if (clear) flags <= {total}'d0;
-    else if (we) flags[{wsel} +: {rb}] <= {wdata};
-end
+{write}
 always @(*) rdata = {rdata};",
             tm1 = total - 1,
+            write = if self._decoded {
+                let hit = match ab {
+                    0 => "we".to_string(),
+                    ADDR_BITS => format!("we && waddr == r[{}:0]", ab - 1),
+                    _ => format!("we && waddr[{m}:0] == r[{m}:0]", m = ab - 1),
+                };
+                format!(
+                    "integer r;
+always @(posedge clock) begin
+    for (r = 0; r < {rows}; r = r + 1) begin
+        if (clear) flags[r * {rb} +: {rb}] <= {rb}'d0;
+        else if ({hit}) flags[r * {rb} +: {rb}] <= {wdata};
+    end
+end"
+                )
+            } else {
+                format!(
+                    "always @(posedge clock) begin
+    if (clear) flags <= {total}'d0;
+    else if (we) flags[{wsel} +: {rb}] <= {wdata};
+end"
+                )
+            },
         ))
     }
 

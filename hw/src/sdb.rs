@@ -1,7 +1,11 @@
 //! Stream descriptor buffer: a first-word-fall-through FIFO of any depth in registers
 //! (docs/trace-timing.md). An entry is `{SA, SL, exception, dcond}`; `SL = 0` marks an
 //! overflow entry whose SA field holds the lost-instruction count (section 4).
-//! `count` is registered, so "full at start of cycle" is `count == depth`.
+//! `fill` is registered, so "full at start of cycle" is `fill == depth`.
+//!
+//! Entries shift towards slot 0 on a pop, so the head is always slot 0: the `head_*`
+//! outputs are flip-flop outputs (no read multiplexer, nothing to glitch), and the head of
+//! the next cycle is slot 0's next value, `next_*`.
 
 use rust_hdl::prelude::*;
 
@@ -19,21 +23,21 @@ pub struct DescriptorBuffer {
     pub head_sl: Signal<Out, Bits<16>>,
     pub head_exc: Signal<Out, Bit>,
     pub head_dcond: Signal<Out, Bit>,
+    /// The head at start of next cycle (meaningful when the SDB will not be empty): the
+    /// compressor reads its synchronous tables for it one cycle ahead.
+    pub next_sa: Signal<Out, Bits<32>>,
+    pub next_sl: Signal<Out, Bits<16>>,
     pub full: Signal<Out, Bit>,
     pub empty: Signal<Out, Bit>,
     sa: Vec<DFF<Bits<32>>>,
     sl: Vec<DFF<Bits<16>>>,
     exc: Vec<DFF<Bit>>,
     dcond: Vec<DFF<Bit>>,
-    rd_ptr: DFF<Bits<8>>,
-    wr_ptr: DFF<Bits<8>>,
     fill: DFF<Bits<8>>,
-    k_last: Constant<Bits<8>>,
+    target: Signal<Local, Bits<8>>,
     k_depth: Constant<Bits<8>>,
     k_one: Constant<Bits<8>>,
     k_zero: Constant<Bits<8>>,
-    k_zero16: Constant<Bits<16>>,
-    k_zero32: Constant<Bits<32>>,
     _depth: usize,
 }
 
@@ -53,21 +57,19 @@ impl DescriptorBuffer {
             head_sl: Default::default(),
             head_exc: Default::default(),
             head_dcond: Default::default(),
+            next_sa: Default::default(),
+            next_sl: Default::default(),
             full: Default::default(),
             empty: Default::default(),
             sa: (0..depth).map(|_| Default::default()).collect(),
             sl: (0..depth).map(|_| Default::default()).collect(),
             exc: (0..depth).map(|_| Default::default()).collect(),
             dcond: (0..depth).map(|_| Default::default()).collect(),
-            rd_ptr: Default::default(),
-            wr_ptr: Default::default(),
             fill: Default::default(),
-            k_last: Constant::new(((depth - 1) as u64).into()),
+            target: Default::default(),
             k_depth: Constant::new((depth as u64).into()),
             k_one: Constant::new(1u64.into()),
             k_zero: Constant::new(0u64.into()),
-            k_zero16: Constant::new(0u64.into()),
-            k_zero32: Constant::new(0u64.into()),
             _depth: depth,
         }
     }
@@ -76,11 +78,12 @@ impl DescriptorBuffer {
 impl Logic for DescriptorBuffer {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, rd_ptr, wr_ptr, fill);
-        self.head_sa.next = self.k_zero32.val();
-        self.head_sl.next = self.k_zero16.val();
-        self.head_exc.next = false;
-        self.head_dcond.next = false;
+        dff_setup!(self, clock, fill);
+        // A push lands behind the entries that stay: slot fill - pop.
+        self.target.next = self.fill.q.val();
+        if self.pop.val() {
+            self.target.next = self.fill.q.val() - self.k_one.val();
+        }
         for i in 0..self._depth {
             self.sa[i].clock.next = self.clock.val();
             self.sl[i].clock.next = self.clock.val();
@@ -90,33 +93,31 @@ impl Logic for DescriptorBuffer {
             self.sl[i].d.next = self.sl[i].q.val();
             self.exc[i].d.next = self.exc[i].q.val();
             self.dcond[i].d.next = self.dcond[i].q.val();
-            if self.push.val() & (self.wr_ptr.q.val().index() == i) {
+        }
+        if self.pop.val() {
+            for i in 0..(self._depth - 1) {
+                self.sa[i].d.next = self.sa[i + 1].q.val();
+                self.sl[i].d.next = self.sl[i + 1].q.val();
+                self.exc[i].d.next = self.exc[i + 1].q.val();
+                self.dcond[i].d.next = self.dcond[i + 1].q.val();
+            }
+        }
+        for i in 0..self._depth {
+            if self.push.val() & (self.target.val().index() == i) {
                 self.sa[i].d.next = self.push_sa.val();
                 self.sl[i].d.next = self.push_sl.val();
                 self.exc[i].d.next = self.push_exc.val();
                 self.dcond[i].d.next = self.push_dcond.val();
             }
-            if self.rd_ptr.q.val().index() == i {
-                self.head_sa.next = self.sa[i].q.val();
-                self.head_sl.next = self.sl[i].q.val();
-                self.head_exc.next = self.exc[i].q.val();
-                self.head_dcond.next = self.dcond[i].q.val();
-            }
         }
+        self.head_sa.next = self.sa[0].q.val();
+        self.head_sl.next = self.sl[0].q.val();
+        self.head_exc.next = self.exc[0].q.val();
+        self.head_dcond.next = self.dcond[0].q.val();
+        self.next_sa.next = self.sa[0].d.val();
+        self.next_sl.next = self.sl[0].d.val();
         self.full.next = self.fill.q.val() == self.k_depth.val();
         self.empty.next = self.fill.q.val() == self.k_zero.val();
-        if self.push.val() {
-            self.wr_ptr.d.next = self.wr_ptr.q.val() + self.k_one.val();
-            if self.wr_ptr.q.val() == self.k_last.val() {
-                self.wr_ptr.d.next = self.k_zero.val();
-            }
-        }
-        if self.pop.val() {
-            self.rd_ptr.d.next = self.rd_ptr.q.val() + self.k_one.val();
-            if self.rd_ptr.q.val() == self.k_last.val() {
-                self.rd_ptr.d.next = self.k_zero.val();
-            }
-        }
         if self.push.val() & !self.pop.val() {
             self.fill.d.next = self.fill.q.val() + self.k_one.val();
         }
@@ -124,8 +125,6 @@ impl Logic for DescriptorBuffer {
             self.fill.d.next = self.fill.q.val() - self.k_one.val();
         }
         if self.reset.val() {
-            self.rd_ptr.d.next = self.k_zero.val();
-            self.wr_ptr.d.next = self.k_zero.val();
             self.fill.d.next = self.k_zero.val();
         }
     }

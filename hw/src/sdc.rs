@@ -1,8 +1,13 @@
 //! Stream descriptor cache (docs/trace-format.md section 5.1): N_SET x N_WAY entries, set
 //! index `((A >> shift) XOR SL) AND (N_SET - 1)`, MRU-bit replacement, entry 0 absent.
 //!
-//! Per way, a tag table and an SL table (`TableRam`, asynchronous read) hold the entry;
-//! valid and MRU bits are flag rows per set (`FlagArray`, cleared in one cycle at a sync).
+//! Per way, a tag table and an SL table (`SyncTableRam`, synchronous read: block RAM) hold
+//! the entry; valid and MRU bits are flag rows per set (`FlagArray`, cleared in one cycle at
+//! a sync). The tables are read one cycle ahead: `next_sa`/`next_sl` are the descriptor
+//! that will be presented on `sa`/`sl` in the next cycle (the SDB's next head), so its set's
+//! tags and SLs are on the table outputs when it is serviced; a fill in this cycle of the
+//! set read for the next is forwarded by the tables. The lookup stays within one cycle of
+//! the service (docs/trace-timing.md is unchanged).
 //! The stored tag is the entry layout of the scheme: `A[31:low]` for bSDC/eSDC, and for
 //! rSDC the reduced entry `A[31-u:low]` without `A[shift+log2(N_SET)-1:shift]` (those bits
 //! equal `iSet XOR SL`, so comparing the reduced tag and SL within a set is exact).
@@ -15,7 +20,7 @@
 use rust_hdl::prelude::*;
 
 use crate::config::HwConfig;
-use crate::mem::{FlagArray, TableRam, ADDR_BITS};
+use crate::mem::{FlagArray, SyncTableRam, ADDR_BITS};
 
 #[derive(LogicBlock)]
 pub struct StreamDescriptorCache {
@@ -23,16 +28,24 @@ pub struct StreamDescriptorCache {
     pub clear: Signal<In, Bit>,
     pub sa: Signal<In, Bits<32>>,
     pub sl: Signal<In, Bits<16>>,
+    /// The descriptor presented in the next cycle (for the one-cycle-ahead table read).
+    pub next_sa: Signal<In, Bits<32>>,
+    pub next_sl: Signal<In, Bits<16>>,
     pub access: Signal<In, Bit>,
     pub found: Signal<Out, Bit>,
     pub found_si: Signal<Out, Bits<16>>,
-    tags: Vec<TableRam>,
-    sls: Vec<TableRam>,
+    tags: Vec<SyncTableRam>,
+    sls: Vec<SyncTableRam>,
     valid: FlagArray,
     mru: FlagArray,
     way_match: Vec<Signal<Local, Bit>>,
     set32: Signal<Local, Bits<32>>,
     set16: Signal<Local, Bits<ADDR_BITS>>,
+    next_set16: Signal<Local, Bits<ADDR_BITS>>,
+    /// The next set index at 32 bits; the bits above the index are 0 and never read, which
+    /// the `unused` in its name tells Verilator's lint (its default `--unused-regexp`).
+    next_set_wide_unused: Signal<Local, Bits<32>>,
+    next_sl32: Signal<Local, Bits<32>>,
     masked: Signal<Local, Bits<32>>,
     tag_low: Signal<Local, Bits<32>>,
     tag_high: Signal<Local, Bits<32>>,
@@ -75,16 +88,21 @@ impl StreamDescriptorCache {
             clear: Default::default(),
             sa: Default::default(),
             sl: Default::default(),
+            next_sa: Default::default(),
+            next_sl: Default::default(),
             access: Default::default(),
             found: Default::default(),
             found_si: Default::default(),
-            tags: (0..ways).map(|_| TableRam::new(sets, h.tag_bits as usize)).collect(),
-            sls: (0..ways).map(|_| TableRam::new(sets, h.slw as usize)).collect(),
-            valid: FlagArray::new(sets, ways),
-            mru: FlagArray::new(sets, ways),
+            tags: (0..ways).map(|_| SyncTableRam::new(sets, h.tag_bits as usize)).collect(),
+            sls: (0..ways).map(|_| SyncTableRam::new(sets, h.slw as usize)).collect(),
+            valid: FlagArray::decoded(sets, ways),
+            mru: FlagArray::decoded(sets, ways),
             way_match: (0..ways).map(|_| Default::default()).collect(),
             set32: Default::default(),
             set16: Default::default(),
+            next_set16: Default::default(),
+            next_set_wide_unused: Default::default(),
+            next_sl32: Default::default(),
             masked: Default::default(),
             tag_low: Default::default(),
             tag_high: Default::default(),
@@ -126,6 +144,9 @@ impl Logic for StreamDescriptorCache {
         self.sl32.next = bit_cast::<32, 16>(self.sl.val());
         self.set32.next = ((self.sa.val() >> self.k_shift.val()) ^ self.sl32.val()) & self.k_set_mask.val();
         self.set16.next = bit_cast::<ADDR_BITS, 32>(self.set32.val());
+        self.next_sl32.next = bit_cast::<32, 16>(self.next_sl.val());
+        self.next_set_wide_unused.next = ((self.next_sa.val() >> self.k_shift.val()) ^ self.next_sl32.val()) & self.k_set_mask.val();
+        self.next_set16.next = bit_cast::<ADDR_BITS, 32>(self.next_set_wide_unused.val());
         self.masked.next = self.sa.val() & self.k_tag_mask.val();
         self.tag_low.next = self.masked.val() & self.k_inf_lo_mask.val();
         self.tag_high.next = self.masked.val() >> self.k_inf_hi.val();
@@ -148,8 +169,8 @@ impl Logic for StreamDescriptorCache {
         for w in 0..self._ways {
             self.tags[w].clock.next = self.clock.val();
             self.sls[w].clock.next = self.clock.val();
-            self.tags[w].raddr.next = self.set16.val();
-            self.sls[w].raddr.next = self.set16.val();
+            self.tags[w].raddr.next = self.next_set16.val();
+            self.sls[w].raddr.next = self.next_set16.val();
             self.tags[w].waddr.next = self.set16.val();
             self.sls[w].waddr.next = self.set16.val();
             self.tags[w].wdata.next = self.tag.val();
@@ -193,9 +214,10 @@ impl Logic for StreamDescriptorCache {
         }
         self.do_access.next = self.access.val() & (self.any_found.val() | (self.exist.val() != self.k_zero32.val()));
         self.mru_set.next = self.mru.rdata.val() | self.access_onehot.val();
-        self.mru.wdata.next = self.mru_set.val();
         if (self.mru_set.val() & self.exist.val()) == self.exist.val() {
             self.mru.wdata.next = self.access_onehot.val();
+        } else {
+            self.mru.wdata.next = self.mru_set.val();
         }
         self.mru.we.next = self.do_access.val();
         self.valid.wdata.next = self.valid.rdata.val() | self.access_onehot.val();

@@ -43,27 +43,185 @@ pub fn verilator_lint(path: &Path, top: &str) -> Result<Vec<String>, String> {
     Ok(text.lines().filter(|l| l.starts_with('%')).map(str::to_string).collect())
 }
 
-/// Yosys figures for one export after a generic `synth`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct YosysArea {
-    pub cells: u64,
-    pub flip_flops: u64,
-    /// Bits in inferred memories before mapping (the SDC tag/SL tables and the LSP table);
-    /// the generic `synth` maps them to flip-flops, so `flip_flops` includes them.
-    pub memory_bits: u64,
+/// Icarus warnings the exports waive, each for a reason documented in verilog-out/README.md.
+pub const ICARUS_WAIVERS: &[&str] = &[
+    // An asynchronous-read table (`always @(*) rdata = mem[raddr]`, pft's tables) is
+    // sensitive to every word of its memory: that is the intended meaning (a write to the
+    // addressed word changes the read), Icarus only notes that it cannot narrow it.
+    "@* is sensitive to all",
+];
+
+/// `iverilog -g2005 -Wall` compile of one export (nothing is written); returns the warning
+/// and error lines that no entry of [`ICARUS_WAIVERS`] covers (empty = clean).
+pub fn icarus_lint(path: &Path, top: &str) -> Result<Vec<String>, String> {
+    require_tool("iverilog")?;
+    let out = Command::new("iverilog")
+        .args(["-g2005", "-Wall", "-s", top, "-o", "/dev/null"])
+        .arg(path)
+        .output()
+        .map_err(|e| format!("running iverilog: {e}"))?;
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let mut lines: Vec<String> =
+        text.lines().filter(|l| !l.trim().is_empty() && !ICARUS_WAIVERS.iter().any(|w| l.contains(w))).map(str::to_string).collect();
+    if !out.status.success() && lines.is_empty() {
+        lines.push(format!("iverilog failed with {}", out.status));
+    }
+    Ok(lines)
 }
 
-/// Synthesize `path` with Yosys (`synth -flatten`) and count cells, flip-flops and the
-/// memory bits the design infers (counted before memories are mapped to flip-flops).
+/// Yosys figures for one export after a generic synthesis that keeps inferred memories as
+/// memories (`$mem_v2` cells, as an ASIC flow hands them to a RAM compiler).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct YosysArea {
+    /// Every cell: gates, flip-flops and one per memory.
+    pub cells: u64,
+    /// Flip-flops outside the memories.
+    pub flip_flops: u64,
+    /// Inferred memories (the SDC tag/SL tables, the LSP table; pft's tables).
+    pub memories: u64,
+    /// Bits in those memories.
+    pub memory_bits: u64,
+    /// The longest path of cells between flip-flops, memories and ports (`ltp -noff`): a
+    /// logic-depth estimate of the critical path in generic gates.
+    pub logic_depth: u64,
+}
+
+/// The generic flow: Yosys's `synth -flatten` without `memory_map` (the memories stay
+/// `$mem_v2` cells), then `stat` and `ltp -noff`. The script is [`generic_script`].
 pub fn yosys_area(path: &Path, top: &str) -> Result<YosysArea, String> {
     require_tool("yosys")?;
     let file = path.display().to_string();
-    // Memories as RTLIL memories, before any mapping (a generic `synth` maps them to FFs).
+    // Memories as RTLIL memories, before any mapping: their bits.
     let mem = run_yosys(&format!("read_verilog {file}; hierarchy -top {top}; proc; flatten; stat"))?;
     let memory_bits = parse_mem_bits(last_stat(&mem));
-    let synth = run_yosys(&format!("read_verilog {file}; synth -flatten -top {top}; stat"))?;
-    let (cells, flip_flops) = parse_cells_and_ffs(last_stat(&synth));
-    Ok(YosysArea { cells, flip_flops, memory_bits })
+    let log = run_yosys(&format!("read_verilog {file}; {}", generic_script(top)))?;
+    let stat_at = log.rfind("Printing statistics").ok_or("yosys: no statistics in the log")?;
+    let stat = &log[stat_at..];
+    let (cells, flip_flops) = parse_cells_and_ffs(stat);
+    let memories = count_cells(stat, "$mem");
+    let logic_depth = log
+        .lines()
+        .filter_map(|l| l.split("(length=").nth(1))
+        .filter_map(|r| r.trim_end_matches(|c: char| !c.is_ascii_digit()).parse::<u64>().ok())
+        .next_back()
+        .ok_or("yosys: no `ltp` result in the log")?;
+    Ok(YosysArea { cells, flip_flops, memories, memory_bits, logic_depth })
+}
+
+/// The generic synthesis script after `read_verilog`: `synth`'s own steps with
+/// `memory_map` left out.
+pub fn generic_script(top: &str) -> String {
+    format!(
+        "synth -flatten -top {top} -run begin:fine; opt -fast -full; opt -full; techmap; opt -fast; abc -fast; \
+         opt -fast; stat; ltp -noff"
+    )
+}
+
+/// iCE40 figures of one export: Yosys `synth_ice40` and nextpnr-ice40 place and route.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Ice40Area {
+    pub device: String,
+    pub package: String,
+    pub lut4: u64,
+    pub flip_flops: u64,
+    pub carries: u64,
+    /// SB_RAM40_4K block RAMs (4 kbit each).
+    pub brams: u64,
+    /// Logic cells used and available after placement (`ICESTORM_LC`).
+    pub logic_cells: u64,
+    pub logic_cells_available: u64,
+    /// Placed and routed (false: more logic cells than the device has; no Fmax).
+    pub fits: bool,
+    /// nextpnr's maximum frequency for the clock, MHz (after routing).
+    pub fmax_mhz: f64,
+}
+
+/// Synthesize `path` for an iCE40 (`synth_ice40 -flatten`) and place and route it with
+/// nextpnr-ice40 on `device` (`hx8k`, `hx1k`, `up5k`, ...) in `package`; the files go to
+/// `dir`. A design that does not fit is reported with `fits: false` and its cell counts.
+pub fn ice40_area(path: &Path, top: &str, device: &str, package: &str, dir: &Path) -> Result<Ice40Area, String> {
+    require_tool("yosys")?;
+    require_tool_hint("nextpnr-ice40", "install it with `apt-get install -y nextpnr-ice40` (or run scripts/setup.sh)")?;
+    let file = path.display().to_string();
+    let json = dir.join(format!("{top}.ice40.json"));
+    let log = run_yosys(&format!("read_verilog {file}; synth_ice40 -flatten -top {top} -json {}; stat", json.display()))?;
+    let stat = last_stat(&log);
+    let lut4 = count_cells(stat, "SB_LUT4");
+    let flip_flops = count_cells(stat, "SB_DFF");
+    let carries = count_cells(stat, "SB_CARRY");
+    let brams = count_cells(stat, "SB_RAM40_4K");
+    let out = Command::new("nextpnr-ice40")
+        .arg(format!("--{device}"))
+        .args(["--package", package, "--seed", "1", "--json"])
+        .arg(&json)
+        .output()
+        .map_err(|e| format!("running nextpnr-ice40: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    let (logic_cells, logic_cells_available) = text
+        .lines()
+        .filter_map(|l| l.split("ICESTORM_LC:").nth(1))
+        .filter_map(|r| {
+            let mut it = r.split('/').map(|x| x.split_whitespace().next().unwrap_or("").parse::<u64>());
+            Some((it.next()?.ok()?, it.next()?.ok()?))
+        })
+        .next()
+        .unwrap_or((0, 0));
+    if !out.status.success() {
+        if logic_cells > logic_cells_available && logic_cells_available > 0 {
+            // Too large: the counts say by how much; there is no Fmax.
+            return Ok(Ice40Area {
+                device: device.to_string(),
+                package: package.to_string(),
+                lut4,
+                flip_flops,
+                carries,
+                brams,
+                logic_cells,
+                logic_cells_available,
+                fits: false,
+                fmax_mhz: 0.0,
+            });
+        }
+        let tail: Vec<&str> = text.lines().rev().take(8).collect::<Vec<_>>().into_iter().rev().collect();
+        return Err(format!("nextpnr-ice40 failed for {top} on {device}:\n{}", tail.join("\n")));
+    }
+    // The last report is after routing.
+    let fmax_mhz = text
+        .lines()
+        .filter(|l| l.contains("Max frequency for clock"))
+        .filter_map(|l| l.split("': ").nth(1).and_then(|r| r.split_whitespace().next()).and_then(|f| f.parse::<f64>().ok()))
+        .next_back()
+        .ok_or_else(|| format!("nextpnr-ice40 reported no clock frequency for {top}"))?;
+    Ok(Ice40Area {
+        device: device.to_string(),
+        package: package.to_string(),
+        lut4,
+        flip_flops,
+        carries,
+        brams,
+        logic_cells,
+        logic_cells_available,
+        fits: true,
+        fmax_mhz,
+    })
+}
+
+/// Fail with `hint` when `tool` is not on PATH.
+pub fn require_tool_hint(tool: &str, hint: &str) -> Result<(), String> {
+    match Command::new(tool).arg("--version").output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(_) | Err(_) => Err(format!("`{tool}` is not available: {hint}")),
+    }
+}
+
+/// The sum of the counts of every cell type in a `stat` report whose name starts with
+/// `prefix`.
+fn count_cells(stat: &str, prefix: &str) -> u64 {
+    stat.lines()
+        .map(str::trim)
+        .filter(|t| t.starts_with(prefix))
+        .filter_map(|t| t.split_whitespace().last().and_then(|n| n.parse::<u64>().ok()))
+        .sum()
 }
 
 fn run_yosys(script: &str) -> Result<String, String> {

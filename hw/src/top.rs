@@ -16,7 +16,7 @@ use rust_hdl::prelude::*;
 use crate::config::HwConfig;
 use crate::detector::StreamDetector;
 use crate::encoder::RecordEncoder;
-use crate::outbuf::OutputBuffer;
+use crate::outbuf_lean::LeanOutputBuffer;
 use crate::sdb::DescriptorBuffer;
 
 #[derive(LogicBlock)]
@@ -37,7 +37,7 @@ pub struct TraceModule {
     detector: StreamDetector,
     sdb: DescriptorBuffer,
     encoder: RecordEncoder,
-    outbuf: OutputBuffer,
+    outbuf: LeanOutputBuffer,
     dropping: DFF<Bit>,
     lost: DFF<Bits<32>>,
     ending: DFF<Bit>,
@@ -47,6 +47,8 @@ pub struct TraceModule {
     lost_sum: Signal<Local, Bits<32>>,
     sl32: Signal<Local, Bits<32>>,
     push_now: Signal<Local, Bit>,
+    push_ovf: Signal<Local, Bit>,
+    ovf_count: Signal<Local, Bits<32>>,
     busy: Signal<Local, Bit>,
     idle: Signal<Local, Bit>,
     start_entry: Signal<Local, Bit>,
@@ -80,7 +82,7 @@ impl TraceModule {
             detector: StreamDetector::new(h.max_sl, h.low),
             sdb: DescriptorBuffer::new(h.sdb_depth as usize),
             encoder: RecordEncoder::new(h),
-            outbuf: OutputBuffer::new(h),
+            outbuf: LeanOutputBuffer::new(h),
             dropping: Default::default(),
             lost: Default::default(),
             ending: Default::default(),
@@ -90,6 +92,8 @@ impl TraceModule {
             lost_sum: Default::default(),
             sl32: Default::default(),
             push_now: Default::default(),
+            push_ovf: Default::default(),
+            ovf_count: Default::default(),
             busy: Default::default(),
             idle: Default::default(),
             start_entry: Default::default(),
@@ -136,20 +140,17 @@ impl Logic for TraceModule {
         if self.lost.q.val() > (self.k_max32.val() - self.sl32.val()) {
             self.lost_sum.next = self.k_max32.val();
         }
-        self.sdb.push_sa.next = self.detector.desc_sa.val();
-        self.sdb.push_sl.next = self.detector.desc_sl.val();
-        self.sdb.push_exc.next = self.detector.desc_exc.val();
-        self.sdb.push_dcond.next = self.detector.desc_dcond.val();
+        // Which entry goes to the SDB (decided in locals; each SDB input is then written
+        // once, so no glitch wakes the SDB block: docs in verilog::repeated_cross_block_writes).
         self.push_now.next = false;
+        self.push_ovf.next = false;
+        self.ovf_count.next = self.lost_sum.val();
         if self.detector.desc_valid.val() {
             if !self.sdb.full.val() {
                 self.push_now.next = true;
                 if self.dropping.q.val() {
                     // The stream that ends when there is room again is lost too.
-                    self.sdb.push_sa.next = self.lost_sum.val();
-                    self.sdb.push_sl.next = self.k_zero16.val();
-                    self.sdb.push_exc.next = false;
-                    self.sdb.push_dcond.next = false;
+                    self.push_ovf.next = true;
                     self.dropping.d.next = false;
                     self.lost.d.next = self.k_zero32.val();
                 }
@@ -160,12 +161,21 @@ impl Logic for TraceModule {
         } else if self.end_active.val() & self.dropping.q.val() & !self.sdb.full.val() {
             // The trace ends while dropping: the overflow entry as soon as there is room.
             self.push_now.next = true;
-            self.sdb.push_sa.next = self.lost.q.val();
+            self.push_ovf.next = true;
+            self.ovf_count.next = self.lost.q.val();
+            self.dropping.d.next = false;
+            self.lost.d.next = self.k_zero32.val();
+        }
+        if self.push_ovf.val() {
+            self.sdb.push_sa.next = self.ovf_count.val();
             self.sdb.push_sl.next = self.k_zero16.val();
             self.sdb.push_exc.next = false;
             self.sdb.push_dcond.next = false;
-            self.dropping.d.next = false;
-            self.lost.d.next = self.k_zero32.val();
+        } else {
+            self.sdb.push_sa.next = self.detector.desc_sa.val();
+            self.sdb.push_sl.next = self.detector.desc_sl.val();
+            self.sdb.push_exc.next = self.detector.desc_exc.val();
+            self.sdb.push_dcond.next = self.detector.desc_dcond.val();
         }
         self.sdb.push.next = self.push_now.val();
 
@@ -187,6 +197,8 @@ impl Logic for TraceModule {
         self.encoder.sl.next = self.sdb.head_sl.val();
         self.encoder.exc.next = self.sdb.head_exc.val();
         self.encoder.dcond.next = self.sdb.head_dcond.val();
+        self.encoder.next_sa.next = self.sdb.next_sa.val();
+        self.encoder.next_sl.next = self.sdb.next_sl.val();
         self.service.next = self.k_svc_hit.val();
         if self.encoder.miss.val() {
             self.service.next = self.k_svc_miss.val();

@@ -104,3 +104,139 @@ fn resize_casts(verilog: &str) -> String {
     }
     out
 }
+
+/// Signals that one combinational block can write more than once in a single evaluation
+/// while another block reads them, as `module: signal (n writes)`. Under an event-driven
+/// simulator (Icarus, the commercial ones) a default-then-override write is a glitch that
+/// wakes every reader; two blocks that glitch each other's inputs never leave the time step
+/// (a zero-delay loop), although each converges in a settled-value simulator (Verilator,
+/// RustHDL). The exports must write each such signal at most once per evaluation.
+///
+/// "Read by another block" means an `output` of the module, or a signal connected to an
+/// instance whose module has a combinational block (`always @(*)`); inputs of modules that
+/// only act at the clock edge (the flip-flops' `d`) are not woken by a glitch. The count is
+/// the most writes along any path through the `if`/`case` structure of the block.
+pub fn repeated_cross_block_writes(verilog: &str) -> Vec<String> {
+    let modules = split_modules(verilog);
+    let combinational: std::collections::HashSet<&str> = modules
+        .iter()
+        .filter(|m| m.body.iter().any(|l| l.trim().starts_with("always @(*)") || l.trim().starts_with("assign ")))
+        .map(|m| m.name)
+        .collect();
+    let mut found = Vec::new();
+    for m in &modules {
+        let mut watched: std::collections::HashSet<String> = Default::default();
+        let mut inst: Option<&str> = None;
+        for l in &m.body {
+            let t = l.trim();
+            if let Some(rest) = t.strip_prefix("output reg") {
+                if let Some(name) = rest.trim_end_matches(';').split_whitespace().last() {
+                    watched.insert(name.to_string());
+                }
+            } else if t.ends_with('(') && !t.starts_with('.') {
+                inst = t.split_whitespace().next();
+            } else if t.starts_with(");") {
+                inst = None;
+            } else if let (Some(ty), Some(port)) = (inst, t.strip_prefix('.')) {
+                if combinational.contains(ty) {
+                    if let Some(sig) = port.split('(').nth(1).map(|s| s.trim_end_matches([',', ')']).trim()) {
+                        watched.insert(sig.to_string());
+                    }
+                }
+            }
+        }
+        let mut i = 0;
+        while i < m.body.len() {
+            if m.body[i].trim() == "always @(*) begin" {
+                i += 1;
+                let counts = block_writes(&m.body, &mut i);
+                let mut bad: Vec<_> = counts.into_iter().filter(|(s, n)| *n > 1 && watched.contains(s)).collect();
+                bad.sort();
+                found.extend(bad.into_iter().map(|(s, n)| format!("{}: {s} ({n} writes)", m.name)));
+            } else {
+                i += 1;
+            }
+        }
+    }
+    found
+}
+
+struct ModuleText<'a> {
+    name: &'a str,
+    body: Vec<&'a str>,
+}
+
+fn split_modules(verilog: &str) -> Vec<ModuleText<'_>> {
+    let mut out: Vec<ModuleText> = Vec::new();
+    for line in verilog.lines() {
+        if let Some(rest) = line.strip_prefix("module ") {
+            let name = rest.split(['(', ' ', ';']).next().unwrap_or("");
+            out.push(ModuleText { name, body: Vec::new() });
+        } else if let Some(m) = out.last_mut() {
+            m.body.push(line);
+        }
+    }
+    out
+}
+
+type Writes = std::collections::HashMap<String, u32>;
+
+/// Most writes per signal along any path through the statements from `lines[*i]` up to the
+/// `end` (or `endcase`) that closes them; `*i` is left after that line.
+fn block_writes(lines: &[&str], i: &mut usize) -> Writes {
+    let mut total = Writes::new();
+    let add = |total: &mut Writes, w: Writes| {
+        for (k, v) in w {
+            *total.entry(k).or_default() += v;
+        }
+    };
+    let max = |a: Writes, b: Writes| {
+        let mut m = a;
+        for (k, v) in b {
+            let e = m.entry(k).or_default();
+            *e = (*e).max(v);
+        }
+        m
+    };
+    while *i < lines.len() {
+        let t = lines[*i].trim();
+        *i += 1;
+        if t == "end" || t == "endcase" {
+            return total;
+        } else if t.is_empty() || t.starts_with("//") {
+            continue;
+        } else if t.starts_with("if (") && t.ends_with("begin") {
+            let mut branch = block_writes(lines, i);
+            // `else begin` / `else if (...) begin` chains: the most of the branches.
+            while *i < lines.len() && lines[*i].trim().starts_with("else") {
+                let e = lines[*i].trim();
+                *i += 1;
+                let other = block_writes(lines, i);
+                branch = max(branch, other);
+                if e == "else begin" {
+                    break;
+                }
+            }
+            add(&mut total, branch);
+        } else if t.starts_with("case (") {
+            let mut arms = Writes::new();
+            while *i < lines.len() {
+                let a = lines[*i].trim();
+                *i += 1;
+                if a == "endcase" {
+                    break;
+                }
+                if a == "begin" {
+                    let arm = block_writes(lines, i);
+                    arms = max(arms, arm);
+                }
+            }
+            add(&mut total, arms);
+        } else if let Some(eq) = t.find(" = ") {
+            let lhs = &t[..eq];
+            let name = lhs.split('[').next().unwrap_or(lhs).trim().to_string();
+            add(&mut total, Writes::from([(name, 1)]));
+        }
+    }
+    total
+}

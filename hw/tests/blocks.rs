@@ -14,6 +14,7 @@ use streamtrace_hw::encoder::RecordEncoder;
 use streamtrace_hw::golden::read_bits;
 use streamtrace_hw::lsp::LastStreamPredictor as HwLsp;
 use streamtrace_hw::outbuf::OutputBuffer;
+use streamtrace_hw::outbuf_lean::LeanOutputBuffer;
 use streamtrace_hw::sdb::DescriptorBuffer;
 use streamtrace_hw::sdc::StreamDescriptorCache as HwSdc;
 use streamtrace_hw::HwConfig;
@@ -167,15 +168,21 @@ fn stream_descriptor_cache_matches_the_model() {
         let pool = stream_pool(&mut rng, 40, text.contains("isa=arm"));
         let mut uut = ready(HwSdc::new(&h));
         let mut model = StreamDescriptorCache::new(&cfg);
+        // The tables are read one cycle ahead: each cycle also presents the next lookup.
+        let lookups: Vec<(u32, u32)> = (0..6_001).map(|_| pool[rng.below(pool.len() as u64) as usize]).collect();
         uut.clear.next = true;
+        uut.next_sa.next = (lookups[0].0 as u64).into();
+        uut.next_sl.next = (lookups[0].1 as u64).into();
         tick!(uut);
         uut.clear.next = false;
         let mut hits = 0;
         for cycle in 0..6_000 {
-            let (a, sl) = pool[rng.below(pool.len() as u64) as usize];
+            let (a, sl) = lookups[cycle];
             let clear = rng.chance(3);
             uut.sa.next = (a as u64).into();
             uut.sl.next = (sl as u64).into();
+            uut.next_sa.next = (lookups[cycle + 1].0 as u64).into();
+            uut.next_sl.next = (lookups[cycle + 1].1 as u64).into();
             uut.access.next = true;
             uut.clear.next = clear;
             settle!(uut);
@@ -340,10 +347,16 @@ fn record_encoder_matches_the_functional_encoder() {
 
         let mut uut = ready(RecordEncoder::new(&h));
         uut.reset.next = true;
+        // The SDC reads its tables one cycle ahead: the entry of the next service is
+        // presented on next_sa/next_sl from the cycle before it (here, from the service before).
+        uut.next_sa.next = (entries[0].0 as u64).into();
+        uut.next_sl.next = (entries[0].1 as u64).into();
         tick!(uut);
         uut.reset.next = false;
         let mut bits: Vec<bool> = Vec::new();
-        let mut service = |sa: u32, sl: u32, d: Option<&StreamDescriptor>, end: bool| -> usize {
+        let mut service = |sa: u32, sl: u32, d: Option<&StreamDescriptor>, end: bool, next: (u32, u32)| -> usize {
+            uut.next_sa.next = (next.0 as u64).into();
+            uut.next_sl.next = (next.1 as u64).into();
             uut.start.next = true;
             uut.is_end.next = end;
             uut.sa.next = (sa as u64).into();
@@ -363,23 +376,28 @@ fn record_encoder_matches_the_functional_encoder() {
             len
         };
         for (n, (sa, sl, d)) in entries.iter().enumerate() {
-            let len = service(*sa, *sl, d.as_ref(), false);
+            let next = entries.get(n + 1).map_or((0, 0), |e| (e.0, e.1));
+            let len = service(*sa, *sl, d.as_ref(), false, next);
             assert_eq!(len as u64, lens[n], "{text}: entry {n} {d:?}: record length");
         }
-        service(0, 0, None, true);
+        service(0, 0, None, true, (0, 0));
         assert_eq!(bits.len() as u64, trace.bit_len, "{text}: trace length with END");
         let first_diff = (0..bits.len()).find(|&i| (read_bits(&trace.bytes, i as u64, 1) == 1) != bits[i]);
         assert_eq!(first_diff, None, "{text}: first differing trace bit");
     }
 }
 
+/// Steps 1, 3 and 4 of docs/trace-timing.md against a software mirror, for either output
+/// buffer (`$ty`: a block with `new(&HwConfig)` and the output-buffer ports).
+macro_rules! output_buffer_test {
+    ($name:ident, $ty:ty) => {
 #[test]
-fn output_buffer_sends_records_in_order_with_the_timing_rules() {
+fn $name() {
     for (obuf, port, ratio) in [(80u32, 1u32, 1u32), (16, 4, 1), (40, 8, 3), (224, 64, 1)] {
         let buffers: BufferConfig = format!("obuf={obuf},port={port},ratio={ratio}").parse().unwrap();
         let h = HwConfig::new(&"rsdc-32x4-128".parse().unwrap(), &buffers).unwrap();
         let mut rng = Rng(obuf as u64 * 31 + port as u64);
-        let mut uut = ready(OutputBuffer::new(&h));
+        let mut uut = ready(<$ty>::new(&h));
         uut.reset.next = true;
         tick!(uut);
         uut.reset.next = false;
@@ -436,3 +454,8 @@ fn output_buffer_sends_records_in_order_with_the_timing_rules() {
         assert_eq!(sent_bits[..], appended[..sent_bits.len()], "obuf {obuf} port {port}: the port sends the records' bits in order");
     }
 }
+    };
+}
+
+output_buffer_test!(output_buffer_sends_records_in_order_with_the_timing_rules, OutputBuffer);
+output_buffer_test!(lean_output_buffer_sends_records_in_order_with_the_timing_rules, LeanOutputBuffer);

@@ -1,0 +1,359 @@
+//! Trace output buffer, record register and port serializer without a queue-wide barrel
+//! shifter: the same cycle behaviour and ports as [`crate::outbuf::OutputBuffer`]
+//! (docs/trace-timing.md steps 1 and 4), with the bits kept where they are cheapest to move.
+//!
+//! * The **record register** holds the record in service or waiting, as the encoder built
+//!   it (right-aligned, first bit at `rem - 1`), loaded once when its service starts; `rem`
+//!   = `P + H` bits of it have not moved yet, always its last ones. Nothing shifts it.
+//! * The **output buffer** is a shift register whose tail is bit 0: the bits that move in a
+//!   cycle enter at the bottom (`obuf << moved | chunk`), so its oldest bit, the port's next,
+//!   is bit `O - 1`. The port picks its `min(port, O)` bits there with a read multiplexer.
+//!
+//! The only shifters are as wide as the output buffer (the move into it and the port's
+//! read) and the extraction of the moving chunk from the record register. Shift amounts
+//! are masked to the widths their values can reach, so synthesis builds no more levels
+//! than the configuration needs.
+//!
+//! Contract (the SDC top and its compressor keep it): a record is appended only in a cycle
+//! whose record register is empty at start of cycle (`P = H = 0`), as a compressor that
+//! starts only when idle does.
+
+use rust_hdl::prelude::*;
+
+use streamtrace_model::BufferConfig;
+
+use crate::config::{HwConfig, RECORD_BITS};
+use crate::outbuf::LONGEST_RECORD;
+
+/// Output-buffer register bits (the largest `obuf` the RTL builds fits).
+pub const OBUF_REG_BITS: usize = 256;
+
+#[derive(LogicBlock)]
+pub struct LeanOutputBuffer {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// A record enters the record register (its service starts this cycle).
+    pub append: Signal<In, Bit>,
+    pub append_bits: Signal<In, Bits<RECORD_BITS>>,
+    pub append_len: Signal<In, Bits<16>>,
+    /// The appended record is still in service after this cycle (held back until `complete`).
+    pub append_hidden: Signal<In, Bit>,
+    /// The record in service completes this cycle.
+    pub complete: Signal<In, Bit>,
+    pub port_data: Signal<Out, Bits<64>>,
+    pub port_valid: Signal<Out, Bits<8>>,
+    /// Record-register bits at start of cycle (the compressor is busy while nonzero).
+    pub record_bits: Signal<Out, Bits<16>>,
+    /// Nothing buffered at all.
+    pub empty: Signal<Out, Bit>,
+    obuf_bits: DFF<Bits<OBUF_REG_BITS>>,
+    rec: DFF<Bits<RECORD_BITS>>,
+    obuf: DFF<Bits<16>>,
+    record: DFF<Bits<16>>,
+    hidden: DFF<Bits<16>>,
+    ratio_count: DFF<Bits<16>>,
+    sent: Signal<Local, Bits<16>>,
+    full_word: Signal<Local, Bit>,
+    head_shift: Signal<Local, Bits<16>>,
+    tail_shift: Signal<Local, Bits<16>>,
+    /// Shifted output buffer and record register of which only the low bits are read (the
+    /// `unused` in their names tells Verilator's lint, default `--unused-regexp`).
+    window_wide_unused: Signal<Local, Bits<OBUF_REG_BITS>>,
+    window64: Signal<Local, Bits<64>>,
+    low64: Signal<Local, Bits<64>>,
+    short_word: Signal<Local, Bits<64>>,
+    obuf_after_send: Signal<Local, Bits<16>>,
+    record_eff: Signal<Local, Bits<16>>,
+    src: Signal<Local, Bits<RECORD_BITS>>,
+    src_rem: Signal<Local, Bits<16>>,
+    free: Signal<Local, Bits<16>>,
+    moved: Signal<Local, Bits<16>>,
+    take_shift_wide_unused: Signal<Local, Bits<16>>,
+    taken_wide_unused: Signal<Local, Bits<RECORD_BITS>>,
+    st8: Signal<Local, Bits<RECORD_BITS>>,
+    st7: Signal<Local, Bits<RECORD_BITS>>,
+    st6: Signal<Local, Bits<RECORD_BITS>>,
+    st5: Signal<Local, Bits<RECORD_BITS>>,
+    st4: Signal<Local, Bits<RECORD_BITS>>,
+    st3: Signal<Local, Bits<RECORD_BITS>>,
+    st2: Signal<Local, Bits<RECORD_BITS>>,
+    st1: Signal<Local, Bits<RECORD_BITS>>,
+    taken_narrow: Signal<Local, Bits<OBUF_REG_BITS>>,
+    keep_mask: Signal<Local, Bits<OBUF_REG_BITS>>,
+    chunk: Signal<Local, Bits<OBUF_REG_BITS>>,
+    shifted: Signal<Local, Bits<OBUF_REG_BITS>>,
+    k_port: Constant<Bits<16>>,
+    k_port_mask: Constant<Bits<64>>,
+    k_ratio_last: Constant<Bits<16>>,
+    k_obuf: Constant<Bits<16>>,
+    /// Masks for the shift amounts: the output buffer's size and the record's, rounded up
+    /// to all-ones, so synthesis sees how many shifter levels each needs.
+    k_obuf_amount: Constant<Bits<16>>,
+    k_port_amount: Constant<Bits<16>>,
+    k_record_amount: Constant<Bits<16>>,
+    /// Output-buffer bits that can hold data, and record-register bits (longest record).
+    k_obuf_live: Constant<Bits<OBUF_REG_BITS>>,
+    k_rec_live: Constant<Bits<RECORD_BITS>>,
+    k_ones: Constant<Bits<OBUF_REG_BITS>>,
+    k_s256: Constant<Bits<16>>,
+    k_s128: Constant<Bits<16>>,
+    k_s64: Constant<Bits<16>>,
+    k_s32: Constant<Bits<16>>,
+    k_s16: Constant<Bits<16>>,
+    k_s8: Constant<Bits<16>>,
+    k_s4: Constant<Bits<16>>,
+    k_s2: Constant<Bits<16>>,
+    k_s1: Constant<Bits<16>>,
+    k_zero16: Constant<Bits<16>>,
+    k_one16: Constant<Bits<16>>,
+    k_zero64: Constant<Bits<64>>,
+    k_zero_obuf: Constant<Bits<OBUF_REG_BITS>>,
+    k_zero_rec: Constant<Bits<RECORD_BITS>>,
+}
+
+/// All-ones at least as large as `v` (the mask of the bits `v` needs).
+fn amount_mask(v: u64) -> u64 {
+    if v == 0 {
+        0
+    } else {
+        u64::MAX >> v.leading_zeros()
+    }
+}
+
+impl LeanOutputBuffer {
+    pub fn new(h: &HwConfig) -> LeanOutputBuffer {
+        LeanOutputBuffer::with(&h.buffers, h.obuf_bits, LONGEST_RECORD)
+    }
+
+    /// The port, ratio and output buffer of `buffers`, `obuf_bits` deep, behind which at
+    /// most `longest_record` bits wait.
+    pub fn with(buffers: &BufferConfig, obuf_bits: u32, longest_record: usize) -> LeanOutputBuffer {
+        assert!(longest_record <= RECORD_BITS && RECORD_BITS < 512, "the record shifter has 9 stages");
+        assert!(obuf_bits as usize <= OBUF_REG_BITS && buffers.port <= 64 && buffers.port <= obuf_bits.max(1) * 64);
+        let c16 = |v: u64| Constant::new(v.into());
+        let ones = |n: usize, width: usize| {
+            let mut m: Bits<OBUF_REG_BITS> = Default::default();
+            for i in 0..n.min(width) {
+                m = m.replace_bit(i, true);
+            }
+            m
+        };
+        let mut rec_live: Bits<RECORD_BITS> = Default::default();
+        for i in 0..longest_record {
+            rec_live = rec_live.replace_bit(i, true);
+        }
+        let port = buffers.port as u64;
+        LeanOutputBuffer {
+            clock: Default::default(),
+            reset: Default::default(),
+            append: Default::default(),
+            append_bits: Default::default(),
+            append_len: Default::default(),
+            append_hidden: Default::default(),
+            complete: Default::default(),
+            port_data: Default::default(),
+            port_valid: Default::default(),
+            record_bits: Default::default(),
+            empty: Default::default(),
+            obuf_bits: Default::default(),
+            rec: Default::default(),
+            obuf: Default::default(),
+            record: Default::default(),
+            hidden: Default::default(),
+            ratio_count: Default::default(),
+            sent: Default::default(),
+            full_word: Default::default(),
+            head_shift: Default::default(),
+            tail_shift: Default::default(),
+            window_wide_unused: Default::default(),
+            window64: Default::default(),
+            low64: Default::default(),
+            short_word: Default::default(),
+            obuf_after_send: Default::default(),
+            record_eff: Default::default(),
+            src: Default::default(),
+            src_rem: Default::default(),
+            free: Default::default(),
+            moved: Default::default(),
+            take_shift_wide_unused: Default::default(),
+            taken_wide_unused: Default::default(),
+            st8: Default::default(),
+            st7: Default::default(),
+            st6: Default::default(),
+            st5: Default::default(),
+            st4: Default::default(),
+            st3: Default::default(),
+            st2: Default::default(),
+            st1: Default::default(),
+            taken_narrow: Default::default(),
+            keep_mask: Default::default(),
+            chunk: Default::default(),
+            shifted: Default::default(),
+            k_port: c16(port),
+            k_port_mask: Constant::new((if port == 64 { u64::MAX } else { (1u64 << port) - 1 }).into()),
+            k_ratio_last: c16(buffers.ratio as u64 - 1),
+            k_obuf: c16(obuf_bits as u64),
+            k_obuf_amount: c16(amount_mask(obuf_bits as u64)),
+            k_port_amount: c16(amount_mask(port)),
+            k_record_amount: c16(amount_mask(longest_record as u64)),
+            k_obuf_live: Constant::new(ones(obuf_bits as usize, OBUF_REG_BITS)),
+            k_rec_live: Constant::new(rec_live),
+            k_ones: Constant::new(ones(OBUF_REG_BITS, OBUF_REG_BITS)),
+            k_s256: c16(256),
+            k_s128: c16(128),
+            k_s64: c16(64),
+            k_s32: c16(32),
+            k_s16: c16(16),
+            k_s8: c16(8),
+            k_s4: c16(4),
+            k_s2: c16(2),
+            k_s1: c16(1),
+            k_zero16: c16(0),
+            k_one16: c16(1),
+            k_zero64: Constant::new(0u64.into()),
+            k_zero_obuf: Constant::new(Default::default()),
+            k_zero_rec: Constant::new(Default::default()),
+        }
+    }
+}
+
+impl Logic for LeanOutputBuffer {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, obuf_bits, rec, obuf, record, hidden, ratio_count);
+        // 1. Port: min(port, O) bits on port cycles, the oldest (bit O-1) on pin port-1.
+        self.sent.next = self.k_zero16.val();
+        self.full_word.next = false;
+        if self.ratio_count.q.val() == self.k_zero16.val() {
+            if self.obuf.q.val() < self.k_port.val() {
+                self.sent.next = self.obuf.q.val();
+            } else {
+                self.sent.next = self.k_port.val();
+                self.full_word.next = true;
+            }
+        }
+        // A full word: bits O-1 .. O-port, which the right shift brings to port-1 .. 0.
+        self.head_shift.next = (self.obuf.q.val() - self.k_port.val()) & self.k_obuf_amount.val();
+        self.window_wide_unused.next = self.obuf_bits.q.val() >> self.head_shift.val();
+        self.window64.next = bit_cast::<64, OBUF_REG_BITS>(self.window_wide_unused.val());
+        // A partial word (O < port): bits O-1 .. 0 up to pin port-1, zeros below.
+        self.tail_shift.next = (self.k_port.val() - self.obuf.q.val()) & self.k_port_amount.val();
+        self.low64.next = bit_cast::<64, OBUF_REG_BITS>(self.obuf_bits.q.val());
+        self.short_word.next = self.low64.val() << self.tail_shift.val();
+        if self.full_word.val() {
+            self.port_data.next = self.window64.val() & self.k_port_mask.val();
+        } else if self.sent.val() != self.k_zero16.val() {
+            self.port_data.next = self.short_word.val() & self.k_port_mask.val();
+        } else {
+            self.port_data.next = self.k_zero64.val();
+        }
+        self.port_valid.next = bit_cast::<8, 16>(self.sent.val());
+        self.ratio_count.d.next = self.ratio_count.q.val() + self.k_one16.val();
+        if self.ratio_count.q.val() == self.k_ratio_last.val() {
+            self.ratio_count.d.next = self.k_zero16.val();
+        }
+        self.obuf_after_send.next = self.obuf.q.val() - self.sent.val();
+
+        // 3. A new record is loaded whole; it joins the record register's movable bits now
+        // (one-cycle service) or when its service completes.
+        self.record_eff.next = self.record.q.val();
+        if self.complete.val() {
+            self.record_eff.next = self.record.q.val() + self.hidden.q.val();
+        }
+        if self.append.val() & !self.append_hidden.val() {
+            self.record_eff.next = self.record.q.val() + self.append_len.val();
+        }
+        self.hidden.d.next = self.hidden.q.val();
+        if self.complete.val() {
+            self.hidden.d.next = self.k_zero16.val();
+        }
+        if self.append.val() & self.append_hidden.val() {
+            self.hidden.d.next = self.append_len.val();
+        }
+        if self.append.val() {
+            self.src.next = self.append_bits.val() & self.k_rec_live.val();
+            self.src_rem.next = self.append_len.val();
+        } else {
+            self.src.next = self.rec.q.val();
+            self.src_rem.next = self.record.q.val() + self.hidden.q.val();
+        }
+        self.rec.d.next = self.src.val();
+
+        // 4. Record register -> output buffer, as much as fits: the next `moved` bits of the
+        // record (rem-1 .. rem-moved) enter the output buffer at the bottom.
+        self.free.next = self.k_obuf.val() - self.obuf_after_send.val();
+        self.moved.next = self.free.val();
+        if self.record_eff.val() < self.free.val() {
+            self.moved.next = self.record_eff.val();
+        }
+        self.take_shift_wide_unused.next = (self.src_rem.val() - self.moved.val()) & self.k_record_amount.val();
+        // The record's bits at rem-1 .. rem-moved down to the bottom: a right shift built
+        // stage by stage from the largest step down, so each stage keeps only the bits the
+        // narrower stages after it can still bring into the output buffer's width.
+        if self.take_shift_wide_unused.val().get_bit(8) {
+            self.st8.next = self.src.val() >> self.k_s256.val();
+        } else {
+            self.st8.next = self.src.val();
+        }
+        if self.take_shift_wide_unused.val().get_bit(7) {
+            self.st7.next = self.st8.val() >> self.k_s128.val();
+        } else {
+            self.st7.next = self.st8.val();
+        }
+        if self.take_shift_wide_unused.val().get_bit(6) {
+            self.st6.next = self.st7.val() >> self.k_s64.val();
+        } else {
+            self.st6.next = self.st7.val();
+        }
+        if self.take_shift_wide_unused.val().get_bit(5) {
+            self.st5.next = self.st6.val() >> self.k_s32.val();
+        } else {
+            self.st5.next = self.st6.val();
+        }
+        if self.take_shift_wide_unused.val().get_bit(4) {
+            self.st4.next = self.st5.val() >> self.k_s16.val();
+        } else {
+            self.st4.next = self.st5.val();
+        }
+        if self.take_shift_wide_unused.val().get_bit(3) {
+            self.st3.next = self.st4.val() >> self.k_s8.val();
+        } else {
+            self.st3.next = self.st4.val();
+        }
+        if self.take_shift_wide_unused.val().get_bit(2) {
+            self.st2.next = self.st3.val() >> self.k_s4.val();
+        } else {
+            self.st2.next = self.st3.val();
+        }
+        if self.take_shift_wide_unused.val().get_bit(1) {
+            self.st1.next = self.st2.val() >> self.k_s2.val();
+        } else {
+            self.st1.next = self.st2.val();
+        }
+        if self.take_shift_wide_unused.val().get_bit(0) {
+            self.taken_wide_unused.next = self.st1.val() >> self.k_s1.val();
+        } else {
+            self.taken_wide_unused.next = self.st1.val();
+        }
+        self.taken_narrow.next = bit_cast::<OBUF_REG_BITS, RECORD_BITS>(self.taken_wide_unused.val());
+        self.keep_mask.next = !(self.k_ones.val() << (self.moved.val() & self.k_obuf_amount.val()));
+        self.chunk.next = self.taken_narrow.val() & self.keep_mask.val();
+        self.shifted.next = self.obuf_bits.q.val() << (self.moved.val() & self.k_obuf_amount.val());
+        self.obuf_bits.d.next = (self.shifted.val() | self.chunk.val()) & self.k_obuf_live.val();
+        self.obuf.d.next = self.obuf_after_send.val() + self.moved.val();
+        self.record.d.next = self.record_eff.val() - self.moved.val();
+
+        self.record_bits.next = self.record.q.val();
+        self.empty.next = (self.obuf.q.val() == self.k_zero16.val())
+            & (self.record.q.val() == self.k_zero16.val())
+            & (self.hidden.q.val() == self.k_zero16.val());
+        if self.reset.val() {
+            self.obuf_bits.d.next = self.k_zero_obuf.val();
+            self.rec.d.next = self.k_zero_rec.val();
+            self.obuf.d.next = self.k_zero16.val();
+            self.record.d.next = self.k_zero16.val();
+            self.hidden.d.next = self.k_zero16.val();
+            self.ratio_count.d.next = self.k_zero16.val();
+        }
+    }
+}
