@@ -166,32 +166,23 @@ pub fn ice40_area(path: &Path, top: &str, device: &str, package: &str, dir: &Pat
         })
         .next()
         .unwrap_or((0, 0));
-    if !out.status.success() {
-        if logic_cells > logic_cells_available && logic_cells_available > 0 {
-            // Too large: the counts say by how much; there is no Fmax.
-            return Ok(Ice40Area {
-                device: device.to_string(),
-                package: package.to_string(),
-                lut4,
-                flip_flops,
-                carries,
-                brams,
-                logic_cells,
-                logic_cells_available,
-                fits: false,
-                fmax_mhz: 0.0,
-            });
-        }
+    let fits = out.status.success();
+    // A design too large fails placement: the counts say by how much and there is no Fmax.
+    let too_large = logic_cells > logic_cells_available && logic_cells_available > 0;
+    if !fits && !too_large {
         let tail: Vec<&str> = text.lines().rev().take(8).collect::<Vec<_>>().into_iter().rev().collect();
         return Err(format!("nextpnr-ice40 failed for {top} on {device}:\n{}", tail.join("\n")));
     }
     // The last report is after routing.
-    let fmax_mhz = text
-        .lines()
-        .filter(|l| l.contains("Max frequency for clock"))
-        .filter_map(|l| l.split("': ").nth(1).and_then(|r| r.split_whitespace().next()).and_then(|f| f.parse::<f64>().ok()))
-        .next_back()
-        .ok_or_else(|| format!("nextpnr-ice40 reported no clock frequency for {top}"))?;
+    let fmax_mhz = if fits {
+        text.lines()
+            .filter(|l| l.contains("Max frequency for clock"))
+            .filter_map(|l| l.split("': ").nth(1).and_then(|r| r.split_whitespace().next()).and_then(|f| f.parse::<f64>().ok()))
+            .next_back()
+            .ok_or_else(|| format!("nextpnr-ice40 reported no clock frequency for {top}"))?
+    } else {
+        0.0
+    };
     Ok(Ice40Area {
         device: device.to_string(),
         package: package.to_string(),
@@ -201,7 +192,7 @@ pub fn ice40_area(path: &Path, top: &str, device: &str, package: &str, dir: &Pat
         brams,
         logic_cells,
         logic_cells_available,
-        fits: true,
+        fits,
         fmax_mhz,
     })
 }
