@@ -180,21 +180,28 @@ struct Coverage {
     branches: usize,
     mispredicted: usize,
     clears: usize,
-    /// Cycles whose provider was table i (`ctx` in 2 + 4i ..= 5 + 4i).
+    /// Cycles whose provider was table i (the model's lookup).
     provider: [usize; 8],
 }
 
-fn coverage(steps: &[Step], exp: &[(bool, u8)]) -> Coverage {
+fn coverage(h: &PftHwConfig, steps: &[Step], exp: &[(bool, u8)]) -> Coverage {
     let mut c = Coverage::default();
-    for (s, &(pred, ctx)) in steps.iter().zip(exp) {
+    let mut m = DirectionPredictor::new(&h.params);
+    for (s, &(pred, _)) in steps.iter().zip(exp) {
+        m.predict(s.addr);
+        if let Some(p) = m.provider() {
+            c.provider[p] += 1;
+        }
+        if s.clear {
+            m.reset();
+        } else if s.update {
+            m.update(s.taken);
+        }
         if s.clear {
             c.clears += 1;
         } else if s.update {
             c.branches += 1;
             c.mispredicted += (pred != s.taken) as usize;
-        }
-        if ctx >= 2 {
-            c.provider[(ctx as usize - 2) / 4] += 1;
         }
     }
     c
@@ -243,7 +250,7 @@ fn drive(h: &PftHwConfig, steps: &[Step], exp: &[(bool, u8)]) -> Result<usize, S
 fn check_config(cfg: &str, steps: &[Step], what: &str) -> Coverage {
     let h = hw(cfg);
     let exp = model_run(&h, steps);
-    let cov = coverage(steps, &exp);
+    let cov = coverage(&h, steps, &exp);
     let t = std::time::Instant::now();
     let n = drive(&h, steps, &exp).unwrap_or_else(|e| panic!("{cfg} ({what}): {e}"));
     eprintln!("{cfg} ({what}): {n} cycles agree in {:.1} s; {cov:?}", t.elapsed().as_secs_f64());
@@ -301,8 +308,11 @@ const HARNESS: &str = include_str!("../../testbenches/cosim/pft_tage_harness.cpp
 fn build_bench(cfg: &str, d: &Path) -> PathBuf {
     let h = hw(cfg);
     let name = module_name(&h);
-    std::fs::create_dir_all(d).unwrap();
-    let v = d.join(format!("{name}.v"));
+    // The lint copy lives apart from the bench's Verilog: `verilate` reuses its build when
+    // `d/{name}.v` already holds this Verilog, so writing it there first kept a stale bench.
+    let lint_dir = d.join("lint");
+    std::fs::create_dir_all(&lint_dir).unwrap();
+    let v = lint_dir.join(format!("{name}.v"));
     let verilog = export_verilog(&h).unwrap();
     std::fs::write(&v, &verilog).unwrap();
     let lint = verilator_lint(&v, &name).unwrap();

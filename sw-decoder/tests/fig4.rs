@@ -263,7 +263,8 @@ impl SpecTage {
                     None => b >= 2,
                 };
                 let s = if ctr >= 0 { ctr } else { -1 - ctr } as usize;
-                (ctr >= 0, 2 + 4 * p + s, alt, p)
+                // Six tables in three groups of two: 2 + 8g + 2s + (alternate agrees).
+                (ctr >= 0, 2 + 8 * (p / 2) + 2 * s + (alt == (ctr >= 0)) as usize, alt, p)
             }
             None => (b >= 2, if b == 1 || b == 2 { 0 } else { 1 }, b >= 2, usize::MAX),
         };

@@ -1,6 +1,7 @@
 //! The hardware's view of a `pft` configuration: the model's keys plus the cycle-mode
 //! buffers, checked against what the RTL builds, with the derived widths the blocks need.
 
+use streamtrace_model::pft::predict::DirectionPredictor;
 use streamtrace_model::pft::{PftParams, TargetContexts};
 use streamtrace_model::{BufferConfig, Config, FullPolicy, IsaMode, Scheme};
 
@@ -31,7 +32,7 @@ pub struct PftHwConfig {
     pub itt_bits: u32,
     /// Raw bits of an RTC position: log2(rtc) (0 for rtc <= 1).
     pub rtc_pos_bits: u32,
-    /// Direction contexts (2 + 4T); the target contexts follow them.
+    /// Direction contexts (2 + 8·min(T, 3)); the target contexts follow them.
     pub direction_contexts: usize,
     /// All contexts (direction + 16).
     pub contexts: usize,
@@ -69,7 +70,7 @@ impl PftHwConfig {
         };
         let hlen = p.history_lengths();
         let tables = hlen.len();
-        let direction_contexts = 2 + 4 * tables;
+        let direction_contexts = DirectionPredictor::contexts(tables);
         Ok(PftHwConfig {
             model: *cfg,
             buffers: *buffers,

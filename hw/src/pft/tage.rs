@@ -21,6 +21,7 @@
 use rust_hdl::prelude::*;
 
 use super::PftHwConfig;
+use streamtrace_model::pft::predict::DirectionPredictor;
 use crate::mem::{FlagArray, TableRam, ADDR_BITS};
 
 /// A folded-history register of width `n` (1..=15) over the last `len` outcomes: at a
@@ -250,7 +251,9 @@ impl TaggedBank {
             k_ctr_one: Constant::new(1u64.into()),
             k_ctr_zero: Constant::new(0u64.into()),
             k_ctr_m1: Constant::new(0b111u64.into()),
-            k_ctx_base: Constant::new(((2 + 4 * i) as u64).into()),
+            // 2 + 8g for the table's provider group g (trace-format 11.3); the strength adds
+            // 2s here, the parent adds the alternate's agreement.
+            k_ctx_base: Constant::new((DirectionPredictor::tagged_context(i, h.hlen.len(), 0, false) as u64).into()),
         }
     }
 }
@@ -315,7 +318,7 @@ impl Logic for TaggedBank {
         }
         self.strength.next = self.ectr.val().get_bits::<2>(0) ^ self.smask.val();
         self.strength8.next = bit_cast::<8, 2>(self.strength.val());
-        self.ctx.next = self.k_ctx_base.val() + self.strength8.val();
+        self.ctx.next = self.k_ctx_base.val() + (self.strength8.val() << self.k_one8.val());
         self.useful.next = self.euse.val();
 
         // Provider update: saturating counter, useful when the parent says so.
@@ -579,7 +582,11 @@ impl Logic for DirectionPredictorBlock {
             self.prov_idx.next = self.c_pidx[i + 1].val();
         }
         self.pred.next = self.pred_f.val();
+        // A tagged provider's context is odd when the alternate agrees with it (11.3).
         self.ctx.next = self.ctx_f.val();
+        if self.prov_any.val() & (self.pred_f.val() == self.alt_f.val()) {
+            self.ctx.next = self.ctx_f.val() + self.k_ctx1.val();
+        }
 
         // Update: provider, tables above it, the first free one of those.
         self.mispredict.next = self.update.val() & (self.pred_f.val() != self.taken.val());

@@ -168,9 +168,24 @@ impl DirectionPredictor {
         self.tables
     }
 
-    /// Number of coding contexts: base weak/strong, then four strengths per tagged table.
+    /// Number of coding contexts: base weak/strong, then for each of `min(T, 3)` groups of
+    /// neighbouring tables four strengths times agreement with the alternate (11.3).
     pub fn contexts(tables: usize) -> usize {
-        2 + 4 * tables
+        2 + 8 * Self::groups(tables)
+    }
+
+    /// Provider groups: `min(T, 3)`.
+    #[inline]
+    pub fn groups(tables: usize) -> usize {
+        tables.min(3)
+    }
+
+    /// Context of provider table `p` of `tables` with strength `s`, agreeing with the
+    /// alternate or not (11.3): `2 + 8g + 2s + a`.
+    #[inline]
+    pub fn tagged_context(p: usize, tables: usize, strength: usize, agree: bool) -> usize {
+        let g = p * Self::groups(tables) / tables;
+        2 + 8 * g + 2 * strength + agree as usize
     }
 
     /// Predict the branch at `iw_addr`: (taken?, coding context).
@@ -181,6 +196,12 @@ impl DirectionPredictor {
     #[inline]
     pub fn predict(&mut self, iw_addr: u32) -> (bool, usize) {
         dispatch_tables!(self.tables, T => self.predict_n::<T>(iw_addr))
+    }
+
+    /// The tagged table that provided the last prediction (None: the base table).
+    #[inline]
+    pub fn provider(&self) -> Option<usize> {
+        (self.last.provider < self.tables).then_some(self.last.provider)
     }
 
     /// Update with the outcome of the branch last predicted.
@@ -234,7 +255,8 @@ impl DirectionPredictor {
             let strength = if c >= 4 { c - 4 } else { 3 - c };
             let below = hits & !(1 << p);
             let alt = if below == 0 { base_pred } else { (ctrs >> (4 * (31 - below.leading_zeros()))) & 4 != 0 };
-            (p as usize, c >= 4, alt, 2 + 4 * p as usize + strength as usize)
+            let pred = c >= 4;
+            (p as usize, pred, alt, Self::tagged_context(p as usize, T, strength as usize, alt == pred))
         };
         self.last = Lookup { provider, pred, alt, base_index, useful, index, tag };
         (pred, ctx)
