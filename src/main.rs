@@ -170,6 +170,16 @@ pub struct DumpArgs {
     /// Print a JSON array of records instead of text lines.
     #[arg(long)]
     pub json: bool,
+    /// Also show each record's raw bits (`raw=0101...`; JSON: "raw").
+    #[arg(long)]
+    pub raw: bool,
+    /// Start at the first sync marker instead of bit 0 (for traces captured mid-run).
+    #[arg(long)]
+    pub from_sync: bool,
+    /// Start at the first sync marker at or after this byte of the trace (offsets stay
+    /// those of the file).
+    #[arg(long, value_name = "BYTE")]
+    pub start_offset: Option<u64>,
 }
 
 #[derive(Args, Debug)]

@@ -409,32 +409,35 @@ fn dump_lists_fig4_records() {
     let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     assert_eq!(
         norm(lines[0]),
-        "bit 000000 len 47 SDC-MISS sl=9 addr=0x020001f4 -> stream 0x020001f4 A len 9"
+        "bit 000000 byte 000000.0 len 47 icount 0 SDC-MISS sl=9 addr=0x020001f4 -> stream 0x020001f4 A len 9"
     );
     assert_eq!(
         norm(lines[1]),
-        "bit 000047 len 7 SDC-HIT si=24 -> stream 0x020001f4 A len 9"
+        "bit 000047 byte 000005.7 len 7 icount 9 SDC-HIT si=24 -> stream 0x020001f4 A len 9"
     );
     assert_eq!(
         norm(lines[2]),
-        "bit 000054 len 7 SDC-HIT si=24 -> stream 0x020001f4 A len 9"
+        "bit 000054 byte 000006.6 len 7 icount 18 SDC-HIT si=24 -> stream 0x020001f4 A len 9"
     );
     for (i, line) in lines[3..99].iter().enumerate() {
         assert_eq!(
             norm(line),
             format!(
-                "bit {:06} len 1 LSP-HIT -> stream 0x020001f4 A len 9",
-                61 + i
+                "bit {:06} byte {:06}.{} len 1 icount {} LSP-HIT -> stream 0x020001f4 A len 9",
+                61 + i,
+                (61 + i) / 8,
+                (61 + i) % 8,
+                27 + 9 * i
             )
         );
     }
     assert_eq!(
         norm(lines[99]),
-        "bit 000157 len 15 SDC-MISS sl=10 inferred -> stream 0x020001f4 A len 10"
+        "bit 000157 byte 000019.5 len 15 icount 891 SDC-MISS sl=10 inferred -> stream 0x020001f4 A len 10"
     );
     assert_eq!(
         norm(lines[100]),
-        "bit 000172 len 20 END",
+        "bit 000172 byte 000021.4 len 20 icount 901 END",
         "END + 3 padding bits"
     );
 
@@ -507,12 +510,16 @@ fn dump_shows_aolc_runs_with_their_streams() {
     // 5 bits at bit 62.
     let first = runs[0].split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        first.starts_with("bit 000062 len 5 LSP-RUN n=16 s=4"),
+        first.starts_with("bit 000062 byte 000007.6 len 5 icount 27 LSP-RUN n=16 s=4"),
         "{first}"
     );
     let indented = text
         .lines()
-        .filter(|l| l.trim_start().starts_with("-> stream 0x020001f4 A len 9"))
+        .filter(|l| {
+            // A stream under a run: the run's offsets, no length of its own, no record name.
+            let t: Vec<&str> = l.split_whitespace().collect();
+            t[4] == "len" && t[5] == "icount" && l.ends_with(" -> stream 0x020001f4 A len 9")
+        })
         .count();
     assert_eq!(indented, 96, "{text}");
     // --limit 4: miss, 2 SDC hits, and the first run with its 16 streams.
