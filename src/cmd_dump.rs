@@ -268,10 +268,8 @@ pub fn run(args: &DumpArgs) -> Result<()> {
         bail!("{name}: --start-offset {start} is beyond the end of the trace ({} bytes)", bytes.len());
     }
     let mut dec = Decoder::new(&cfg, &bytes[start as usize..], &image).report_records(true);
-    if args.from_sync || args.start_offset.is_some() {
-        if dec.resync().is_none() {
-            bail!("{name}: no sync marker at or after byte {start}");
-        }
+    if (args.from_sync || args.start_offset.is_some()) && dec.resync().is_none() {
+        bail!("{name}: no sync marker at or after byte {start}");
     }
     let stdout = std::io::stdout().lock();
     let mut p = Printer {
