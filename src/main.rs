@@ -213,7 +213,7 @@ pub struct DemoArgs {
 pub struct RunArgs {
     /// The program (a 32-bit little-endian ARM ELF) and its arguments, passed on verbatim
     /// (`-d`, `--` and all); omitted: the built-in default.
-    #[arg(value_name = "PROG.elf [ARGS]...", trailing_var_arg = true)]
+    #[arg(value_name = "PROG.elf ARGS", trailing_var_arg = true)]
     pub command: Vec<String>,
     /// Stop cleanly after this many instructions (default: no limit): the trace ends there
     /// with END, a note goes to stderr, the exit status is 0 and JSON says "truncated": true.

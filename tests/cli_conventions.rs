@@ -41,6 +41,14 @@ fn run_passes_everything_after_the_program_to_it() {
         assert!(stdout(&o).contains(&format!("crc32: cannot open {arg}\n")), "{}", stdout(&o));
         assert!(!stdout(&o).contains("\"instructions\""), "--json after the program is not ours");
     }
+    // `--` may end our options before the program, as with any command.
+    let o = streamtrace_in(&progs, &["run", "--", "bin/crc32.elf", "-d"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stdout(&o).contains("crc32: cannot open -d\n"), "{}", stdout(&o));
+    // JSON and a data stream cannot share stdout: a usage error.
+    let o = streamtrace_in(&progs, &["run", "--json", "--events-out", "-", "bin/tiny.elf"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--json and --events-out - would mix on stdout"), "{}", stderr(&o));
     // Options go before the program.
     let o = streamtrace_in(&progs, &["run", "--json", "-c", "fbase", "bin/crc32.elf", "data/lorem.txt", "1"]);
     let j = last_json(&o);
