@@ -16,6 +16,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
 mode=${1:-quick}
+# README_FILE: another file in the README's form (the script's own test uses one).
+readme=$(realpath "${README_FILE:-README.md}")
 case "$mode" in quick | --all | --list) ;; *) echo "usage: $0 [--all|--list]" >&2; exit 2 ;; esac
 
 log() { echo "readme-examples: $*" >&2; }
@@ -32,7 +34,7 @@ extract() {
             if (treat == "slow" && mode == "--all") treat = "run"
             pending = ""
             if (mode == "--list") printf "block %d (README.md:%d): %s\n", n, start, treat
-            else if (treat == "run") printf "block=%d; line=%d; block_start=$SECONDS; cd \"$tree\"\necho \"== README.md:%d (block %d)\" >&2\n", n, start, start, n
+            else if (treat == "run") printf "block=%d; block_start=$SECONDS; cd \"$tree\"\necho \"== README.md:%d (block %d)\" >&2\n", n, start, n
             next
         }
         inblock && /^```/ {
@@ -40,9 +42,19 @@ extract() {
             if (mode != "--list" && treat == "run") printf "echo \"   block %d: $((SECONDS - block_start)) s\" >&2\n", n
             next
         }
-        inblock { if (mode != "--list" && treat == "run") print; next }
+        # Each command (a line, with its backslash continuations) in a group of its own
+        # that exits on failure: set -e alone lets `cd DIR && cmd` fail silently.
+        inblock {
+            if (mode != "--list" && treat == "run") {
+                if (cmd == "" && $0 ~ /^[[:space:]]*(#.*)?$/) { print; next }
+                if (cmd == "") cstart = NR
+                cmd = cmd $0 "\n"
+                if ($0 !~ /\\$/) { printf "line=%d\n{\n%s} || exit $?\n", cstart, cmd; cmd = "" }
+            }
+            next
+        }
         /[^[:space:]]/ { pending = "" }
-    ' README.md
+    ' "$readme"
 }
 
 if [ "$mode" = --list ]; then
@@ -80,10 +92,11 @@ script=$tree/.readme-examples.sh
     # The README's alias, as in an interactive shell.
     echo 'shopt -s expand_aliases'
     echo "tree='$tree'"
-    echo 'trap '\''s=$?; [ $s -eq 0 ] || echo "readme-examples: block $block (README.md:$line) failed with status $s" >&2'\'' EXIT'
+    echo 'block=0; line=0'
+    echo 'trap '\''s=$?; [ $s -eq 0 ] || echo "readme-examples: block $block ('"$(basename "$readme")"':$line) failed with status $s" >&2'\'' EXIT'
     extract
 } >"$script"
-blocks=$(grep -c '^block=' "$script" || true)
+blocks=$(grep -c '^block=[1-9]' "$script" || true)
 log "running $blocks blocks in $tree"
 start=$SECONDS
 if ! (cd "$tree" && bash "$script" >"$tree/.stdout"); then
