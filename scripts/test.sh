@@ -25,3 +25,6 @@ awk '/^test result:/ {p += $4; f += $6} END {printf "tests: %d passed, %d failed
 
 echo "== C API (libstreamtrace: header, C example, C tests, valgrind)"
 bash scripts/capi.sh
+
+echo "== README examples (every sh block, in a copy of the tree)"
+STREAMTRACE_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/streamtrace" bash scripts/readme-examples.sh

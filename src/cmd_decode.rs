@@ -12,7 +12,8 @@ use std::ops::ControlFlow;
 use anyhow::Context;
 use streamtrace_sw_decoder::{AddressSink, Step, StreamDecoder, StreamRecord, TraceElement};
 
-use crate::io_util::{input_name, is_std, load_elf, parse_config, pct, state, thousands, AddrWriter, Verifier};
+use crate::io_util::{input_name, is_std, load_elf, parse_config, pct, state, sync_points, thousands, AddrWriter, Verifier};
+use crate::usage::bail_usage;
 use streamtrace_isa::ElfImage;
 use streamtrace_sw_decoder::views::{CallTree, Profile, Symbolizer, Tail};
 use crate::table::Table;
@@ -130,8 +131,19 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
         let f = std::fs::File::open(&args.trace).with_context(|| format!("cannot read trace file {trace_name}"))?;
         Box::new(f)
     };
+    // --from-sync --verify: the instruction each sync marker of the full trace follows.
+    let syncs = match (&args.verify, args.from_sync) {
+        (Some(events), true) => {
+            if is_std(events) {
+                bail_usage!("--verify - cannot be combined with --from-sync: the events file is read twice");
+            }
+            Some(sync_points(&cfg, events)?)
+        }
+        _ => None,
+    };
+    let mut misplaced_sync = None;
     let symbolizer = Symbolizer::new(image.symbols());
-    let mut writer = args.out.as_deref().map(AddrWriter::create).transpose()?;
+    let mut writer = args.out.as_deref().map(|p| AddrWriter::create(p, args.addr_format)).transpose()?;
     if let Some(w) = &mut writer {
         w.symbols = args.symbols.then(|| symbolizer.clone());
     }
@@ -158,12 +170,18 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
     }
     let mut started = !args.from_sync;
     let mut chunk = vec![0u8; CHUNK_BYTES];
-    let mut on_step = |step: Step, _: &mut Sinks| {
+    let mut on_step = |step: Step, sinks: &mut Sinks| {
         match step {
             Step::Element(el) => count_element(&mut s, el),
             Step::Resynced { bit } if !started => {
                 started = true;
                 s.start_bit = bit;
+                if let (Some(v), Some(points)) = (&mut sinks.verifier, &syncs) {
+                    match points.iter().find(|&&(end, _)| end == bit) {
+                        Some(&(_, before)) => v.skip(before),
+                        None => misplaced_sync = Some(bit),
+                    }
+                }
             }
             Step::Resynced { bit } => {
                 if !args.json {
@@ -192,6 +210,13 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
         }
     }
     s.trace_bytes = dec.bytes_pushed();
+    if let Some(bit) = misplaced_sync {
+        bail!(
+            "{trace_name}: --verify: no sync marker of {} re-encoded with {} ends at bit {bit}; --from-sync with --verify needs the trace as written from its start",
+            args.verify.as_deref().map(input_name).unwrap_or_default(),
+            s.config
+        );
+    }
     if args.from_sync && !started {
         bail!("{trace_name}: --from-sync: the trace holds no sync marker");
     }

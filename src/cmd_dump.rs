@@ -1,6 +1,7 @@
-//! `streamtrace dump`: every record of a trace with its bit offset, length and meaning, in
-//! the spirit of OpenCSD's packet lister. Uses the decoder's record reporting: each
-//! `TraceElement::Record` is followed by the element(s) that record stands for.
+//! `streamtrace dump`: every record of a trace with its bit and byte offset, length, raw
+//! bits, meaning and the running instruction count, in the spirit of OpenCSD's packet lister
+//! and libipt's ptdump. Uses the decoder's record reporting: each `TraceElement::Record` is
+//! followed by the element(s) that record stands for.
 
 use std::io::{BufWriter, Write};
 
@@ -10,7 +11,7 @@ use streamtrace_model::format::EscapeType;
 use streamtrace_model::Config;
 use streamtrace_sw_decoder::{inflate_gzip, Decoder, NullSink, RecordInfo, RecordKind, TraceElement};
 
-use crate::io_util::{load_elf, parse_config, read_trace, state};
+use crate::io_util::{load_elf, parse_config, read_trace, state, thousands};
 use crate::DumpArgs;
 
 /// Record name and its fields, as printed.
@@ -60,30 +61,62 @@ fn kind_json(cfg: &Config, kind: &RecordKind) -> Value {
     }
 }
 
-fn stream_json(sa: u32, sl: u32) -> Value {
-    json!({ "sa": sa, "pc": format!("0x{:08x}", sa & !1), "state": state(sa).to_string(), "sl": sl })
+/// A stream in JSON: every address is an integer (`sa` in interworking form, `pc` without
+/// the Thumb bit); `icount` counts the instructions before it.
+fn stream_json(sa: u32, sl: u32, icount: u64) -> Value {
+    json!({ "sa": sa, "pc": sa & !1, "state": state(sa).to_string(), "sl": sl, "icount": icount })
 }
 
-/// The record part of a text line: offset, length, name and fields.
-fn head(cfg: &Config, info: &RecordInfo) -> String {
-    let (name, fields) = describe(cfg, &info.kind);
-    format!(
-        "bit {:06}  len {:<3} {name:<8} {fields:<32}",
-        info.offset, info.bits
-    )
+/// `bit 000047  byte 000005.7`: the absolute bit offset, and the byte and the bit in it
+/// (0 = most significant; the trace is written MSB first).
+fn offsets(bit: u64) -> String {
+    format!("bit {bit:06}  byte {:06}.{}", bit / 8, bit % 8)
+}
+
+/// `len` bits of `bytes` from bit `offset` (MSB first) as `0`/`1` characters.
+fn raw_bits(bytes: &[u8], offset: u64, len: u64) -> String {
+    (offset..offset + len)
+        .map(|b| match bytes.get((b / 8) as usize) {
+            Some(byte) if byte >> (7 - b % 8) & 1 == 1 => '1',
+            Some(_) => '0',
+            None => '?',
+        })
+        .collect()
+}
+
+/// The columns every line starts with: offsets, length (blank for a stream under a run
+/// record) and the instructions before the line's stream or record.
+fn prefix(bit: u64, len: Option<u64>, icount: u64) -> String {
+    let len = len.map_or(String::new(), |l| l.to_string());
+    format!("{}  len {len:<3}  icount {:<11}", offsets(bit), thousands(icount))
+}
+
+/// Record name and fields, padded so that the "->" of the stream lines up.
+fn body(cfg: &Config, kind: &RecordKind) -> String {
+    let (name, fields) = describe(cfg, kind);
+    format!("{name:<8} {fields:<32}")
 }
 
 /// Output in one of the two formats; JSON is streamed as an array, one record per element.
-struct Printer<W: Write> {
+struct Printer<'b, W: Write> {
     out: W,
     json: bool,
+    /// The trace bytes, for `--raw`.
+    raw: Option<&'b [u8]>,
+    /// Added to the decoder's offsets (`--start-offset`: the decoder sees the bytes from there).
+    base: u64,
     first: bool,
     cfg: Config,
-    /// The record whose elements are being printed, with the streams collected for JSON.
-    current: Option<(RecordInfo, Vec<Value>)>,
+    /// Instructions before the next stream.
+    icount: u64,
+    /// The bit after the last record (absolute).
+    next_bit: u64,
+    /// The record whose elements are being printed, with the instructions before it and
+    /// the streams collected for JSON.
+    current: Option<(RecordInfo, u64, Vec<Value>)>,
 }
 
-impl<W: Write> Printer<W> {
+impl<W: Write> Printer<'_, W> {
     fn start(&mut self) -> std::io::Result<()> {
         if self.json {
             writeln!(self.out, "[")?;
@@ -99,60 +132,69 @@ impl<W: Write> Printer<W> {
         write!(self.out, "  {v}")
     }
 
+    fn raw_of(&self, info: &RecordInfo) -> Option<String> {
+        self.raw.map(|bytes| raw_bits(bytes, info.offset - self.base, info.bits))
+    }
+
+    /// A record's own text line, with `tail` (its stream, or nothing) and the raw bits.
+    fn record_line(&mut self, info: &RecordInfo, icount: u64, tail: &str) -> std::io::Result<()> {
+        let mut line = format!("{}{}{tail}", prefix(info.offset, Some(info.bits), icount), body(&self.cfg, &info.kind));
+        if let Some(raw) = self.raw_of(info) {
+            line = format!("{line}  raw={raw}");
+        }
+        writeln!(self.out, "{}", line.trim_end())
+    }
+
     /// A record starts. Runs get a line of their own; their streams follow indented.
-    fn record(&mut self, info: RecordInfo) -> std::io::Result<()> {
+    fn record(&mut self, mut info: RecordInfo) -> std::io::Result<()> {
+        info.offset += self.base;
+        self.next_bit = info.offset + info.bits;
         if !self.json {
             if let RecordKind::LspRun { .. } = info.kind {
-                let h = head(&self.cfg, &info);
-                writeln!(self.out, "{}", h.trim_end())?;
+                self.record_line(&info, self.icount, "")?;
             }
         }
-        self.current = Some((info, Vec::new()));
+        self.current = Some((info, self.icount, Vec::new()));
         Ok(())
     }
 
     /// An element of the current record.
     fn element(&mut self, el: &TraceElement) -> std::io::Result<()> {
-        let Some((info, streams)) = &mut self.current else {
+        let Some((info, _, streams)) = &mut self.current else {
             return Ok(());
         };
+        let info = *info;
         let is_run = matches!(info.kind, RecordKind::LspRun { .. });
         if let TraceElement::Stream { sa, sl, .. } = *el {
+            let before = self.icount;
+            self.icount += sl as u64;
+            let stream = format!(" -> stream 0x{:08x} {} len {sl}", sa & !1, state(sa));
             if self.json {
-                streams.push(stream_json(sa, sl));
+                streams.push(stream_json(sa, sl, before));
             } else if is_run {
-                // Under the "->" of one-line records.
-                let indent = head(&self.cfg, info).chars().count();
-                writeln!(
-                    self.out,
-                    "{:indent$} -> stream 0x{:08x} {} len {sl}",
-                    "",
-                    sa & !1,
-                    state(sa)
-                )?;
+                let blank = body(&self.cfg, &info.kind).chars().count();
+                writeln!(self.out, "{}{:blank$}{stream}", prefix(info.offset, None, before), "")?;
             } else {
-                let h = head(&self.cfg, info);
-                writeln!(
-                    self.out,
-                    "{h} -> stream 0x{:08x} {} len {sl}",
-                    sa & !1,
-                    state(sa)
-                )?;
+                self.record_line(&info, before, &stream)?;
             }
         } else if !self.json {
-            let h = head(&self.cfg, info);
-            writeln!(self.out, "{}", h.trim_end())?;
+            self.record_line(&info, self.icount, "")?;
         }
         Ok(())
     }
 
     /// The current record is complete.
     fn end_record(&mut self) -> std::io::Result<()> {
-        if let Some((info, streams)) = self.current.take() {
+        if let Some((info, icount, streams)) = self.current.take() {
             if self.json {
                 let mut v = kind_json(&self.cfg, &info.kind);
                 v["bit"] = json!(info.offset);
+                v["byte"] = json!(info.offset / 8);
                 v["len"] = json!(info.bits);
+                v["icount"] = json!(icount);
+                if let Some(raw) = self.raw_of(&info) {
+                    v["raw"] = json!(raw);
+                }
                 if !streams.is_empty() {
                     v["streams"] = Value::Array(streams);
                 }
@@ -162,25 +204,41 @@ impl<W: Write> Printer<W> {
         Ok(())
     }
 
-    fn error(&mut self, offset: u64, msg: &str, resumed: Option<u64>) -> std::io::Result<()> {
+    /// A decode error at `offset` (absolute); `reason` is the message without its offset.
+    fn error(&mut self, offset: u64, reason: &str, resumed: Option<u64>) -> std::io::Result<()> {
         self.end_record()?;
+        let resumed = resumed.map(|b| b + self.base);
         if self.json {
-            let v = json!({ "kind": "ERROR", "bit": offset, "message": msg, "resumed_at_bit": resumed });
+            let v = json!({ "kind": "ERROR", "bit": offset, "byte": offset / 8, "icount": self.icount,
+                            "message": format!("bit {offset}: {reason}"), "resumed_at_bit": resumed });
             self.json_item(&v)
         } else {
-            let prefix = format!("bit {offset}: ");
-            writeln!(
-                self.out,
-                "bit {offset:06}  ERROR    {}",
-                msg.strip_prefix(&prefix).unwrap_or(msg)
-            )?;
+            writeln!(self.out, "{}  ERROR    {reason}", offsets(offset))?;
             match resumed {
-                Some(bit) => writeln!(
-                    self.out,
-                    "bit {bit:06}  RESYNC (decoding resumes after the sync marker)"
-                ),
-                None => writeln!(self.out, "            (no further sync marker)"),
+                Some(bit) => writeln!(self.out, "{}  RESYNC (decoding resumes after the sync marker)", offsets(bit)),
+                None => writeln!(self.out, "{:27}(no further sync marker)", ""),
             }
+        }
+    }
+
+    /// Bits after END up to `total` (absolute): the zero padding of schemes whose END does
+    /// not count it (TSLZ, SC-T8HT), listed so that the records cover the whole file.
+    fn padding(&mut self, total: u64) -> std::io::Result<()> {
+        self.end_record()?;
+        if self.next_bit >= total {
+            return Ok(());
+        }
+        let info = RecordInfo { offset: self.next_bit, bits: total - self.next_bit, kind: RecordKind::LspHit };
+        let raw = self.raw_of(&info);
+        if self.json {
+            let mut v = json!({ "kind": "PADDING", "bit": info.offset, "byte": info.offset / 8, "len": info.bits, "icount": self.icount });
+            if let Some(raw) = raw {
+                v["raw"] = json!(raw);
+            }
+            self.json_item(&v)
+        } else {
+            let line = format!("{}PADDING{}", prefix(info.offset, Some(info.bits), self.icount), raw.map_or(String::new(), |r| format!("  raw={r}")));
+            writeln!(self.out, "{line}")
         }
     }
 
@@ -200,15 +258,29 @@ pub fn run(args: &DumpArgs) -> Result<()> {
     let cfg = parse_config(&args.config)?;
     let image = load_elf(&args.elf)?;
     let bytes = read_trace(&args.trace)?;
+    let name = args.trace.display();
     // SW-GZIP traces are BASE traces in a gzip member.
-    let (cfg, bytes) = inflate_gzip(&cfg, &bytes).map_err(|e| anyhow!("{}: {e}", args.trace.display()))?;
-    let mut dec = Decoder::new(&cfg, &bytes, &image).report_records(true);
+    let (cfg, bytes) = inflate_gzip(&cfg, &bytes).map_err(|e| anyhow!("{name}: {e}"))?;
+    // --start-offset and --from-sync: the decoder sees the bytes from the start offset and
+    // looks for a sync marker there; every offset printed stays that of the file.
+    let start = args.start_offset.unwrap_or(0);
+    if start > bytes.len() as u64 {
+        bail!("{name}: --start-offset {start} is beyond the end of the trace ({} bytes)", bytes.len());
+    }
+    let mut dec = Decoder::new(&cfg, &bytes[start as usize..], &image).report_records(true);
+    if (args.from_sync || args.start_offset.is_some()) && dec.resync().is_none() {
+        bail!("{name}: no sync marker at or after byte {start}");
+    }
     let stdout = std::io::stdout().lock();
     let mut p = Printer {
         out: BufWriter::new(stdout),
         json: args.json,
+        raw: args.raw.then_some(&bytes[start as usize..]),
+        base: start * 8,
         first: true,
         cfg,
+        icount: 0,
+        next_bit: 0,
         current: None,
     };
     p.start()?;
@@ -237,12 +309,19 @@ pub fn run(args: &DumpArgs) -> Result<()> {
                 p.element(&el)?;
                 remaining = remaining.saturating_sub(1);
             }
-            Ok(None) => break,
+            Ok(None) => {
+                p.padding(bytes.len() as u64 * 8)?;
+                break;
+            }
             Err(e) => {
                 let resumed = dec.resync();
                 remaining = 0;
-                p.error(e.offset(), &e.to_string(), resumed)?;
-                errors.push(e);
+                // The decoder counts from the start offset; messages give file offsets.
+                let (rel, at) = (e.offset(), e.offset() + start * 8);
+                let msg = e.to_string();
+                let reason = msg.strip_prefix(&format!("bit {rel}: ")).unwrap_or(&msg).to_string();
+                p.error(at, &reason, resumed)?;
+                errors.push(format!("bit {at}: {reason}"));
                 if resumed.is_none() {
                     break;
                 }
@@ -251,11 +330,7 @@ pub fn run(args: &DumpArgs) -> Result<()> {
     }
     p.finish()?;
     if let Some(first) = errors.first() {
-        bail!(
-            "{}: {} decode error(s); first: {first}",
-            args.trace.display(),
-            errors.len()
-        );
+        bail!("{name}: {} decode error(s); first: {first}", errors.len());
     }
     Ok(())
 }

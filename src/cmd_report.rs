@@ -108,6 +108,27 @@ pub struct ReportCommon {
     pub jobs: Option<usize>,
 }
 
+impl ReportCommon {
+    /// The program manifest. A relative path that does not exist here is looked up in the
+    /// parent directories too, so the default works from anywhere inside the repository
+    /// (`cd testbenches/programs && streamtrace report refs`).
+    pub fn manifest(&self) -> Result<PathBuf> {
+        let given = &self.programs;
+        if given.is_absolute() || given.exists() {
+            return Ok(given.clone());
+        }
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        match cwd.ancestors().map(|d| d.join(given)).find(|p| p.is_file()) {
+            Some(found) => Ok(found),
+            None => anyhow::bail!(
+                "cannot find the program manifest {} in {} or any directory above it: run this inside the repository, or give --programs FILE",
+                given.display(),
+                cwd.display()
+            ),
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct RefsReportArgs {
     #[command(flatten)]
@@ -390,11 +411,12 @@ fn measure(p: &ManifestEntry, dir: &std::path::Path, max_insns: Option<u64>) -> 
 }
 
 fn run_refs(a: &RefsReportArgs) -> Result<()> {
-    let text = std::fs::read_to_string(&a.common.programs)
-        .with_context(|| format!("cannot read the program manifest {}", a.common.programs.display()))?;
+    let programs = a.common.manifest()?;
+    let text = std::fs::read_to_string(&programs)
+        .with_context(|| format!("cannot read the program manifest {}", programs.display()))?;
     let manifest: Manifest =
-        serde_json::from_str(&text).with_context(|| format!("{}: not a program manifest", a.common.programs.display()))?;
-    let dir = a.common.programs.parent().unwrap_or(std::path::Path::new(".")).to_path_buf();
+        serde_json::from_str(&text).with_context(|| format!("{}: not a program manifest", programs.display()))?;
+    let dir = programs.parent().unwrap_or(std::path::Path::new(".")).to_path_buf();
     for name in &a.common.only {
         if !manifest.programs.iter().any(|p| &p.name == name) {
             crate::usage::bail_usage!("--program {name}: not in {}", a.common.programs.display());
@@ -592,7 +614,7 @@ fn markdown(out: &mut impl Write, header: &[String], rows: &[Vec<String>]) -> io
 fn run_wet(a: &WetReportArgs) -> Result<()> {
     use streamtrace_stages::wet::build::LabelBits;
     use streamtrace_stages::wet::report::{measure, WetMeasurement};
-    let mut programs = streamtrace_sim::sweep::programs_from_manifest(&a.common.programs).map_err(|e| anyhow!(e))?;
+    let mut programs = streamtrace_sim::sweep::programs_from_manifest(&a.common.manifest()?).map_err(|e| anyhow!(e))?;
     if !a.common.only.is_empty() {
         for name in &a.common.only {
             if !programs.iter().any(|p| &p.name == name) {

@@ -32,7 +32,7 @@ pub fn run(a: &SchemesReportArgs) -> Result<()> {
         Some(path) => Some(TimingConfig::from_toml_file(std::path::Path::new(path))?),
     };
     let opts = SchemeOptions { max_insns: a.max_insns.unwrap_or(u64::MAX), buffers, timing };
-    let programs = programs_from_manifest(&a.common.programs).map_err(|e| anyhow!("{e}"))?;
+    let programs = programs_from_manifest(&a.common.manifest()?).map_err(|e| anyhow!("{e}"))?;
     for name in &a.common.only {
         if !programs.iter().any(|p| &p.name == name) {
             crate::usage::bail_usage!("--program {name}: not in {}", a.common.programs.display());

@@ -9,11 +9,13 @@ use anyhow::{bail, Context, Result};
 use serde_json::json;
 
 use streamtrace_isa::ElfImage;
+use streamtrace_model::events_file::format_event_line;
 use streamtrace_model::{Config, Encoder, RetireEvent, Stats};
+use streamtrace_sw_decoder::AddressSink;
 use streamtrace_sim::{Machine, MemAccess, ProfileHook, RetireHook, Semihost, StepOutcome, TimingConfig};
 
 use crate::cmd_encode::print_stats;
-use crate::io_util::{create_output, is_std, load_elf, output_name, parse_config, pct, thousands, write_file};
+use crate::io_util::{create_output, is_std, load_elf, output_name, parse_config, pct, thousands, write_file, AddrWriter};
 use crate::usage::bail_usage;
 use crate::refs::RefsWriter;
 use crate::table::Table;
@@ -28,8 +30,9 @@ struct RunHook {
     profile: ProfileHook,
     encoders: Vec<Encoder>,
     encode_error: Option<String>,
-    pc_trace: Option<BufWriter<Box<dyn Write>>>,
-    pc_trace_error: Option<std::io::Error>,
+    pc_trace: Option<AddrWriter>,
+    events: Option<BufWriter<Box<dyn Write>>>,
+    events_error: Option<std::io::Error>,
     refs: Option<RefsWriter<BufWriter<Box<dyn Write>>>>,
     refs_error: Option<std::io::Error>,
 }
@@ -45,8 +48,13 @@ impl RetireHook for RunHook {
             }
         }
         if let Some(w) = &mut self.pc_trace {
-            if let Err(e) = writeln!(w, "{:08x}", ev.pc) {
-                self.pc_trace_error.get_or_insert(e);
+            w.addresses(&[ev.iw_addr()]);
+        }
+        if let Some(w) = &mut self.events {
+            if self.events_error.is_none() {
+                if let Err(e) = writeln!(w, "{}", format_event_line(ev)) {
+                    self.events_error = Some(e);
+                }
             }
         }
         if let Some(w) = &mut self.refs {
@@ -64,7 +72,7 @@ enum Stop {
     Exited(i32),
     Limit,
     Fault(streamtrace_sim::SimError),
-    /// The hook recorded an encoder or reference-trace error.
+    /// The hook recorded an encoder, reference-trace or events-file error.
     Hook,
 }
 
@@ -82,15 +90,16 @@ fn simulate(machine: &mut Machine, hook: &mut RunHook, max_insns: u64) -> Stop {
             Ok(StepOutcome::Exited(code)) => return Stop::Exited(code),
             Err(e) => return Stop::Fault(e),
         }
-        if hook.encode_error.is_some() || hook.refs_error.is_some() {
+        if hook.encode_error.is_some() || hook.refs_error.is_some() || hook.events_error.is_some() {
             return Stop::Hook;
         }
     }
 }
 
 pub fn run(args: &RunArgs) -> Result<u8> {
+    let program = args.command.first().map(std::path::PathBuf::from);
     // `--timing FILE.toml` (without `=`) would make the file the program: say so.
-    if let (Some(None), Some(p)) = (&args.timing, &args.program) {
+    if let (Some(None), Some(p)) = (&args.timing, &program) {
         if p.extension().is_some_and(|e| e == "toml") {
             bail_usage!("{} looks like a timing configuration: write --timing={}", p.display(), p.display());
         }
@@ -100,17 +109,12 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         Some(None) => Some(TimingConfig::default()),
         None => None,
     };
-    let (elf, argv, name) = match &args.program {
+    let (elf, argv, name) = match &program {
         Some(path) => {
             let elf = load_elf(path).with_context(|| format!("loading {}", path.display()))?;
-            let mut argv = vec![path.display().to_string()];
-            argv.extend(args.args.iter().cloned());
-            (elf, argv, path.display().to_string())
+            (elf, args.command.clone(), path.display().to_string())
         }
         None => {
-            if !args.args.is_empty() {
-                bail_usage!("program arguments given without a program");
-            }
             let elf = ElfImage::from_bytes_named(BUILTIN_ELF, "built-in jpeg_dct.elf")?;
             let argv = BUILTIN_CMDLINE.split(' ').map(str::to_string).collect();
             (elf, argv, "built-in jpeg_dct".to_string())
@@ -123,12 +127,21 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     // `-`: standard output (io_util::create_output); the program's own output then goes to
     // stderr, so that stdout holds the trace alone.
     let dash = |p: &Option<std::path::PathBuf>| p.as_deref().is_some_and(is_std);
-    if dash(&args.pc_trace) && dash(&args.refs) {
-        bail_usage!("--pc-trace - and --refs - would mix on stdout: send one to a file");
+    let on_stdout: Vec<&str> = [(&args.pc_trace, "--pc-trace -"), (&args.refs, "--refs -"), (&args.events_out, "--events-out -")]
+        .into_iter()
+        .filter(|(p, _)| dash(p))
+        .map(|(_, name)| name)
+        .collect();
+    if on_stdout.len() > 1 {
+        bail_usage!("{} would mix on stdout: send all but one to a file", on_stdout.join(" and "));
     }
-    let data_on_stdout = dash(&args.pc_trace) || dash(&args.refs);
-    let pc_trace = match &args.pc_trace {
-        Some(p) => Some(BufWriter::new(create_output(p)?)),
+    if args.json && !on_stdout.is_empty() {
+        bail_usage!("--json and {} would mix on stdout: send one to a file (or use --stats-out)", on_stdout[0]);
+    }
+    let data_on_stdout = !on_stdout.is_empty();
+    let pc_trace = args.pc_trace.as_deref().map(|p| AddrWriter::create(p, args.addr_format)).transpose()?;
+    let events = match &args.events_out {
+        Some(p) => Some(BufWriter::with_capacity(1 << 20, create_output(p)?)),
         None => None,
     };
     // The reference trace streams through a buffer: it is never held in memory.
@@ -152,25 +165,24 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         encoders: configs.iter().map(Encoder::new).collect(),
         encode_error: None,
         pc_trace,
-        pc_trace_error: None,
+        events,
+        events_error: None,
         refs,
         refs_error: None,
     };
     let start = Instant::now();
-    let (exit, failure) = match simulate(&mut machine, &mut hook, args.max_insns) {
-        Stop::Exited(code) => (Some(code), None),
-        Stop::Limit => (
-            None,
-            Some(format!(
-                "instruction limit of {} reached at {:#010x} (raise --max-insns)",
-                thousands(args.max_insns),
-                machine.cpu.r[15]
-            )),
-        ),
-        Stop::Fault(e) => (None, Some(format!("{name}: {e} after {} instructions", thousands(machine.retired)))),
+    let max_insns = args.max_insns.unwrap_or(u64::MAX);
+    let (exit, failure, truncated) = match simulate(&mut machine, &mut hook, max_insns) {
+        Stop::Exited(code) => (Some(code), None, false),
+        Stop::Limit => (None, None, true),
+        Stop::Fault(e) => (None, Some(format!("{name}: {e} after {} instructions", thousands(machine.retired))), false),
         Stop::Hook => {
             if let Some(e) = &hook.encode_error {
                 bail!("trace module rejected a retire event: {e}");
+            }
+            if let Some(e) = hook.events_error.take() {
+                let path = args.events_out.as_deref().map_or(String::new(), output_name);
+                return Err(e).with_context(|| format!("writing the events file {path}"));
             }
             let e = hook.refs_error.take().expect("the hook stopped the run with an error");
             let path = args.refs.as_deref().map_or(String::new(), output_name);
@@ -179,12 +191,12 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     };
     let seconds = start.elapsed().as_secs_f64();
     machine.semihost.flush().context("flushing the program's output")?;
-    let pc_trace_name = || args.pc_trace.as_deref().map_or(String::new(), output_name);
-    if let Some(e) = hook.pc_trace_error {
-        return Err(e).with_context(|| format!("writing the PC trace {}", pc_trace_name()));
+    if let Some(w) = hook.pc_trace.take() {
+        w.finish().context("writing the PC trace")?;
     }
-    if let Some(mut w) = hook.pc_trace.take() {
-        w.flush().with_context(|| format!("writing the PC trace {}", pc_trace_name()))?;
+    if let Some(mut w) = hook.events.take() {
+        let path = args.events_out.as_deref().map_or(String::new(), output_name);
+        w.flush().with_context(|| format!("writing the events file {path}"))?;
     }
     let references = match hook.refs.take() {
         Some(w) => {
@@ -212,6 +224,8 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         "program": name,
         "instructions": machine.retired,
         "exit_code": exit,
+        "truncated": truncated,
+        "max_insns": args.max_insns,
         "error": failure,
         "seconds": seconds,
         "mips": mips,
@@ -271,6 +285,14 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     }
     if let Some(f) = failure {
         bail!(f);
+    }
+    if truncated {
+        // A window of the run, not a failure: the trace ended with END like any other.
+        eprintln!(
+            "streamtrace: note: stopped at the --max-insns limit of {} instructions at {:#010x}; the program did not finish",
+            thousands(max_insns),
+            machine.cpu.r[15]
+        );
     }
     // The program's exit status becomes ours (truncated to 8 bits as by a shell).
     Ok(exit.unwrap_or(0) as u8)

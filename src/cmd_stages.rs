@@ -800,6 +800,18 @@ pub fn run_lru(a: &LruArgs) -> Result<()> {
     let resident = lru.resident();
     let opt = a.opt.then(|| opt_faults(&keys, a.pages));
     let seconds = start.elapsed().as_secs_f64();
+    if !a.io.json {
+        // The fault lines are the data; the counts (and OPT's, which has no lines) go to stderr.
+        let opt_text = opt.map_or(String::new(), |n| format!("; OPT: {} faults", io_util::thousands(n)));
+        eprintln!(
+            "lru ({} pages): {} page references, {} faults, {} evictions ({} dirty){opt_text}",
+            a.pages,
+            io_util::thousands(lru.refs()),
+            io_util::thousands(lru.faults()),
+            io_util::thousands(evictions),
+            io_util::thousands(dirty_evictions)
+        );
+    }
     report(
         &a.io,
         json!({

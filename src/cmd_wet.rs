@@ -13,9 +13,9 @@ use streamtrace_stages::wet::bidir::BiStream;
 use streamtrace_stages::wet::build::{LabelBits, WetGraph};
 use streamtrace_stages::wet::file::{file_kind, StoredStream};
 use streamtrace_stages::wet::query::Instance;
-use streamtrace_stages::wet::{build_program, Cursor, RawStream};
+use streamtrace_stages::wet::{build_program_exit, Cursor, RawStream};
 
-use crate::io_util::{fmt_iw, write_file};
+use crate::io_util::{fmt_iw, thousands, write_file};
 use crate::usage::bail_usage;
 
 #[derive(Args, Debug)]
@@ -45,8 +45,9 @@ pub struct BuildArgs {
     /// Where to write the WET (an option, so it goes before the program).
     #[arg(short, long, value_name = "FILE.wet")]
     pub output: Option<PathBuf>,
-    /// Stop after this many instructions.
-    #[arg(long, default_value_t = 10_000_000)]
+    /// Stop cleanly after this many instructions (the WET covers them; a note on stderr,
+    /// JSON "truncated": true). Bounded by default: the build holds the whole run in memory.
+    #[arg(long, value_name = "N", default_value_t = 10_000_000)]
     pub max_insns: u64,
     /// Leave out control dependences (one run instead of two).
     #[arg(long)]
@@ -189,7 +190,7 @@ fn build(a: &BuildArgs) -> Result<()> {
     let name = a.program.file_stem().map_or("program".into(), |n| n.to_string_lossy().into_owned());
     let spec = ProgramSpec::new(name, a.program.clone(), cmdline, ".");
     let t = Instant::now();
-    let g = build_program(&spec, a.max_insns, !a.no_control).map_err(anyhow::Error::msg)?;
+    let (g, exit) = build_program_exit(&spec, a.max_insns, !a.no_control).map_err(anyhow::Error::msg)?;
     let build_s = t.elapsed().as_secs_f64();
     let tier1 = g.label_bits();
     let original = LabelBits::original(&g.counts);
@@ -204,12 +205,21 @@ fn build(a: &BuildArgs) -> Result<()> {
     };
     let compress_s = t.elapsed().as_secs_f64();
     write_file(output, &bytes)?;
+    if exit.is_none() {
+        // As `run --max-insns`: a window of the run, not a failure.
+        eprintln!(
+            "streamtrace: note: stopped at the --max-insns limit of {} instructions; the WET covers them, the program did not finish",
+            thousands(a.max_insns)
+        );
+    }
     let insns = stats["counts"]["instructions"].as_u64().unwrap_or(0);
     if a.json {
         let mut s = stats;
         s["file_bytes"] = json!(bytes.len());
         s["build_seconds"] = json!(build_s);
         s["compress_seconds"] = json!(compress_s);
+        s["exit_code"] = json!(exit);
+        s["truncated"] = json!(exit.is_none());
         writeln!(std::io::stdout().lock(), "{}", serde_json::to_string_pretty(&s)?)?;
     } else {
         eprintln!(

@@ -163,11 +163,23 @@ impl EventLines {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-/// Writes decoded addresses as text lines `%08x A|T`, buffered; remembers the first I/O
-/// error (the sink interface cannot return one) for `finish`.
+/// The form of an address list, one instruction per line, shared by `run --pc-trace` and
+/// `decode -o` so that the two files compare with `cmp`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum AddrFormat {
+    /// `%08x A` or `%08x T`: the address and the state (ARM or Thumb).
+    Annotated,
+    /// `%08x`: the address alone (the form compared with QEMU's PC logs).
+    Plain,
+}
+
+/// Writes instruction addresses (interworking form: bit 0 set for Thumb) as text lines in an
+/// [`AddrFormat`], buffered; remembers the first I/O error (the sink interface cannot return
+/// one) for `finish`.
 pub struct AddrWriter {
     out: BufWriter<Box<dyn Write>>,
     name: String,
+    format: AddrFormat,
     line: Vec<u8>,
     error: Option<io::Error>,
     /// `--symbols`: each line also gets `  function+0xOFF`.
@@ -176,10 +188,11 @@ pub struct AddrWriter {
 
 impl AddrWriter {
     /// `-`: standard output.
-    pub fn create(path: &Path) -> Result<AddrWriter> {
+    pub fn create(path: &Path, format: AddrFormat) -> Result<AddrWriter> {
         Ok(AddrWriter {
             out: BufWriter::with_capacity(1 << 18, create_output(path)?),
             name: output_name(path),
+            format,
             line: Vec::with_capacity(1 << 14),
             error: None,
             symbols: None,
@@ -208,8 +221,10 @@ impl AddressSink for AddrWriter {
                 for i in (0..8).rev() {
                     self.line.push(HEX[((pc >> (4 * i)) & 0xF) as usize]);
                 }
-                self.line.push(b' ');
-                self.line.push(state(a) as u8);
+                if self.format == AddrFormat::Annotated {
+                    self.line.push(b' ');
+                    self.line.push(state(a) as u8);
+                }
                 if let Some(sym) = &self.symbols {
                     self.line.extend_from_slice(b"  ");
                     self.line.extend_from_slice(sym.format(a).as_bytes());
@@ -262,6 +277,25 @@ impl Verifier {
         })
     }
 
+    /// Skip the first `n` events: a decoder that started at a sync marker (`--from-sync`)
+    /// produces the instructions after them. Instruction numbers in messages stay those of
+    /// the whole file.
+    pub fn skip(&mut self, n: u64) {
+        while self.index < n && self.mismatch.is_none() {
+            match self.events.next_event() {
+                Ok(Some(_)) => self.index += 1,
+                Ok(None) => {
+                    self.mismatch = Some(Mismatch::Events(anyhow::anyhow!(
+                        "{} ends after {} instructions, before the sync the decoder started at (instruction {n})",
+                        self.events.name(),
+                        self.index
+                    )))
+                }
+                Err(e) => self.mismatch = Some(Mismatch::Events(e)),
+            }
+        }
+    }
+
     /// `Ok` if every event matched and nothing is left over; else a message naming the first
     /// mismatching instruction index (0-based, as in the events file without comments) and
     /// both addresses.
@@ -298,6 +332,42 @@ impl Verifier {
             Some(Mismatch::Events(e)) => Err(format!("verification failed: {e:#}")),
         }
     }
+}
+
+/// Where the sync markers of the trace of an events file fall: re-encodes the events with
+/// `cfg` (sync points are deterministic, docs/trace-format.md section 7) and returns, for
+/// each marker, the bit offset where it ends and the number of instructions before it.
+pub fn sync_points(cfg: &Config, events: &Path) -> Result<Vec<(u64, u64)>> {
+    let mut lines = EventLines::open(events)?;
+    let mut encoder = streamtrace_model::Encoder::new(cfg);
+    let (mut before, mut pushed) = (Vec::new(), 0u64);
+    while let Some((ev, line)) = lines.next_event()? {
+        encoder.push(&ev).with_context(|| format!("{}:{line}", lines.name()))?;
+        pushed += 1;
+        while encoder.markers() > before.len() as u64 {
+            // The stream still in the detector is encoded after the marker.
+            before.push(pushed - encoder.current_stream_len() as u64);
+        }
+    }
+    // The markers' bit offsets come from the bytes: pft's coder writes a marker some
+    // instructions after the one it follows. No other bit sequence looks like a marker.
+    let (trace, _) = encoder.finish();
+    let mut ends = Vec::new();
+    let mut from = 0;
+    while let Some(end) = streamtrace_model::format::find_sync_marker(&trace.bytes, from) {
+        ends.push(end as u64 * 8);
+        from = end;
+    }
+    anyhow::ensure!(
+        ends.len() >= before.len(),
+        "{}: re-encoding found {} sync markers in the bytes but counted {}",
+        lines.name(),
+        ends.len(),
+        before.len()
+    );
+    // A periodic sync due after the last stream comes out when the encoder finishes.
+    before.resize(ends.len(), pushed);
+    Ok(ends.into_iter().zip(before).collect())
 }
 
 impl AddressSink for Verifier {

@@ -121,12 +121,17 @@ pub struct DecodeArgs {
     /// The trace file.
     #[arg(short, long, value_name = "TRACE")]
     pub trace: PathBuf,
-    /// Write the decoded instruction addresses, one per line: `%08x A|T`; - for standard
-    /// output (the summary then goes to stderr).
+    /// Write the decoded instruction addresses, one per line in the --addr-format form (the
+    /// form `run --pc-trace` writes); - for standard output (the summary then goes to stderr).
     #[arg(short, long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Form of the --out lines.
+    #[arg(long, value_name = "FORM", value_enum, default_value = "annotated")]
+    pub addr_format: io_util::AddrFormat,
     /// Compare the decoded addresses with this events file; fails at the first difference.
-    #[arg(long, value_name = "EVENTS", conflicts_with = "from_sync")]
+    /// With --from-sync, the comparison starts at the event after that sync (found by
+    /// re-encoding the events with the configuration).
+    #[arg(long, value_name = "EVENTS")]
     pub verify: Option<PathBuf>,
     /// Print the summary as JSON.
     #[arg(long)]
@@ -165,6 +170,16 @@ pub struct DumpArgs {
     /// Print a JSON array of records instead of text lines.
     #[arg(long)]
     pub json: bool,
+    /// Also show each record's raw bits (`raw=0101...`; JSON: "raw").
+    #[arg(long)]
+    pub raw: bool,
+    /// Start at the first sync marker instead of bit 0 (for traces captured mid-run).
+    #[arg(long)]
+    pub from_sync: bool,
+    /// Start at the first sync marker at or after this byte of the trace (offsets stay
+    /// those of the file).
+    #[arg(long, value_name = "BYTE")]
+    pub start_offset: Option<u64>,
 }
 
 #[derive(Args, Debug)]
@@ -189,24 +204,33 @@ pub struct DemoArgs {
     pub csv: bool,
 }
 
-/// Run an ARM ELF program (ARMv5TE, ARM and Thumb, newlib rdimon semihosting) on the core
-/// model; with --config, feed its retire events to the trace module. Without a program, runs
-/// the built-in default (jpeg_dct, about 5.6 M instructions).
+/// Run an ARM ELF program (ARMv5TE, ARM and Thumb; newlib rdimon semihosting or a static
+/// ARM EABI Linux program, docs/linux.md) on the core model; with --config, feed its retire
+/// events to the trace module. Without a program, runs the built-in default (jpeg_dct, about
+/// 5.6 M instructions). Options go before the program: everything after the program's path
+/// goes to the program, as with qemu-arm, valgrind or `gdb --args`.
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// The program (a 32-bit little-endian ARM ELF); omitted: the built-in default.
-    #[arg(value_name = "PROG.elf")]
-    pub program: Option<PathBuf>,
-    /// Arguments passed to the program (after `--` if they start with a dash).
-    #[arg(value_name = "ARGS")]
-    pub args: Vec<String>,
-    /// Stop with an error after this many instructions.
-    #[arg(long, value_name = "N", default_value_t = 1_000_000_000)]
-    pub max_insns: u64,
-    /// Write every retired PC, one hex address per line (the form compared with QEMU); - for
-    /// standard output (the program's own output then goes to stderr).
+    /// The program (a 32-bit little-endian ARM ELF) and its arguments, passed on verbatim
+    /// (`-d`, `--` and all); omitted: the built-in default.
+    #[arg(value_name = "PROG.elf ARGS", trailing_var_arg = true)]
+    pub command: Vec<String>,
+    /// Stop cleanly after this many instructions (default: no limit): the trace ends there
+    /// with END, a note goes to stderr, the exit status is 0 and JSON says "truncated": true.
+    #[arg(long, value_name = "N")]
+    pub max_insns: Option<u64>,
+    /// Write every retired instruction's address, one per line in the --addr-format form
+    /// (the form `decode -o` writes); - for standard output (the program's own output then
+    /// goes to stderr).
     #[arg(long, value_name = "FILE")]
     pub pc_trace: Option<PathBuf>,
+    /// Form of the --pc-trace lines.
+    #[arg(long, value_name = "FORM", value_enum, default_value = "annotated")]
+    pub addr_format: io_util::AddrFormat,
+    /// Write the run's retire events (docs/events-format.md), the file `decode --verify`
+    /// checks a trace against; - for standard output.
+    #[arg(long, value_name = "FILE")]
+    pub events_out: Option<PathBuf>,
     /// Trace module configuration (repeatable): prints its statistics.
     #[arg(short, long = "config", value_name = "CONFIG")]
     pub configs: Vec<String>,

@@ -11,9 +11,8 @@ use tempfile::TempDir;
 /// Run `prog args` and write its trace under `cfg` to `dir/t.trace`.
 fn trace_of(dir: &Path, cfg: &str, prog: &str, args: &[&str]) -> std::path::PathBuf {
     let out = dir.join("t.trace");
-    let mut a = vec!["run", prog];
+    let mut a = vec!["run", "-c", cfg, "--trace-out", out.to_str().unwrap(), prog];
     a.extend_from_slice(args);
-    a.extend_from_slice(&["-c", cfg, "--trace-out", out.to_str().unwrap()]);
     ok(&streamtrace_in(&programs_dir(), &a));
     out
 }

@@ -67,8 +67,8 @@ fn fixtures() -> Fixtures {
     let progs = programs_dir();
     let r = root();
     ok(&streamtrace_in(&r, &["encode", "-c", "rsdc-32x4-128", "-e", "tests/data/tiny.events", "-o", &f.path("tiny.trace")]));
-    ok(&streamtrace_in(&progs, &["run", "bin/sha256.elf", "1", "--refs", &f.path("s.din")]));
-    ok(&streamtrace_in(&progs, &["run", "bin/sha256.elf", "1", "--refs", &f.path("s.raw"), "--format", "laplace"]));
+    ok(&streamtrace_in(&progs, &["run", "--refs", &f.path("s.din"), "bin/sha256.elf", "1"]));
+    ok(&streamtrace_in(&progs, &["run", "--refs", &f.path("s.raw"), "--format", "laplace", "bin/sha256.elf", "1"]));
     ok(&streamtrace_in(&r, &["pdats", "encode", &f.path("s.din"), "-o", &f.path("s.pdats")]));
     ok(&streamtrace_in(&r, &["pdats2", "encode", &f.path("s.din"), "-o", &f.path("s.pdats2")]));
     ok(&streamtrace_in(&r, &["diff", "encode", &f.path("s.raw"), "-o", &f.path("s.diff")]));
@@ -100,8 +100,9 @@ fn a_closed_stdout_ends_every_command_quietly() {
         vec!["config".into(), "rsdc-32x4-128".into()],
         vec!["config".into(), "rsdc-32x4-128".into(), "--json".into()],
         vec!["run".into(), "bin/sha256.elf".into(), "16".into()],
-        vec!["run".into(), "bin/sha256.elf".into(), "16".into(), "--json".into()],
-        vec!["run".into(), "bin/tiny.elf".into(), "--pc-trace".into(), "-".into()],
+        vec!["run".into(), "--json".into(), "bin/sha256.elf".into(), "16".into()],
+        vec!["run".into(), "--pc-trace".into(), "-".into(), "bin/tiny.elf".into()],
+        vec!["run".into(), "--events-out".into(), "-".into(), "bin/tiny.elf".into()],
         vec!["encode".into(), "-c".into(), "rsdc-32x4-128".into(), "-e".into(), p(&root().join("tests/data/tiny.events")).into(), "-o".into(), fp("e.trace")],
         vec!["decode".into(), "-c".into(), "rsdc-32x4-128".into(), "--elf".into(), "bin/tiny.elf".into(), "-t".into(), fp("tiny.trace")],
         vec!["decode".into(), "-c".into(), "rsdc-32x4-128".into(), "--elf".into(), "bin/tiny.elf".into(), "-t".into(), fp("tiny.trace"), "-o".into(), "-".into()],
@@ -214,17 +215,17 @@ fn dash_means_stdin_and_stdout() {
     let r = root();
     // run --pc-trace - and --refs - give what the files get.
     let pcs = tmp.path().join("pcs");
-    ok(&streamtrace_in(&progs, &["run", "bin/tiny.elf", "--pc-trace", p(&pcs)]));
+    ok(&streamtrace_in(&progs, &["run", "--pc-trace", p(&pcs), "bin/tiny.elf"]));
     // The program's own output goes to stderr then.
-    let o = streamtrace_in(&progs, &["run", "bin/tiny.elf", "--pc-trace", "-"]);
+    let o = streamtrace_in(&progs, &["run", "--pc-trace", "-", "bin/tiny.elf"]);
     assert_eq!(ok(&o), std::fs::read_to_string(&pcs).unwrap());
     assert!(stderr(&o).contains("fib(20)"), "{}", stderr(&o));
     assert!(!progs.join("-").exists(), "`-` was taken as a file name");
     let refs = tmp.path().join("refs");
-    ok(&streamtrace_in(&progs, &["run", "bin/tiny.elf", "--refs", p(&refs)]));
-    let out = ok(&streamtrace_in(&progs, &["run", "bin/tiny.elf", "--refs", "-"]));
+    ok(&streamtrace_in(&progs, &["run", "--refs", p(&refs), "bin/tiny.elf"]));
+    let out = ok(&streamtrace_in(&progs, &["run", "--refs", "-", "bin/tiny.elf"]));
     assert_eq!(out, std::fs::read_to_string(&refs).unwrap());
-    let both = streamtrace_in(&progs, &["run", "bin/tiny.elf", "--refs", "-", "--pc-trace", "-"]);
+    let both = streamtrace_in(&progs, &["run", "--refs", "-", "--pc-trace", "-", "bin/tiny.elf"]);
     exits(&both, 2, &["would mix on stdout"]);
     // encode -e - reads the events from stdin.
     let events = std::fs::read(r.join("tests/data/tiny.events")).unwrap();
@@ -246,8 +247,8 @@ fn dash_means_stdin_and_stdout() {
 fn errors_name_the_file_and_quote_little() {
     let tmp = TempDir::new().unwrap();
     let progs = programs_dir();
-    fails(&streamtrace_in(&progs, &["run", "bin/tiny.elf", "--pc-trace", "/dev/full"]), "/dev/full");
-    exits(&streamtrace_in(&progs, &["run", "bin/tiny.elf", "--refs", "/dev/full"]), 1, &["/dev/full"]);
+    fails(&streamtrace_in(&progs, &["run", "--pc-trace", "/dev/full", "bin/tiny.elf"]), "/dev/full");
+    exits(&streamtrace_in(&progs, &["run", "--refs", "/dev/full", "bin/tiny.elf"]), 1, &["/dev/full"]);
     // A 1 MB field of an events file is quoted in part.
     let events = tmp.path().join("huge.events");
     std::fs::write(&events, format!("{} 0 A none 0 4\n", "Z".repeat(1 << 20))).unwrap();

@@ -68,12 +68,12 @@ fn tiny_refs(dir: &Path, format: &str) -> PathBuf {
     let out = dir.join(format!("tiny.{format}"));
     let o = streamtrace(&[
         "run",
-        p(&programs_dir().join("bin/tiny.elf")),
         "--refs",
         p(&out),
         "--format",
         format,
         "--json",
+        p(&programs_dir().join("bin/tiny.elf")),
     ]);
     assert_ok(&o);
     let j = json_of(&o.stdout);
@@ -156,15 +156,16 @@ fn pdats2_thumb_program_needs_stride_2() {
     // Thumb code: sha256_thumb, cut short.
     let o = streamtrace(&[
         "run",
-        p(&programs_dir().join("bin/sha256_thumb.elf")),
-        "1",
         "--max-insns",
         "20000",
         "--refs",
         p(&din),
+        p(&programs_dir().join("bin/sha256_thumb.elf")),
+        "1",
     ]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("instruction limit"), "{}", stderr(&o));
+    // A window of the run, not a failure: exit 0 and a note.
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("note: stopped at the --max-insns limit of 20,000"), "{}", stderr(&o));
     let o = streamtrace(&["pdats2", "encode", p(&din), "-o", p(&dir.path().join("x"))]);
     assert_fails(&o, &["t.din: line ", "not stride-aligned", "stride 4"]);
     let enc = dir.path().join("t.p2");
@@ -328,7 +329,7 @@ fn report_refs_on_two_programs() {
     let din_path = dir.path().join("tiny.din");
     let o = Command::new(env!("CARGO_BIN_EXE_streamtrace"))
         .current_dir(programs_dir())
-        .args(["run", "bin/tiny.elf", "--refs", p(&din_path)])
+        .args(["run", "--refs", p(&din_path), "bin/tiny.elf"])
         .output()
         .unwrap();
     assert_ok(&o);

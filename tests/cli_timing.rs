@@ -20,20 +20,20 @@ fn json_of(o: &Output) -> serde_json::Value {
 #[test]
 fn timing_report_in_text_and_json() {
     let elf = tiny();
-    let o = streamtrace(&["run", elf.to_str().unwrap(), "--timing"]);
+    let o = streamtrace(&["run", "--timing", elf.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
     for needle in ["timing:", "CPI", "I-cache", "D-cache", "BTB", "load-use", "external (trace module)"] {
         assert!(err.contains(needle), "{needle} in\n{err}");
     }
-    let j = json_of(&streamtrace(&["run", elf.to_str().unwrap(), "--timing", "--json"]));
+    let j = json_of(&streamtrace(&["run", "--timing", "--json", elf.to_str().unwrap()]));
     let t = &j["timing"];
     assert_eq!(t["instructions"], j["instructions"]);
     let (cycles, insns, stalls) =
         (t["cycles"].as_u64().unwrap(), t["instructions"].as_u64().unwrap(), t["stalls"]["total"].as_u64().unwrap());
     assert_eq!(cycles, insns + stalls);
     // Without --timing there is no report.
-    let j = json_of(&streamtrace(&["run", elf.to_str().unwrap(), "--json"]));
+    let j = json_of(&streamtrace(&["run", "--json", elf.to_str().unwrap()]));
     assert!(j["timing"].is_null());
 }
 
@@ -41,12 +41,12 @@ fn timing_report_in_text_and_json() {
 fn timing_parameters_from_a_file() {
     let dir = tempfile::tempdir().unwrap();
     let elf = tiny();
-    let base = json_of(&streamtrace(&["run", elf.to_str().unwrap(), "--timing", "--json"]));
+    let base = json_of(&streamtrace(&["run", "--timing", "--json", elf.to_str().unwrap()]));
     // A slower memory makes the same run take more cycles; nothing else changes.
     let slow = dir.path().join("slow.toml");
     std::fs::write(&slow, "# only what differs from the defaults\n[memory]\nlatency = 100\n").unwrap();
     let arg = format!("--timing={}", slow.display());
-    let j = json_of(&streamtrace(&["run", elf.to_str().unwrap(), &arg, "--json"]));
+    let j = json_of(&streamtrace(&["run", &arg, "--json", elf.to_str().unwrap()]));
     assert_eq!(j["instructions"], base["instructions"]);
     assert!(j["timing"]["cycles"].as_u64() > base["timing"]["cycles"].as_u64());
 }
@@ -64,7 +64,7 @@ fn bad_timing_files_fail_with_the_key() {
     ] {
         let path = dir.path().join("bad.toml");
         std::fs::write(&path, text).unwrap();
-        let o = streamtrace(&["run", elf, &format!("--timing={}", path.display())]);
+        let o = streamtrace(&["run", &format!("--timing={}", path.display()), elf]);
         let err = String::from_utf8_lossy(&o.stderr);
         // A configuration error: exit 2 (an unreadable file would be 1).
         assert_eq!(o.status.code(), Some(2), "{text}: {err}");
@@ -73,7 +73,7 @@ fn bad_timing_files_fail_with_the_key() {
         }
         assert!(!err.contains("panicked"), "{err}");
     }
-    let o = streamtrace(&["run", elf, &format!("--timing={}", dir.path().join("none.toml").display())]);
+    let o = streamtrace(&["run", &format!("--timing={}", dir.path().join("none.toml").display()), elf]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("none.toml"));
     // `--timing FILE.toml` without `=` would run the file: say what to write instead.
     let path = dir.path().join("cfg.toml");

@@ -14,7 +14,7 @@ fn build_stats_and_queries_agree_with_the_run() {
     let tmp = TempDir::new().unwrap();
     let dir = programs_dir();
     let pcs = tmp.path().join("pcs.txt");
-    ok(&streamtrace_in(&dir, &["run", "--pc-trace", pcs.to_str().unwrap(), "bin/tiny.elf"]));
+    ok(&streamtrace_in(&dir, &["run", "--pc-trace", pcs.to_str().unwrap(), "--addr-format", "plain", "bin/tiny.elf"]));
     let expected: Vec<String> = std::fs::read_to_string(&pcs).unwrap().lines().map(|l| l.trim().to_string()).collect();
     for tier in ["1", "2"] {
         let wet = tmp.path().join(format!("tiny{tier}.wet"));

@@ -115,6 +115,16 @@ impl Encoder {
         }
     }
 
+    /// Sync markers emitted so far (each SYNC and OVERFLOW ends with one). With
+    /// [`Encoder::bit_len`] after each push this places every marker, which is how
+    /// `decode --from-sync --verify` finds the instruction a decoder restarts at.
+    pub fn markers(&self) -> u64 {
+        match &self.pft {
+            Some(p) => p.front.stats.syncs,
+            None => self.stats.syncs,
+        }
+    }
+
     /// One retired instruction. Checks the event against the configuration and against the
     /// previous event, so a corrupt event source is reported instead of silently producing a
     /// trace that decodes to something else.

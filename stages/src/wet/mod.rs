@@ -36,6 +36,11 @@ use streamtrace_sim::sweep::ProgramSpec;
 /// Build the WET of a program run (capped at `max_insns` instructions): with `control`, a
 /// first run finds the post-dominators (docs/wet.md section 3), the second builds.
 pub fn build_program(p: &ProgramSpec, max_insns: u64, control: bool) -> Result<WetGraph, String> {
+    build_program_exit(p, max_insns, control).map(|(g, _)| g)
+}
+
+/// [`build_program`], with the program's exit status: `None` when `max_insns` stopped it.
+pub fn build_program_exit(p: &ProgramSpec, max_insns: u64, control: bool) -> Result<(WetGraph, Option<i32>), String> {
     let mut builder = if control {
         let mut cfg = cd::CfgBuilder::default();
         capture_program(p, max_insns, &mut cfg)?;
@@ -43,6 +48,6 @@ pub fn build_program(p: &ProgramSpec, max_insns: u64, control: bool) -> Result<W
     } else {
         WetBuilder::new()
     };
-    capture_program(p, max_insns, &mut builder)?;
-    builder.finish()
+    let exit = capture_program(p, max_insns, &mut builder)?;
+    Ok((builder.finish()?, exit))
 }
