@@ -25,3 +25,6 @@ awk '/^test result:/ {p += $4; f += $6} END {printf "tests: %d passed, %d failed
 
 echo "== C API (libstreamtrace: header, C example, C tests, valgrind)"
 bash scripts/capi.sh
+
+echo "== Slurm: scripts/slurm-sweep.sh as a 2-task array job on a one-node cluster, merged and compared"
+bash scripts/slurm-selftest.sh
