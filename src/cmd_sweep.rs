@@ -295,7 +295,7 @@ fn utc_now() -> String {
 }
 
 /// Metadata of a file this invocation writes.
-fn meta(timing: String, max_insns: u64, shard: Option<String>) -> SweepMeta {
+pub(crate) fn meta(timing: String, max_insns: u64, shard: Option<String>) -> SweepMeta {
     SweepMeta {
         command: command_line(),
         version: env!("CARGO_PKG_VERSION").to_string(),

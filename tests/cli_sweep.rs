@@ -96,6 +96,9 @@ fn sweep_writes_rows_tables_and_plots_and_reuses_captures() {
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
         let svg = std::fs::read_to_string(plots.join(format!("{name}.svg"))).unwrap();
         assert!(svg.contains("<svg") && svg.contains("bits/ins"), "{name}");
+        // The footnote: timing mode, cap, version.
+        let note = format!("timing ipc1 | cap 150,000 instructions (13 programs cut) | sdb=2,obuf=80,port=1 | streamtrace {}", env!("CARGO_PKG_VERSION"));
+        assert!(svg.contains(&note), "{name}: no footnote '{note}'");
     }
     // Captures: one per program (one maxsl), reused by a second sweep without rewriting.
     let stamp = |d: &Path| -> Vec<(String, std::time::SystemTime)> {
