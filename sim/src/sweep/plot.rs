@@ -11,7 +11,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::prelude::*;
 use streamtrace_model::Scheme;
 
-use super::report::{size_series, table8_columns, SweepResults};
+use super::report::{size_series, table8_columns, thousands, SweepResults};
 use super::SweepRow;
 
 /// Text needs a TrueType font; DejaVu Sans is the Debian default (fonts-dejavu-core).
@@ -146,17 +146,6 @@ pub fn footnote(results: &SweepResults) -> String {
     parts.join(" | ")
 }
 
-fn thousands(v: u64) -> String {
-    let s = v.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
 
 /// A line plot of named `(x, y)` series into `dir` as `NAME.svg` and `NAME.png` (used by
 /// reports outside the sweep, e.g. CITCAT's CAT bytes over time); returns the files.
@@ -585,7 +574,9 @@ where
     DB::ErrorType: 'static,
 {
     area.fill(&WHITE)?;
-    let series: Vec<(&str, Vec<(f64, f64, String)>)> = [(Scheme::BSdc, "bSDC-LSP"), (Scheme::ESdc, "eSDC-LSP"), (Scheme::RSdc, "rSDC-LSP")]
+    // Per scheme: (storage bits, bits/instruction, size label) of each size.
+    type Points = Vec<(f64, f64, String)>;
+    let series: Vec<(&str, Points)> = [(Scheme::BSdc, "bSDC-LSP"), (Scheme::ESdc, "eSDC-LSP"), (Scheme::RSdc, "rSDC-LSP")]
         .iter()
         .map(|(s, label)| {
             let pts = size_series(rows, *s, 4)
@@ -597,7 +588,7 @@ where
                 .collect();
             (*label, pts)
         })
-        .filter(|(_, p): &(&str, Vec<(f64, f64, String)>)| !p.is_empty())
+        .filter(|(_, p): &(&str, Points)| !p.is_empty())
         .collect();
     let xs: Vec<f64> = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.0)).collect();
     let ys: Vec<f64> = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.1)).collect();

@@ -674,6 +674,19 @@ impl Table {
     }
 }
 
+/// `1234567` -> `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn texts(cells: &[Cell]) -> Vec<String> {
     cells.iter().map(Cell::to_string).collect()
 }
