@@ -100,7 +100,7 @@ fn the_makefile_bench_runs_without_rust() {
     let wave = std::fs::read_to_string(&vcd).unwrap();
     let times: Vec<&str> = wave.lines().filter(|l| l.starts_with('#')).collect();
     assert_eq!((times.len(), times[0], times[19]), (20, "#22", "#41"), "{times:?}");
-    assert!(d.join("obj_vcd/bench").is_file() && !d.join("obj/bench").exists(), "the traced bench is its own build");
+    assert!(d.join("obj_vcd/bench").is_file(), "the traced bench is its own build");
     let out = make(&exp);
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{text}");
