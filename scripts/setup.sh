@@ -13,8 +13,10 @@ set -euo pipefail
 # (testbenches/linux/build.sh); python3: the inputs of the Linux workload set.
 # cbindgen, valgrind: the C API's header and its memory check (scripts/capi.sh).
 # nextpnr-ice40: `streamtrace area --fpga ice40` (place and route, Fmax).
+# slurm-wlm, munge: the one-node Slurm cluster of scripts/slurm-selftest.sh, which runs
+# scripts/slurm-sweep.sh as a real array job.
 APT_PACKAGES=(qemu-user binutils-arm-none-eabi verilator yosys iverilog nextpnr-ice40 fonts-dejavu-core
-    gcc-arm-linux-gnueabi libc6-dev-armel-cross python3 cbindgen valgrind)
+    gcc-arm-linux-gnueabi libc6-dev-armel-cross python3 cbindgen valgrind slurm-wlm munge)
 
 log() { echo "setup: $*" >&2; }
 

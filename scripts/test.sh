@@ -28,3 +28,6 @@ bash scripts/capi.sh
 
 echo "== README examples (every sh block, in a copy of the tree)"
 STREAMTRACE_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/streamtrace" bash scripts/readme-examples.sh
+
+echo "== Slurm: scripts/slurm-sweep.sh as a 2-task array job on a one-node cluster, merged and compared"
+bash scripts/slurm-selftest.sh

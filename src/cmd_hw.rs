@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde_json::json;
-use streamtrace_hw::cosim::{cosimulate, cosimulate_pft, Verdict};
+use streamtrace_hw::cosim::{cosimulate, cosimulate_pft, Verdict, WaveFormat, Waveform};
 use streamtrace_hw::drive::compare_with_model;
 use streamtrace_hw::pft::PftHwConfig;
 use streamtrace_hw::tools::{ice40_area, verilator_lint, yosys_area, Ice40Area};
@@ -17,6 +17,7 @@ use streamtrace_sim::{Machine, Semihost, SimError, StepOutcome};
 
 use crate::io_util::{load_elf, parse_config};
 use crate::table::Table;
+use crate::usage::bail_usage;
 
 #[derive(Args, Debug)]
 pub struct VerilogArgs {
@@ -43,7 +44,9 @@ pub struct AreaArgs {
     /// Cycle-mode buffers (SDB depth and output buffer size enter the storage count).
     #[arg(long, value_name = "BUFFERS", default_value = "")]
     pub buffers: String,
-    /// Where the exports are written for Yosys (default: a temporary directory).
+    /// Keep the exports, the Yosys logs (`TOP.yosys.log`) and synthesized netlists
+    /// (`TOP.synth.v`), and with --fpga the iCE40 JSON and logs, in this directory (default: a
+    /// temporary directory, removed).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// Also synthesize for an FPGA family and place and route: `ice40` (Yosys synth_ice40,
@@ -59,6 +62,9 @@ pub struct AreaArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// No progress lines on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 #[derive(Args, Debug)]
@@ -78,10 +84,22 @@ pub struct CosimArgs {
     /// Cycle-mode buffers, e.g. sdb=1,obuf=40,policy=drop.
     #[arg(long, value_name = "BUFFERS", default_value = "")]
     pub buffers: String,
-    /// Write a waveform of the Verilated module (GTKWave opens it).
-    #[arg(long, value_name = "FILE")]
+    /// Write a VCD waveform of the Verilated module (GTKWave opens it).
+    #[arg(long, value_name = "FILE", conflicts_with = "fst")]
     pub vcd: Option<PathBuf>,
-    /// Build directory of the Verilated bench (reused when the Verilog is unchanged).
+    /// Write the waveform as FST (Verilator --trace-fst; GTKWave's compressed format, several
+    /// times smaller than VCD).
+    #[arg(long, value_name = "FILE")]
+    pub fst: Option<PathBuf>,
+    /// First module cycle of the waveform (default 0: from reset).
+    #[arg(long, value_name = "C")]
+    pub vcd_from: Option<u64>,
+    /// Last module cycle of the waveform, inclusive (default: the end).
+    #[arg(long, value_name = "C")]
+    pub vcd_to: Option<u64>,
+    /// Build directory of the Verilated bench (reused when the Verilog is unchanged). It keeps
+    /// the stimulus and expectation files (`stimulus.txt`, `expected.txt`) that
+    /// testbenches/cosim/Makefile replays without the CLI.
     #[arg(long, value_name = "DIR")]
     pub work_dir: Option<PathBuf>,
     /// Also run the RustHDL simulation against the model (every cycle; about 10^4 cycles/s).
@@ -90,6 +108,9 @@ pub struct CosimArgs {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+    /// No progress lines on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// A configuration the RTL cannot build is a configuration error (exit status 2).
@@ -198,12 +219,19 @@ pub fn run_area(args: &AreaArgs) -> Result<()> {
     };
     let mut rows = Vec::new();
     let mut fpga: Vec<Ice40Area> = Vec::new();
-    for text in &texts {
+    let progress = |line: String| {
+        if !args.quiet {
+            eprintln!("area: {line}");
+        }
+    };
+    for (i, text) in texts.iter().enumerate() {
         let cfg = parse_config(text)?;
         let h = Rtl::new(&cfg, text, &buffers)?;
         let path = h.write_export(dir)?;
-        let area = yosys_area(&path, &h.module_name()).map_err(anyhow::Error::msg)?;
+        progress(format!("[{}/{}] {text}: Yosys generic synthesis", i + 1, texts.len()));
+        let area = yosys_area(&path, &h.module_name(), args.dir.as_deref()).map_err(anyhow::Error::msg)?;
         if args.fpga.is_some() {
+            progress(format!("[{}/{}] {text}: synth_ice40 and nextpnr-ice40 place and route", i + 1, texts.len()));
             // A design that does not fit is a result (reported in the table), not a failure.
             fpga.push(ice40_area(&path, &h.module_name(), &args.device, &args.package, dir).map_err(anyhow::Error::msg)?);
         }
@@ -211,8 +239,11 @@ pub fn run_area(args: &AreaArgs) -> Result<()> {
         let storage = storage_bits(&cfg, sdb, obuf);
         rows.push((text.clone(), h, area, storage));
     }
-    if args.dir.is_none() {
-        let _ = std::fs::remove_dir_all(dir);
+    match &args.dir {
+        None => {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        Some(d) => progress(format!("exports, Yosys logs and netlists kept in {}", d.display())),
     }
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -321,13 +352,36 @@ pub fn run_cosim(args: &CosimArgs) -> Result<u8> {
     let cfg = parse_config(&args.config)?;
     let buffers = parse_buffers(&args.buffers)?;
     let h = Rtl::new(&cfg, &args.config, &buffers)?;
+    let progress = |line: String| {
+        if !args.quiet {
+            eprintln!("cosim: {line}");
+        }
+    };
+    let wave = match (&args.vcd, &args.fst) {
+        (Some(path), _) => Some(Waveform { path: path.clone(), format: WaveFormat::Vcd, from: 0, to: u64::MAX }),
+        (None, Some(path)) => Some(Waveform { path: path.clone(), format: WaveFormat::Fst, from: 0, to: u64::MAX }),
+        (None, None) => None,
+    };
+    let wave = match wave {
+        Some(w) => {
+            let (from, to) = (args.vcd_from.unwrap_or(0), args.vcd_to.unwrap_or(u64::MAX));
+            if from > to {
+                bail_usage!("--vcd-from {from} is after --vcd-to {to}");
+            }
+            Some(Waveform { from, to, ..w })
+        }
+        None if args.vcd_from.is_some() || args.vcd_to.is_some() => bail_usage!("--vcd-from and --vcd-to need --vcd or --fst"),
+        None => None,
+    };
     // The Verilated bench cannot report a waveform it failed to open: create the file here,
     // before the slow build, so an unwritable path is an error naming it.
-    if let Some(v) = &args.vcd {
-        std::fs::File::create(v).with_context(|| format!("cannot create the waveform {}", v.display()))?;
+    if let Some(w) = &wave {
+        std::fs::File::create(&w.path).with_context(|| format!("cannot create the waveform {}", w.path.display()))?;
     }
+    progress(format!("running {} on the core model (at most {} instructions)", args.program.display(), args.max_insns));
     let events = program_events(&args.program, &args.args, args.max_insns)?;
     let rusthdl = if args.rusthdl {
+        progress(format!("RustHDL simulation of {} against the model ({} instructions; about 10^4 cycles/s)", h.module_name(), events.len()));
         let start = std::time::Instant::now();
         let a = match &h {
             Rtl::Sdc(h) => compare_with_model(h, &events),
@@ -347,9 +401,14 @@ pub fn run_cosim(args: &CosimArgs) -> Result<u8> {
         None
     };
     let dir = args.work_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("streamtrace-cosim").join(h.module_name()));
+    progress(format!(
+        "Verilator bench in {} (built once per Verilog and waveform format, about a minute), then {} retirements replayed",
+        dir.display(),
+        events.len()
+    ));
     let verdict = match &h {
-        Rtl::Sdc(h) => cosimulate(h, &events, &dir, args.vcd.as_deref(), None),
-        Rtl::Pft(h) => cosimulate_pft(h, &events, &dir, args.vcd.as_deref(), None),
+        Rtl::Sdc(h) => cosimulate(h, &events, &dir, wave.as_ref(), None),
+        Rtl::Pft(h) => cosimulate_pft(h, &events, &dir, wave.as_ref(), None),
     }
     .map_err(anyhow::Error::msg)
         .with_context(|| format!("co-simulating {} on {}", h.module_name(), args.program.display()))?;
@@ -374,13 +433,18 @@ pub fn run_cosim(args: &CosimArgs) -> Result<u8> {
                     events.len()
                 )?;
             }
-            if let Some(v) = &args.vcd {
+            if let Some(w) = &wave {
                 // Claim only a waveform that was written.
-                let len = std::fs::metadata(v).map(|m| m.len()).unwrap_or(0);
+                let len = std::fs::metadata(&w.path).map(|m| m.len()).unwrap_or(0);
                 if len == 0 {
-                    bail!("the bench wrote no waveform to {}", v.display());
+                    bail!("the bench wrote no waveform to {}", w.path.display());
                 }
-                eprintln!("waveform: {}", v.display());
+                let window = match (w.from, w.to) {
+                    (0, u64::MAX) => String::new(),
+                    (f, u64::MAX) => format!(", cycles {f} to the end"),
+                    (f, t) => format!(", cycles {f} to {t}"),
+                };
+                eprintln!("waveform: {} ({len} bytes{window})", w.path.display());
             }
             Ok(0)
         }

@@ -148,6 +148,9 @@ pub struct WetReportArgs {
     /// Backward slices per program.
     #[arg(long, default_value_t = 25)]
     pub slices: usize,
+    /// No progress lines on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 pub fn run(a: &ReportArgs) -> Result<()> {
@@ -625,12 +628,20 @@ fn run_wet(a: &WetReportArgs) -> Result<()> {
     }
     let pool = rayon::ThreadPoolBuilder::new().num_threads(a.common.jobs.unwrap_or(0)).build()?;
     let start = Instant::now();
-    let bar = indicatif::ProgressBar::new(programs.len() as u64);
+    let bar = if a.quiet { indicatif::ProgressBar::hidden() } else { indicatif::ProgressBar::new(programs.len() as u64) };
+    let done = std::sync::atomic::AtomicUsize::new(0);
     let results: Vec<WetMeasurement> = pool.install(|| {
         programs
             .par_iter()
             .map(|p| {
+                let t = Instant::now();
                 let m = measure(p, a.max_insns, a.slices);
+                let k = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                // A line per program, also when stderr is not a terminal (the bar is then
+                // hidden): a run takes minutes.
+                if !a.quiet {
+                    bar.suspend(|| eprintln!("report wet: [{k}/{}] {} ({:.1} s)", programs.len(), p.name, t.elapsed().as_secs_f64()));
+                }
                 bar.inc(1);
                 m
             })

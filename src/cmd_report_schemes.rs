@@ -82,6 +82,9 @@ pub fn run(a: &SchemesReportArgs) -> Result<()> {
         .map_err(|e| anyhow!("{e}"))?;
         let mut sweep = sweep_results(&results);
         sweep.sort();
+        // The plots' footnote: timing, cap and version, as a sweep's.
+        let timing = sweep.rows.first().map_or_else(|| "ipc1".to_string(), |r| r.timing.clone());
+        sweep.meta = Some(crate::cmd_sweep::meta(timing, opts.max_insns, None));
         let more = write_plots(&sweep, dir).map_err(|e| anyhow!("{e}"))?;
         for f in files.iter().chain(&more) {
             eprintln!("wrote {}", f.display());

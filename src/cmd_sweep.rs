@@ -3,7 +3,9 @@
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Instant, SystemTime};
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
@@ -11,8 +13,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use streamtrace_model::{BufferConfig, Config, Scheme};
 use streamtrace_sim::sweep::plot::write_plots;
 use streamtrace_sim::TimingConfig;
-use streamtrace_sim::sweep::report::SweepResults;
-use streamtrace_sim::sweep::{ensure_captures, load_capture, resolve_programs, sweep_program, CaptureOptions, CycleSource, SweepPlan};
+use streamtrace_sim::sweep::report::{SweepMeta, SweepResults};
+use streamtrace_sim::sweep::{
+    ensure_captures, load_capture, resolve_programs, sweep_program, CaptureOptions, CycleSource, SweepPlan, SweepRow, INTERRUPTED,
+};
 
 use crate::io_util::parse_config;
 use crate::usage::{bail_usage, usage};
@@ -20,7 +24,8 @@ use crate::usage::{bail_usage, usage};
 #[derive(Args, Debug)]
 pub struct SweepArgs {
     /// Programs: a directory with programs.json (testbenches/programs), a manifest file, or a
-    /// comma list of ELF files.
+    /// comma list of programs, each an ELF path and its arguments separated by spaces
+    /// (`--programs "bin/a.elf 100,bin/b.elf"`; docs/sweeps.md).
     #[arg(long, value_name = "DIR|LIST", default_value = "testbenches/programs")]
     pub programs: String,
     /// Configurations separated by ';' (keys use ','), or a preset: `paper` (b/e/rSDC-LSP
@@ -69,6 +74,10 @@ pub struct SweepArgs {
     /// Worker threads (default: all cores).
     #[arg(short = 'j', long, value_name = "N")]
     pub jobs: Option<usize>,
+    /// Exit 0 even when a program exits with a non-zero status or is cut at --max-insns
+    /// (its rows are written either way, with `exit_code` and `truncated`).
+    #[arg(long)]
+    pub allow_failures: bool,
     /// Do not print the tables.
     #[arg(short, long)]
     pub quiet: bool,
@@ -79,14 +88,19 @@ pub struct MergeArgs {
     /// Shard outputs: CSV (`-o`) or JSON (`--json`) files of `streamtrace sweep --shard`.
     #[arg(required = true, value_name = "FILE")]
     pub inputs: Vec<PathBuf>,
+    /// Write the joined rows as CSV (rows byte-identical to an unsharded sweep's).
     #[arg(short, long, value_name = "FILE.csv")]
     pub output: Option<PathBuf>,
+    /// Write the joined rows, weighted averages and tables as JSON.
     #[arg(long, value_name = "FILE.json")]
     pub json: Option<PathBuf>,
+    /// Write the tables as text, CSV and Markdown into this directory.
     #[arg(long, value_name = "DIR")]
     pub tables: Option<PathBuf>,
+    /// Write the plots (SVG and PNG) into this directory.
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
+    /// Do not print the tables.
     #[arg(short, long)]
     pub quiet: bool,
 }
@@ -222,7 +236,100 @@ fn parse_shard(s: Option<&str>) -> Result<(usize, usize)> {
     Ok((k - 1, n))
 }
 
-pub fn run_sweep(a: &SweepArgs) -> Result<()> {
+/// Set by SIGINT during a sweep; read by the capture loop and the replay jobs.
+static INTERRUPT: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+/// Exit status of an interrupted sweep (128 + SIGINT, as a shell reports it).
+const EXIT_INTERRUPTED: u8 = 130;
+
+#[cfg(unix)]
+extern "C" fn on_sigint(_: libc::c_int) {
+    // Only async-signal-safe work: an atomic store, and the default disposition back so
+    // that a second Ctrl-C ends the process at once.
+    if let Some(flag) = INTERRUPT.get() {
+        flag.store(true, Ordering::SeqCst);
+    }
+    // SAFETY: `signal` is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+    }
+}
+
+/// The flag a SIGINT sets from now on.
+fn catch_sigint() -> Arc<AtomicBool> {
+    let flag = INTERRUPT.get_or_init(|| Arc::new(AtomicBool::new(false))).clone();
+    #[cfg(unix)]
+    // SAFETY: installs a handler that only stores to an atomic and resets the disposition.
+    unsafe {
+        libc::signal(libc::SIGINT, on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t);
+    }
+    flag
+}
+
+/// The command line as a shell would need it (arguments with special characters quoted).
+fn command_line() -> String {
+    std::env::args()
+        .map(|a| {
+            let plain = !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+            if plain { a } else { format!("'{}'", a.replace('\'', r"'\''")) }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Now, UTC, as `YYYY-MM-DDTHH:MM:SSZ`.
+fn utc_now() -> String {
+    let secs = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (proleptic Gregorian, eras of 400 years).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
+}
+
+/// Metadata of a file this invocation writes.
+pub(crate) fn meta(timing: String, max_insns: u64, shard: Option<String>) -> SweepMeta {
+    SweepMeta {
+        command: command_line(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        commit: option_env!("STREAMTRACE_GIT_COMMIT").map(String::from),
+        date: utc_now(),
+        timing,
+        max_insns,
+        shard,
+        partial: false,
+        sources: Vec::new(),
+    }
+}
+
+/// Programs that did not run to a zero exit status: (name, why), once per program.
+fn failures(rows: &[SweepRow]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for r in rows {
+        if out.iter().any(|(p, _)| *p == r.program) {
+            continue;
+        }
+        let why = match r.exit_code {
+            _ if r.truncated => format!("stopped at the --max-insns limit after {} instructions; its rows cover only that prefix", r.instructions),
+            Some(0) => continue,
+            Some(c) => format!("exited with status {c} after {} instructions", r.instructions),
+            None => "has no exit status".to_string(),
+        };
+        out.push((r.program.clone(), why));
+    }
+    out
+}
+
+/// Returns the exit status: 0, or 130 when interrupted (the rows done so far are written,
+/// marked partial).
+pub fn run_sweep(a: &SweepArgs) -> Result<u8> {
     let configs = expand_configs(&a.configs)?;
     let buffers = expand_buffers(a)?;
     for c in &configs {
@@ -246,14 +353,21 @@ pub fn run_sweep(a: &SweepArgs) -> Result<()> {
         Some(None) => CycleSource::Timing(Box::default()),
         Some(Some(path)) => CycleSource::Timing(Box::new(TimingConfig::from_toml_file(path)?)),
     };
-    let opts = CaptureOptions { dir: a.capture_dir.clone(), cycles, max_insns: a.max_insns };
+    let interrupt = catch_sigint();
+    let mut results = SweepResults {
+        meta: Some(meta(cycles.label(), a.max_insns, a.shard.clone())),
+        rows: Vec::new(),
+    };
+    let opts = CaptureOptions { dir: a.capture_dir.clone(), cycles, max_insns: a.max_insns, cancel: Some(interrupt.clone()) };
     let start = Instant::now();
     let bar = ProgressBar::new(programs.len() as u64 * 2).with_style(
         ProgressStyle::with_template("{elapsed:>4} [{bar:30}] {pos}/{len} {msg}").expect("valid template").progress_chars("=> "),
     );
-    let mut results = SweepResults::default();
     let mut descriptors = 0u64;
     for (pi, p) in programs.iter().enumerate() {
+        if interrupt.load(Ordering::SeqCst) {
+            break;
+        }
         // Jobs are numbered program-major so shards spread every program.
         let offset = pi * configs.len();
         let mine = (0..configs.len()).any(|i| (offset + i) % shard.1 == shard.0);
@@ -262,7 +376,11 @@ pub fn run_sweep(a: &SweepArgs) -> Result<()> {
             bar.inc(2);
             continue;
         }
-        let paths = ensure_captures(p, &max_sls, &opts).map_err(|e| anyhow!("{e}"))?;
+        let paths = match ensure_captures(p, &max_sls, &opts) {
+            Ok(paths) => paths,
+            Err(e) if e == INTERRUPTED => break,
+            Err(e) => bail!("{e}"),
+        };
         bar.inc(1);
         bar.set_message(format!("replaying {}", p.name));
         let captures = max_sls
@@ -270,15 +388,7 @@ pub fn run_sweep(a: &SweepArgs) -> Result<()> {
             .zip(&paths)
             .map(|(m, path)| Ok((*m, load_capture(path).map_err(|e| anyhow!("{e}"))?)))
             .collect::<Result<Vec<_>>>()?;
-        if let Some((_, c)) = captures.first() {
-            if c.info.exit_code.is_none() {
-                bar.println(format!(
-                    "note: {} stopped at the --max-insns limit of {} instructions",
-                    p.name, c.info.instructions
-                ));
-            }
-        }
-        let plan = SweepPlan { configs: configs.clone(), buffers: buffers.clone(), shard };
+        let plan = SweepPlan { configs: configs.clone(), buffers: buffers.clone(), shard, cancel: Some(interrupt.clone()) };
         let counted = std::sync::atomic::AtomicU64::new(0);
         let rows = sweep_program(&captures, &plan, offset, &|n| {
             counted.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
@@ -300,29 +410,66 @@ pub fn run_sweep(a: &SweepArgs) -> Result<()> {
         descriptors,
         secs
     );
-    emit(&mut results, a.output.as_deref(), a.json.as_deref(), a.tables.as_deref(), a.plot.as_deref(), a.quiet)
+    let interrupted = interrupt.load(Ordering::SeqCst);
+    if let Some(m) = results.meta.as_mut() {
+        m.partial = interrupted;
+    }
+    let failed = failures(&results.rows);
+    for (program, why) in &failed {
+        eprintln!("streamtrace: warning: {program} {why}");
+    }
+    emit(&mut results, a.output.as_deref(), a.json.as_deref(), a.tables.as_deref(), a.plot.as_deref(), a.quiet)?;
+    if interrupted {
+        eprintln!("sweep: interrupted; the {} rows done so far are written, marked partial", results.rows.len());
+        return Ok(EXIT_INTERRUPTED);
+    }
+    if !failed.is_empty() && !a.allow_failures {
+        bail!(
+            "{} program(s) failed or were cut at --max-insns (warnings above); their rows are written, marked by exit_code and truncated; --allow-failures accepts them",
+            failed.len()
+        );
+    }
+    Ok(0)
 }
 
 pub fn run_merge(a: &MergeArgs) -> Result<()> {
     let mut results = SweepResults::default();
+    let mut metas: Vec<(String, SweepMeta)> = Vec::new();
     for path in &a.inputs {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let part = if text.trim_start().starts_with('{') {
-            #[derive(serde::Deserialize)]
-            struct Saved {
-                rows: Vec<streamtrace_sim::sweep::SweepRow>,
-            }
-            let s: Saved = serde_json::from_str(&text).with_context(|| format!("{}: not a sweep JSON file", path.display()))?;
-            SweepResults { rows: s.rows }
+            serde_json::from_str::<SweepResults>(&text).with_context(|| format!("{}: not a sweep JSON file", path.display()))?
         } else {
             SweepResults::read_csv(&text, &path.display().to_string()).map_err(|e| anyhow!("{e}"))?
         };
+        if let Some(m) = part.meta {
+            metas.push((path.display().to_string(), m));
+        }
         for r in part.rows {
             if results.rows.iter().any(|x| x.program == r.program && x.config == r.config && x.buffers == r.buffers) {
                 bail!("{}: row {} / {} / {} appears in more than one input", path.display(), r.program, r.config, r.buffers);
             }
             results.rows.push(r);
         }
+    }
+    // Shards of one sweep share the cycle source and the instruction cap; rows of different
+    // ones would average incomparable runs.
+    if let Some((first, m0)) = metas.first() {
+        for (file, m) in &metas[1..] {
+            if (m.timing.as_str(), m.max_insns) != (m0.timing.as_str(), m0.max_insns) {
+                bail!(
+                    "{file}: timing {} and max_insns {} differ from {first}'s ({}, {}): not shards of one sweep",
+                    m.timing,
+                    m.max_insns,
+                    m0.timing,
+                    m0.max_insns
+                );
+            }
+        }
+        let mut m = meta(m0.timing.clone(), m0.max_insns, None);
+        m.partial = metas.iter().any(|(_, x)| x.partial);
+        m.sources = a.inputs.iter().map(|p| p.display().to_string()).collect();
+        results.meta = Some(m);
     }
     emit(&mut results, a.output.as_deref(), a.json.as_deref(), a.tables.as_deref(), a.plot.as_deref(), a.quiet)
 }
@@ -351,6 +498,7 @@ fn emit(
     }
     if let Some(path) = json {
         let doc = serde_json::json!({
+            "meta": results.meta,
             "rows": results.rows,
             "averages": results.averages(),
             "tables": tables,

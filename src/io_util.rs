@@ -419,15 +419,5 @@ pub fn pct(part: u64, whole: u64) -> f64 {
     }
 }
 
-/// `1234567` -> `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+/// `1234567` -> `1,234,567` (written once, in the sweep reports the plots also use).
+pub use streamtrace_sim::sweep::report::thousands;

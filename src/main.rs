@@ -298,7 +298,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => cmd_demo::run(&a).map(|()| 0),
         Command::Config(a) => cmd_config::run(&a).map(|()| 0),
         Command::Run(a) => cmd_run::run(&a),
-        Command::Sweep(a) => cmd_sweep::run_sweep(&a).map(|()| 0),
+        Command::Sweep(a) => cmd_sweep::run_sweep(&a),
         Command::Merge(a) => cmd_sweep::run_merge(&a).map(|()| 0),
         Command::Pdats(a) => cmd_stages::run_pdats(&a, cmd_stages::Codec::Pdats).map(|()| 0),
         Command::Pdats2(a) => cmd_stages::run_pdats(&a, cmd_stages::Codec::Pdats2).map(|()| 0),

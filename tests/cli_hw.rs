@@ -104,6 +104,42 @@ fn small_buffers_and_a_waveform() {
     assert!(!t.contains(" 0 stall cycles"), "the small buffers must stall: {t}");
     let wave = std::fs::read_to_string(&vcd).unwrap();
     assert!(wave.contains("$enddefinitions") && wave.contains("port_data"), "not a VCD with the ports");
+    assert!(t.contains("cosim: Verilator bench in"), "progress on stderr: {t}");
+    // A window of module cycles 100 to 199: time steps 2c .. 2c+1 of those cycles only.
+    let part = work("wave").join("part.vcd");
+    let out = cosim(
+        "rsdc-16x4-64,isa=arm",
+        "sha256.elf",
+        &["768"],
+        &["--buffers", "sdb=1,obuf=24", "--vcd", part.to_str().unwrap(), "--vcd-from", "100", "--vcd-to", "199", "-q"],
+    );
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(!t.contains("cosim: "), "-q: no progress lines: {t}");
+    assert!(t.contains("cycles 100 to 199"), "{t}");
+    let window = std::fs::read_to_string(&part).unwrap();
+    let times: Vec<u64> = window.lines().filter_map(|l| l.strip_prefix('#')).map(|n| n.parse().unwrap()).collect();
+    assert_eq!(times.len(), 200, "two time steps per cycle: {:?}", &times[..times.len().min(5)]);
+    // Reset is time steps 0-1, module cycle c is 2c+2 and 2c+3.
+    assert_eq!((times[0], times[199]), (202, 401));
+    assert!(window.len() * 10 < wave.len(), "window {} bytes, whole run {}", window.len(), wave.len());
+    // The same window as FST: binary, and smaller still.
+    let fst = work("wave").join("part.fst");
+    let out = cosim(
+        "rsdc-16x4-64,isa=arm",
+        "sha256.elf",
+        &["768"],
+        &["--buffers", "sdb=1,obuf=24", "--fst", fst.to_str().unwrap(), "--vcd-from", "100", "--vcd-to", "199"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let bytes = std::fs::read(&fst).unwrap();
+    assert!(!bytes.is_empty() && !bytes.windows(15).any(|w| w == b"$enddefinitions"), "not an FST file");
+    // A window without a waveform, or backwards, is a usage error.
+    for extra in [&["--vcd-from", "5"][..], &["--vcd", part.to_str().unwrap(), "--vcd-from", "9", "--vcd-to", "3"][..]] {
+        let out = cosim("rsdc-16x4-64,isa=arm", "sha256.elf", &["768"], extra);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", text(&out));
+        assert!(text(&out).contains("--vcd-"), "{}", text(&out));
+    }
 }
 
 #[test]
@@ -140,6 +176,13 @@ fn exports_lint_clean_and_the_area_table_has_the_paper_configuration() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let row = &json[0];
     assert!(row["yosys_cells"].as_u64().unwrap() > 1000, "{row}");
+    // --dir keeps the Yosys log and the synthesized netlist beside the export; progress on stderr.
+    let module = row["module"].as_str().unwrap();
+    let log = std::fs::read_to_string(dir.join(format!("{module}.yosys.log"))).unwrap();
+    assert!(log.contains("Printing statistics") && log.contains("Longest topological path"), "not the Yosys log");
+    let netlist = std::fs::read_to_string(dir.join(format!("{module}.synth.v"))).unwrap();
+    assert!(netlist.contains(&format!("module {module}(")), "not the netlist");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("area: [1/1] rsdc-8x2-16,isa=arm: Yosys generic synthesis"), "{}", text(&out));
     // The SDC tag and SL tables (one each per way) and the LSP table are memories, kept as
     // memories by the generic flow. Their bits are the model's storage count less what the
     // RTL keeps in flip-flops (docs/results.md): per SDC entry the valid and MRU bits, and
@@ -172,6 +215,10 @@ fn area_on_an_ice40() {
     assert_eq!(f["fits"], true, "{f}");
     assert!(f["logic_cells"].as_u64().unwrap() <= 7680, "{f}");
     assert!(f["fmax_mhz"].as_f64().unwrap() > 1.0, "{f}");
+    let module = json[0]["module"].as_str().unwrap();
+    let pnr = std::fs::read_to_string(dir.join(format!("{module}.nextpnr.log"))).unwrap();
+    assert!(pnr.contains("Max frequency for clock"), "the nextpnr log is kept");
+    assert!(dir.join(format!("{module}.ice40.yosys.log")).is_file());
     let out = streamtrace(&["area", "--fpga", "xilinx", "--configs", "rsdc-8x2-16"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
 }

@@ -1,5 +1,6 @@
 //! `streamtrace sweep` and `merge` end to end on the test programs (capped runs): rows,
-//! tables, plots, capture reuse, shards that merge into the unsharded result, bad input.
+//! tables, plots, capture reuse, shards that merge into the unsharded result, bad input,
+//! failing and truncated programs, metadata, SIGINT, JSON types.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -50,9 +51,16 @@ fn sweep(caps: &Path, extra: &[&str]) -> String {
         p(caps),
         "-j",
         "2",
+        // Every program is cut at the cap above.
+        "--allow-failures",
     ];
     args.extend_from_slice(extra);
     ok(&streamtrace(&args))
+}
+
+/// The CSV without its `#` metadata lines.
+fn body(csv: &str) -> String {
+    csv.lines().filter(|l| !l.starts_with('#')).map(|l| format!("{l}\n")).collect()
 }
 
 #[test]
@@ -65,7 +73,7 @@ fn sweep_writes_rows_tables_and_plots_and_reuses_captures() {
     let plots = dir.path().join("plots");
     let out = sweep(&caps, &["-o", p(&csv), "--json", p(&json), "--tables", p(&tables), "--plot", p(&plots)]);
     assert!(out.contains("Table 3") && out.contains("Table 8") && out.contains("Average"), "{out}");
-    let text = std::fs::read_to_string(&csv).unwrap();
+    let text = body(&std::fs::read_to_string(&csv).unwrap());
     let programs = 14;
     assert_eq!(text.lines().count(), 1 + programs * 8, "{text}");
     // Every row: positive bits, hit rates in [0, 1], needed SDB >= 1.
@@ -88,6 +96,9 @@ fn sweep_writes_rows_tables_and_plots_and_reuses_captures() {
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
         let svg = std::fs::read_to_string(plots.join(format!("{name}.svg"))).unwrap();
         assert!(svg.contains("<svg") && svg.contains("bits/ins"), "{name}");
+        // The footnote: timing mode, cap, version.
+        let note = format!("timing ipc1 | cap 150,000 instructions (13 programs cut) | sdb=2,obuf=80,port=1 | streamtrace {}", env!("CARGO_PKG_VERSION"));
+        assert!(svg.contains(&note), "{name}: no footnote '{note}'");
     }
     // Captures: one per program (one maxsl), reused by a second sweep without rewriting.
     let stamp = |d: &Path| -> Vec<(String, std::time::SystemTime)> {
@@ -104,7 +115,7 @@ fn sweep_writes_rows_tables_and_plots_and_reuses_captures() {
     let csv2 = dir.path().join("r2.csv");
     sweep(&caps, &["-o", p(&csv2), "-q"]);
     assert_eq!(stamp(&caps), before);
-    assert!(std::fs::read_to_string(&csv2).unwrap() == text, "a second sweep over the same captures differs");
+    assert!(body(&std::fs::read_to_string(&csv2).unwrap()) == text, "a second sweep over the same captures differs");
 }
 
 #[test]
@@ -125,17 +136,166 @@ fn shards_merge_into_the_unsharded_result() {
     // One shard as JSON: merge reads both forms.
     sweep(&caps, &["--json", p(&json_part), "-q", "--shard", "3/3", "--sdb", "1,2", "--port-widths", "1,2"]);
     ok(&streamtrace(&["merge", p(&parts[0]), p(&parts[1]), p(&json_part), "-o", p(&merged), "-q"]));
-    let whole_text = std::fs::read_to_string(&whole).unwrap();
+    let whole_file = std::fs::read_to_string(&whole).unwrap();
+    let whole_text = body(&whole_file);
     assert_eq!(whole_text.lines().count(), 1 + 14 * 8 * 4);
-    let merged_text = std::fs::read_to_string(&merged).unwrap();
+    let merged_file = std::fs::read_to_string(&merged).unwrap();
+    let merged_text = body(&merged_file);
     let diff = whole_text.lines().zip(merged_text.lines()).position(|(a, b)| a != b);
     assert!(merged_text == whole_text, "merged CSV differs from the unsharded one at line {diff:?}");
+    // The merge's metadata: its own command, the shards' cap and timing, its sources.
+    assert!(merged_file.contains("# command: ") && merged_file.contains(" merge "), "{merged_file}");
+    assert!(merged_file.contains("# max_insns: 150000\n# partial: false\n"), "{merged_file}");
+    assert!(merged_file.contains(&format!("# source: {}\n", p(&json_part))), "{merged_file}");
+    assert!(!merged_file.contains("# shard:") && whole_file.lines().all(|l| !l.starts_with("# shard:")));
+    // Shards of sweeps with different caps do not merge.
+    let other = dir.path().join("other.csv");
+    std::fs::write(&other, std::fs::read_to_string(&parts[1]).unwrap().replace("# max_insns: 150000", "# max_insns: 9")).unwrap();
+    fails(&streamtrace(&["merge", p(&parts[0]), p(&other)]), "max_insns 9 differ");
     // A row in two inputs is an error, as is a malformed line.
     fails(&streamtrace(&["merge", p(&parts[0]), p(&parts[0])]), "more than one input");
     let bad = dir.path().join("bad.csv");
-    let broken = whole_text.replacen(",ipc1,", ",ipc1,x", 1);
+    let broken = whole_file.replacen(",ipc1,", ",ipc1,x", 1);
     std::fs::write(&bad, broken).unwrap();
-    fails(&streamtrace(&["merge", p(&bad)]), "bad.csv:2:");
+    let first_row = whole_file.lines().position(|l| l.contains(",ipc1,")).unwrap() + 1;
+    fails(&streamtrace(&["merge", p(&bad)]), &format!("bad.csv:{first_row}: exit_code = 'x"));
+}
+
+/// A program that exits with a non-zero status or is cut at the cap: rows with `exit_code`
+/// and `truncated`, a warning naming it, exit 1 unless `--allow-failures`.
+#[test]
+fn failing_and_truncated_programs_are_flagged_and_fail_the_sweep() {
+    let dir = TempDir::new().unwrap();
+    let caps = dir.path().join("caps");
+    let csv = dir.path().join("r.csv");
+    let json = dir.path().join("r.json");
+    // From the repository root, crc32 cannot open data/lorem.txt and exits with status 2;
+    // the arguments come after the ELF in the comma list.
+    let programs = "testbenches/programs/bin/crc32.elf data/lorem.txt 12,testbenches/programs/bin/tiny.elf";
+    let args = ["sweep", "--programs", programs, "--configs", "fbase;bsdc-8x4-32", "--capture-dir", p(&caps), "-q", "-o", p(&csv), "--json", p(&json)];
+    let o = streamtrace(&args);
+    fails(&o, "--allow-failures accepts them");
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("warning: crc32 data/lorem.txt 12 exited with status 2"), "{err}");
+    assert!(!err.contains("warning: tiny"), "{err}");
+    // The rows are written all the same.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.lines().any(|l| l.starts_with("crc32 data/lorem.txt 12,fbase,") && l.contains(",ipc1,2,false,")), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("tiny,fbase,") && l.contains(",ipc1,0,false,")), "{text}");
+    let mut allowed = args.to_vec();
+    allowed.push("--allow-failures");
+    ok(&streamtrace(&allowed));
+    // Cut at the cap: truncated, no exit code (empty in CSV, null in JSON).
+    let mut capped = args.to_vec();
+    capped[2] = "testbenches/programs/bin/tiny.elf";
+    capped.extend(["--max-insns", "1000"]);
+    let o = streamtrace(&capped);
+    fails(&o, "tiny stopped at the --max-insns limit after 1000 instructions");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.lines().any(|l| l.starts_with("tiny,fbase,") && l.contains(",ipc1,,true,1000,")), "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let row = &doc["rows"][0];
+    assert!(row["exit_code"].is_null() && row["truncated"] == true, "{row}");
+}
+
+/// Metadata as `#` lines in the CSV and `meta` in the JSON; every number of the JSON a JSON
+/// number, table cells included; custom-key configurations in the `others` table; storage
+/// of unbounded buffers counted at the needed size.
+#[test]
+fn outputs_carry_metadata_numbers_and_every_configuration() {
+    let dir = TempDir::new().unwrap();
+    let caps = dir.path().join("caps");
+    let csv = dir.path().join("r.csv");
+    let json = dir.path().join("r.json");
+    let out = ok(&streamtrace(&[
+        "sweep", "--programs", "testbenches/programs/bin/tiny.elf", "--configs", "esdc-64x4-256,repl=lru", "--max-insns", "150000",
+        "--capture-dir", p(&caps), "--obuf", "40,inf", "--sdb", "1", "--shard", "1/1", "-o", p(&csv), "--json", p(&json),
+    ]));
+    assert!(out.contains("Other configurations") && out.contains("esdc-64x4-256,repl=lru"), "{out}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let meta: Vec<&str> = text.lines().take_while(|l| l.starts_with('#')).collect();
+    let value = |key: &str| meta.iter().find_map(|l| l.strip_prefix(&format!("# {key}: "))).unwrap_or_else(|| panic!("no {key} in {meta:?}"));
+    assert!(value("command").contains(" sweep --programs testbenches/programs/bin/tiny.elf --configs esdc-64x4-256,repl=lru "), "{meta:?}");
+    assert_eq!(value("version"), env!("CARGO_PKG_VERSION"));
+    assert_eq!(value("timing"), "ipc1");
+    assert_eq!(value("max_insns"), "150000");
+    assert_eq!(value("shard"), "1/1");
+    assert_eq!(value("partial"), "false");
+    let date = value("date");
+    assert!(date.len() == 20 && date.starts_with("20") && date.ends_with('Z'), "{date}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["meta"]["max_insns"], 150000);
+    assert_eq!(doc["meta"]["date"], date);
+    assert_eq!(doc["meta"]["partial"], false);
+    // Rows: storage of obuf=inf is the needed buffer's, above the 40-bit one's.
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    let storage = |obuf: &str| rows.iter().find(|r| r["buffers"].as_str().unwrap().contains(obuf)).unwrap()["storage_bits"].as_u64().unwrap();
+    let needed = rows[0]["obuf_needed_bits"].as_u64().unwrap();
+    assert!(needed > 40);
+    assert_eq!(storage("obuf=inf"), storage("obuf=40,") - 40 + needed);
+    // Tables: numbers are numbers, a missing value null, text text.
+    let tables = doc["tables"].as_array().unwrap();
+    let others = tables.iter().find(|t| t["id"] == "others").unwrap();
+    let cells = &others["rows"][0][1];
+    assert!(cells[0].is_f64() && cells[1].is_f64(), "{others}");
+    let buffers = tables.iter().find(|t| t["id"] == "buffers").unwrap();
+    let cells = &buffers["rows"][0][1];
+    assert!(cells[0].is_string() && cells[1].is_u64() && cells[5].is_u64(), "{buffers}");
+    let rows_ok = rows.iter().all(|r| r["bits_per_instruction"].is_f64() && r["total_bits"].is_u64());
+    assert!(rows_ok, "{rows:?}");
+}
+
+/// SIGINT: the rows of finished jobs are written, marked partial, exit 130, no half capture.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_sweep_writes_its_rows_marked_partial() {
+    let dir = TempDir::new().unwrap();
+    let caps = dir.path().join("caps");
+    let csv = dir.path().join("r.csv");
+    let json = dir.path().join("r.json");
+    // tiny finishes at once; bitcount with 10^8 iterations would run for hours.
+    let child = Command::new(env!("CARGO_BIN_EXE_streamtrace"))
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("testbenches/programs"))
+        .args(["sweep", "--programs", "bin/tiny.elf,bin/bitcount.elf 100000000", "--configs", "fbase;bsdc-8x4-32"])
+        .args(["--capture-dir", p(&caps), "-q", "-o", p(&csv), "--json", p(&json)])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Programs run in order: once bitcount's capture is being written, tiny's rows are done.
+    let start = std::time::Instant::now();
+    while !std::fs::read_dir(&caps).is_ok_and(|d| d.filter_map(|e| e.ok()).any(|e| e.file_name().to_string_lossy().starts_with("bitcount"))) {
+        assert!(start.elapsed().as_secs() < 120, "bitcount's capture never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: sends a signal to our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted") && !err.contains("panicked"), "{err}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.contains("# partial: true\n"), "{text}");
+    let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).skip(1).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert!(rows.iter().all(|r| r.starts_with("tiny,")), "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["meta"]["partial"], true);
+    assert_eq!(doc["rows"].as_array().unwrap().len(), 2);
+    // The cut capture is gone; tiny's complete one stays.
+    let left: Vec<String> = std::fs::read_dir(&caps).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(left.len() == 1 && left[0].starts_with("tiny-") && left[0].ends_with(".stcap"), "{left:?}");
+}
+
+#[test]
+fn merge_help_describes_every_option() {
+    let help = ok(&streamtrace(&["merge", "--help"]));
+    for (option, words) in [("-o, --output", "CSV"), ("--json", "JSON"), ("--tables", "tables"), ("--plot", "plots"), ("-q, --quiet", "print")] {
+        let line = help.lines().find(|l| l.trim_start().starts_with(option)).unwrap_or_else(|| panic!("{option}: {help}"));
+        let next = help.lines().skip_while(|l| *l != line).nth(1).unwrap_or("");
+        assert!(line.contains(words) || next.contains(words), "{option} has no description: {help}");
+    }
 }
 
 #[test]

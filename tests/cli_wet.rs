@@ -97,3 +97,19 @@ fn bad_inputs_give_clear_errors() {
         assert!(o.status.code() == Some(2) && err.contains(needle) && !err.contains("panicked"), "{:?}: {err}", o.status);
     }
 }
+
+/// `report wet` takes minutes on every program: a line per finished program on stderr, none
+/// with `-q`.
+#[test]
+fn report_wet_shows_progress_unless_quiet() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let args = ["report", "wet", "--program", "tiny", "--max-insns", "20000", "--slices", "2", "--json"];
+    let out = streamtrace_in(root, &args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && err.contains("report wet: [1/1] tiny ("), "{err}");
+    let mut quiet = args.to_vec();
+    quiet.push("-q");
+    let out = streamtrace_in(root, &quiet);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("report wet:"), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -17,6 +17,42 @@ use crate::verilog::export_verilog;
 /// The bench's source, compiled into this crate so a build directory needs nothing else.
 pub const HARNESS_CPP: &str = include_str!("../../testbenches/cosim/harness.cpp");
 
+/// A waveform of a co-simulation: the file, its format and the module cycles it holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Waveform {
+    pub path: PathBuf,
+    pub format: WaveFormat,
+    /// First module cycle dumped (0: from reset).
+    pub from: u64,
+    /// Last module cycle dumped (inclusive; `u64::MAX`: to the end).
+    pub to: u64,
+}
+
+/// Waveform file formats of the Verilated bench.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaveFormat {
+    /// Value change dump (`--trace`): text, any viewer.
+    Vcd,
+    /// GTKWave's compressed Fast Signal Trace (`--trace-fst`): several times smaller.
+    Fst,
+}
+
+impl WaveFormat {
+    fn verilator_flag(self) -> &'static str {
+        match self {
+            WaveFormat::Vcd => "--trace",
+            WaveFormat::Fst => "--trace-fst",
+        }
+    }
+
+    fn bench_name(self) -> &'static str {
+        match self {
+            WaveFormat::Vcd => "bench_vcd",
+            WaveFormat::Fst => "bench_fst",
+        }
+    }
+}
+
 /// What a co-simulation run found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -26,22 +62,21 @@ pub enum Verdict {
     Mismatch(String),
 }
 
-/// Build (or reuse) the Verilated bench for `h` in `dir`; returns the executable.
-pub fn build_bench(h: &HwConfig, dir: &Path, vcd: bool) -> Result<PathBuf, String> {
-    build_bench_for(&h.module_name(), &export_verilog(h)?, false, dir, vcd)
+/// Build (or reuse) the Verilated bench for `h` in `dir`, with waveform tracing in `wave`
+/// format if given; returns the executable.
+pub fn build_bench(h: &HwConfig, dir: &Path, wave: Option<WaveFormat>) -> Result<PathBuf, String> {
+    build_bench_for(&h.module_name(), &export_verilog(h)?, false, dir, wave)
 }
 
 /// Build (or reuse) the bench for a module `name` whose Verilog is `verilog`; `pft_ports`:
 /// the module has pft's `insn` and `next_pc` inputs.
-pub fn build_bench_for(name: &str, verilog: &str, pft_ports: bool, dir: &Path, vcd: bool) -> Result<PathBuf, String> {
+pub fn build_bench_for(name: &str, verilog: &str, pft_ports: bool, dir: &Path, wave: Option<WaveFormat>) -> Result<PathBuf, String> {
     let mut extra = Vec::new();
-    if vcd {
-        extra.push("--trace");
-    }
+    extra.extend(wave.map(WaveFormat::verilator_flag));
     if pft_ports {
         extra.extend(["-CFLAGS", "-DPFT_PORTS"]);
     }
-    verilate(dir, name, verilog, HARNESS_CPP, if vcd { "bench_vcd" } else { "bench" }, &extra)
+    verilate(dir, name, verilog, HARNESS_CPP, wave.map_or("bench", WaveFormat::bench_name), &extra)
 }
 
 /// Verilator options for simulation speed (docs/performance.md): inline every module (rust-hdl
@@ -126,10 +161,15 @@ pub fn expected_text(exp: &Expected) -> String {
     s
 }
 
-/// Run a built bench on stimulus and expectation files.
-pub fn run_bench(exe: &Path, stimulus: &Path, expected: &Path, vcd: Option<&Path>) -> Result<Verdict, String> {
+/// Run a built bench on stimulus and expectation files (and write `wave`: the bench must
+/// have been built for its format).
+pub fn run_bench(exe: &Path, stimulus: &Path, expected: &Path, wave: Option<&Waveform>) -> Result<Verdict, String> {
+    let window: Vec<PathBuf> = wave.map_or(Vec::new(), |w| vec![PathBuf::from(w.from.to_string()), PathBuf::from(w.to.to_string())]);
     let mut args = vec![stimulus, expected];
-    args.extend(vcd);
+    if let Some(w) = wave {
+        args.push(w.path.as_path());
+        args.extend(window.iter().map(PathBuf::as_path));
+    }
     match run_replay(exe, &args)? {
         Ok(line) => {
             let field = |key: &str| -> u64 {
@@ -189,12 +229,12 @@ pub fn cosimulate(
     h: &HwConfig,
     events: &[(RetireEvent, u64)],
     dir: &Path,
-    vcd: Option<&Path>,
+    wave: Option<&Waveform>,
     tamper: Option<&dyn Fn(&mut Expected)>,
 ) -> Result<Verdict, String> {
     let (stim_path, exp_path) = write_run_files(h, events, dir, tamper)?;
-    let exe = build_bench(h, dir, vcd.is_some())?;
-    run_bench(&exe, &stim_path, &exp_path, vcd)
+    let exe = build_bench(h, dir, wave.map(|w| w.format))?;
+    run_bench(&exe, &stim_path, &exp_path, wave)
 }
 
 /// The same flow for a pft module.
@@ -202,10 +242,10 @@ pub fn cosimulate_pft(
     h: &PftHwConfig,
     events: &[(RetireEvent, u64)],
     dir: &Path,
-    vcd: Option<&Path>,
+    wave: Option<&Waveform>,
     tamper: Option<&dyn Fn(&mut Expected)>,
 ) -> Result<Verdict, String> {
     let (stim_path, exp_path) = write_run_files_for(&h.model, &h.buffers, events, dir, tamper)?;
-    let exe = build_bench_for(&h.module_name(), &crate::pft::export_verilog(h)?, true, dir, vcd.is_some())?;
-    run_bench(&exe, &stim_path, &exp_path, vcd)
+    let exe = build_bench_for(&h.module_name(), &crate::pft::export_verilog(h)?, true, dir, wave.map(|w| w.format))?;
+    run_bench(&exe, &stim_path, &exp_path, wave)
 }

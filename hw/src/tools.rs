@@ -88,13 +88,22 @@ pub struct YosysArea {
 
 /// The generic flow: Yosys's `synth -flatten` without `memory_map` (the memories stay
 /// `$mem_v2` cells), then `stat` and `ltp -noff`. The script is [`generic_script`].
-pub fn yosys_area(path: &Path, top: &str) -> Result<YosysArea, String> {
+///
+/// With `keep`, the Yosys log of both runs goes to `KEEP/TOP.yosys.log` and the synthesized
+/// netlist to `KEEP/TOP.synth.v`, for a hardware engineer to read.
+pub fn yosys_area(path: &Path, top: &str, keep: Option<&Path>) -> Result<YosysArea, String> {
     require_tool("yosys")?;
     let file = path.display().to_string();
     // Memories as RTLIL memories, before any mapping: their bits.
     let mem = run_yosys(&format!("read_verilog {file}; hierarchy -top {top}; proc; flatten; stat"))?;
     let memory_bits = parse_mem_bits(last_stat(&mem));
-    let log = run_yosys(&format!("read_verilog {file}; {}", generic_script(top)))?;
+    let netlist = keep.map(|d| d.join(format!("{top}.synth.v")));
+    let write = netlist.as_ref().map_or(String::new(), |n| format!("; write_verilog -noattr {}", n.display()));
+    let log = run_yosys(&format!("read_verilog {file}; {}{write}", generic_script(top)))?;
+    if let Some(d) = keep {
+        let path = d.join(format!("{top}.yosys.log"));
+        std::fs::write(&path, format!("{mem}{log}")).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
     let stat_at = log.rfind("Printing statistics").ok_or("yosys: no statistics in the log")?;
     let stat = &log[stat_at..];
     let (cells, flip_flops) = parse_cells_and_ffs(stat);
@@ -145,6 +154,8 @@ pub fn ice40_area(path: &Path, top: &str, device: &str, package: &str, dir: &Pat
     let file = path.display().to_string();
     let json = dir.join(format!("{top}.ice40.json"));
     let log = run_yosys(&format!("read_verilog {file}; synth_ice40 -flatten -top {top} -json {}; stat", json.display()))?;
+    let log_path = dir.join(format!("{top}.ice40.yosys.log"));
+    std::fs::write(&log_path, &log).map_err(|e| format!("{}: {e}", log_path.display()))?;
     let stat = last_stat(&log);
     let lut4 = count_cells(stat, "SB_LUT4");
     let flip_flops = count_cells(stat, "SB_DFF");
@@ -157,6 +168,8 @@ pub fn ice40_area(path: &Path, top: &str, device: &str, package: &str, dir: &Pat
         .output()
         .map_err(|e| format!("running nextpnr-ice40: {e}"))?;
     let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    let log_path = dir.join(format!("{top}.nextpnr.log"));
+    std::fs::write(&log_path, &text).map_err(|e| format!("{}: {e}", log_path.display()))?;
     let (logic_cells, logic_cells_available) = text
         .lines()
         .filter_map(|l| l.split("ICESTORM_LC:").nth(1))

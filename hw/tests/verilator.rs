@@ -77,7 +77,7 @@ fn the_makefile_bench_runs_without_rust() {
     let ev = events(3, 5_000);
     let (stim, exp) = streamtrace_hw::cosim::write_run_files(&h, &ev, &d, None).unwrap();
     let cosim_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../testbenches/cosim");
-    let make = |expected: &std::path::Path| {
+    let make_with = |expected: &std::path::Path, more: &[String]| {
         Command::new("make")
             .arg("-C")
             .arg(&cosim_dir)
@@ -87,9 +87,20 @@ fn the_makefile_bench_runs_without_rust() {
             .arg(format!("OBJ={}", d.join("obj").display()))
             .arg(format!("STIMULUS={}", stim.display()))
             .arg(format!("EXPECTED={}", expected.display()))
+            .args(more)
             .output()
             .expect("run make")
     };
+    let make = |expected: &std::path::Path| make_with(expected, &[]);
+    // A VCD of module cycles 10 to 19 only (a separate traced build).
+    let vcd = d.join("window.vcd");
+    let more = ["WAVE=vcd".to_string(), format!("WAVE_FILE={}", vcd.display()), "FROM=10".into(), "TO=19".into()];
+    let out = make_with(&exp, &more);
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let wave = std::fs::read_to_string(&vcd).unwrap();
+    let times: Vec<&str> = wave.lines().filter(|l| l.starts_with('#')).collect();
+    assert_eq!((times.len(), times[0], times[19]), (20, "#22", "#41"), "{times:?}");
+    assert!(d.join("obj_vcd/bench").is_file(), "the traced bench is its own build");
     let out = make(&exp);
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{text}");

@@ -15,8 +15,10 @@
 // CYCLE_i - CYCLE_0 + delay, where delay counts stall cycles so far; while `stall` is high
 // the same event is presented again; `trace_end` follows one cycle after the last event.
 //
-// Usage: harness STIMULUS EXPECTED [VCD]. Exit 0 when every cycle agrees, 1 at the first
-// mismatch (printed with the cycle and both values), 2 on bad input.
+// Usage: harness STIMULUS EXPECTED [WAVE [FROM [TO]]]. Exit 0 when every cycle agrees, 1 at
+// the first mismatch (printed with the cycle and both values), 2 on bad input. WAVE is a
+// waveform file (VCD when built with --trace, FST with --trace-fst) holding module cycles
+// FROM to TO (inclusive; default all): a long run's waveform stays small.
 
 #include <cstdint>
 #include <cstdio>
@@ -31,8 +33,12 @@
 
 #include "Vtop.h"
 #include "verilated.h"
-#if VM_TRACE
+#if VM_TRACE_FST
+#include "verilated_fst_c.h"
+using Wave = VerilatedFstC;
+#elif VM_TRACE
 #include "verilated_vcd_c.h"
+using Wave = VerilatedVcdC;
 #endif
 
 struct Retire {
@@ -123,8 +129,19 @@ static Expected read_expected(const char* path) {
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: %s STIMULUS EXPECTED [VCD]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s STIMULUS EXPECTED [WAVE [FROM [TO]]]\n", argv[0]);
         return 2;
+    }
+    // The waveform's window of module cycles.
+    uint64_t wave_from = 0, wave_to = UINT64_MAX;
+    for (int i = 4; i < argc && i < 6; i++) {
+        char* end = nullptr;
+        const unsigned long long v = std::strtoull(argv[i], &end, 10);
+        if (end == argv[i] || *end != 0) {
+            std::fprintf(stderr, "%s: argument %d: '%s' is not a cycle number\n", argv[0], i, argv[i]);
+            return 2;
+        }
+        (i == 4 ? wave_from : wave_to) = v;
     }
     const std::vector<Retire> ev = read_stimulus(argv[1]);
     const Expected exp = read_expected(argv[2]);
@@ -132,20 +149,23 @@ int main(int argc, char** argv) {
     auto ctx = std::make_unique<VerilatedContext>();
     auto top = std::make_unique<Vtop>(ctx.get());
 #if VM_TRACE
-    std::unique_ptr<VerilatedVcdC> vcd;
+    std::unique_ptr<Wave> vcd;
     if (argc > 3) {
         ctx->traceEverOn(true);
-        vcd = std::make_unique<VerilatedVcdC>();
+        vcd = std::make_unique<Wave>();
         top->trace(vcd.get(), 99);
         vcd->open(argv[3]);
     }
 #endif
+    // Whether the current module cycle is inside the waveform's window (the reset cycle
+    // counts as cycle 0).
+    bool dumping = wave_from == 0;
     uint64_t time = 0;
     auto tick = [&]() {
         top->clock = 1;
         top->eval();
 #if VM_TRACE
-        if (vcd) vcd->dump(time);
+        if (vcd && dumping) vcd->dump(time);
 #endif
         time++;
         // The falling edge needs no evaluation of its own: no logic acts on it, and the
@@ -153,7 +173,7 @@ int main(int argc, char** argv) {
         // waveform wants the falling edge as its own time step.
         top->clock = 0;
 #if VM_TRACE
-        if (vcd) {
+        if (vcd && dumping) {
             top->eval();
             vcd->dump(time);
         }
@@ -176,6 +196,7 @@ int main(int argc, char** argv) {
     bool end_done = false;
     auto start = std::chrono::steady_clock::now();
     for (uint64_t mc = 0; mc <= exp.cycles; mc++) {
+        dumping = mc >= wave_from && mc <= wave_to;
         bool presenting = false, ending = false;
         top->retire_valid = 0;
         top->trace_end = 0;

@@ -10,7 +10,8 @@ pub mod schemes;
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -116,7 +117,10 @@ pub fn programs_from_manifest(path: &Path) -> Result<Vec<ProgramSpec>, String> {
 }
 
 /// `--programs` argument: a directory with `programs.json`, a manifest file, or a comma
-/// list of ELF files (run without arguments in the current directory).
+/// list of programs, each an ELF path followed by its arguments separated by spaces
+/// (`bin/a.elf 100,bin/b.elf`), run in the current directory. A program with arguments is
+/// named by its file stem and the arguments (`a 100`), so one ELF can appear with several
+/// inputs; arguments with spaces or commas need a manifest.
 pub fn resolve_programs(arg: &str) -> Result<Vec<ProgramSpec>, String> {
     let p = Path::new(arg);
     if p.is_dir() {
@@ -125,17 +129,24 @@ pub fn resolve_programs(arg: &str) -> Result<Vec<ProgramSpec>, String> {
     if p.extension().is_some_and(|e| e == "json") {
         return programs_from_manifest(p);
     }
-    arg.split(',')
-        .filter(|s| !s.is_empty())
-        .map(|s| {
-            let path = PathBuf::from(s);
-            if !path.is_file() {
-                return Err(format!("{s}: no such program"));
-            }
-            let name = path.file_stem().map_or(s.to_string(), |n| n.to_string_lossy().into_owned());
-            Ok(ProgramSpec::new(name, path, s, "."))
-        })
-        .collect()
+    let mut out: Vec<ProgramSpec> = Vec::new();
+    for item in arg.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let mut words = item.split_whitespace();
+        let elf = words.next().unwrap_or_default();
+        let args: Vec<&str> = words.collect();
+        let path = PathBuf::from(elf);
+        if !path.is_file() {
+            return Err(format!("{elf}: no such program"));
+        }
+        let stem = path.file_stem().map_or(elf.to_string(), |n| n.to_string_lossy().into_owned());
+        let name = if args.is_empty() { stem } else { format!("{stem} {}", args.join(" ")) };
+        if out.iter().any(|o| o.name == name) {
+            return Err(format!("{item}: named twice (program {name})"));
+        }
+        let cmdline = std::iter::once(elf).chain(args.iter().copied()).collect::<Vec<_>>().join(" ");
+        out.push(ProgramSpec::new(name, path, cmdline, "."));
+    }
+    Ok(out)
 }
 
 /// Where retire cycles come from.
@@ -169,6 +180,17 @@ pub struct CaptureOptions {
     pub dir: PathBuf,
     pub cycles: CycleSource,
     pub max_insns: u64,
+    /// Set (e.g. by a SIGINT handler) to stop a capture early: it is then discarded and
+    /// [`ensure_captures`] returns [`INTERRUPTED`].
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+/// The error of a capture or replay stopped through [`CaptureOptions::cancel`] or
+/// [`SweepPlan::cancel`].
+pub const INTERRUPTED: &str = "interrupted";
+
+fn cancelled(flag: &Option<Arc<AtomicBool>>) -> bool {
+    flag.as_ref().is_some_and(|f| f.load(Ordering::Relaxed))
 }
 
 fn capture_path(dir: &Path, key: &str, max_sl: u32) -> PathBuf {
@@ -263,8 +285,14 @@ fn capture_run(
             }
         }
     };
+    let mut interrupted = false;
     let exit = loop {
         if m.retired >= opts.max_insns {
+            break None;
+        }
+        // Checking an atomic every 64 Ki instructions costs nothing measurable.
+        if m.retired & 0xffff == 0 && cancelled(&opts.cancel) {
+            interrupted = true;
             break None;
         }
         match m.step(&mut hook) {
@@ -273,6 +301,13 @@ fn capture_run(
             Err(e) => return Err(format!("{}: {e} after {} instructions", p.name, m.retired)),
         }
     };
+    if interrupted {
+        for s in sinks {
+            drop(s.writer);
+            let _ = std::fs::remove_file(&s.tmp);
+        }
+        return Err(INTERRUPTED.into());
+    }
     if let Some(e) = io_error {
         return Err(format!("writing the capture of {}: {e}", p.name));
     }
@@ -324,6 +359,11 @@ pub struct SweepRow {
     pub config: String,
     pub buffers: String,
     pub timing: String,
+    /// The program's exit status; none when it was stopped at the instruction cap.
+    pub exit_code: Option<i32>,
+    /// The run was cut at the instruction cap (`--max-insns`), so the rows cover a prefix.
+    #[serde(default)]
+    pub truncated: bool,
     pub instructions: u64,
     pub streams: u64,
     pub total_bits: u64,
@@ -358,6 +398,9 @@ pub struct SweepPlan {
     pub buffers: Vec<BufferConfig>,
     /// Run only jobs `i` with `i % shard.1 == shard.0` (0-based).
     pub shard: (usize, usize),
+    /// When set, jobs not yet started are skipped (an interrupted sweep keeps the rows of
+    /// the jobs that finished).
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 /// A unit of parallel work: one program capture, one configuration, every buffer setting.
@@ -379,9 +422,21 @@ fn sizing_groups(buffers: &[BufferConfig]) -> Vec<(BufferConfig, Vec<BufferConfi
     groups
 }
 
-fn row(program: &str, timing: &str, cfg: &Config, buf: &BufferConfig, out: &CycleOutput, sizing: &CycleOutput) -> SweepRow {
-    let storage = storage_bits(cfg, buf.sdb.unwrap_or(0), buf.obuf.unwrap_or(0).min(u32::MAX as u64) as u32);
-    sweep_row(program, timing, cfg, buf.to_string(), storage.total, &out.stats, &out.cycle, &sizing.cycle)
+fn row(info: &CaptureInfo, cfg: &Config, buf: &BufferConfig, out: &CycleOutput, sizing: &CycleOutput) -> SweepRow {
+    let storage = buffered_storage_bits(cfg, buf, &sizing.cycle);
+    let mut r = sweep_row(&info.program, &info.timing, cfg, buf.to_string(), storage, &out.stats, &out.cycle, &sizing.cycle);
+    r.exit_code = info.exit_code;
+    r.truncated = info.exit_code.is_none();
+    r
+}
+
+/// Storage bits of `cfg` with the buffers of `buf`; an unbounded (`inf`) SDB or output
+/// buffer counts at the size this run needed (`sizing`, the unbounded run), the smallest
+/// buffer that behaves exactly like it (docs/sweeps.md, "Row fields").
+pub fn buffered_storage_bits(cfg: &Config, buf: &BufferConfig, sizing: &CycleStats) -> u64 {
+    let sdb = buf.sdb.unwrap_or(sizing.sdb_needed);
+    let obuf = buf.obuf.unwrap_or(sizing.obuf_needed_bits).min(u32::MAX as u64) as u32;
+    storage_bits(cfg, sdb, obuf).total
 }
 
 /// A row from a run's statistics, its cycle-mode figures and the needed sizes of its
@@ -402,6 +457,8 @@ pub(crate) fn sweep_row(
         config: cfg.to_string(),
         buffers,
         timing: timing.to_string(),
+        exit_code: None,
+        truncated: false,
         instructions: s.instructions,
         streams: s.streams,
         total_bits: s.total_bits,
@@ -450,6 +507,9 @@ pub fn sweep_program(
     let rows: Vec<Result<Vec<SweepRow>, String>> = jobs
         .par_iter()
         .map(|job| {
+            if cancelled(&plan.cancel) {
+                return Ok(Vec::new());
+            }
             let cap = &captures
                 .iter()
                 .find(|(m, _)| *m == job.config.max_sl)
@@ -468,11 +528,11 @@ pub fn sweep_program(
                     // Buffers at least the needed sizes behave exactly as unbounded ones
                     // (docs/trace-timing.md section 5): no second replay.
                     if fits {
-                        out.push(row(&cap.info.program, &cap.info.timing, &job.config, b, &sizing, &sizing));
+                        out.push(row(&cap.info, &job.config, b, &sizing, &sizing));
                     } else {
                         let constrained = replay(cap, &job.config, b);
                         replays += 1;
-                        out.push(row(&cap.info.program, &cap.info.timing, &job.config, b, &constrained, &sizing));
+                        out.push(row(&cap.info, &job.config, b, &constrained, &sizing));
                     }
                 }
                 progress(cap.descriptors.len() as u64 * replays);

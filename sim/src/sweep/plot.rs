@@ -5,11 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::coord::Shift;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::prelude::*;
 use streamtrace_model::Scheme;
 
-use super::report::{size_series, table8_columns, SweepResults};
+use super::report::{size_series, table8_columns, thousands, SweepResults};
 use super::SweepRow;
 
 /// Text needs a TrueType font; DejaVu Sans is the Debian default (fonts-dejavu-core).
@@ -86,12 +88,14 @@ macro_rules! svg_and_png {
 }
 
 /// Write every plot the results support into `dir` as `NAME.svg` and `NAME.png`; returns
-/// the files written.
+/// the files written. Each carries a footnote with the timing mode, the instruction cap and
+/// the version that made the rows ([`footnote`]).
 pub fn write_plots(results: &SweepResults, dir: &Path) -> Result<Vec<PathBuf>, String> {
     ensure_font()?;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let first = results.rows.first().map(|r| r.buffers.clone()).unwrap_or_default();
     let rows: Vec<&SweepRow> = results.rows.iter().filter(|r| r.buffers == first).collect();
+    let note = footnote(results);
     let mut written = Vec::new();
     let plots: [(&str, (u32, u32), bool); 3] = [
         ("fig5-sdc-size", (1100, 450), (1..=8).any(|w| !size_series(&rows, Scheme::BSdc, w).is_empty())),
@@ -106,10 +110,42 @@ pub fn write_plots(results: &SweepResults, dir: &Path) -> Result<Vec<PathBuf>, S
         if !applicable {
             continue;
         }
-        written.extend(svg_and_png!(dir, name, size, |area| draw(which, &rows, &area)));
+        written.extend(svg_and_png!(dir, name, size, |area| draw(which, &rows, &note, &area)));
     }
     Ok(written)
 }
+
+/// The line under every sweep plot: where cycles came from, the instruction cap (and how
+/// many programs it cut), the buffers of the plotted rows, and the version and date of the
+/// rows (from the metadata, when the results have it).
+pub fn footnote(results: &SweepResults) -> String {
+    let mut timing: Vec<&str> = Vec::new();
+    for r in &results.rows {
+        if !timing.contains(&r.timing.as_str()) {
+            timing.push(&r.timing);
+        }
+    }
+    let mut parts = vec![format!("timing {}", if timing.is_empty() { "-".to_string() } else { timing.join("+") })];
+    let mut cut: Vec<&str> = results.rows.iter().filter(|r| r.truncated).map(|r| r.program.as_str()).collect();
+    cut.sort_unstable();
+    cut.dedup();
+    let cut = if cut.is_empty() { String::new() } else { format!(" ({} programs cut)", cut.len()) };
+    match &results.meta {
+        Some(m) if m.max_insns == u64::MAX => parts.push(format!("no instruction cap{cut}")),
+        Some(m) => parts.push(format!("cap {} instructions{cut}", thousands(m.max_insns))),
+        None if !cut.is_empty() => parts.push(format!("capped{cut}")),
+        None => {}
+    }
+    if let Some(b) = results.rows.first().map(|r| r.buffers.as_str()).filter(|b| b.contains('=')) {
+        parts.push(b.split(",ratio").next().unwrap_or(b).to_string());
+    }
+    if let Some(m) = &results.meta {
+        let commit = m.commit.as_deref().map_or(String::new(), |c| format!(" {c}"));
+        parts.push(format!("streamtrace {}{commit}, {}{}", m.version, m.date.get(..10).unwrap_or(&m.date), if m.partial { ", PARTIAL" } else { "" }));
+    }
+    parts.join(" | ")
+}
+
 
 /// A line plot of named `(x, y)` series into `dir` as `NAME.svg` and `NAME.png` (used by
 /// reports outside the sweep, e.g. CITCAT's CAT bytes over time); returns the files.
@@ -227,14 +263,18 @@ where
     Ok(())
 }
 
-fn draw<DB: DrawingBackend>(which: usize, rows: &[&SweepRow], area: &DrawingArea<DB, Shift>) -> DrawResult
+fn draw<DB: DrawingBackend>(which: usize, rows: &[&SweepRow], note: &str, area: &DrawingArea<DB, Shift>) -> DrawResult
 where
     DB::ErrorType: 'static,
 {
+    area.fill(&WHITE)?;
+    let height = area.dim_in_pixel().1;
+    let (plot, foot) = area.split_vertically(height.saturating_sub(20));
+    foot.draw(&Text::new(note.to_string(), (8, 2), ("sans-serif", 12).into_font().color(&RGBColor(0x55, 0x55, 0x55))))?;
     match which {
-        0 => fig5(rows, area),
-        1 => fig6(rows, area),
-        _ => fig7(rows, area),
+        0 => fig5(rows, &plot),
+        1 => fig6(rows, &plot),
+        _ => fig7(rows, &plot),
     }
 }
 
@@ -261,6 +301,141 @@ fn power_of_two_label(x: f64) -> String {
     }
 }
 
+/// How an axis maps values: linearly, or by log10 (values spanning decades), or by log2
+/// (sizes, labelled at powers of two). Charts are drawn on the mapped coordinate, so every
+/// figure uses one chart type, and the ticks are chosen here so that each one is labelled.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Scale {
+    Linear,
+    Log10,
+    Log2,
+}
+
+/// A value axis: its scale and its range in mapped coordinates.
+#[derive(Clone, Copy, Debug)]
+struct Axis {
+    scale: Scale,
+    lo: f64,
+    hi: f64,
+}
+
+impl Axis {
+    /// An axis for positive `values`: log10 when they span more than a decade (bars of
+    /// 0.02 and of 3 bits/instruction must both be readable), else linear from 0. `head`
+    /// is extra room above the largest value, as a fraction of the range.
+    fn for_values(values: &[f64], head: f64) -> Axis {
+        let max = values.iter().cloned().fold(0.0, f64::max).max(1e-9);
+        let min = values.iter().cloned().filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min).min(max);
+        if max / min > 10.0 {
+            let (lo, hi) = (min.log10() - 0.15, max.log10() + 0.1);
+            Axis { scale: Scale::Log10, lo, hi: hi + (hi - lo) * head }
+        } else {
+            Axis { scale: Scale::Linear, lo: 0.0, hi: max * (1.05 + head) }
+        }
+    }
+
+    /// A log2 axis over sizes, widened to whole powers of two on both sides so that at
+    /// least two ticks are labelled even for a single size.
+    fn sizes(values: &[f64]) -> Axis {
+        let min = values.iter().cloned().fold(f64::INFINITY, f64::min).max(1.0);
+        let max = values.iter().cloned().fold(0.0, f64::max).max(min);
+        let (mut lo, mut hi) = (min.log2().floor(), max.log2().ceil());
+        if hi - lo < 2.0 {
+            lo -= 1.0;
+            hi += 1.0;
+        }
+        Axis { scale: Scale::Log2, lo: lo - 0.25, hi: hi + 0.25 }
+    }
+
+    fn pos(&self, v: f64) -> f64 {
+        match self.scale {
+            Scale::Linear => v,
+            Scale::Log10 => v.max(1e-12).log10().max(self.lo),
+            Scale::Log2 => v.max(1e-12).log2(),
+        }
+    }
+
+    /// Tick positions (mapped): whole powers of two; 1, 2, 5 times powers of ten; or a
+    /// round step giving about six ticks.
+    fn ticks(&self) -> Vec<f64> {
+        match self.scale {
+            Scale::Log2 => (self.lo.ceil() as i32..=self.hi.floor() as i32).map(f64::from).collect(),
+            Scale::Log10 => {
+                let mut t = Vec::new();
+                for d in (self.lo.floor() as i32)..=(self.hi.ceil() as i32) {
+                    for m in [1.0f64, 2.0, 5.0] {
+                        let x = f64::from(d) + m.log10();
+                        if x >= self.lo && x <= self.hi {
+                            t.push(x);
+                        }
+                    }
+                }
+                t
+            }
+            Scale::Linear => {
+                let raw = (self.hi - self.lo) / 6.0;
+                let mag = 10f64.powf(raw.log10().floor());
+                let step = [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(raw);
+                let first = (self.lo / step).ceil() as i64;
+                let last = (self.hi / step).floor() as i64;
+                (first..=last).map(|i| i as f64 * step).collect()
+            }
+        }
+    }
+
+    fn label(&self, x: f64) -> String {
+        match self.scale {
+            Scale::Log2 => power_of_two_label(x),
+            Scale::Log10 => number_label(10f64.powf(x)),
+            Scale::Linear => number_label(x),
+        }
+    }
+
+    /// The chart coordinate of this axis (ticks only where [`Axis::ticks`] puts them).
+    fn range(&self) -> Axis {
+        *self
+    }
+}
+
+impl Ranged for Axis {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let f = (v - self.lo) / (self.hi - self.lo);
+        limit.0 + (f64::from(limit.1 - limit.0) * f).round() as i32
+    }
+
+    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        // Light (minor) mesh lines at the same places: no unlabelled clutter.
+        let mut t = self.ticks();
+        t.truncate(hint.max_num_points().max(2));
+        t
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+/// A tick value without float noise: at most three significant digits, no trailing zeros.
+fn number_label(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let decimals = (2 - v.abs().log10().floor() as i32).max(0) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// At most this many points per series get their value written beside them (a sweep of
+/// one size shows a single point, which needs its number).
+const LABELLED_POINTS: usize = 2;
+
 fn fig5<DB: DrawingBackend>(rows: &[&SweepRow], area: &DrawingArea<DB, Shift>) -> DrawResult
 where
     DB::ErrorType: 'static,
@@ -269,52 +444,52 @@ where
     let (left, right) = area.split_horizontally(area.dim_in_pixel().0 / 2);
     let series: Vec<(u32, Vec<(u32, String)>)> =
         [1u32, 2, 4, 8].iter().map(|&w| (w, size_series(rows, Scheme::BSdc, w))).filter(|(_, s)| !s.is_empty()).collect();
-    let sizes: Vec<u32> = series.iter().flat_map(|(_, s)| s.iter().map(|(e, _)| *e)).collect();
-    let (xmin, xmax) = (*sizes.iter().min().unwrap_or(&32), *sizes.iter().max().unwrap_or(&1024));
-    // The x axis is log2(entries), labelled with the entry counts at the powers of two (a
-    // log-scale axis labels every decade's minor ticks, which overlap).
-    let (xmin, xmax) = ((xmin as f64).log2() - 0.3, (xmax as f64).log2() + 0.3);
-    let panels: [(&DrawingArea<DB, Shift>, &str, bool); 2] =
-        [(&left, "SDC hit rate (bSDC-LSP)", true), (&right, "bits/instruction (bSDC-LSP)", false)];
-    for (panel, title, hit_rate) in panels {
-        let values: Vec<f64> = series
-            .iter()
-            .flat_map(|(_, s)| s.iter().map(|(_, c)| if hit_rate { avg(rows, c, |r| r.hr_sdc) } else { avg(rows, c, |r| r.bits_per_instruction) }))
-            .collect();
-        let ymax = values.iter().cloned().fold(0.0, f64::max);
-        let (y0, y1) = if hit_rate {
-            (values.iter().cloned().fold(1.0, f64::min).min(0.95) - 0.02, 1.0)
+    let sizes: Vec<f64> = series.iter().flat_map(|(_, s)| s.iter().map(|(e, _)| *e as f64)).collect();
+    let x = Axis::sizes(&sizes);
+    // Hit rates rise with size and bits fall: each legend goes where its lines are not.
+    let panels: [(&DrawingArea<DB, Shift>, &str, bool, SeriesLabelPosition); 2] = [
+        (&left, "SDC hit rate (bSDC-LSP)", true, SeriesLabelPosition::LowerRight),
+        (&right, "bits/instruction (bSDC-LSP)", false, SeriesLabelPosition::UpperRight),
+    ];
+    for (panel, title, hit_rate, legend) in panels {
+        let metric = |c: &str| if hit_rate { avg(rows, c, |r| r.hr_sdc) } else { avg(rows, c, |r| r.bits_per_instruction) };
+        let values: Vec<f64> = series.iter().flat_map(|(_, s)| s.iter().map(|(_, c)| metric(c))).collect();
+        let y = if hit_rate {
+            let lo = values.iter().cloned().fold(1.0, f64::min).min(0.95) - 0.02;
+            Axis { scale: Scale::Linear, lo, hi: 1.0 + (1.0 - lo) * 0.02 }
         } else {
-            (0.0, ymax * 1.1 + 1e-3)
+            // Room above the lines for the legend.
+            Axis::for_values(&values, 0.3)
         };
         let mut chart = ChartBuilder::on(panel)
             .caption(title, ("sans-serif", 18))
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(55)
-            .build_cartesian_2d(xmin..xmax, y0..y1)?;
+            .build_cartesian_2d(x.range(), y.range())?;
         chart
             .configure_mesh()
             .x_desc("SDC entries")
             .y_desc(if hit_rate { "hrSDC" } else { "bits/ins" })
-            .x_labels(((xmax - xmin) * 2.0).ceil() as usize + 1)
-            .x_label_formatter(&|x| power_of_two_label(*x))
+            .x_labels(x.ticks().len())
+            .y_labels(y.ticks().len())
+            .x_label_formatter(&|v| x.label(*v))
+            .y_label_formatter(&|v| y.label(*v))
             .draw()?;
         for (i, (ways, s)) in series.iter().enumerate() {
             let color = COLORS[i % COLORS.len()];
-            let pts: Vec<(f64, f64)> = s
-                .iter()
-                .map(|(e, c)| {
-                    ((*e as f64).log2(), if hit_rate { avg(rows, c, |r| r.hr_sdc) } else { avg(rows, c, |r| r.bits_per_instruction) })
-                })
-                .collect();
+            let pts: Vec<(f64, f64, f64)> = s.iter().map(|(e, c)| (x.pos(*e as f64), metric(c), y.pos(metric(c)))).collect();
             chart
-                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
+                .draw_series(LineSeries::new(pts.iter().map(|p| (p.0, p.2)), color.stroke_width(2)))?
                 .label(format!("{ways}-way"))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-            chart.draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))?;
+            chart.draw_series(pts.iter().map(|p| Circle::new((p.0, p.2), 3, color.filled())))?;
+            if pts.len() <= LABELLED_POINTS {
+                // Above and to the right of the point, clear of its marker.
+                chart.draw_series(pts.iter().map(|p| EmptyElement::at((p.0, p.2)) + Text::new(number_label(p.1), (6, -18), ("sans-serif", 12))))?;
+            }
         }
-        chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+        chart.configure_series_labels().position(legend).background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
     }
     Ok(())
 }
@@ -347,36 +522,49 @@ where
             (label.clone(), avg(rows, c, |r| r.bits_per_instruction), mn, mx)
         })
         .collect();
-    let ymax = stats.iter().map(|s| s.3).fold(0.0, f64::max) * 1.1 + 1e-3;
+    let values: Vec<f64> = stats.iter().flat_map(|s| [s.1, s.2, s.3]).collect();
+    // Headroom for the value written above each maximum.
+    let y = Axis::for_values(&values, 0.08);
     let n = stats.len();
+    let title = if y.scale == Scale::Log10 {
+        "Trace port bandwidth per scheme (average, min, max; log scale)"
+    } else {
+        "Trace port bandwidth per scheme (average, min, max)"
+    };
     let mut chart = ChartBuilder::on(area)
-        .caption("Trace port bandwidth per scheme (average, min, max)", ("sans-serif", 18))
+        .caption(title, ("sans-serif", 18))
         .margin(10)
-        .x_label_area_size(70)
+        .x_label_area_size(30)
         .y_label_area_size(55)
         // A segmented 0..k range has k + 1 segments.
-        .build_cartesian_2d((0..n.saturating_sub(1)).into_segmented(), 0.0..ymax)?;
+        .build_cartesian_2d((0..n.saturating_sub(1)).into_segmented(), y.range())?;
     let labels: Vec<String> = stats.iter().map(|s| s.0.clone()).collect();
     chart
         .configure_mesh()
         .disable_x_mesh()
         .y_desc("bits/ins")
         .x_labels(n)
+        .y_labels(y.ticks().len())
+        .y_label_formatter(&|v| y.label(*v))
         .x_label_formatter(&|v| match v {
             SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
             _ => String::new(),
         })
-        .x_label_style(("sans-serif", 11))
+        .x_label_style(("sans-serif", 12))
         .draw()?;
     chart.draw_series(stats.iter().enumerate().map(|(i, s)| {
-        Rectangle::new([(SegmentValue::Exact(i), 0.0), (SegmentValue::Exact(i + 1), s.1)], COLORS[0].mix(0.7).filled())
+        let mut bar = Rectangle::new([(SegmentValue::Exact(i), y.lo), (SegmentValue::Exact(i + 1), y.pos(s.1))], COLORS[0].mix(0.7).filled());
+        bar.set_margin(0, 0, 6, 6);
+        bar
     }))?;
     chart.draw_series(stats.iter().enumerate().map(|(i, s)| {
-        ErrorBar::new_vertical(SegmentValue::CenterOf(i), s.2, s.1, s.3, BLACK.stroke_width(1), 10)
+        ErrorBar::new_vertical(SegmentValue::CenterOf(i), y.pos(s.2), y.pos(s.1), y.pos(s.3), BLACK.stroke_width(1), 10)
     }))?;
-    // The average above each bar, as the paper's Table 8 gives it.
+    // The average, as the paper's Table 8 gives it, above the maximum's whisker so that it
+    // never covers a marker.
+    let style = ("sans-serif", 12).into_font().into_text_style(area).pos(Pos::new(HPos::Center, VPos::Bottom));
     chart.draw_series(stats.iter().enumerate().map(|(i, s)| {
-        Text::new(format!("{:.3}", s.1), (SegmentValue::CenterOf(i), s.1 + ymax * 0.03), ("sans-serif", 11))
+        EmptyElement::at((SegmentValue::CenterOf(i), y.pos(s.3))) + Text::new(format!("{:.3}", s.1), (0, -4), style.clone())
     }))?;
     Ok(())
 }
@@ -386,47 +574,114 @@ where
     DB::ErrorType: 'static,
 {
     area.fill(&WHITE)?;
-    let series: Vec<(&str, Vec<(f64, f64)>)> = [(Scheme::BSdc, "bSDC-LSP"), (Scheme::ESdc, "eSDC-LSP"), (Scheme::RSdc, "rSDC-LSP")]
+    // Per scheme: (storage bits, bits/instruction, size label) of each size.
+    type Points = Vec<(f64, f64, String)>;
+    let series: Vec<(&str, Points)> = [(Scheme::BSdc, "bSDC-LSP"), (Scheme::ESdc, "eSDC-LSP"), (Scheme::RSdc, "rSDC-LSP")]
         .iter()
         .map(|(s, label)| {
             let pts = size_series(rows, *s, 4)
                 .iter()
-                .filter_map(|(_, c)| {
-                    let storage = rows.iter().find(|r| &r.config == c)?.storage_bits as f64;
-                    Some((storage, avg(rows, c, |r| r.bits_per_instruction)))
+                .filter_map(|(entries, c)| {
+                    let storage = rows.iter().filter(|r| &r.config == c).map(|r| r.storage_bits).max()? as f64;
+                    Some((storage, avg(rows, c, |r| r.bits_per_instruction), format!("[{}x4,{entries}]", entries / 4)))
                 })
                 .collect();
             (*label, pts)
         })
-        .filter(|(_, p): &(&str, Vec<(f64, f64)>)| !p.is_empty())
+        .filter(|(_, p): &(&str, Points)| !p.is_empty())
         .collect();
     let xs: Vec<f64> = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.0)).collect();
     let ys: Vec<f64> = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.1)).collect();
-    // log2 axis labelled at powers of two, as in fig5.
-    let (x0, x1) = (xs.iter().cloned().fold(f64::INFINITY, f64::min).log2() - 0.3, xs.iter().cloned().fold(0.0, f64::max).log2() + 0.3);
-    let y1 = ys.iter().cloned().fold(0.0, f64::max) * 1.1 + 1e-3;
+    let x = Axis::sizes(&xs);
+    let y = Axis::for_values(&ys, 0.25);
+    // Sweep rows name their buffers; `report schemes` rows count the paper's (SDB 2, 80 bits).
+    let buffers = match rows.first().map(|r| r.buffers.as_str()) {
+        Some(b) if b.contains('=') => b.split(",port").next().unwrap_or("").replace(',', ", "),
+        _ => "sdb=2, obuf=80".to_string(),
+    };
     let mut chart = ChartBuilder::on(area)
         .caption("bits/instruction against storage bits", ("sans-serif", 18))
         .margin(10)
         .x_label_area_size(40)
         .y_label_area_size(55)
-        .build_cartesian_2d(x0..x1, 0.0..y1)?;
+        .build_cartesian_2d(x.range(), y.range())?;
     chart
         .configure_mesh()
-        .x_desc("storage bits (SDB 2, 80-bit buffer)")
+        .x_desc(format!("storage bits ({buffers})"))
         .y_desc("bits/ins")
-        .x_labels(((x1 - x0) * 2.0).ceil() as usize + 1)
-        .x_label_formatter(&|x| power_of_two_label(*x))
+        .x_labels(x.ticks().len())
+        .y_labels(y.ticks().len())
+        .x_label_formatter(&|v| x.label(*v))
+        .y_label_formatter(&|v| y.label(*v))
         .draw()?;
     for (i, (label, pts)) in series.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
-        let pts: Vec<(f64, f64)> = pts.iter().map(|&(x, y)| (x.log2(), y)).collect();
+        let mapped: Vec<(f64, f64)> = pts.iter().map(|p| (x.pos(p.0), y.pos(p.1))).collect();
         chart
-            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
+            .draw_series(LineSeries::new(mapped.clone(), color.stroke_width(2)))?
             .label(*label)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-        chart.draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))?;
+        chart.draw_series(mapped.iter().map(|p| Circle::new(*p, 3, color.filled())))?;
+        if pts.len() <= LABELLED_POINTS {
+            chart.draw_series(
+                pts.iter().zip(&mapped).map(|(p, m)| EmptyElement::at(*m) + Text::new(format!("{} {}", p.2, number_label(p.1)), (6, -18), ("sans-serif", 12))),
+            )?;
+        }
     }
-    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+    chart.configure_series_labels().position(SeriesLabelPosition::UpperRight).background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::report::SweepMeta;
+
+    #[test]
+    fn values_spanning_decades_get_a_log_axis_with_labelled_ticks() {
+        let a = Axis::for_values(&[0.023, 0.2, 3.3, 8.2], 0.0);
+        assert_eq!(a.scale, Scale::Log10);
+        let labels: Vec<String> = a.ticks().iter().map(|t| a.label(*t)).collect();
+        assert_eq!(labels, ["0.02", "0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10"]);
+        assert!(a.pos(0.023) > a.lo && a.pos(8.2) < a.hi);
+        let lin = Axis::for_values(&[0.13, 0.4], 0.0);
+        assert_eq!(lin.scale, Scale::Linear);
+        let labels: Vec<String> = lin.ticks().iter().map(|t| lin.label(*t)).collect();
+        assert_eq!(labels, ["0", "0.1", "0.2", "0.3", "0.4"]);
+    }
+
+    #[test]
+    fn a_single_size_still_gets_power_of_two_ticks_around_it() {
+        let a = Axis::sizes(&[128.0]);
+        let labels: Vec<String> = a.ticks().iter().map(|t| a.label(*t)).collect();
+        assert_eq!(labels, ["64", "128", "256"]);
+        let b = Axis::sizes(&[1667.0, 4042.0, 13167.0]);
+        let labels: Vec<String> = b.ticks().iter().map(|t| b.label(*t)).collect();
+        assert_eq!(labels, ["1K", "2K", "4K", "8K", "16K"]);
+    }
+
+    #[test]
+    fn the_footnote_names_timing_cap_buffers_and_version() {
+        let row = |program: &str, truncated| SweepRow {
+            program: program.into(),
+            config: "fbase".into(),
+            buffers: "sdb=2,obuf=80,port=1,ratio=1,svc_hit=1,svc_miss=2,policy=stall".into(),
+            timing: "xscale".into(),
+            truncated,
+            ..Default::default()
+        };
+        let mut res = SweepResults { meta: None, rows: vec![row("a", true), row("b", false), row("a", true)] };
+        assert_eq!(footnote(&res), "timing xscale | capped (1 programs cut) | sdb=2,obuf=80,port=1");
+        res.meta = Some(SweepMeta {
+            version: "0.1.0".into(),
+            commit: Some("abc".into()),
+            date: "2026-11-24T21:00:00Z".into(),
+            max_insns: 150_000,
+            ..Default::default()
+        });
+        assert_eq!(
+            footnote(&res),
+            "timing xscale | cap 150,000 instructions (1 programs cut) | sdb=2,obuf=80,port=1 | streamtrace 0.1.0 abc, 2026-11-24"
+        );
+    }
 }

@@ -34,7 +34,7 @@ pub struct SchemeResult {
 /// Every result as sweep rows (Table 8, Fig. 6 and the rest of the sweep's tables and
 /// plots take them).
 pub fn sweep_results(programs: &[ProgramSchemes]) -> SweepResults {
-    SweepResults { rows: programs.iter().flat_map(|p| p.results.iter().map(|r| r.row.clone())).collect() }
+    SweepResults { meta: None, rows: programs.iter().flat_map(|p| p.results.iter().map(|r| r.row.clone())).collect() }
 }
 
 /// How the configurations see the run.
@@ -59,6 +59,8 @@ pub struct ProgramSchemes {
     pub instructions: u64,
     /// The program exited (false: stopped at the instruction cap).
     pub complete: bool,
+    /// Its exit status (none when stopped at the cap).
+    pub exit_code: Option<i32>,
     pub results: Vec<SchemeResult>,
 }
 
@@ -84,7 +86,7 @@ pub fn measure_schemes(p: &ProgramSpec, configs: &[Config], opts: &SchemeOptions
         .collect();
     let mut error: Option<String> = None;
     let mut index = 0u64;
-    let complete = {
+    let exit_code = {
         let mut hook = |ev: &RetireEvent, _: &[MemAccess]| {
             let cycle = if timed { ev.cycle } else { index };
             index += 1;
@@ -104,11 +106,11 @@ pub fn measure_schemes(p: &ProgramSpec, configs: &[Config], opts: &SchemeOptions
         };
         loop {
             if m.retired >= opts.max_insns {
-                break false;
+                break None;
             }
             match m.step(&mut hook) {
                 Ok(StepOutcome::Running) => {}
-                Ok(StepOutcome::Exited(_)) => break true,
+                Ok(StepOutcome::Exited(code)) => break Some(code),
                 Err(e) => return Err(format!("{}: {e} after {} instructions", p.name, m.retired)),
             }
         }
@@ -137,7 +139,9 @@ pub fn measure_schemes(p: &ProgramSpec, configs: &[Config], opts: &SchemeOptions
             let c = cycle.clone().unwrap_or_default();
             let buffers = opts.buffers.map_or("functional".to_string(), |b| b.to_string());
             let timing = if timed { "xscale" } else { "ipc1" };
-            let row = sweep_row(&p.name, timing, cfg, buffers, storage, &stats, &c, &c);
+            let mut row = sweep_row(&p.name, timing, cfg, buffers, storage, &stats, &c, &c);
+            row.exit_code = exit_code;
+            row.truncated = exit_code.is_none();
             SchemeResult {
                 config: cfg.to_string(),
                 total_bits: trace.bit_len,
@@ -149,5 +153,5 @@ pub fn measure_schemes(p: &ProgramSpec, configs: &[Config], opts: &SchemeOptions
             }
         })
         .collect();
-    Ok(ProgramSchemes { program: p.name.clone(), instructions: m.retired, complete, results })
+    Ok(ProgramSchemes { program: p.name.clone(), instructions: m.retired, complete: exit_code.is_some(), exit_code, results })
 }
