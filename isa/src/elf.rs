@@ -14,6 +14,7 @@ use object::{Endianness, FileKind};
 use crate::classify::Classified;
 use crate::error::ImageError;
 use crate::image::{MemoryImage, ProgramImage};
+use streamtrace_model::container::{ProgramIdentity, SegmentHasher, MAX_IDENTITY_LEN};
 
 /// Largest total `p_memsz` of the loadable segments that [`ElfImage`] accepts, so that a
 /// corrupt header cannot make the loader allocate gigabytes.
@@ -159,6 +160,19 @@ impl ElfImage {
 
     pub fn into_memory(self) -> MemoryImage {
         self.mem
+    }
+
+    /// What names this program in a trace file (docs/trace-format.md 12.1): its build-id,
+    /// else the hash of its loaded segments (in address order).
+    pub fn identity(&self) -> ProgramIdentity {
+        if let Some(id) = self.exec.build_id.as_ref().filter(|b| (1..=MAX_IDENTITY_LEN).contains(&b.len())) {
+            return ProgramIdentity::BuildId(id.clone());
+        }
+        let mut h = SegmentHasher::new();
+        for seg in self.mem.segments() {
+            h.segment(seg.base(), seg.bytes());
+        }
+        h.identity()
     }
 
     /// Defined symbols sorted by address.
