@@ -10,7 +10,9 @@ use streamtrace_model::format::EscapeType;
 use streamtrace_model::Config;
 use streamtrace_sw_decoder::{inflate_gzip, Decoder, NullSink, RecordInfo, RecordKind, TraceElement};
 
-use crate::io_util::{load_elf, parse_config, read_trace, state};
+use crate::io_util::{load_elf, state};
+use crate::trace_file::{TraceInput, TraceOptions, WholeStream};
+use streamtrace_isa::ElfImage;
 use crate::DumpArgs;
 
 /// Record name and its fields, as printed.
@@ -197,9 +199,8 @@ impl<W: Write> Printer<W> {
 }
 
 pub fn run(args: &DumpArgs) -> Result<()> {
-    let cfg = parse_config(&args.config)?;
     let image = load_elf(&args.elf)?;
-    let bytes = read_trace(&args.trace)?;
+    let (cfg, bytes, mut problems) = read_whole_trace(args, &image)?;
     // SW-GZIP traces are BASE traces in a gzip member.
     let (cfg, bytes) = inflate_gzip(&cfg, &bytes).map_err(|e| anyhow!("{}: {e}", args.trace.display()))?;
     let mut dec = Decoder::new(&cfg, &bytes, &image).report_records(true);
@@ -251,11 +252,25 @@ pub fn run(args: &DumpArgs) -> Result<()> {
     }
     p.finish()?;
     if let Some(first) = errors.first() {
-        bail!(
-            "{}: {} decode error(s); first: {first}",
-            args.trace.display(),
-            errors.len()
-        );
+        problems.insert(0, format!("{}: {} decode error(s); first: {first}", args.trace.display(), errors.len()));
+    }
+    if !problems.is_empty() {
+        bail!("{}", problems.join("; "));
     }
     Ok(())
+}
+
+/// The trace stream of `dump` in one buffer, from a trace file (configuration and program
+/// checked; up to its first damaged block) or, with `--raw`, a bare bit stream; and what is
+/// wrong with the file, reported after the listing.
+fn read_whole_trace(args: &DumpArgs, image: &ElfImage) -> Result<(Config, Vec<u8>, Vec<String>)> {
+    let opts = TraceOptions { trace: &args.trace, config: args.config.as_deref(), raw: args.raw, force: args.force };
+    let mut input = TraceInput::open(&opts, image)?;
+    let mut stream = WholeStream::default();
+    while input.feed(&mut stream)? {}
+    let mut problems = input.end_problems(0, 0, false);
+    if let Some(at) = stream.cut {
+        problems.push(format!("{}: records are listed up to the damaged block at byte {at}", input.name));
+    }
+    Ok((input.cfg, stream.bytes, problems))
 }

@@ -14,6 +14,7 @@ use streamtrace_sim::{Machine, MemAccess, ProfileHook, RetireHook, Semihost, Ste
 
 use crate::cmd_encode::print_stats;
 use crate::io_util::{create_output, is_std, load_elf, output_name, parse_config, pct, thousands, write_file};
+use crate::trace_file::write_trace;
 use crate::usage::bail_usage;
 use crate::refs::RefsWriter;
 use crate::table::Table;
@@ -116,6 +117,8 @@ pub fn run(args: &RunArgs) -> Result<u8> {
             (elf, argv, "built-in jpeg_dct".to_string())
         }
     };
+    // Taken before the run: what a decoder's ELF must match.
+    let identity = elf.identity();
     let configs: Vec<Config> = args.configs.iter().map(|c| parse_config(c)).collect::<Result<_>>()?;
     if args.trace_out.is_some() && configs.len() != 1 {
         bail_usage!("--trace-out needs exactly one --config (got {})", configs.len());
@@ -126,7 +129,10 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     if dash(&args.pc_trace) && dash(&args.refs) {
         bail_usage!("--pc-trace - and --refs - would mix on stdout: send one to a file");
     }
-    let data_on_stdout = dash(&args.pc_trace) || dash(&args.refs);
+    if dash(&args.trace_out) && (dash(&args.pc_trace) || dash(&args.refs) || args.json) {
+        bail_usage!("--trace-out - would mix with other output on stdout: send one to a file");
+    }
+    let data_on_stdout = dash(&args.pc_trace) || dash(&args.refs) || dash(&args.trace_out);
     let pc_trace = match &args.pc_trace {
         Some(p) => Some(BufWriter::new(create_output(p)?)),
         None => None,
@@ -202,7 +208,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         .map(|e| {
             let (trace, stats) = e.finish();
             if let Some(path) = &args.trace_out {
-                write_file(path, &trace.bytes)?;
+                write_trace(path, &configs[0], identity.clone(), &trace.bytes, stats.instructions, args.raw)?;
             }
             Ok(stats)
         })

@@ -92,10 +92,6 @@ pub fn load_elf(path: &Path) -> Result<ElfImage> {
     Ok(ElfImage::from_bytes_named(&data, &path.display().to_string())?)
 }
 
-pub fn read_trace(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).with_context(|| format!("cannot read trace file {}", path.display()))
-}
-
 /// Reads `path`, naming the file on error (the counterpart of [`write_file`]).
 pub fn read_file(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
