@@ -275,6 +275,8 @@ pub struct ContainerReader {
     stream_bytes: u64,
     /// The last block was shorter than the block size: only the trailer may follow.
     short_block_at: Option<u64>,
+    /// Bytes after the trailer (counted, not kept; an error once the input is finished).
+    trailing: u64,
 }
 
 impl Default for ContainerReader {
@@ -295,10 +297,15 @@ impl ContainerReader {
             block_size: 0,
             stream_bytes: 0,
             short_block_at: None,
+            trailing: 0,
         }
     }
 
     pub fn push(&mut self, bytes: &[u8]) {
+        if self.state == State::Done {
+            self.trailing += bytes.len() as u64;
+            return;
+        }
         if self.used > 0 && self.used * 2 >= self.buf.len() {
             self.buf.drain(..self.used);
             self.base += self.used as u64;
@@ -341,10 +348,11 @@ impl ContainerReader {
         let r = match self.state {
             State::Header => self.header(),
             State::Blocks => self.block(),
-            State::Done => match self.avail().len() {
-                0 => Ok(None),
-                n => Err(ContainerError::TrailingBytes { offset: self.offset(), bytes: n as u64 }),
-            },
+            // Reported once all of them are counted, so the error does not depend on chunking.
+            State::Done if self.finished && self.trailing > 0 => {
+                Err(ContainerError::TrailingBytes { offset: self.offset(), bytes: self.trailing })
+            }
+            State::Done => Ok(None),
             State::Failed => Ok(None),
         };
         if r.is_err() {
@@ -498,6 +506,7 @@ impl ContainerReader {
         }
         self.used += 4 + TRAILER_BYTES;
         self.state = State::Done;
+        self.trailing = self.avail().len() as u64;
         Ok(Some(ContainerItem::Trailer(ContainerTrailer { instructions, bit_len })))
     }
 }
