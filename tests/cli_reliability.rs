@@ -292,6 +292,13 @@ fn hostile_inputs_are_refused_before_they_cost() {
     let progs = programs_dir();
     // An endless "ELF" is read up to the cap, then refused.
     exits(&streamtrace_in(&progs, &["run", "/dev/zero"]), 1, &["/dev/zero", "larger than 268435456 bytes"]);
+    // A (sparse) regular file over the cap is refused by its size, by `run` and by `wet
+    // build` (which loads programs through the sweep's program spec).
+    let big = tmp.path().join("big.elf");
+    std::fs::File::create(&big).unwrap().set_len((256 << 20) + 1).unwrap();
+    exits(&streamtrace_in(&progs, &["run", p(&big)]), 1, &["big.elf", "larger than 268435456 bytes"]);
+    let wet = tmp.path().join("x.wet");
+    exits(&streamtrace_in(&progs, &["wet", "build", "-o", p(&wet), p(&big)]), 1, &["big.elf", "larger than 268435456 bytes"]);
     // A 2 GiB direct-mapped cache of 4-byte lines: refused before allocating (exit 2), by
     // `run` and by `citcat record`.
     let huge = tmp.path().join("huge.toml");
