@@ -9,7 +9,7 @@ mod common;
 use std::path::Path;
 use std::process::Output;
 
-use common::{ok, programs_dir, streamtrace_in};
+use common::{exits, ok, programs_dir, streamtrace_in};
 use streamtrace_isa::ElfImage;
 use streamtrace_model::container::{to_container, ContainerHeader, ProgramIdentity, MAGIC};
 use tempfile::TempDir;
@@ -20,16 +20,6 @@ fn p(path: &Path) -> &str {
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-#[track_caller]
-fn exits(o: &Output, code: i32, needles: &[&str]) {
-    let err = stderr(o);
-    assert_eq!(o.status.code(), Some(code), "stderr:\n{err}");
-    for n in needles {
-        assert!(err.contains(n), "stderr lacks {n:?}:\n{err}");
-    }
-    assert!(!err.contains("panicked"), "panic:\n{err}");
 }
 
 fn run(args: &[&str]) -> Output {

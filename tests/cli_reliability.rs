@@ -10,7 +10,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::{fails, ok, programs_dir, streamtrace_in, streamtrace_stdin_in};
+use common::{exits, fails, ok, programs_dir, streamtrace_in, streamtrace_stdin_in};
 use tempfile::TempDir;
 
 fn root() -> PathBuf {
@@ -39,16 +39,6 @@ fn with_closed_stdout(dir: &Path, args: &[&str]) -> Output {
         .spawn()
         .expect("run streamtrace");
     child.wait_with_output().expect("wait")
-}
-
-#[track_caller]
-fn exits(o: &Output, code: i32, needles: &[&str]) {
-    let err = stderr(o);
-    assert_eq!(o.status.code(), Some(code), "stderr:\n{err}");
-    for n in needles {
-        assert!(err.contains(n), "stderr lacks {n:?}:\n{err}");
-    }
-    assert!(!err.contains("panicked"), "panic:\n{err}");
 }
 
 /// Inputs every command of the closed-stdout test needs, made with normal stdout.

@@ -404,7 +404,7 @@ pub(crate) fn write_be_signed<W: Write>(w: &mut W, v: i64, n: usize) -> io::Resu
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn hdr(len: u32) -> Vec<u8> {
@@ -412,6 +412,25 @@ mod tests {
         b.extend_from_slice(&len.to_be_bytes());
         b.extend_from_slice(&[0; 4]);
         b
+    }
+
+    /// docs/pdats.md: `good` decodes, and every cut of it (at a record boundary included),
+    /// every single-bit flip and an appended byte make `decodes` fail.
+    pub(crate) fn assert_damage_is_an_error(good: &[u8], decodes: impl Fn(&[u8]) -> bool) {
+        assert!(decodes(good));
+        for cut in 0..good.len() {
+            assert!(!decodes(&good[..cut]), "cut at {cut} decodes");
+        }
+        for at in 0..good.len() {
+            for bit in 0..8 {
+                let mut bad = good.to_vec();
+                bad[at] ^= 1 << bit;
+                assert!(!decodes(&bad), "flip at byte {at} bit {bit} decodes");
+            }
+        }
+        let mut long = good.to_vec();
+        long.push(0);
+        assert!(!decodes(&long), "a byte after the trailer is accepted");
     }
 
     #[test]
