@@ -11,7 +11,7 @@ use std::process::Output;
 
 use common::{exits, ok, programs_dir, streamtrace_in};
 use streamtrace_isa::ElfImage;
-use streamtrace_model::container::{to_container, ContainerHeader, ProgramIdentity, MAGIC};
+use streamtrace_model::container::{to_container, ContainerHeader, MAGIC};
 use tempfile::TempDir;
 
 fn p(path: &Path) -> &str {
