@@ -20,7 +20,7 @@ use streamtrace_model::container::{
 fn read(file: &[u8], chunk: usize) -> (Vec<ContainerItem>, Option<ContainerError>) {
     let mut r = ContainerReader::new();
     let mut items = Vec::new();
-    let mut pull = |r: &mut ContainerReader, items: &mut Vec<ContainerItem>| loop {
+    let pull = |r: &mut ContainerReader, items: &mut Vec<ContainerItem>| loop {
         match r.next() {
             Ok(Some(it)) => items.push(it),
             Ok(None) => return None,
