@@ -118,7 +118,7 @@ struct DecodeSummary {
 pub fn run(args: &DecodeArgs) -> Result<()> {
     let image = load_elf(&args.elf)?;
     let mut input = open_trace(args, &image)?;
-    let cfg = input.cfg.clone();
+    let cfg = input.cfg;
     let config_name = cfg.to_string();
     let trace_name = input.name.clone();
     let symbolizer = Symbolizer::new(image.symbols());

@@ -126,7 +126,7 @@ impl TraceInput {
             r.push(&chunk[..n]);
         }
         loop {
-            match r.next() {
+            match r.next_item() {
                 Ok(Some(ContainerItem::Data { bytes, .. })) => sink.data(&bytes),
                 Ok(Some(ContainerItem::Damaged { file_offset, stream_offset, len })) => {
                     self.damaged.push(file_offset);
@@ -180,7 +180,7 @@ fn read_header(input: &mut dyn Read, pending: Vec<u8>, name: &str) -> Result<(Co
     r.push(&pending);
     let mut chunk = vec![0u8; 4096];
     loop {
-        match r.next().map_err(|e: ContainerError| anyhow::anyhow!("{name}: {e}"))? {
+        match r.next_item().map_err(|e: ContainerError| anyhow::anyhow!("{name}: {e}"))? {
             Some(ContainerItem::Header(h)) => return Ok((r, h)),
             Some(_) => unreachable!("the header comes first"),
             None => {

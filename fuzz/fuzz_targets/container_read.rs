@@ -21,7 +21,7 @@ fn read(file: &[u8], chunk: usize) -> (Vec<ContainerItem>, Option<ContainerError
     let mut r = ContainerReader::new();
     let mut items = Vec::new();
     let pull = |r: &mut ContainerReader, items: &mut Vec<ContainerItem>| loop {
-        match r.next() {
+        match r.next_item() {
             Ok(Some(it)) => items.push(it),
             Ok(None) => return None,
             Err(e) => return Some(e),

@@ -259,7 +259,7 @@ enum State {
 }
 
 /// Reads a container pushed in chunks: [`push`](Self::push) bytes, then take items with
-/// [`next`](Self::next) until it returns `Ok(None)` (more input needed); after
+/// [`next_item`](Self::next_item) until it returns `Ok(None)` (more input needed); after
 /// [`finish`](Self::finish), `Ok(None)` means the container was read to its end. Errors are
 /// final.
 pub struct ContainerReader {
@@ -344,7 +344,7 @@ impl ContainerReader {
         }
     }
 
-    pub fn next(&mut self) -> Result<Option<ContainerItem>, ContainerError> {
+    pub fn next_item(&mut self) -> Result<Option<ContainerItem>, ContainerError> {
         let r = match self.state {
             State::Header => self.header(),
             State::Blocks => self.block(),
@@ -533,12 +533,12 @@ mod tests {
         let mut items = Vec::new();
         for part in file.chunks(chunk.max(1)) {
             r.push(part);
-            while let Some(it) = r.next()? {
+            while let Some(it) = r.next_item()? {
                 items.push(it);
             }
         }
         r.finish();
-        while let Some(it) = r.next()? {
+        while let Some(it) = r.next_item()? {
             items.push(it);
         }
         Ok(items)
