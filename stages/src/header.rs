@@ -348,6 +348,31 @@ impl<R: Read> ByteReader<R> {
         Ok(Some(b))
     }
 
+    /// A decoder's next item from the result of reading a record: a reference is counted
+    /// in `refs`; the end of the records checks the trailer; an error or the end sets
+    /// `failed`, so nothing follows.
+    pub(crate) fn record_step<T>(
+        &mut self,
+        r: Result<Option<T>, DecodeError>,
+        refs: &mut u64,
+        failed: &mut bool,
+    ) -> Option<Result<T, DecodeError>> {
+        match r {
+            Ok(Some(x)) => {
+                *refs += 1;
+                Some(Ok(x))
+            }
+            Ok(None) => {
+                *failed = true;
+                self.check_trailer(*refs).err().map(Err)
+            }
+            Err(e) => {
+                *failed = true;
+                Some(Err(e))
+            }
+        }
+    }
+
     /// At the end of the records: the held-back bytes must be the trailer of a file of
     /// `refs` references whose CRC matches.
     pub(crate) fn check_trailer(&mut self, refs: u64) -> Result<(), DecodeError> {

@@ -374,21 +374,8 @@ impl<R: Read> PdatsDecoder<R> {
             self.refs += 1;
             return Some(Ok(self.emit(kind, off, delta)));
         }
-        match self.read_record() {
-            Ok(Some(r)) => {
-                self.refs += 1;
-                Some(Ok(r))
-            }
-            Ok(None) => {
-                // The end of the records: the trailer must count what was decoded.
-                self.failed = true;
-                self.rd.check_trailer(self.refs).err().map(Err)
-            }
-            Err(e) => {
-                self.failed = true;
-                Some(Err(e))
-            }
-        }
+        let r = self.read_record();
+        self.rd.record_step(r, &mut self.refs, &mut self.failed)
     }
 }
 
