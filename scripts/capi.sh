@@ -41,12 +41,13 @@ echo "== C example against streamtrace decode"
 st="$target/debug/streamtrace"
 progs=testbenches/programs
 for cfg in pft rsdc-32x4-128,sync=20000 nexs; do
-    "$st" run -c "$cfg" --trace-out "$out/t.trace" "$progs/bin/sha256_thumb.elf" 96 >/dev/null 2>&1
-    "$st" decode -c "$cfg" --elf "$progs/bin/sha256_thumb.elf" -t "$out/t.trace" -o "$out/rust.txt" >/dev/null
+    # The C library takes what a probe captures: the bare bit stream (--raw), not a trace file.
+    "$st" run -c "$cfg" --trace-out "$out/t.trace" --raw "$progs/bin/sha256_thumb.elf" 96 >/dev/null 2>&1
+    "$st" decode --raw -c "$cfg" --elf "$progs/bin/sha256_thumb.elf" -t "$out/t.trace" -o "$out/rust.txt" >/dev/null
     "$out/decode" "$cfg" - "$progs/bin/sha256_thumb.elf" <"$out/t.trace" >"$out/c.txt" 2>"$out/c.err"
     cmp "$out/rust.txt" "$out/c.txt"
     echo "$cfg: $(wc -l <"$out/c.txt") addresses equal ($(tail -1 "$out/c.err"))"
 done
-"$st" run -c pft --trace-out "$out/tiny.trace" "$progs/bin/tiny.elf" >/dev/null 2>&1
+"$st" run -c pft --trace-out "$out/tiny.trace" --raw "$progs/bin/tiny.elf" >/dev/null 2>&1
 "${vg[@]}" "$out/decode" pft "$out/tiny.trace" "$progs/bin/tiny.elf" >/dev/null 2>"$out/vg.err" || { cat "$out/vg.err"; exit 1; }
 echo "C example under valgrind: clean ($(tail -1 "$out/vg.err"))"

@@ -6,13 +6,12 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 use serde::Serialize;
-use std::io::Read;
 use std::ops::ControlFlow;
 
-use anyhow::Context;
 use streamtrace_sw_decoder::{AddressSink, Step, StreamDecoder, StreamRecord, TraceElement};
 
-use crate::io_util::{input_name, is_std, load_elf, parse_config, pct, state, sync_points, thousands, AddrWriter, Verifier};
+use crate::io_util::{input_name, is_std, load_elf, pct, state, sync_points, thousands, AddrWriter, Verifier};
+use crate::trace_file::{DecoderFeed, TraceInput, TraceOptions};
 use crate::usage::bail_usage;
 use streamtrace_isa::ElfImage;
 use streamtrace_sw_decoder::views::{CallTree, Profile, Symbolizer, Tail};
@@ -117,20 +116,12 @@ struct DecodeSummary {
     calls: Option<Vec<CallRow>>,
 }
 
-/// Trace bytes read per push: memory stays at a few of these whatever the trace length.
-const CHUNK_BYTES: usize = 256 * 1024;
-
 pub fn run(args: &DecodeArgs) -> Result<()> {
-    let cfg = parse_config(&args.config)?;
-    let config_name = cfg.to_string();
     let image = load_elf(&args.elf)?;
-    let trace_name = input_name(&args.trace);
-    let mut input: Box<dyn Read> = if is_std(&args.trace) {
-        Box::new(std::io::stdin().lock())
-    } else {
-        let f = std::fs::File::open(&args.trace).with_context(|| format!("cannot read trace file {trace_name}"))?;
-        Box::new(f)
-    };
+    let mut input = open_trace(args, &image)?;
+    let cfg = input.cfg;
+    let config_name = cfg.to_string();
+    let trace_name = input.name.clone();
     // --from-sync --verify: the instruction each sync marker of the full trace follows.
     let syncs = match (&args.verify, args.from_sync) {
         (Some(events), true) => {
@@ -169,7 +160,6 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
         dec = dec.from_sync();
     }
     let mut started = !args.from_sync;
-    let mut chunk = vec![0u8; CHUNK_BYTES];
     let mut on_step = |step: Step, sinks: &mut Sinks| {
         match step {
             Step::Element(el) => count_element(&mut s, el),
@@ -202,11 +192,8 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
         ControlFlow::Continue(())
     };
     while let Step::NeedInput = dec.run(&mut sinks, &mut on_step) {
-        let n = read_chunk(&mut input, &mut chunk).with_context(|| format!("cannot read trace file {trace_name}"))?;
-        if n == 0 {
+        if !input.feed(&mut DecoderFeed { dec: &mut dec, name: &trace_name, quiet: args.json })? {
             dec.finish();
-        } else {
-            dec.push(&chunk[..n]);
         }
     }
     s.trace_bytes = dec.bytes_pushed();
@@ -283,10 +270,18 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
     if let Some(msg) = &s.verify_message {
         problems.push(msg.clone());
     }
+    problems.extend(input.end_problems(s.instructions, s.lost_instructions, s.errors.is_empty() && s.ended_cleanly));
     if !problems.is_empty() {
         bail!("{}", problems.join("; "));
     }
     Ok(())
+}
+
+/// The trace input of `decode`: a trace file (configuration and program checked) or, with
+/// `--raw`, a bare bit stream.
+fn open_trace(args: &DecodeArgs, image: &ElfImage) -> Result<TraceInput> {
+    let opts = TraceOptions { trace: &args.trace, config: args.config.as_deref(), raw: args.raw, force: args.force };
+    TraceInput::open(&opts, image)
 }
 
 fn print_views(out: &mut impl Write, s: &DecodeSummary) -> std::io::Result<()> {
@@ -342,20 +337,6 @@ fn count_element(s: &mut DecodeSummary, el: TraceElement) {
         }
         TraceElement::Record(_) => {}
     }
-}
-
-/// Fill `buf` as far as the input allows (a pipe delivers less per read); 0 at the end.
-fn read_chunk(input: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match input.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 fn print_summary(

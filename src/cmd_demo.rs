@@ -164,8 +164,8 @@ pub fn run(args: &DemoArgs) -> Result<()> {
     // In range (clap checks 1..=MAX_INSTRUCTIONS), so it fits a usize.
     let spec = SyntheticSpec::new(args.seed, args.instructions as usize);
     let t0 = Instant::now();
-    let run_iw = generate(&spec);
-    let run_arm = need_arm_only.then(|| generate(&spec.arm_only()));
+    let run_iw = generate(&spec)?;
+    let run_arm = need_arm_only.then(|| generate(&spec.arm_only())).transpose()?;
     let program = Program {
         seed: args.seed,
         instructions: args.instructions,

@@ -11,7 +11,9 @@ use streamtrace_model::format::EscapeType;
 use streamtrace_model::Config;
 use streamtrace_sw_decoder::{inflate_gzip, Decoder, NullSink, RecordInfo, RecordKind, TraceElement};
 
-use crate::io_util::{load_elf, parse_config, read_trace, state, thousands};
+use crate::io_util::{load_elf, state, thousands};
+use crate::trace_file::{TraceInput, TraceOptions, WholeStream};
+use streamtrace_isa::ElfImage;
 use crate::DumpArgs;
 
 /// Record name and its fields, as printed.
@@ -101,7 +103,7 @@ fn body(cfg: &Config, kind: &RecordKind) -> String {
 struct Printer<'b, W: Write> {
     out: W,
     json: bool,
-    /// The trace bytes, for `--raw`.
+    /// The trace bytes, for `--bits`.
     raw: Option<&'b [u8]>,
     /// Added to the decoder's offsets (`--start-offset`: the decoder sees the bytes from there).
     base: u64,
@@ -255,9 +257,8 @@ impl<W: Write> Printer<'_, W> {
 }
 
 pub fn run(args: &DumpArgs) -> Result<()> {
-    let cfg = parse_config(&args.config)?;
     let image = load_elf(&args.elf)?;
-    let bytes = read_trace(&args.trace)?;
+    let (cfg, bytes, mut problems) = read_whole_trace(args, &image)?;
     let name = args.trace.display();
     // SW-GZIP traces are BASE traces in a gzip member.
     let (cfg, bytes) = inflate_gzip(&cfg, &bytes).map_err(|e| anyhow!("{name}: {e}"))?;
@@ -275,7 +276,7 @@ pub fn run(args: &DumpArgs) -> Result<()> {
     let mut p = Printer {
         out: BufWriter::new(stdout),
         json: args.json,
-        raw: args.raw.then_some(&bytes[start as usize..]),
+        raw: args.bits.then_some(&bytes[start as usize..]),
         base: start * 8,
         first: true,
         cfg,
@@ -330,7 +331,25 @@ pub fn run(args: &DumpArgs) -> Result<()> {
     }
     p.finish()?;
     if let Some(first) = errors.first() {
-        bail!("{name}: {} decode error(s); first: {first}", errors.len());
+        problems.insert(0, format!("{name}: {} decode error(s); first: {first}", errors.len()));
+    }
+    if !problems.is_empty() {
+        bail!("{}", problems.join("; "));
     }
     Ok(())
+}
+
+/// The trace stream of `dump` in one buffer, from a trace file (configuration and program
+/// checked; up to its first damaged block) or, with `--raw`, a bare bit stream; and what is
+/// wrong with the file, reported after the listing.
+fn read_whole_trace(args: &DumpArgs, image: &ElfImage) -> Result<(Config, Vec<u8>, Vec<String>)> {
+    let opts = TraceOptions { trace: &args.trace, config: args.config.as_deref(), raw: args.raw, force: args.force };
+    let mut input = TraceInput::open(&opts, image)?;
+    let mut stream = WholeStream::default();
+    while input.feed(&mut stream)? {}
+    let mut problems = input.end_problems(0, 0, false);
+    if let Some(at) = stream.cut {
+        problems.push(format!("{}: records are listed up to the damaged block at byte {at}", input.name));
+    }
+    Ok((input.cfg, stream.bytes, problems))
 }

@@ -5,7 +5,9 @@ use std::io::Write;
 use anyhow::{Context, Result};
 use streamtrace_model::{Encoder, Stats};
 
-use crate::io_util::{parse_config, pct, thousands, write_file, EventLines};
+use crate::io_util::{is_std, output_name, parse_config, pct, thousands, write_file, EventLines};
+use crate::trace_file::write_trace;
+use streamtrace_model::container::ProgramIdentity;
 use crate::table::Table;
 use crate::EncodeArgs;
 
@@ -18,20 +20,24 @@ pub fn run(args: &EncodeArgs) -> Result<()> {
             .with_context(|| format!("{}:{line}", events.name()))?;
     }
     let (trace, stats) = enc.finish();
-    write_file(&args.output, &trace.bytes)?;
+    // An events file names no program: the trace file records no identity.
+    write_trace(&args.output, &cfg, ProgramIdentity::None, &trace.bytes, stats.instructions, args.raw)?;
     if let Some(path) = &args.stats_out {
         let json = serde_json::to_string_pretty(&stats)?;
         write_file(path, format!("{json}\n").as_bytes())?;
     }
-    let mut out = std::io::stdout().lock();
+    // With the trace on stdout (`-o -`), the summary goes to stderr.
+    let mut out: Box<dyn Write> =
+        if is_std(&args.output) { Box::new(std::io::stderr().lock()) } else { Box::new(std::io::stdout().lock()) };
     if args.json {
         serde_json::to_writer_pretty(&mut out, &stats)?;
         writeln!(out)?;
     } else {
         writeln!(
             out,
-            "{}: {} bytes ({} bits) from {}",
-            args.output.display(),
+            "{}: {}{} bytes ({} bits) from {}",
+            output_name(&args.output),
+            if args.raw { "" } else { "trace file, stream of " },
             thousands(trace.bytes.len() as u64),
             thousands(trace.bit_len),
             args.events.display()

@@ -16,6 +16,7 @@ use streamtrace_sim::{Machine, MemAccess, ProfileHook, RetireHook, Semihost, Ste
 
 use crate::cmd_encode::print_stats;
 use crate::io_util::{create_output, is_std, load_elf, output_name, parse_config, pct, thousands, write_file, AddrWriter};
+use crate::trace_file::write_trace;
 use crate::usage::bail_usage;
 use crate::refs::RefsWriter;
 use crate::table::Table;
@@ -120,6 +121,8 @@ pub fn run(args: &RunArgs) -> Result<u8> {
             (elf, argv, "built-in jpeg_dct".to_string())
         }
     };
+    // Taken before the run: what a decoder's ELF must match.
+    let identity = elf.identity();
     let configs: Vec<Config> = args.configs.iter().map(|c| parse_config(c)).collect::<Result<_>>()?;
     if args.trace_out.is_some() && configs.len() != 1 {
         bail_usage!("--trace-out needs exactly one --config (got {})", configs.len());
@@ -127,7 +130,12 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     // `-`: standard output (io_util::create_output); the program's own output then goes to
     // stderr, so that stdout holds the trace alone.
     let dash = |p: &Option<std::path::PathBuf>| p.as_deref().is_some_and(is_std);
-    let on_stdout: Vec<&str> = [(&args.pc_trace, "--pc-trace -"), (&args.refs, "--refs -"), (&args.events_out, "--events-out -")]
+    let on_stdout: Vec<&str> = [
+        (&args.pc_trace, "--pc-trace -"),
+        (&args.refs, "--refs -"),
+        (&args.events_out, "--events-out -"),
+        (&args.trace_out, "--trace-out -"),
+    ]
         .into_iter()
         .filter(|(p, _)| dash(p))
         .map(|(_, name)| name)
@@ -214,7 +222,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         .map(|e| {
             let (trace, stats) = e.finish();
             if let Some(path) = &args.trace_out {
-                write_file(path, &trace.bytes)?;
+                write_trace(path, &configs[0], identity.clone(), &trace.bytes, stats.instructions, args.raw)?;
             }
             Ok(stats)
         })

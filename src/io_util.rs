@@ -61,39 +61,10 @@ pub fn parse_config(text: &str) -> Result<Config> {
     Ok(text.parse::<Config>()?)
 }
 
-/// Largest program file read (256 MiB; the programs this tool runs are kilobytes to a few
-/// megabytes). Without a cap, `streamtrace run /dev/zero` would read until memory runs out.
-pub const MAX_ELF_BYTES: u64 = 256 << 20;
-
-/// Reads `path` if it holds at most `limit` bytes: a regular file is checked by its size
-/// before anything is read; anything else (a device, a pipe) is read up to the limit and
-/// refused beyond it. `what` (e.g. "program ", may be empty) says what the file is.
-pub fn read_bounded(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>> {
-    let file = File::open(path).with_context(|| format!("cannot open {what}{}", path.display()))?;
-    let too_big = || anyhow::anyhow!("{what}{}: larger than {limit} bytes, the limit", path.display());
-    let meta = file.metadata().with_context(|| format!("cannot read {what}{}", path.display()))?;
-    if meta.is_file() && meta.len() > limit {
-        return Err(too_big());
-    }
-    let mut data = Vec::new();
-    file.take(limit + 1)
-        .read_to_end(&mut data)
-        .with_context(|| format!("cannot read {what}{}", path.display()))?;
-    if data.len() as u64 > limit {
-        return Err(too_big());
-    }
-    Ok(data)
-}
-
-/// Loads a program, reading at most [`MAX_ELF_BYTES`]; errors name the file.
+/// Loads a program, reading at most 256 MiB (`streamtrace_isa::read_program`); errors name
+/// the file.
 pub fn load_elf(path: &Path) -> Result<ElfImage> {
-    let data = read_bounded(path, MAX_ELF_BYTES, "program ")?;
-    // ImageError names the file.
-    Ok(ElfImage::from_bytes_named(&data, &path.display().to_string())?)
-}
-
-pub fn read_trace(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).with_context(|| format!("cannot read trace file {}", path.display()))
+    Ok(ElfImage::open(path)?)
 }
 
 /// Reads `path`, naming the file on error (the counterpart of [`write_file`]).

@@ -18,6 +18,7 @@ mod cmd_citcat;
 mod io_util;
 mod refs;
 mod table;
+mod trace_file;
 mod usage;
 
 use std::path::PathBuf;
@@ -99,9 +100,12 @@ pub struct EncodeArgs {
     /// Retire events, one per line (docs/events-format.md); - for standard input.
     #[arg(short, long, value_name = "FILE")]
     pub events: PathBuf,
-    /// Where to write the trace bytes.
+    /// Where to write the trace file (docs/trace-format.md section 12); - for standard output.
     #[arg(short, long, value_name = "TRACE")]
     pub output: PathBuf,
+    /// Write the bare trace-port bit stream instead of a trace file.
+    #[arg(long)]
+    pub raw: bool,
     /// Print the statistics as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -112,15 +116,24 @@ pub struct EncodeArgs {
 
 #[derive(Args, Debug)]
 pub struct DecodeArgs {
-    /// The configuration the trace was encoded with.
+    /// The configuration the trace was encoded with: a trace file names its own (a -c that
+    /// differs is an error); a bare bit stream (--raw) needs it.
     #[arg(short, long, value_name = "CONFIG")]
-    pub config: String,
+    pub config: Option<String>,
     /// The traced program (32-bit little-endian ARM ELF).
     #[arg(long, value_name = "PROG")]
     pub elf: PathBuf,
-    /// The trace file.
+    /// The trace file; - for standard input.
     #[arg(short, long, value_name = "TRACE")]
     pub trace: PathBuf,
+    /// The trace is a bare trace-port bit stream (a probe capture, a golden vector), not a
+    /// trace file; needs -c.
+    #[arg(long)]
+    pub raw: bool,
+    /// Decode even if the ELF is not the program the trace file names (a warning instead of
+    /// an error).
+    #[arg(long)]
+    pub force: bool,
     /// Write the decoded instruction addresses, one per line in the --addr-format form (the
     /// form `run --pc-trace` writes); - for standard output (the summary then goes to stderr).
     #[arg(short, long, value_name = "FILE")]
@@ -155,24 +168,34 @@ pub struct DecodeArgs {
 
 #[derive(Args, Debug)]
 pub struct DumpArgs {
-    /// The configuration the trace was encoded with.
+    /// The configuration the trace was encoded with: a trace file names its own (a -c that
+    /// differs is an error); a bare bit stream (--raw) needs it.
     #[arg(short, long, value_name = "CONFIG")]
-    pub config: String,
+    pub config: Option<String>,
     /// The traced program (32-bit little-endian ARM ELF).
     #[arg(long, value_name = "PROG")]
     pub elf: PathBuf,
-    /// The trace file.
+    /// The trace file; - for standard input.
     #[arg(short, long, value_name = "TRACE")]
     pub trace: PathBuf,
+    /// The trace is a bare trace-port bit stream (a probe capture, a golden vector), not a
+    /// trace file; needs -c.
+    #[arg(long)]
+    pub raw: bool,
+    /// Decode even if the ELF is not the program the trace file names (a warning instead of
+    /// an error).
+    #[arg(long)]
+    pub force: bool,
     /// Stop after this many records.
     #[arg(short = 'n', long, value_name = "N")]
     pub limit: Option<u64>,
     /// Print a JSON array of records instead of text lines.
     #[arg(long)]
     pub json: bool,
-    /// Also show each record's raw bits (`raw=0101...`; JSON: "raw").
+    /// Also show each record's bits (`raw=0101...`; JSON: "raw"). (`--raw` means a bare bit
+    /// stream input, as for decode.)
     #[arg(long)]
-    pub raw: bool,
+    pub bits: bool,
     /// Start at the first sync marker instead of bit 0 (for traces captured mid-run).
     #[arg(long)]
     pub from_sync: bool,
@@ -234,9 +257,12 @@ pub struct RunArgs {
     /// Trace module configuration (repeatable): prints its statistics.
     #[arg(short, long = "config", value_name = "CONFIG")]
     pub configs: Vec<String>,
-    /// Write the trace-port bits (needs exactly one --config).
+    /// Write the trace file (needs exactly one --config; docs/trace-format.md section 12).
     #[arg(long, value_name = "TRACE")]
     pub trace_out: Option<PathBuf>,
+    /// With --trace-out: write the bare trace-port bit stream instead of a trace file.
+    #[arg(long, requires = "trace_out")]
+    pub raw: bool,
     /// Print the summary as one JSON object on stdout, after the program's output.
     #[arg(long)]
     pub json: bool,

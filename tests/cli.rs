@@ -546,6 +546,7 @@ fn from_sync_decodes_the_tail() {
     write_events(&events, &evs);
     let trace = dir.path().join("t.bin");
     let cfg = "rsdc-32x4-128,sync=50";
+    // A probe's capture: the bare bit stream.
     assert_ok(&streamtrace(&[
         "encode",
         "-c",
@@ -554,6 +555,7 @@ fn from_sync_decodes_the_tail() {
         p(&events),
         "-o",
         p(&trace),
+        "--raw",
     ]));
     // Drop the first 5 bytes, as if capture started late.
     let bytes = std::fs::read(&trace).unwrap();
@@ -563,6 +565,7 @@ fn from_sync_decodes_the_tail() {
     let addrs = dir.path().join("addrs.txt");
     let o = streamtrace(&[
         "decode",
+        "--raw",
         "-c",
         cfg,
         "--elf",
@@ -633,6 +636,7 @@ fn truncated_and_corrupt_traces_report_bit_offsets() {
     let dir = TempDir::new().unwrap();
     let events = dir.path().join("tiny.events");
     write_events(&events, &tiny_events(10));
+    // Bare bit streams: the decoder's own checks (trace files: tests/cli_container.rs).
     let trace = dir.path().join("t.bin");
     assert_ok(&streamtrace(&[
         "encode",
@@ -642,6 +646,7 @@ fn truncated_and_corrupt_traces_report_bit_offsets() {
         p(&events),
         "-o",
         p(&trace),
+        "--raw",
     ]));
     let bytes = std::fs::read(&trace).unwrap();
     let elf = tiny_elf();
@@ -649,7 +654,7 @@ fn truncated_and_corrupt_traces_report_bit_offsets() {
         let t = dir.path().join(format!("cut{cut}.bin"));
         std::fs::write(&t, &bytes[..cut]).unwrap();
         for cmd in ["decode", "dump"] {
-            let o = streamtrace(&[cmd, "-c", "esdc-32x4-128", "--elf", p(&elf), "-t", p(&t)]);
+            let o = streamtrace(&[cmd, "--raw", "-c", "esdc-32x4-128", "--elf", p(&elf), "-t", p(&t)]);
             assert_fails(&o, 1, &[&format!("cut{cut}.bin"), "bit ", "truncated"]);
         }
     }
@@ -664,14 +669,15 @@ fn truncated_and_corrupt_traces_report_bit_offsets() {
         "base",
         "nexs",
     ] {
-        let o = streamtrace(&["decode", "-c", cfg, "--elf", p(&elf), "-t", p(&junk)]);
+        let o = streamtrace(&["decode", "--raw", "-c", cfg, "--elf", p(&elf), "-t", p(&junk)]);
         assert_fails(&o, 1, &["junk.bin", "bit "]);
-        let o = streamtrace(&["dump", "-c", cfg, "--elf", p(&elf), "-t", p(&junk)]);
+        let o = streamtrace(&["dump", "--raw", "-c", cfg, "--elf", p(&elf), "-t", p(&junk)]);
         assert_fails(&o, 1, &["junk.bin", "decode error"]);
     }
-    // The wrong configuration for a trace.
+    // The wrong configuration for a bare trace.
     let o = streamtrace(&[
         "decode",
+        "--raw",
         "-c",
         "bsdc-16x4-64",
         "--elf",
@@ -814,7 +820,7 @@ fn bad_inputs_get_clear_errors() {
         "-t",
         p(&d.join("none.bin")),
     ]);
-    assert_fails(&o, 1, &["none.bin", "cannot read trace file"]);
+    assert_fails(&o, 1, &["none.bin", "cannot open trace file"]);
 
     // Usage errors exit 2.
     let o = streamtrace(&["encode", "-c", "base"]);

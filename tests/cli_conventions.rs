@@ -194,7 +194,7 @@ fn dump_raw_bits_offsets_and_counts_cover_the_whole_trace() {
     let tmp = TempDir::new().unwrap();
     // (pft has no record reporting: dump lists the SDC schemes and the baselines.)
     for cfg in ["esdc-32x4-128", "bsdc-16x2-32,sync=30", "fbase", "tslz-256"] {
-        let o = dump(tmp.path(), cfg, &["--raw", "--json"]);
+        let o = dump(tmp.path(), cfg, &["--bits", "--json"]);
         let recs: Vec<Value> = serde_json::from_str(&ok(&o)).unwrap();
         let bytes = std::fs::read(tmp.path().join(format!("{cfg}.trace"))).unwrap();
         // The raw bits of all records, in order, are the file: nothing skipped, nothing twice.
@@ -225,8 +225,8 @@ fn dump_raw_bits_offsets_and_counts_cover_the_whole_trace() {
         assert!(kinds[0] == "END" || kinds == ["PADDING", "END"], "{cfg}: {kinds:?}");
         assert_eq!(icount, 120, "{cfg}: ten passes of tiny's loop");
     }
-    // Text: every line carries the bit and byte offsets and the count; --raw adds the bits.
-    let o = dump(tmp.path(), "esdc-32x4-128", &["--raw"]);
+    // Text: every line carries the bit and byte offsets and the count; --bits adds the bits.
+    let o = dump(tmp.path(), "esdc-32x4-128", &["--bits"]);
     let text = ok(&o);
     for line in text.lines() {
         assert!(line.starts_with("bit ") && line.contains(" byte ") && line.contains(" icount "), "{line}");

@@ -10,7 +10,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::{fails, ok, programs_dir, streamtrace_in, streamtrace_stdin_in};
+use common::{exits, fails, ok, programs_dir, streamtrace_in, streamtrace_stdin_in};
 use tempfile::TempDir;
 
 fn root() -> PathBuf {
@@ -39,16 +39,6 @@ fn with_closed_stdout(dir: &Path, args: &[&str]) -> Output {
         .spawn()
         .expect("run streamtrace");
     child.wait_with_output().expect("wait")
-}
-
-#[track_caller]
-fn exits(o: &Output, code: i32, needles: &[&str]) {
-    let err = stderr(o);
-    assert_eq!(o.status.code(), Some(code), "stderr:\n{err}");
-    for n in needles {
-        assert!(err.contains(n), "stderr lacks {n:?}:\n{err}");
-    }
-    assert!(!err.contains("panicked"), "panic:\n{err}");
 }
 
 /// Inputs every command of the closed-stdout test needs, made with normal stdout.
@@ -293,6 +283,13 @@ fn hostile_inputs_are_refused_before_they_cost() {
     let progs = programs_dir();
     // An endless "ELF" is read up to the cap, then refused.
     exits(&streamtrace_in(&progs, &["run", "/dev/zero"]), 1, &["/dev/zero", "larger than 268435456 bytes"]);
+    // A (sparse) regular file over the cap is refused by its size, by `run` and by `wet
+    // build` (which loads programs through the sweep's program spec).
+    let big = tmp.path().join("big.elf");
+    std::fs::File::create(&big).unwrap().set_len((256 << 20) + 1).unwrap();
+    exits(&streamtrace_in(&progs, &["run", p(&big)]), 1, &["big.elf", "larger than 268435456 bytes"]);
+    let wet = tmp.path().join("x.wet");
+    exits(&streamtrace_in(&progs, &["wet", "build", "-o", p(&wet), p(&big)]), 1, &["big.elf", "larger than 268435456 bytes"]);
     // A 2 GiB direct-mapped cache of 4-byte lines: refused before allocating (exit 2), by
     // `run` and by `citcat record`.
     let huge = tmp.path().join("huge.toml");

@@ -61,7 +61,7 @@ fn main() {
         // decode: a real trace over the target's image.
         for (j, n) in [300usize, 3000].into_iter().enumerate() {
             let spec = image_spec(cfg.isa, n);
-            let run = generate(&spec);
+            let run = generate(&spec).unwrap();
             assert_eq!(&run.image, image(cfg.isa), "seed image differs from the target's");
             let trace = encode(&cfg, &run.events);
             let out = decode_trace(&cfg, &trace, image(cfg.isa), false);

@@ -35,7 +35,7 @@ fuzz_target!(|data: &[u8]| {
     }
     let syncs_at: Vec<usize> = (0..c.u8() % 4).map(|_| c.u16() as usize % spec.instructions).collect();
 
-    let run = generate(&spec);
+    let run = generate(&spec).unwrap();
     let mut enc = Encoder::new(&cfg);
     for (i, e) in run.events.iter().enumerate() {
         if syncs_at.contains(&i) {

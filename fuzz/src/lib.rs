@@ -139,7 +139,7 @@ pub fn image(isa: IsaMode) -> &'static MemoryImage {
     static IW: OnceLock<MemoryImage> = OnceLock::new();
     static ARM: OnceLock<MemoryImage> = OnceLock::new();
     let cell = if isa == IsaMode::ArmOnly { &ARM } else { &IW };
-    cell.get_or_init(|| generate(&image_spec(isa, 0)).image)
+    cell.get_or_init(|| generate(&image_spec(isa, 0)).unwrap().image)
 }
 
 /// A `pft` configuration from 4 bytes (docs/trace-format.md section 11.1); `None` when

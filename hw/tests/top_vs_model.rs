@@ -10,7 +10,7 @@ use streamtrace_sw_decoder::synthetic::{generate, SyntheticSpec};
 
 fn program(seed: u64, n: usize, arm_only: bool) -> Vec<RetireEvent> {
     let spec = SyntheticSpec::new(seed, n);
-    generate(&if arm_only { spec.arm_only() } else { spec }).events
+    generate(&if arm_only { spec.arm_only() } else { spec }).unwrap().events
 }
 
 /// IPC = 1: instruction i retires in cycle i.

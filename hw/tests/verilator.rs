@@ -10,7 +10,7 @@ use streamtrace_model::RetireEvent;
 use streamtrace_sw_decoder::synthetic::{generate, SyntheticSpec};
 
 fn events(seed: u64, n: usize) -> Vec<(RetireEvent, u64)> {
-    generate(&SyntheticSpec::new(seed, n)).events.into_iter().enumerate().map(|(i, e)| (e, i as u64)).collect()
+    generate(&SyntheticSpec::new(seed, n)).unwrap().events.into_iter().enumerate().map(|(i, e)| (e, i as u64)).collect()
 }
 
 fn dir(name: &str) -> PathBuf {

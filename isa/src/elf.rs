@@ -14,6 +14,7 @@ use object::{Endianness, FileKind};
 use crate::classify::Classified;
 use crate::error::ImageError;
 use crate::image::{MemoryImage, ProgramImage};
+use streamtrace_model::container::{ProgramIdentity, SegmentHasher, MAX_IDENTITY_LEN};
 
 /// Largest total `p_memsz` of the loadable segments that [`ElfImage`] accepts, so that a
 /// corrupt header cannot make the loader allocate gigabytes.
@@ -113,14 +114,34 @@ impl ExecInfo {
     }
 }
 
+/// Largest program file read (256 MiB; the programs this tool runs are kilobytes to a few
+/// megabytes). Without a cap, loading `/dev/zero` would read until memory runs out.
+pub const MAX_PROGRAM_BYTES: u64 = 256 << 20;
+
+/// Reads a program file of at most [`MAX_PROGRAM_BYTES`]: a regular file is checked by its
+/// size before anything is read; anything else (a device, a pipe) is read up to the limit
+/// and refused beyond it. Every loader of program files goes through here.
+pub fn read_program(path: &Path) -> Result<Vec<u8>, ImageError> {
+    let io = |source| ImageError::Io { path: path.to_path_buf(), source };
+    let too_big = || ImageError::FileTooLarge { path: path.to_path_buf(), limit: MAX_PROGRAM_BYTES };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if meta.is_file() && meta.len() > MAX_PROGRAM_BYTES {
+        return Err(too_big());
+    }
+    let mut data = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_PROGRAM_BYTES + 1), &mut data).map_err(io)?;
+    if data.len() as u64 > MAX_PROGRAM_BYTES {
+        return Err(too_big());
+    }
+    Ok(data)
+}
+
 impl ElfImage {
     /// Read and load the ELF file at `path`. Errors name the path.
     pub fn open(path: impl AsRef<Path>) -> Result<ElfImage, ImageError> {
         let path = path.as_ref();
-        let data = std::fs::read(path).map_err(|source| ImageError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let data = read_program(path)?;
         load(&data, &path.display().to_string())
     }
 
@@ -159,6 +180,19 @@ impl ElfImage {
 
     pub fn into_memory(self) -> MemoryImage {
         self.mem
+    }
+
+    /// What names this program in a trace file (docs/trace-format.md 12.1): its build-id,
+    /// else the hash of its loaded segments (in address order).
+    pub fn identity(&self) -> ProgramIdentity {
+        if let Some(id) = self.exec.build_id.as_ref().filter(|b| (1..=MAX_IDENTITY_LEN).contains(&b.len())) {
+            return ProgramIdentity::BuildId(id.clone());
+        }
+        let mut h = SegmentHasher::new();
+        for seg in self.mem.segments() {
+            h.segment(seg.base(), seg.bytes());
+        }
+        h.identity()
     }
 
     /// Defined symbols sorted by address.

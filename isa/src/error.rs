@@ -15,6 +15,9 @@ pub enum ImageError {
         source: std::io::Error,
     },
 
+    #[error("program {}: larger than {limit} bytes, the limit", path.display())]
+    FileTooLarge { path: PathBuf, limit: u64 },
+
     #[error("{file}: not an ELF file ({reason})")]
     NotElf { file: String, reason: String },
 

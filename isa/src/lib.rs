@@ -18,7 +18,7 @@ pub mod sections;
 pub use classify::{
     classify_arm, classify_thumb, insn_size, is_thumb_bl_prefix, is_thumb_bl_suffix, Classified,
 };
-pub use elf::{ElfImage, ExecInfo, Mapping, Symbol, SymbolKind};
+pub use elf::{read_program, ElfImage, ExecInfo, Mapping, Symbol, SymbolKind, MAX_PROGRAM_BYTES};
 pub use error::ImageError;
 pub use image::{MemoryImage, ProgramImage, Segment};
 pub use sections::{Section, SectionImage};

@@ -282,3 +282,27 @@ fn misaligned_input_loads() {
     assert_eq!(a.entry(), b.entry());
     assert_eq!(a.memory(), b.memory());
 }
+
+/// tiny.elf has no build-id: its identity is FNV-1a 64 over (base, length, bytes) of its one
+/// segment (docs/trace-format.md 12.1), computed here by the literal definition.
+#[test]
+fn identity_is_the_segment_hash_without_a_build_id() {
+    use streamtrace_model::container::ProgramIdentity;
+    let img = ElfImage::open(tiny_path()).unwrap();
+    assert!(img.exec_info().build_id.is_none());
+    let mut input = Vec::new();
+    input.extend_from_slice(&0x8000u32.to_le_bytes());
+    input.extend_from_slice(&0x70u32.to_le_bytes());
+    input.extend_from_slice(img.memory().segments()[0].bytes());
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in input {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    assert_eq!(img.identity(), ProgramIdentity::SegmentHash(h));
+    // One changed byte of the loaded image changes it.
+    let mut bytes = tiny_bytes();
+    let at = bytes.windows(4).position(|w| w == 0xc0ffee42u32.to_le_bytes()).unwrap();
+    bytes[at] ^= 1;
+    assert_ne!(ElfImage::from_bytes(&bytes).unwrap().identity(), img.identity());
+}

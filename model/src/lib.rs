@@ -7,8 +7,10 @@
 pub mod aolc;
 pub mod bits;
 pub mod capture;
+pub mod checksum;
 pub mod compressor;
 pub mod config;
+pub mod container;
 pub mod cycle;
 pub mod detector;
 pub mod encoder;

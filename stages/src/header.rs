@@ -1,7 +1,8 @@
 //! File header shared by PDATS and PDATS II (algorithms.md §2.5, **\[PROP\]**), the
 //! offset-tracking byte reader used by both decoders, and the error types.
 //!
-//! Layout (16 bytes, then an `L`-byte UTF-8 comment, then records until EOF):
+//! Layout (16 bytes, then an `L`-byte UTF-8 comment, then records, then the 16-byte
+//! trailer of docs/pdats.md: `PEND`, reference count, CRC-32C):
 //!
 //! | offset | size | field |
 //! |---|---|---|
@@ -117,22 +118,11 @@ impl FileHeader {
         }
         let len = u32::from_be_bytes([b[8], b[9], b[10], b[11]]) as u64;
         let start = r.offset();
+        // Grown with the data actually present, so a corrupt huge length cannot trigger a
+        // huge allocation.
         let mut comment = Vec::new();
-        // `take` + `read_to_end` grows the buffer with the data actually present, so a
-        // corrupt huge length cannot trigger a huge allocation.
-        let got = (&mut r.inner)
-            .take(len)
-            .read_to_end(&mut comment)
-            .map_err(|e| DecodeError::Io {
-                offset: start,
-                source: e,
-            })?;
-        r.offset += got as u64;
-        if (got as u64) < len {
-            return Err(DecodeError::Truncated {
-                offset: r.offset,
-                what: "header comment",
-            });
+        while (comment.len() as u64) < len {
+            comment.push(r.read_u8("header comment")?);
         }
         let comment = String::from_utf8(comment).map_err(|e| {
             DecodeError::corrupt(
@@ -257,34 +247,84 @@ pub enum EncodeError {
 }
 
 /// A byte reader that tracks the file offset.
+/// The trailer of a PDATS or PDATS II file (docs/pdats.md): `"PEND"`, the reference
+/// count (u64 BE) and the CRC-32C of every byte before the CRC (u32 BE).
+pub const TRAILER_MAGIC: [u8; 4] = *b"PEND";
+pub const TRAILER_LEN: usize = 16;
+
+/// A writer that keeps the CRC-32C of what passes through it, for the trailer.
+pub(crate) struct CheckedWriter<W> {
+    pub(crate) inner: W,
+    crc: streamtrace_model::checksum::Crc32c,
+}
+
+impl<W: Write> CheckedWriter<W> {
+    pub(crate) fn new(inner: W) -> Self {
+        CheckedWriter { inner, crc: Default::default() }
+    }
+
+    /// Write the trailer for `refs` references and return the writer.
+    pub(crate) fn finish(mut self, refs: u64) -> io::Result<W> {
+        let mut t = [0u8; TRAILER_LEN];
+        t[..4].copy_from_slice(&TRAILER_MAGIC);
+        t[4..12].copy_from_slice(&refs.to_be_bytes());
+        self.crc.update(&t[..12]);
+        t[12..].copy_from_slice(&self.crc.value().to_be_bytes());
+        self.inner.write_all(&t)?;
+        self.inner.flush()?;
+        Ok(self.inner)
+    }
+}
+
+impl<W: Write> Write for CheckedWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.crc.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Reads bytes with their file offset. With a trailer (`with_trailer`), the last
+/// [`TRAILER_LEN`] bytes of the input are held back: records end where only they remain,
+/// and [`check_trailer`](Self::check_trailer) checks them.
 pub(crate) struct ByteReader<R> {
     pub(crate) inner: R,
     pub(crate) offset: u64,
+    /// Bytes read from `inner` but not yet returned (trailer mode).
+    ahead: std::collections::VecDeque<u8>,
+    hold: usize,
+    crc: streamtrace_model::checksum::Crc32c,
 }
 
 impl<R: Read> ByteReader<R> {
     pub(crate) fn new(inner: R) -> Self {
-        ByteReader { inner, offset: 0 }
+        ByteReader { inner, offset: 0, ahead: Default::default(), hold: 0, crc: Default::default() }
+    }
+
+    /// From here on the file ends with a trailer (called after the header, so that a short
+    /// header is reported as such).
+    pub(crate) fn expect_trailer(&mut self) {
+        self.hold = TRAILER_LEN;
     }
 
     pub(crate) fn offset(&self) -> u64 {
         self.offset
     }
 
-    /// Next byte, or `None` at a clean end of file.
-    pub(crate) fn read_u8_opt(&mut self) -> Result<Option<u8>, DecodeError> {
+    fn read_inner(&mut self) -> Result<Option<u8>, DecodeError> {
         let mut b = [0u8; 1];
         loop {
             match self.inner.read(&mut b) {
                 Ok(0) => return Ok(None),
-                Ok(_) => {
-                    self.offset += 1;
-                    return Ok(Some(b[0]));
-                }
+                Ok(_) => return Ok(Some(b[0])),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     return Err(DecodeError::Io {
-                        offset: self.offset,
+                        offset: self.offset + self.ahead.len() as u64,
                         source: e,
                     })
                 }
@@ -292,7 +332,71 @@ impl<R: Read> ByteReader<R> {
         }
     }
 
-    /// Next byte; end of file is a truncation error.
+    pub(crate) fn read_u8_opt(&mut self) -> Result<Option<u8>, DecodeError> {
+        while self.ahead.len() <= self.hold {
+            match self.read_inner()? {
+                Some(b) => self.ahead.push_back(b),
+                None => break,
+            }
+        }
+        if self.ahead.len() <= self.hold {
+            return Ok(None);
+        }
+        let b = self.ahead.pop_front().expect("more than `hold` bytes ahead");
+        self.offset += 1;
+        self.crc.update(&[b]);
+        Ok(Some(b))
+    }
+
+    /// A decoder's next item from the result of reading a record: a reference is counted
+    /// in `refs`; the end of the records checks the trailer; an error or the end sets
+    /// `failed`, so nothing follows.
+    pub(crate) fn record_step<T>(
+        &mut self,
+        r: Result<Option<T>, DecodeError>,
+        refs: &mut u64,
+        failed: &mut bool,
+    ) -> Option<Result<T, DecodeError>> {
+        match r {
+            Ok(Some(x)) => {
+                *refs += 1;
+                Some(Ok(x))
+            }
+            Ok(None) => {
+                *failed = true;
+                self.check_trailer(*refs).err().map(Err)
+            }
+            Err(e) => {
+                *failed = true;
+                Some(Err(e))
+            }
+        }
+    }
+
+    /// At the end of the records: the held-back bytes must be the trailer of a file of
+    /// `refs` references whose CRC matches.
+    pub(crate) fn check_trailer(&mut self, refs: u64) -> Result<(), DecodeError> {
+        let t: Vec<u8> = self.ahead.iter().copied().collect();
+        let at = self.offset;
+        if t.len() < TRAILER_LEN || t[..4] != TRAILER_MAGIC {
+            return Err(DecodeError::Truncated { offset: at + t.len() as u64, what: "the trailer (file cut short, or damaged)" });
+        }
+        let mut crc = self.crc;
+        crc.update(&t[..12]);
+        let stored = u32::from_be_bytes(t[12..16].try_into().unwrap());
+        if crc.value() != stored {
+            return Err(DecodeError::corrupt(
+                at + 12,
+                format!("file CRC {stored:08x} does not match the file ({:08x}): the file is damaged", crc.value()),
+            ));
+        }
+        let count = u64::from_be_bytes(t[4..12].try_into().unwrap());
+        if count != refs {
+            return Err(DecodeError::corrupt(at + 4, format!("the trailer counts {count} references, the file holds {refs}")));
+        }
+        Ok(())
+    }
+
     pub(crate) fn read_u8(&mut self, what: &'static str) -> Result<u8, DecodeError> {
         self.read_u8_opt()?.ok_or(DecodeError::Truncated {
             offset: self.offset,
@@ -325,7 +429,7 @@ pub(crate) fn write_be_signed<W: Write>(w: &mut W, v: i64, n: usize) -> io::Resu
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn hdr(len: u32) -> Vec<u8> {
@@ -333,6 +437,25 @@ mod tests {
         b.extend_from_slice(&len.to_be_bytes());
         b.extend_from_slice(&[0; 4]);
         b
+    }
+
+    /// docs/pdats.md: `good` decodes, and every cut of it (at a record boundary included),
+    /// every single-bit flip and an appended byte make `decodes` fail.
+    pub(crate) fn assert_damage_is_an_error(good: &[u8], decodes: impl Fn(&[u8]) -> bool) {
+        assert!(decodes(good));
+        for cut in 0..good.len() {
+            assert!(!decodes(&good[..cut]), "cut at {cut} decodes");
+        }
+        for at in 0..good.len() {
+            for bit in 0..8 {
+                let mut bad = good.to_vec();
+                bad[at] ^= 1 << bit;
+                assert!(!decodes(&bad), "flip at byte {at} bit {bit} decodes");
+            }
+        }
+        let mut long = good.to_vec();
+        long.push(0);
+        assert!(!decodes(&long), "a byte after the trailer is accepted");
     }
 
     #[test]

@@ -32,7 +32,7 @@
 
 use crate::arith::{add, fits, sdiff};
 use crate::header::{
-    write_be_signed, ByteReader, DecodeError, EncodeError, FileHeader, FLAG_64BIT,
+    write_be_signed, ByteReader, CheckedWriter, DecodeError, EncodeError, FileHeader, FLAG_64BIT,
     FLAG_DATA_DEFAULT_OFFSET, FLAG_TIME, FORMAT_PDATS,
 };
 use crate::Ref;
@@ -91,7 +91,7 @@ struct Run {
 /// [`push_timed`](Self::push_timed)) per reference, then [`finish`](Self::finish); it
 /// holds at most one pending run.
 pub struct PdatsEncoder<W: Write> {
-    out: Option<W>,
+    out: Option<CheckedWriter<W>>,
     wide: bool,
     data_default: bool,
     timed: bool,
@@ -103,7 +103,8 @@ pub struct PdatsEncoder<W: Write> {
 
 impl<W: Write> PdatsEncoder<W> {
     /// Write the file header and return the encoder.
-    pub fn new(mut out: W, opts: &PdatsOptions) -> Result<Self, EncodeError> {
+    pub fn new(out: W, opts: &PdatsOptions) -> Result<Self, EncodeError> {
+        let mut out = CheckedWriter::new(out);
         opts.header().write_to(&mut out)?;
         Ok(PdatsEncoder {
             out: Some(out),
@@ -221,9 +222,8 @@ impl<W: Write> PdatsEncoder<W> {
     /// Flush the pending run and return the writer (flushed).
     pub fn finish(mut self) -> Result<W, EncodeError> {
         self.flush_run()?;
-        let mut out = self.out.take().ok_or(EncodeError::Finished)?;
-        out.flush()?;
-        Ok(out)
+        let out = self.out.take().ok_or(EncodeError::Finished)?;
+        Ok(out.finish(self.index)?)
     }
 }
 
@@ -258,6 +258,8 @@ pub struct PdatsDecoder<R> {
     /// (kind, offset, time delta, remaining repetitions)
     pending: Option<(u8, i64, u64, u32)>,
     failed: bool,
+    /// References returned so far.
+    refs: u64,
 }
 
 impl<R: Read> PdatsDecoder<R> {
@@ -265,6 +267,7 @@ impl<R: Read> PdatsDecoder<R> {
     pub fn new(inner: R) -> Result<Self, DecodeError> {
         let mut rd = ByteReader::new(inner);
         let header = FileHeader::read_from(&mut rd, FORMAT_PDATS)?;
+        rd.expect_trailer();
         let wide = header.wide();
         let timed = header.flags & FLAG_TIME != 0;
         Ok(PdatsDecoder {
@@ -276,6 +279,7 @@ impl<R: Read> PdatsDecoder<R> {
             last: [0; 8],
             pending: None,
             failed: false,
+            refs: 0,
         })
     }
 
@@ -367,16 +371,11 @@ impl<R: Read> PdatsDecoder<R> {
             } else {
                 None
             };
+            self.refs += 1;
             return Some(Ok(self.emit(kind, off, delta)));
         }
-        match self.read_record() {
-            Ok(Some(r)) => Some(Ok(r)),
-            Ok(None) => None,
-            Err(e) => {
-                self.failed = true;
-                Some(Err(e))
-            }
-        }
+        let r = self.read_record();
+        self.rd.record_step(r, &mut self.refs, &mut self.failed)
     }
 }
 
@@ -409,6 +408,7 @@ pub fn decode_timed(bytes: &[u8]) -> Result<(FileHeader, Vec<(Ref, u64)>), Decod
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::header::TRAILER_LEN;
     use proptest::prelude::*;
 
     /// Johnson, PDATS II paper, Table 3: the first 29 references of the `tex` DLX trace.
@@ -468,7 +468,7 @@ pub(crate) mod tests {
         );
         let golden = hex(GOLDEN);
         assert_eq!(golden.len(), 46);
-        assert_eq!(&out[16..], &golden[..]);
+        assert_eq!(&out[16..out.len() - TRAILER_LEN], &golden[..]);
         let (h, back) = decode(&out).unwrap();
         assert_eq!(h.format, 1);
         assert_eq!(back, table3());
@@ -490,6 +490,15 @@ pub(crate) mod tests {
         }
     }
 
+    /// docs/pdats.md: a file cut anywhere (at a record boundary included) or with any bit
+    /// flipped is an error, never a shorter or other answer.
+    #[test]
+    fn truncation_and_bit_flips_are_errors() {
+        let good = encode(&table3(), &PdatsOptions::default()).unwrap();
+        assert_eq!(decode(&good).unwrap().1, table3());
+        crate::header::tests::assert_damage_is_an_error(&good, |b| decode(b).is_ok());
+    }
+
     #[test]
     fn comment_and_data_default_offset() {
         let refs = vec![Ref::new(0, 4), Ref::new(0, 8), Ref::new(1, 4)];
@@ -501,7 +510,7 @@ pub(crate) mod tests {
         let out = encode(&refs, &opts).unwrap();
         assert_eq!(out[5], FLAG_DATA_DEFAULT_OFFSET);
         assert_eq!(&out[16..19], "hé".as_bytes());
-        assert_eq!(&out[19..], &[0x80, 0x01, 0x01]);
+        assert_eq!(&out[19..out.len() - TRAILER_LEN], &[0x80, 0x01, 0x01]);
         let (h, back) = decode(&out).unwrap();
         assert_eq!(h.comment, "hé");
         assert_eq!(back, refs);
@@ -557,7 +566,7 @@ pub(crate) mod tests {
         let out = encode(&refs, &PdatsOptions::default()).unwrap();
         // first: 0x1000 with code 2 (42 10 00); then ifetch runs of 256, 256, 87 of +4
         assert_eq!(
-            &out[16..],
+            &out[16..out.len() - TRAILER_LEN],
             &[0x42, 0x10, 0x00, 0x82, 0xff, 0x82, 0xff, 0x82, 86]
         );
         assert_eq!(decode(&out).unwrap().1, refs);
@@ -576,7 +585,7 @@ pub(crate) mod tests {
         };
         let out = encode(&refs, &opts).unwrap();
         assert_eq!(out[16], 0x60);
-        assert_eq!(out.len(), 16 + 9 + 9 + 9);
+        assert_eq!(out.len(), 16 + 9 + 9 + 9 + TRAILER_LEN);
         assert_eq!(decode(&out).unwrap().1, refs);
     }
 
@@ -597,7 +606,7 @@ pub(crate) mod tests {
         let out = encode_timed(&refs, &opts).unwrap();
         assert_eq!(out[5], FLAG_TIME);
         assert_eq!(
-            &out[16..],
+            &out[16..out.len() - TRAILER_LEN],
             &[
                 0x42, 0x01, 0x00, // ifetch 0x100, delta 0
                 0x8a, 0x02, 0x03, // ifetch +4 x3, delta 3 each (tcode 1)
@@ -665,7 +674,7 @@ pub(crate) mod tests {
         fn round_trip_32(refs in trace_strategy(false), dd in any::<bool>()) {
             let opts = PdatsOptions { data_default_offset: dd, ..Default::default() };
             let out = encode(&refs, &opts).unwrap();
-            prop_assert!(out.len() - 16 <= 5 * refs.len());
+            prop_assert!(out.len() - 16 - TRAILER_LEN <= 5 * refs.len());
             let (_, back) = decode(&out).unwrap();
             prop_assert_eq!(back, refs);
         }
@@ -674,7 +683,7 @@ pub(crate) mod tests {
         fn round_trip_64(refs in trace_strategy(true)) {
             let opts = PdatsOptions { wide: true, ..Default::default() };
             let out = encode(&refs, &opts).unwrap();
-            prop_assert!(out.len() - 16 <= 9 * refs.len());
+            prop_assert!(out.len() - 16 - TRAILER_LEN <= 9 * refs.len());
             let (_, back) = decode(&out).unwrap();
             prop_assert_eq!(back, refs);
         }

@@ -45,7 +45,7 @@
 
 use crate::arith::{add, fits, sdiff};
 use crate::header::{
-    ByteReader, DecodeError, EncodeError, FileHeader, FLAG_64BIT, FORMAT_PDATS2,
+    ByteReader, CheckedWriter, DecodeError, EncodeError, FileHeader, FLAG_64BIT, FORMAT_PDATS2,
 };
 use crate::Ref;
 use std::io::{Read, Write};
@@ -98,7 +98,7 @@ const OUT_CHUNK: usize = 1 << 14;
 
 /// Streaming PDATS II encoder; holds at most one pending record and one output chunk.
 pub struct Pdats2Encoder<W: Write> {
-    out: Option<W>,
+    out: Option<CheckedWriter<W>>,
     buf: Vec<u8>,
     wide: bool,
     stride_log2: u8,
@@ -112,7 +112,7 @@ pub struct Pdats2Encoder<W: Write> {
 
 impl<W: Write> Pdats2Encoder<W> {
     /// Write the file header and return the encoder.
-    pub fn new(mut out: W, opts: &Pdats2Options) -> Result<Self, EncodeError> {
+    pub fn new(out: W, opts: &Pdats2Options) -> Result<Self, EncodeError> {
         if opts.stride_log2 > 3 {
             return Err(EncodeError::Config("stride_log2 must be 0..=3"));
         }
@@ -123,6 +123,7 @@ impl<W: Write> Pdats2Encoder<W> {
             zones: 2,
             comment: opts.comment.clone(),
         };
+        let mut out = CheckedWriter::new(out);
         header.write_to(&mut out)?;
         Ok(Pdats2Encoder {
             out: Some(out),
@@ -275,9 +276,8 @@ impl<W: Write> Pdats2Encoder<W> {
     pub fn finish(mut self) -> Result<W, EncodeError> {
         self.flush()?;
         self.write_chunk()?;
-        let mut out = self.out.take().ok_or(EncodeError::Finished)?;
-        out.flush()?;
-        Ok(out)
+        let out = self.out.take().ok_or(EncodeError::Finished)?;
+        Ok(out.finish(self.index)?)
     }
 }
 
@@ -301,6 +301,8 @@ pub struct Pdats2Decoder<R> {
     /// Count-implied ifetches still to emit.
     pending: u8,
     failed: bool,
+    /// References returned so far.
+    refs: u64,
 }
 
 impl<R: Read> Pdats2Decoder<R> {
@@ -308,6 +310,7 @@ impl<R: Read> Pdats2Decoder<R> {
     pub fn new(inner: R) -> Result<Self, DecodeError> {
         let mut rd = ByteReader::new(inner);
         let header = FileHeader::read_from(&mut rd, FORMAT_PDATS2)?;
+        rd.expect_trailer();
         if header.stride_log2 > 3 {
             return Err(DecodeError::corrupt(
                 6,
@@ -325,6 +328,7 @@ impl<R: Read> Pdats2Decoder<R> {
             base: [0; 2],
             pending: 0,
             failed: false,
+            refs: 0,
         })
     }
 
@@ -395,16 +399,11 @@ impl<R: Read> Iterator for Pdats2Decoder<R> {
         }
         if self.pending > 0 {
             self.pending -= 1;
+            self.refs += 1;
             return Some(Ok(self.next_ifetch()));
         }
-        match self.read_record() {
-            Ok(Some(r)) => Some(Ok(r)),
-            Ok(None) => None,
-            Err(e) => {
-                self.failed = true;
-                Some(Err(e))
-            }
-        }
+        let r = self.read_record();
+        self.rd.record_step(r, &mut self.refs, &mut self.failed)
     }
 }
 
@@ -419,6 +418,7 @@ pub fn decode(bytes: &[u8]) -> Result<(FileHeader, Vec<Ref>), DecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::header::TRAILER_LEN;
     use crate::pdats::tests::{hex, table3};
     use proptest::prelude::*;
 
@@ -434,7 +434,7 @@ mod tests {
         );
         let golden = hex(GOLDEN);
         assert_eq!(golden.len(), 28);
-        assert_eq!(&out[16..], &golden[..]);
+        assert_eq!(&out[16..out.len() - TRAILER_LEN], &golden[..]);
         let (h, back) = decode(&out).unwrap();
         assert_eq!(h.zones, 2);
         assert_eq!(back, table3());
@@ -512,8 +512,17 @@ mod tests {
         let out = encode(&refs, &o).unwrap();
         assert_eq!(out[6], 1);
         // +0x800 units, count 1 | +2 units (i8), count 1
-        assert_eq!(&out[16..], &[0x41, 0x08, 0x00, 0x21, 0x02]);
+        assert_eq!(&out[16..out.len() - TRAILER_LEN], &[0x41, 0x08, 0x00, 0x21, 0x02]);
         assert_eq!(decode(&out).unwrap().1, refs);
+    }
+
+    /// docs/pdats.md: a file cut anywhere (at a record boundary included) or with any bit
+    /// flipped is an error, never a shorter or other answer.
+    #[test]
+    fn truncation_and_bit_flips_are_errors() {
+        let good = encode(&table3(), &Pdats2Options::default()).unwrap();
+        assert_eq!(decode(&good).unwrap().1, table3());
+        crate::header::tests::assert_damage_is_an_error(&good, |b| decode(b).is_ok());
     }
 
     #[test]
@@ -521,7 +530,7 @@ mod tests {
         let refs: Vec<Ref> = (0..70u64).map(|i| Ref::new(2, 4 + 4 * i)).collect();
         let out = encode(&refs, &Pdats2Options::default()).unwrap();
         // 1 + 31, 1 + 31, 1 + 5: all "+1" records
-        assert_eq!(&out[16..], &[0x1f, 0x1f, 0x05]);
+        assert_eq!(&out[16..out.len() - TRAILER_LEN], &[0x1f, 0x1f, 0x05]);
         assert_eq!(decode(&out).unwrap().1, refs);
     }
 
@@ -587,7 +596,7 @@ mod tests {
         #[test]
         fn round_trip_and_canonical_32(refs in trace_strategy(false, 2)) {
             let out = encode(&refs, &Pdats2Options::default()).unwrap();
-            prop_assert!(out.len() - 16 <= 5 * refs.len());
+            prop_assert!(out.len() - 16 - TRAILER_LEN <= 5 * refs.len());
             let (_, back) = decode(&out).unwrap();
             prop_assert_eq!(&back, &refs);
             prop_assert_eq!(encode(&back, &Pdats2Options::default()).unwrap(), out);
@@ -597,7 +606,7 @@ mod tests {
         fn round_trip_and_canonical_64(refs in trace_strategy(true, 2)) {
             let o = Pdats2Options { wide: true, ..Default::default() };
             let out = encode(&refs, &o).unwrap();
-            prop_assert!(out.len() - 16 <= 9 * refs.len());
+            prop_assert!(out.len() - 16 - TRAILER_LEN <= 9 * refs.len());
             let (_, back) = decode(&out).unwrap();
             prop_assert_eq!(&back, &refs);
             prop_assert_eq!(encode(&back, &o).unwrap(), out);
@@ -616,7 +625,7 @@ mod tests {
             // Every record is at most 5 bytes and covers at least one reference; a record
             // count equals the number of references not covered by a count.
             let out = encode(&refs, &Pdats2Options::default()).unwrap();
-            let body = &out[16..];
+            let body = &out[16..out.len() - TRAILER_LEN];
             let mut pos = 0;
             let mut covered = 0usize;
             let mut records = 0usize;

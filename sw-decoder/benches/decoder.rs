@@ -337,7 +337,7 @@ fn main() {
     let work: Vec<Prepared> = workloads()
         .into_iter()
         .map(|(workload, spec)| {
-            let run = generate(&spec);
+            let run = generate(&spec).unwrap();
             let n = run.events.len() as u64;
             eprintln!(
                 "workload {workload}: {n} instructions, image {} bytes; traces:",

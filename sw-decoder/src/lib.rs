@@ -116,6 +116,10 @@ pub enum DecodeError {
     BadSyncMarker { offset: u64 },
     #[error("bit {offset}: stopped after the limit of {limit} instructions")]
     InstructionLimit { limit: u64, offset: u64 },
+    /// Input known to be lost here (a trace file block whose CRC failed); decoding resumes
+    /// after the next sync marker behind it.
+    #[error("bit {offset}: {bytes} byte(s) of trace lost (a damaged block); the record they cut is dropped")]
+    LostInput { bytes: u64, offset: u64 },
 }
 
 impl DecodeError {
@@ -129,7 +133,8 @@ impl DecodeError {
             | DecodeError::ImageMismatch { offset, .. }
             | DecodeError::Corrupt { offset, .. }
             | DecodeError::BadSyncMarker { offset }
-            | DecodeError::InstructionLimit { offset, .. } => *offset += bits,
+            | DecodeError::InstructionLimit { offset, .. }
+            | DecodeError::LostInput { offset, .. } => *offset += bits,
         }
         self
     }
@@ -143,7 +148,8 @@ impl DecodeError {
             | DecodeError::ImageMismatch { offset, .. }
             | DecodeError::Corrupt { offset, .. }
             | DecodeError::BadSyncMarker { offset }
-            | DecodeError::InstructionLimit { offset, .. } => *offset,
+            | DecodeError::InstructionLimit { offset, .. }
+            | DecodeError::LostInput { offset, .. } => *offset,
         }
     }
 }

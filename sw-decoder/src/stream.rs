@@ -119,7 +119,13 @@ pub struct StreamDecoder<M: ProgramImage> {
     gzip_error: Option<DecodeError>,
     pushed: u64,
     compact_bytes: usize,
+    /// Lost stretches of input ([`push_lost`](Self::push_lost)), absolute byte ranges, in
+    /// order; their place in `buf` holds filler bytes.
+    gaps: std::collections::VecDeque<(u64, u64)>,
 }
+
+/// What stands in the buffer for lost bytes: never zero, so no sync marker forms in it.
+const LOST_FILLER: u8 = 0xFF;
 
 impl<M: ProgramImage> StreamDecoder<M> {
     /// A decoder for a trace that starts at bit 0 in the reset state.
@@ -148,6 +154,7 @@ impl<M: ProgramImage> StreamDecoder<M> {
             gzip_error: None,
             pushed: 0,
             compact_bytes: COMPACT_BYTES,
+            gaps: Default::default(),
         }
     }
 
@@ -218,6 +225,28 @@ impl<M: ProgramImage> StreamDecoder<M> {
         }
     }
 
+    /// The next `len` bytes of the trace are lost (a trace file block whose CRC failed,
+    /// docs/trace-format.md 12.4). Records that end before them are decoded; the record
+    /// they cut is dropped with a [`DecodeError::LostInput`] at the gap, and decoding
+    /// resumes after the next sync marker behind them. Not for gzip-L.
+    pub fn push_lost(&mut self, len: usize) {
+        if self.finished || len == 0 {
+            return;
+        }
+        let start = self.base + self.buf.len() as u64;
+        self.pushed += len as u64;
+        if self.gunzip.is_some() {
+            // A gzip member cannot be inflated past a hole: decoding ends there.
+            if self.gzip_error.is_none() {
+                self.gzip_error = Some(DecodeError::LostInput { bytes: len as u64, offset: (self.pushed - len as u64) * 8 });
+            }
+            return;
+        }
+        self.compact();
+        self.buf.resize(self.buf.len() + len, LOST_FILLER);
+        self.gaps.push_back((start, start + len as u64));
+    }
+
     /// No more input: the rest of the buffer is decoded to its end.
     pub fn finish(&mut self) {
         if self.finished {
@@ -262,9 +291,57 @@ impl<M: ProgramImage> StreamDecoder<M> {
                 return Step::Progress;
             }
         }
+        while let Some(&(start, end)) = self.gaps.front() {
+            // Decode up to the gap as if the input ended there: a record the gap cuts
+            // reports `Truncated`, which becomes the gap's error.
+            let window = start.saturating_sub(self.base) as usize;
+            let decode_to_gap = match self.mode {
+                Mode::Decoding => true,
+                Mode::Seeking { from } => {
+                    let from_rel = from.saturating_sub(self.base) as usize;
+                    from_rel <= window && find_sync_marker(&self.buf[..window], from_rel).is_some()
+                }
+                Mode::Finished => false,
+            };
+            let mut cut = false;
+            if decode_to_gap {
+                let stop = self.run_window(window, true, sink, |step, sink| match step {
+                    Step::Error(DecodeError::Truncated { .. }) => {
+                        cut = true;
+                        ControlFlow::Break(())
+                    }
+                    step => on_step(step, sink),
+                });
+                if stop == Step::Progress && !cut {
+                    return Step::Progress;
+                }
+            }
+            self.gaps.pop_front();
+            if cut || self.mode != Mode::Finished {
+                self.mode = Mode::Seeking { from: end };
+            }
+            let lost = DecodeError::LostInput { bytes: end - start, offset: start * 8 };
+            if on_step(Step::Error(lost), sink).is_break() {
+                return Step::Progress;
+            }
+        }
+        let (len, finished) = (self.buf.len(), self.finished);
+        self.run_window(len, finished, sink, on_step)
+    }
+
+    /// [`run`](Self::run) over the first `window` bytes of the buffer, which end the input
+    /// if `finished`.
+    fn run_window<S: AddressSink + ?Sized>(
+        &mut self,
+        window: usize,
+        finished: bool,
+        sink: &mut S,
+        mut on_step: impl FnMut(Step, &mut S) -> ControlFlow<()>,
+    ) -> Step {
         let inner = self.inner.take().expect("the decoder is parked between calls");
-        let StreamDecoder { image, buf, base, finished, mode, .. } = self;
-        let (base, finished) = (*base, *finished);
+        let StreamDecoder { image, buf, base, mode, .. } = self;
+        let buf = &buf[..window];
+        let base = *base;
         let (inner, stop) = match inner {
             Inner::Records(d) => {
                 let mut d = d.rebind(buf, base * 8, image);
@@ -273,7 +350,10 @@ impl<M: ProgramImage> StreamDecoder<M> {
             }
             Inner::Pft(p) => {
                 let mut p = p.rebind(buf, image, 0);
+                let more_input = p.more_input;
+                p.more_input = !finished;
                 let stop = drive_pft(&mut p, buf, base, finished, mode, sink, &mut on_step);
+                p.more_input = more_input;
                 (Inner::Pft(Box::new(p.rebind(&[], &NO_IMAGE, 0))), stop)
             }
         };

@@ -231,9 +231,31 @@ impl Builder {
     }
 }
 
-/// Build a program and run it.
-pub fn generate(spec: &SyntheticSpec) -> SyntheticRun {
-    assert!(spec.arm_words >= 16, "the ARM region holds the vectors");
+/// Most retired instructions one run holds: its events take about 1 GiB.
+pub const MAX_INSTRUCTIONS: usize = 1 << 25;
+
+/// A specification [`generate`] cannot build.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SyntheticError {
+    #[error("{0} instructions: more than the {MAX_INSTRUCTIONS} a synthetic run holds")]
+    TooManyInstructions(usize),
+    #[error("{0} ARM words: the ARM region needs 16 to {max} (the vectors, below the Thumb region)", max = THUMB_BASE / 4)]
+    ArmWords(u32),
+    #[error("{0} Thumb halfwords: more than the {max} that keep the program below 1 MiB", max = (0x10_0000 - THUMB_BASE) / 2)]
+    ThumbHalfwords(u32),
+}
+
+/// Build a program and run it; a size out of range is an error (before any allocation).
+pub fn generate(spec: &SyntheticSpec) -> Result<SyntheticRun, SyntheticError> {
+    if spec.instructions > MAX_INSTRUCTIONS {
+        return Err(SyntheticError::TooManyInstructions(spec.instructions));
+    }
+    if !(16..=THUMB_BASE / 4).contains(&spec.arm_words) {
+        return Err(SyntheticError::ArmWords(spec.arm_words));
+    }
+    if spec.thumb_halfwords > (0x10_0000 - THUMB_BASE) / 2 {
+        return Err(SyntheticError::ThumbHalfwords(spec.thumb_halfwords));
+    }
     let builder = Builder { arm: Vec::new(), thumb: Vec::new(), rng: SplitMix64::new(spec.seed), spec: *spec };
     let image = builder.build();
     let mut rng = SplitMix64::new(spec.seed ^ 0x5EED_5EED);
@@ -275,7 +297,7 @@ pub fn generate(spec: &SyntheticSpec) -> SyntheticRun {
         events.push(RetireEvent { pc, insn, thumb, class: c.class, taken, next_pc: next, exception, cycle: 0 });
         iw = next;
     }
-    SyntheticRun { image, events }
+    Ok(SyntheticRun { image, events })
 }
 
 fn is_swi(insn: u32, thumb: bool) -> bool {
@@ -292,7 +314,7 @@ mod tests {
 
     #[test]
     fn runs_are_consistent_and_cover_every_class() {
-        let run = generate(&SyntheticSpec::new(7, 200_000));
+        let run = generate(&SyntheticSpec::new(7, 200_000)).unwrap();
         let mut seen = [0u64; 6];
         let mut thumb = 0;
         for w in run.events.windows(2) {
@@ -315,12 +337,25 @@ mod tests {
                     spec.arm_words = 64;
                     spec.thumb_halfwords = 64;
                 }
-                generate(&spec); // panics if a run leaves its image
+                generate(&spec).unwrap(); // panics if a run leaves its image
             }
         }
-        let again = generate(&SyntheticSpec::new(7, 200_000));
+        let again = generate(&SyntheticSpec::new(7, 200_000)).unwrap();
         assert_eq!(again.events, run.events, "deterministic");
-        let arm = generate(&SyntheticSpec::new(3, 50_000).arm_only());
+        let arm = generate(&SyntheticSpec::new(3, 50_000).arm_only()).unwrap();
         assert!(arm.events.iter().all(|e| !e.thumb));
+    }
+
+    #[test]
+    fn huge_sizes_are_errors_not_panics() {
+        let huge = SyntheticSpec::new(1, usize::MAX);
+        assert_eq!(generate(&huge).err(), Some(SyntheticError::TooManyInstructions(usize::MAX)));
+        let big = SyntheticSpec { arm_words: u32::MAX, ..SyntheticSpec::new(1, 10) };
+        assert_eq!(generate(&big).err(), Some(SyntheticError::ArmWords(u32::MAX)));
+        let few = SyntheticSpec { arm_words: 15, ..SyntheticSpec::new(1, 10) };
+        assert_eq!(generate(&few).err(), Some(SyntheticError::ArmWords(15)));
+        let thumb = SyntheticSpec { thumb_halfwords: u32::MAX, ..SyntheticSpec::new(1, 10) };
+        assert_eq!(generate(&thumb).err(), Some(SyntheticError::ThumbHalfwords(u32::MAX)));
+        assert!(generate(&SyntheticSpec::new(1, MAX_INSTRUCTIONS.min(1000))).is_ok());
     }
 }

@@ -49,8 +49,8 @@ proptest! {
     #[test]
     fn competitors_round_trip(seed in any::<u64>(), n in 500usize..8000) {
         let spec = SyntheticSpec::new(seed, n);
-        let iw = generate(&spec);
-        let arm = generate(&spec.arm_only());
+        let iw = generate(&spec).unwrap();
+        let arm = generate(&spec.arm_only()).unwrap();
         for text in CONFIGS {
             check(&iw.events, &iw.image, text)?;
             check(&arm.events, &arm.image, &format!("{text},isa=arm"))?;
@@ -61,7 +61,7 @@ proptest! {
 #[test]
 fn tslz_windows_order_as_the_paper_says() {
     // Larger windows find more repeats: TSLZ-256 >= TSLZ-1K >= TSLZ-8K in bits.
-    let run = generate(&SyntheticSpec::new(3, 60_000));
+    let run = generate(&SyntheticSpec::new(3, 60_000)).unwrap();
     let bits = |text: &str| {
         let cfg: Config = text.parse().unwrap();
         let mut enc = Encoder::new(&cfg);
@@ -78,7 +78,7 @@ fn tslz_windows_order_as_the_paper_says() {
 /// every competitor, and SW-GZIP sends all of them after the last instruction.
 #[test]
 fn competitors_in_cycle_mode_send_the_functional_bits() {
-    let run = generate(&SyntheticSpec::new(11, 20_000));
+    let run = generate(&SyntheticSpec::new(11, 20_000)).unwrap();
     let buf: BufferConfig = "sdb=2,obuf=80,port=1,policy=stall".parse().unwrap();
     for text in CONFIGS {
         let cfg: Config = text.parse().unwrap();

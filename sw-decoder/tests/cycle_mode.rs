@@ -53,7 +53,7 @@ proptest! {
 
     #[test]
     fn stall_policy_keeps_functional_bits(seed in any::<u64>()) {
-        let run_ = generate(&SyntheticSpec::new(seed, 6000));
+        let run_ = generate(&SyntheticSpec::new(seed, 6000)).unwrap();
         let cyc = cycles(run_.events.len(), seed);
         let mut rng = SplitMix64::new(seed ^ 0xB0FF);
         for text in CONFIGS {
@@ -70,7 +70,7 @@ proptest! {
 
     #[test]
     fn drop_policy_decodes_outside_the_gaps(seed in any::<u64>()) {
-        let run_ = generate(&SyntheticSpec::new(seed, 6000));
+        let run_ = generate(&SyntheticSpec::new(seed, 6000)).unwrap();
         let expected: Vec<u32> = run_.events.iter().map(RetireEvent::iw_addr).collect();
         // IPC = 1 and one bit per two cycles: the port cannot keep up, so records drop.
         let cyc: Vec<u64> = (0..run_.events.len() as u64).collect();
@@ -102,7 +102,7 @@ proptest! {
 
     #[test]
     fn needed_sizes_are_exact(seed in any::<u64>()) {
-        let run_ = generate(&SyntheticSpec::new(seed, 4000));
+        let run_ = generate(&SyntheticSpec::new(seed, 4000)).unwrap();
         let cyc = cycles(run_.events.len(), seed ^ 7);
         let mut rng = SplitMix64::new(seed ^ 0x512E);
         for text in CONFIGS {
@@ -126,7 +126,7 @@ proptest! {
 /// A drop-mode run that really drops: the check above is not vacuous.
 #[test]
 fn a_slow_port_drops_on_the_baselines() {
-    let run_ = generate(&SyntheticSpec::new(11, 6000));
+    let run_ = generate(&SyntheticSpec::new(11, 6000)).unwrap();
     let cyc: Vec<u64> = (0..run_.events.len() as u64).collect();
     let cfg: Config = "fbase".parse().unwrap();
     let buf: BufferConfig = "sdb=2,obuf=80,ratio=4,policy=drop".parse().unwrap();
@@ -138,7 +138,7 @@ fn a_slow_port_drops_on_the_baselines() {
 /// overflow jobs: offset, lost count, reset, new start).
 #[test]
 fn a_slow_port_drops_pft_and_the_gaps_decode() {
-    let run_ = generate(&SyntheticSpec::new(11, 20_000));
+    let run_ = generate(&SyntheticSpec::new(11, 20_000)).unwrap();
     let expected: Vec<u32> = run_.events.iter().map(RetireEvent::iw_addr).collect();
     let cyc: Vec<u64> = (0..run_.events.len() as u64).collect();
     for text in ["pft", "pft,sync=2000,itp=0"] {

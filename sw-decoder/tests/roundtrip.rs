@@ -61,8 +61,8 @@ fn encode(cfg: &Config, events: &[RetireEvent], sync_at: &[usize]) -> (Vec<u8>, 
 }
 
 fn check_roundtrip(spec: &SyntheticSpec, sync_at: &[usize]) {
-    let run_iw = generate(spec);
-    let run_arm = generate(&spec.arm_only());
+    let run_iw = generate(spec).unwrap();
+    let run_arm = generate(&spec.arm_only()).unwrap();
     for text in CONFIGS {
         let cfg: Config = text.parse().unwrap();
         let run = if cfg.isa == IsaMode::ArmOnly { &run_arm } else { &run_iw };
@@ -114,7 +114,7 @@ fn long_run_every_scheme() {
 /// A decoder that joins at a sync marker rebuilds exactly the instructions after it.
 #[test]
 fn decoding_from_the_middle_resumes_at_a_sync() {
-    let run = generate(&SyntheticSpec::new(99, 60_000));
+    let run = generate(&SyntheticSpec::new(99, 60_000)).unwrap();
     for text in ["rsdc-32x4-128,sync=4000", "esdc-16x4-64,sync=2500", "bsdc-64x4-256,sync=3000", "nexs,sync=1000", "pft,sync=3000"] {
         let cfg: Config = text.parse().unwrap();
         let (bytes, _) = encode(&cfg, &run.events, &[]);
@@ -137,7 +137,7 @@ fn decoding_from_the_middle_resumes_at_a_sync() {
 /// decoded before the damage is a correct prefix.
 #[test]
 fn damaged_traces_fail_cleanly() {
-    let run = generate(&SyntheticSpec::new(5, 20_000));
+    let run = generate(&SyntheticSpec::new(5, 20_000)).unwrap();
     for text in ["bsdc-32x4-128", "esdc-32x4-128", "rsdc-32x4-128", "base", "nexs", "fbase", "pft", "pft,sync=3000"] {
         let cfg: Config = text.parse().unwrap();
         let (bytes, _) = encode(&cfg, &run.events, &[]);

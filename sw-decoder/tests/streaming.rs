@@ -317,3 +317,51 @@ fn section_images_decode_like_the_elf_and_locate_missing_code() {
         }
     }
 }
+
+/// A lost stretch of input (a damaged trace file block): the addresses before it are those
+/// of the trace cut there, the record it cuts is dropped with one `LostInput` error, and
+/// decoding resumes after the next sync marker behind it (none with `sync=0`).
+#[test]
+fn lost_input_drops_to_the_next_sync_marker() {
+    use streamtrace_model::format::{find_sync_marker, SYNC_MARKER};
+    let mut resumed = 0;
+    for c in cases().iter().filter(|c| c.cfg.scheme != Scheme::Gzip && c.trace.len() > 200) {
+        for (g, lost) in [(c.trace.len() / 3, 64), (c.trace.len() / 2, 200.min(c.trace.len() / 4))] {
+            // Reference: the prefix decoded alone, then the whole decoder from the first
+            // marker behind the gap.
+            let mut want = whole(c, &c.trace[..g], u64::MAX).addresses;
+            if let Some(at) = find_sync_marker(&c.trace, g + lost) {
+                let mut d = Decoder::new(&c.cfg, &c.trace[at - SYNC_MARKER.len()..], c.elf);
+                assert_eq!(d.resync(), Some(SYNC_MARKER.len() as u64 * 8));
+                while d.next_element(&mut want).unwrap().is_some() {}
+                resumed += 1;
+            }
+            for chunk in [1usize, 13, 4096] {
+                let mut dec = StreamDecoder::new(&c.cfg, c.elf).compact_after(chunk);
+                let (mut got, mut errors) = (Vec::new(), Vec::new());
+                let mut pull = |dec: &mut StreamDecoder<&ElfImage>, got: &mut Vec<u32>| loop {
+                    match dec.next(got) {
+                        Step::NeedInput | Step::Finished => break,
+                        Step::Error(e) => errors.push(e),
+                        _ => {}
+                    }
+                };
+                for part in c.trace[..g].chunks(chunk) {
+                    dec.push(part);
+                    pull(&mut dec, &mut got);
+                }
+                dec.push_lost(lost);
+                for part in c.trace[g + lost..].chunks(chunk) {
+                    dec.push(part);
+                    pull(&mut dec, &mut got);
+                }
+                dec.finish();
+                pull(&mut dec, &mut got);
+                let lost_errors: Vec<_> = errors.iter().filter(|e| matches!(e, DecodeError::LostInput { .. })).collect();
+                assert_eq!(lost_errors, [&DecodeError::LostInput { bytes: lost as u64, offset: g as u64 * 8 }], "{}", c.name);
+                assert!(got == want, "{} gap at {g}+{lost}, chunks {chunk}: {} vs {} addresses", c.name, got.len(), want.len());
+            }
+        }
+    }
+    assert!(resumed >= 2, "only {resumed} gaps were followed by a sync marker");
+}

@@ -1,6 +1,6 @@
 //! Helpers shared by the CLI integration tests that run the built binary in a directory
 //! and expect exit status 1 with a message on bad input (`cli_wet`, `cli_citcat`,
-//! `cli_reliability`, `cli_stages`).
+//! `cli_reliability`, `cli_stages`, `cli_container`).
 // Each test binary uses its own subset.
 #![allow(dead_code)]
 
@@ -42,4 +42,15 @@ pub fn fails(o: &Output, needle: &str) {
     assert_eq!(o.status.code(), Some(1), "expected exit 1: {err}");
     assert!(err.contains(needle), "stderr lacks '{needle}': {err}");
     assert!(!err.contains("panicked"), "panic: {err}");
+}
+
+/// Exit status `code` with every one of `needles` on stderr, and no panic.
+#[track_caller]
+pub fn exits(o: &Output, code: i32, needles: &[&str]) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(code), "stderr:\n{err}");
+    for n in needles {
+        assert!(err.contains(n), "stderr lacks {n:?}:\n{err}");
+    }
+    assert!(!err.contains("panicked"), "panic:\n{err}");
 }

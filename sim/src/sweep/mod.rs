@@ -217,7 +217,7 @@ fn capture_key(p: &ProgramSpec, elf_bytes: &[u8], opts: &CaptureOptions) -> Stri
 /// Make sure a capture exists for `program` at every `max_sl` (one simulation writes all
 /// missing ones); returns their paths in the order of `max_sls`.
 pub fn ensure_captures(p: &ProgramSpec, max_sls: &[u32], opts: &CaptureOptions) -> Result<Vec<PathBuf>, String> {
-    let elf_bytes = std::fs::read(&p.elf).map_err(|e| format!("{}: {e}", p.elf.display()))?;
+    let elf_bytes = streamtrace_isa::read_program(&p.elf).map_err(|e| e.to_string())?;
     let key = capture_key(p, &elf_bytes, opts);
     let paths: Vec<PathBuf> = max_sls.iter().map(|&m| capture_path(&opts.dir, &key, m)).collect();
     let missing: Vec<(u32, PathBuf)> = max_sls

@@ -1,7 +1,7 @@
 //! V1 and V2 of docs/citcat.md 7 (V3 is checked by the replay itself, which fails when an
 //! event is left over or the end key is missed).
 
-use super::format::{is_cpu_record, Cat, CatRecord, TraceEntry};
+use super::format::{is_cpu_record, kind_name, Cat, CatRecord, TraceEntry};
 
 /// The first difference between two sequences.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -12,6 +12,10 @@ pub struct Mismatch {
     pub record: Option<usize>,
     pub expected: String,
     pub got: String,
+    /// CAT records: the compared fields that differ (the lines above may print alike when
+    /// only data beyond their first bytes differs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub differing: Option<String>,
 }
 
 impl std::fmt::Display for Mismatch {
@@ -20,7 +24,11 @@ impl std::fmt::Display for Mismatch {
         if let Some(r) = self.record {
             write!(f, " (record {r} of the first CAT)")?;
         }
-        write!(f, ": expected {}, got {}", self.expected, self.got)
+        write!(f, ": expected {}, got {}", self.expected, self.got)?;
+        if let Some(d) = &self.differing {
+            write!(f, "; differing: {d}")?;
+        }
+        Ok(())
     }
 }
 
@@ -47,7 +55,7 @@ fn first_difference<T: PartialEq + std::fmt::Display>(
 
 /// V1: the instruction traces are equal entry for entry.
 pub fn compare_traces(expected: &[TraceEntry], got: &[TraceEntry]) -> Option<Mismatch> {
-    first_difference(expected.iter(), got.iter(), |a, b| a == b).map(|(index, expected, got)| Mismatch { index, record: None, expected, got })
+    first_difference(expected.iter(), got.iter(), |a, b| a == b).map(|(index, expected, got)| Mismatch { index, record: None, expected, got, differing: None })
 }
 
 /// V2: the CPU-originated records (kinds 1-5 and 10) are equal in kind, size, flags,
@@ -59,6 +67,7 @@ pub fn compare_cats(expected: &Cat, got: &Cat) -> Option<Mismatch> {
             record: None,
             expected: format!("header line {} wb {} wa {}", expected.line_bytes, expected.write_back, expected.write_allocate),
             got: format!("header line {} wb {} wa {}", got.line_bytes, got.write_back, got.write_allocate),
+            differing: None,
         });
     }
     fn cpu(c: &Cat) -> Vec<(usize, &CatRecord)> {
@@ -66,5 +75,54 @@ pub fn compare_cats(expected: &Cat, got: &Cat) -> Option<Mismatch> {
     }
     let (a, b) = (cpu(expected), cpu(got));
     first_difference(a.iter().map(|(_, r)| *r), b.iter().map(|(_, r)| *r), |x, y| x.same_as(y))
-        .map(|(index, e, g)| Mismatch { index, record: a.get(index).map(|(i, _)| *i), expected: e, got: g })
+        .map(|(index, e, g)| Mismatch {
+            index,
+            record: a.get(index).map(|(i, _)| *i),
+            expected: e,
+            got: g,
+            differing: a.get(index).zip(b.get(index)).map(|((_, x), (_, y))| differing_fields(x, y)),
+        })
+}
+
+/// The V2 fields of two records that differ, each with both values.
+fn differing_fields(x: &CatRecord, y: &CatRecord) -> String {
+    let mut d = Vec::new();
+    if x.kind != y.kind {
+        d.push(format!("kind {} vs {}", kind_name(x.kind), kind_name(y.kind)));
+    }
+    if x.flags != y.flags {
+        d.push(format!("flags {:#06x} vs {:#06x}", x.flags, y.flags));
+    }
+    if x.addr != y.addr {
+        d.push(format!("addr {:#010x} vs {:#010x}", x.addr, y.addr));
+    }
+    if x.data.len() != y.data.len() {
+        d.push(format!("size {} vs {}", x.data.len(), y.data.len()));
+    }
+    if let Some(i) = x.data.iter().zip(&y.data).position(|(p, q)| p != q) {
+        d.push(format!("data byte {i} {:#04x} vs {:#04x}", x.data[i], y.data[i]));
+    }
+    d.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two line fills that differ only in a data byte past the 8 the record line shows.
+    #[test]
+    fn v2_names_the_differing_fields() {
+        let rec = |data: Vec<u8>| CatRecord { kind: 1, flags: 0, addr: 0x8000, cycle: 5, data };
+        let cat = |data: Vec<u8>| Cat { line_bytes: 32, write_back: true, write_allocate: true, records: vec![rec(data)] };
+        let a = vec![0u8; 32];
+        let mut b = a.clone();
+        b[20] = 7;
+        let m = compare_cats(&cat(a.clone()), &cat(b)).unwrap();
+        assert_eq!(m.expected, m.got, "the record lines print alike");
+        assert_eq!(m.differing.as_deref(), Some("data byte 20 0x00 vs 0x07"));
+        assert!(m.to_string().ends_with("; differing: data byte 20 0x00 vs 0x07"), "{m}");
+        let m = compare_cats(&cat(a.clone()), &cat(a[..16].to_vec())).unwrap();
+        assert_eq!(m.differing.as_deref(), Some("size 32 vs 16"));
+        assert!(compare_cats(&cat(a.clone()), &cat(a)).is_none());
+    }
 }
