@@ -147,7 +147,8 @@ impl TraceInput {
 
     /// What is wrong with the file as a whole once it was decoded to its end with
     /// `instructions` decoded and `lost` lost in overflows (`None` for a raw stream, which
-    /// carries no count; the count is only compared when decoding met no error).
+    /// carries no count; the count is only compared when the whole trace was decoded, from its
+    /// start and without an error: `decoded_cleanly`).
     pub fn end_problems(&self, instructions: u64, lost: u64, decoded_cleanly: bool) -> Vec<String> {
         let mut problems = Vec::new();
         if self.container.is_none() {

@@ -593,6 +593,7 @@ fn from_sync_decodes_the_tail() {
     // No marker at all.
     let o = streamtrace(&[
         "decode",
+        "--raw",
         "-c",
         cfg,
         "--elf",

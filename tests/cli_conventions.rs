@@ -182,9 +182,10 @@ fn dump(dir: &Path, cfg: &str, extra: &[&str]) -> std::process::Output {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let trace = dir.join(format!("{cfg}.trace"));
     if !trace.exists() {
-        ok(&streamtrace_in(root, &["encode", "-c", cfg, "-e", "tests/data/tiny.events", "-o", p(&trace)]));
+        // A bare bit stream, so that the records' bits and offsets are the file's.
+        ok(&streamtrace_in(root, &["encode", "--raw", "-c", cfg, "-e", "tests/data/tiny.events", "-o", p(&trace)]));
     }
-    let mut a = vec!["dump", "-c", cfg, "--elf", "isa/tests/data/tiny.elf", "-t", p(&trace)];
+    let mut a = vec!["dump", "--raw", "-c", cfg, "--elf", "isa/tests/data/tiny.elf", "-t", p(&trace)];
     a.extend_from_slice(extra);
     streamtrace_in(root, &a)
 }

@@ -122,7 +122,7 @@ pub const MAX_PROGRAM_BYTES: u64 = 256 << 20;
 /// size before anything is read; anything else (a device, a pipe) is read up to the limit
 /// and refused beyond it. Every loader of program files goes through here.
 pub fn read_program(path: &Path) -> Result<Vec<u8>, ImageError> {
-    let io = |source| ImageError::Io { path: path.to_path_buf(), source };
+    let io = |error| ImageError::Io { path: path.to_path_buf(), error };
     let too_big = || ImageError::FileTooLarge { path: path.to_path_buf(), limit: MAX_PROGRAM_BYTES };
     let file = std::fs::File::open(path).map_err(io)?;
     let meta = file.metadata().map_err(io)?;

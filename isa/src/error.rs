@@ -8,12 +8,10 @@ use std::path::PathBuf;
 /// offset where one is known.
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {
-    #[error("cannot read {}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    /// The OS error is in the message and not a `source`, so that a report of the whole
+    /// chain (anyhow's `{:#}`) names it once.
+    #[error("cannot read {}: {error}", path.display())]
+    Io { path: PathBuf, error: std::io::Error },
 
     #[error("program {}: larger than {limit} bytes, the limit", path.display())]
     FileTooLarge { path: PathBuf, limit: u64 },
