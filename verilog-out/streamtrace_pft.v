@@ -4523,6 +4523,9 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         prov_idx = c_pidx__6;
         pred = pred_f;
         ctx = ctx_f;
+        if (prov_any & (pred_f == alt_f)) begin
+            ctx = ctx_f + k_ctx1;
+        end
         mispredict = update & (pred_f != taken);
         c_above__0 = ~prov_any;
         c_free__0 = 1'b0;
@@ -4818,7 +4821,7 @@ module streamtrace_pft__direction__banks__0(clock,clear,hpc,leaving,shift,taken,
         end
         strength = ectr[(32'h0)+:(2)] ^ smask;
         strength8 = {6'd0, strength};
-        ctx = k_ctx_base + strength8;
+        ctx = k_ctx_base + (strength8 << k_one8);
         useful = euse;
         ctr_new = ectr;
         if (taken) begin
@@ -5196,7 +5199,7 @@ module streamtrace_pft__direction__banks__1(clock,clear,hpc,leaving,shift,taken,
     localparam  k_ctr_one = 3'b1;
     localparam  k_ctr_zero = 3'b0;
     localparam  k_ctr_m1 = 3'b111;
-    localparam  k_ctx_base = 8'h6;
+    localparam  k_ctx_base = 8'h2;
     
     // Stub signals
     reg  entries__clock;
@@ -5355,7 +5358,7 @@ module streamtrace_pft__direction__banks__1(clock,clear,hpc,leaving,shift,taken,
         end
         strength = ectr[(32'h0)+:(2)] ^ smask;
         strength8 = {6'd0, strength};
-        ctx = k_ctx_base + strength8;
+        ctx = k_ctx_base + (strength8 << k_one8);
         useful = euse;
         ctr_new = ectr;
         if (taken) begin
@@ -5892,7 +5895,7 @@ module streamtrace_pft__direction__banks__2(clock,clear,hpc,leaving,shift,taken,
         end
         strength = ectr[(32'h0)+:(2)] ^ smask;
         strength8 = {6'd0, strength};
-        ctx = k_ctx_base + strength8;
+        ctx = k_ctx_base + (strength8 << k_one8);
         useful = euse;
         ctr_new = ectr;
         if (taken) begin
@@ -6270,7 +6273,7 @@ module streamtrace_pft__direction__banks__3(clock,clear,hpc,leaving,shift,taken,
     localparam  k_ctr_one = 3'b1;
     localparam  k_ctr_zero = 3'b0;
     localparam  k_ctr_m1 = 3'b111;
-    localparam  k_ctx_base = 8'he;
+    localparam  k_ctx_base = 8'ha;
     
     // Stub signals
     reg  entries__clock;
@@ -6429,7 +6432,7 @@ module streamtrace_pft__direction__banks__3(clock,clear,hpc,leaving,shift,taken,
         end
         strength = ectr[(32'h0)+:(2)] ^ smask;
         strength8 = {6'd0, strength};
-        ctx = k_ctx_base + strength8;
+        ctx = k_ctx_base + (strength8 << k_one8);
         useful = euse;
         ctr_new = ectr;
         if (taken) begin
@@ -6966,7 +6969,7 @@ module streamtrace_pft__direction__banks__4(clock,clear,hpc,leaving,shift,taken,
         end
         strength = ectr[(32'h0)+:(2)] ^ smask;
         strength8 = {6'd0, strength};
-        ctx = k_ctx_base + strength8;
+        ctx = k_ctx_base + (strength8 << k_one8);
         useful = euse;
         ctr_new = ectr;
         if (taken) begin
@@ -7344,7 +7347,7 @@ module streamtrace_pft__direction__banks__5(clock,clear,hpc,leaving,shift,taken,
     localparam  k_ctr_one = 3'b1;
     localparam  k_ctr_zero = 3'b0;
     localparam  k_ctr_m1 = 3'b111;
-    localparam  k_ctx_base = 8'h16;
+    localparam  k_ctx_base = 8'h12;
     
     // Stub signals
     reg  entries__clock;
@@ -7503,7 +7506,7 @@ module streamtrace_pft__direction__banks__5(clock,clear,hpc,leaving,shift,taken,
         end
         strength = ectr[(32'h0)+:(2)] ^ smask;
         strength8 = {6'd0, strength};
-        ctx = k_ctx_base + strength8;
+        ctx = k_ctx_base + (strength8 << k_one8);
         useful = euse;
         ctr_new = ectr;
         if (taken) begin
