@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::json;
 
 use streamtrace_isa::ElfImage;
-use streamtrace_model::events_file::format_event_line;
+use streamtrace_model::events_file::push_event_line;
 use streamtrace_model::{Config, Encoder, RetireEvent, Stats};
 use streamtrace_sw_decoder::AddressSink;
 use streamtrace_sim::{Machine, MemAccess, ProfileHook, RetireHook, Semihost, StepOutcome, TimingConfig};
@@ -34,6 +34,8 @@ struct RunHook {
     pc_trace: Option<AddrWriter>,
     events: Option<BufWriter<Box<dyn Write>>>,
     events_error: Option<std::io::Error>,
+    /// The line being written to `events` (kept to reuse its allocation).
+    event_line: Vec<u8>,
     refs: Option<RefsWriter<BufWriter<Box<dyn Write>>>>,
     refs_error: Option<std::io::Error>,
 }
@@ -53,7 +55,10 @@ impl RetireHook for RunHook {
         }
         if let Some(w) = &mut self.events {
             if self.events_error.is_none() {
-                if let Err(e) = writeln!(w, "{}", format_event_line(ev)) {
+                self.event_line.clear();
+                push_event_line(ev, &mut self.event_line);
+                self.event_line.push(b'\n');
+                if let Err(e) = w.write_all(&self.event_line) {
                     self.events_error = Some(e);
                 }
             }
@@ -175,6 +180,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         pc_trace,
         events,
         events_error: None,
+        event_line: Vec::with_capacity(64),
         refs,
         refs_error: None,
     };

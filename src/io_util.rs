@@ -9,7 +9,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use streamtrace_isa::ElfImage;
-use streamtrace_model::events_file::parse_event_line;
+use streamtrace_model::events_file::{parse_event_line, push_hex8};
 use streamtrace_model::{Config, RetireEvent};
 use streamtrace_sw_decoder::views::Symbolizer;
 use streamtrace_sw_decoder::AddressSink;
@@ -132,7 +132,6 @@ impl EventLines {
     }
 }
 
-const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// The form of an address list, one instruction per line, shared by `run --pc-trace` and
 /// `decode -o` so that the two files compare with `cmp`.
@@ -188,10 +187,7 @@ impl AddressSink for AddrWriter {
         for chunk in addrs.chunks(1024) {
             self.line.clear();
             for &a in chunk {
-                let pc = a & !1;
-                for i in (0..8).rev() {
-                    self.line.push(HEX[((pc >> (4 * i)) & 0xF) as usize]);
-                }
+                push_hex8(&mut self.line, a & !1);
                 if self.format == AddrFormat::Annotated {
                     self.line.push(b' ');
                     self.line.push(state(a) as u8);
