@@ -133,7 +133,12 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
         _ => None,
     };
     let mut misplaced_sync = None;
-    let symbolizer = Symbolizer::new(image.symbols());
+    let mut symbolizer = Symbolizer::new(image.symbols());
+    if args.symbols {
+        // Source lines only for the views that print them (DWARF can be large).
+        let data = streamtrace_isa::read_program(&args.elf)?;
+        symbolizer = symbolizer.with_lines(streamtrace_isa::line_table(&data, &args.elf.display().to_string())?);
+    }
     let mut writer = args.out.as_deref().map(|p| AddrWriter::create(p, args.addr_format)).transpose()?;
     if let Some(w) = &mut writer {
         w.symbols = args.symbols.then(|| symbolizer.clone());

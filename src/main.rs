@@ -152,7 +152,8 @@ pub struct DecodeArgs {
     /// Start at the first sync marker instead of bit 0 (for traces captured mid-run).
     #[arg(long)]
     pub from_sync: bool,
-    /// Show each address of --out and --tail as function+offset (ELF symbol table).
+    /// Show each address of --out and --tail as function+offset (ELF symbol table), and
+    /// ` at FILE:LINE` where the ELF has DWARF line information (built with -g).
     #[arg(long)]
     pub symbols: bool,
     /// Print the last N instructions of the trace (the post-mortem view).

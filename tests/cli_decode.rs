@@ -146,3 +146,65 @@ fn profile_and_call_tree_of_a_program() {
     };
     assert!(under_qsort("by_distance") && under_qsort("by_name"), "{calls:?}");
 }
+
+/// `--symbols` with DWARF: a test program built with `-g` (as a static ARM Linux program by
+/// gcc-arm-linux-gnueabi, which scripts/setup.sh installs) gets ` at FILE:LINE` on every
+/// address the line programs cover, and exactly what `addr2line` says there; addresses
+/// addr2line cannot place (glibc, built without -g) get none.
+#[test]
+fn symbols_carry_the_source_lines_addr2line_gives() {
+    let dir = TempDir::new().unwrap();
+    let src = programs_dir().join("src");
+    for state in ["arm", "thumb"] {
+        let elf = dir.path().join(format!("sha256_{state}_g"));
+        let cc = std::process::Command::new("arm-linux-gnueabi-gcc")
+            .args(["-static", "-O2", "-g", "-march=armv5te", &format!("-m{state}"), "-I"])
+            .arg(&src)
+            .arg(src.join("sha256.c"))
+            .arg("-o")
+            .arg(&elf)
+            .output()
+            .expect("arm-linux-gnueabi-gcc runs (scripts/setup.sh installs gcc-arm-linux-gnueabi)");
+        assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
+        let e = elf.to_str().unwrap();
+        let trace = trace_of(dir.path(), "pft", e, &["4"]);
+        let listing = dir.path().join("symbols.txt");
+        let t = trace.to_str().unwrap();
+        ok(&streamtrace_in(&programs_dir(), &["decode", "--elf", e, "-t", t, "--symbols", "-o", listing.to_str().unwrap()]));
+        // Each address once, in first-executed order.
+        let text = std::fs::read_to_string(&listing).unwrap();
+        let mut seen = std::collections::HashSet::new();
+        let rows: Vec<(&str, Option<&str>)> = text
+            .lines()
+            .filter(|l| seen.insert(&l[..8]))
+            .map(|l| (&l[..8], l.split_once(" at ").map(|(_, line)| line)))
+            .collect();
+        let mut a2l = std::process::Command::new("arm-linux-gnueabi-addr2line")
+            .args(["-e", e])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("arm-linux-gnueabi-addr2line runs (binutils-arm-linux-gnueabi, with the cross gcc)");
+        let input: String = rows.iter().map(|(a, _)| format!("0x{a}\n")).collect();
+        use std::io::Write as _;
+        a2l.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        let out = a2l.wait_with_output().unwrap();
+        let want: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(|l| l.split(" (discriminator").next().unwrap().to_string()).collect();
+        assert_eq!(want.len(), rows.len());
+        let mut with_lines = 0;
+        for ((addr, got), want) in rows.iter().zip(&want) {
+            // `??:?`, or `unit.o:?` where a unit without line information covers it.
+            if want.ends_with(":?") || want.ends_with(":0") {
+                assert_eq!(*got, None, "{state}: {addr}: addr2line has no line ({want})");
+            } else {
+                assert_eq!(*got, Some(want.as_str()), "{state}: {addr}");
+                with_lines += 1;
+            }
+        }
+        assert!(with_lines > 100 && rows.len() > with_lines, "{state}: {with_lines} of {} addresses with lines", rows.len());
+        // The post-mortem view shows them too.
+        let tail = ok(&streamtrace_in(&programs_dir(), &["decode", "--elf", e, "-t", t, "--symbols", "--tail", "5", "--json"]));
+        let v: serde_json::Value = serde_json::from_str(&tail).unwrap();
+        assert_eq!(v["tail"].as_array().unwrap().len(), 5, "{tail}");
+    }
+}

@@ -14,6 +14,7 @@ use object::{Endianness, FileKind};
 use crate::classify::Classified;
 use crate::error::ImageError;
 use crate::image::{MemoryImage, ProgramImage};
+use crate::lines::LineTable;
 use streamtrace_model::container::{ProgramIdentity, SegmentHasher, MAX_IDENTITY_LEN};
 
 /// Largest total `p_memsz` of the loadable segments that [`ElfImage`] accepts, so that a
@@ -313,6 +314,38 @@ fn check_range(
             len,
         }),
     }
+}
+
+/// The source-line table of an ELF's DWARF line programs (empty without `.debug_line`), for
+/// the symbolized views. `file` names the ELF in errors.
+pub fn line_table(data: &[u8], file: &str) -> Result<LineTable, ImageError> {
+    if !(data.as_ptr() as usize).is_multiple_of(8) {
+        let mut words = vec![0u64; data.len().div_ceil(8)];
+        let bytes: &mut [u8] = as_bytes_mut(&mut words, data.len());
+        bytes.copy_from_slice(data);
+        return line_table_aligned(bytes, file);
+    }
+    line_table_aligned(data, file)
+}
+
+fn line_table_aligned(data: &[u8], file: &str) -> Result<LineTable, ImageError> {
+    let header = FileHeader32::<Endianness>::parse(data).map_err(|e| malformed(file, e))?;
+    let endian = header.endian().map_err(|e| malformed(file, e))?;
+    let sections = header.sections(endian, data).map_err(|e| malformed(file, e))?;
+    let mut compressed = None;
+    let table = LineTable::from_sections(|name| {
+        let (_, sh) = sections.section_by_name(endian, name.as_bytes())?;
+        if sh.sh_flags(endian) & elf::SHF_COMPRESSED != 0 {
+            compressed = Some(name.to_string());
+            return None;
+        }
+        sh.data(endian, data).ok()
+    })
+    .map_err(|e| malformed(file, format!("DWARF line information: {e}")))?;
+    if let Some(name) = compressed {
+        return Err(ImageError::Unsupported { file: file.to_string(), what: format!("compressed DWARF ({name})") });
+    }
+    Ok(table)
 }
 
 fn load(data: &[u8], file: &str) -> Result<ElfImage, ImageError> {

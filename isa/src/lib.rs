@@ -6,6 +6,7 @@
 //! * [`image`]: the [`ProgramImage`] read interface and the sparse [`MemoryImage`].
 //! * [`elf`]: [`ElfImage`], a program image loaded from a 32-bit little-endian ARM ELF.
 //! * [`sections`]: [`SectionImage`], an image of named sections from raw blocks and ELF files.
+//! * [`lines`]: [`LineTable`], source lines from an ELF's DWARF line programs.
 //! * [`linux`]: the Linux user ABI's helper page, part of every Linux program's image.
 
 pub mod classify;
@@ -13,13 +14,15 @@ pub mod elf;
 pub mod error;
 pub mod image;
 pub mod linux;
+pub mod lines;
 pub mod sections;
 
 pub use classify::{
     classify_arm, classify_thumb, insn_size, is_thumb_bl_prefix, is_thumb_bl_suffix, Classified,
 };
-pub use elf::{read_program, ElfImage, ExecInfo, Mapping, Symbol, SymbolKind, MAX_PROGRAM_BYTES};
+pub use elf::{line_table, read_program, ElfImage, ExecInfo, Mapping, Symbol, SymbolKind, MAX_PROGRAM_BYTES};
 pub use error::ImageError;
+pub use lines::LineTable;
 pub use image::{MemoryImage, ProgramImage, Segment};
 pub use sections::{Section, SectionImage};
 pub use streamtrace_model::BranchClass;

@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use streamtrace_isa::{ProgramImage, Symbol, SymbolKind};
+use streamtrace_isa::{LineTable, ProgramImage, Symbol, SymbolKind};
 use streamtrace_model::pft::{links, return_address, ARM_MOV_LR_PC};
 
 use crate::AddressSink;
@@ -18,6 +18,8 @@ pub struct Symbolizer {
     /// (start, end exclusive, name index), sorted by start, not overlapping.
     ranges: Vec<(u32, u64, usize)>,
     names: Vec<String>,
+    /// Source lines (DWARF), when the ELF has them.
+    lines: LineTable,
 }
 
 /// The name index of addresses no symbol covers.
@@ -39,6 +41,18 @@ impl Symbolizer {
         out
     }
 
+    /// Add source lines ([`streamtrace_isa::line_table`]): [`Self::format`] then appends
+    /// ` at FILE:LINE` where they cover an address.
+    pub fn with_lines(mut self, lines: LineTable) -> Self {
+        self.lines = lines;
+        self
+    }
+
+    /// `FILE:LINE` of `addr`, when the ELF's line information covers it.
+    pub fn source_line(&self, addr: u32) -> Option<String> {
+        self.lines.lookup(addr).map(|(f, l)| format!("{f}:{l}"))
+    }
+
     /// The range index holding `addr` (bit 0 ignored).
     #[inline]
     fn range(&self, addr: u32) -> Option<usize> {
@@ -56,13 +70,18 @@ impl Symbolizer {
         self.names.get(idx).map_or("??", |s| s.as_str())
     }
 
-    /// `name+0xOFF` (`name` at offset 0), or `??`.
+    /// `name+0xOFF` (`name` at offset 0), or `??`; then ` at FILE:LINE` when source lines
+    /// cover the address (gdb's form).
     pub fn format(&self, addr: u32) -> String {
-        match self.lookup(addr) {
+        let mut s = match self.lookup(addr) {
             Some((f, 0)) => self.names[f].clone(),
             Some((f, off)) => format!("{}+{off:#x}", self.names[f]),
             None => "??".into(),
+        };
+        if let Some((file, line)) = self.lines.lookup(addr) {
+            s.push_str(&format!(" at {file}:{line}"));
         }
+        s
     }
 
     pub fn functions(&self) -> usize {
