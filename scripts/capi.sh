@@ -48,6 +48,40 @@ for cfg in pft rsdc-32x4-128,sync=20000 nexs; do
     cmp "$out/rust.txt" "$out/c.txt"
     echo "$cfg: $(wc -l <"$out/c.txt") addresses equal ($(tail -1 "$out/c.err"))"
 done
+echo "== C example on trace files (configuration from the header)"
+for cfg in pft rsdc-32x4-128,sync=20000; do
+    "$st" run -c "$cfg" --trace-out "$out/t.stf" "$progs/bin/sha256_thumb.elf" 96 >/dev/null 2>&1
+    "$st" decode --elf "$progs/bin/sha256_thumb.elf" -t "$out/t.stf" -o "$out/rust.txt" >/dev/null
+    "$out/decode" file "$out/t.stf" "$progs/bin/sha256_thumb.elf" >"$out/c.txt" 2>"$out/c.err"
+    cmp "$out/rust.txt" "$out/c.txt"
+    grep -q "the trace file's configuration: $cfg" "$out/c.err" || { cat "$out/c.err"; exit 1; }
+    echo "$cfg: $(wc -l <"$out/c.txt") addresses equal ($(tail -1 "$out/c.err"))"
+done
+# A flipped bit inside a block: its CRC fails, an Error element says so, exit 1. A file cut short
+# and a file with bytes after it: ST_ERR_TRACE_FILE naming the byte, exit 1.
+python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[len(b) // 2] ^= 0x10; open(sys.argv[2], "wb").write(b)' "$out/t.stf" "$out/flip.stf"
+size=$(stat -c %s "$out/t.stf")
+head -c $((size - 7)) "$out/t.stf" >"$out/cut.stf"
+{ cat "$out/t.stf"; printf 'junk'; } >"$out/tail.stf"
+for bad in flip cut tail; do
+    if "$out/decode" file "$out/$bad.stf" "$progs/bin/sha256_thumb.elf" >/dev/null 2>"$out/bad.err"; then
+        echo "capi: the C example accepted the damaged trace file ($bad)" >&2
+        exit 1
+    fi
+    case $bad in
+        flip) want="damaged block" ;;
+        cut) want="truncated" ;;
+        tail) want="after the trailer" ;;
+    esac
+    grep -q "$want" "$out/bad.err" || { echo "capi: $bad: no '$want' in:" >&2; cat "$out/bad.err" >&2; exit 1; }
+    echo "$bad trace file: refused ($(grep -m1 "$want" "$out/bad.err"))"
+done
+
 "$st" run -c pft --trace-out "$out/tiny.trace" --raw "$progs/bin/tiny.elf" >/dev/null 2>&1
 "${vg[@]}" "$out/decode" pft "$out/tiny.trace" "$progs/bin/tiny.elf" >/dev/null 2>"$out/vg.err" || { cat "$out/vg.err"; exit 1; }
 echo "C example under valgrind: clean ($(tail -1 "$out/vg.err"))"
+# Exit 1 (the trace file is refused), not valgrind's 99.
+rc=0
+"${vg[@]}" "$out/decode" file "$out/cut.stf" "$progs/bin/sha256_thumb.elf" >/dev/null 2>"$out/vg.err" || rc=$?
+[ "$rc" = 1 ] || { cat "$out/vg.err"; echo "capi: exit $rc under valgrind" >&2; exit 1; }
+echo "C example on a cut trace file under valgrind: clean"

@@ -53,6 +53,10 @@ typedef enum StStatus {
   ST_ERR_STATE = -5,
   // A bug inside the library: a panic was caught at the boundary.
   ST_ERR_PANIC = -6,
+  // A trace file (`st_decoder_new_from_file`) is not one, is truncated, damaged in its
+  // framing, has bytes after its trailer, or decoded to another instruction count than
+  // its trailer records. Returned after everything decoded before the problem.
+  ST_ERR_TRACE_FILE = -7,
 } StStatus;
 
 // A trace module configuration (the string form, e.g. `rsdc-32x4-128`, `pft`).
@@ -132,6 +136,21 @@ void st_image_free(struct StImage *image);
 enum StStatus st_decoder_new(const struct StConfig *cfg,
                              const struct StImage *image,
                              struct StDecoder **out);
+
+// A decoder for a **trace file** (what `streamtrace run --trace-out` and `encode` write:
+// the container of docs/trace-format.md section 12) over `image`, into `*out`. The
+// configuration comes from the file's header (`st_decoder_config` once it is read);
+// damaged blocks (CRC-32C) become Error elements followed by a resync, as a gap in a bare
+// stream does; a file that is truncated, not a trace file, has bytes after its trailer or
+// decodes to another count than its trailer's ends with `ST_ERR_TRACE_FILE` after
+// everything before the problem. The program identity in the header is not checked
+// against the image (the image may be several files).
+enum StStatus st_decoder_new_from_file(const struct StImage *image, struct StDecoder **out);
+
+// The canonical form of the decoder's configuration (a trace file's: from its header),
+// NUL-terminated, into `buf` (at most `len` bytes); `*needed` (if not NULL) gets the
+// length it needs. `ST_NEED_INPUT` while a trace file's header has not been pushed whole.
+enum StStatus st_decoder_config(const struct StDecoder *dec, char *buf, size_t len, size_t *needed);
 
 // Append `len` trace bytes (copied; any chunk size, 1 included).
 enum StStatus st_decoder_push(struct StDecoder *dec, const uint8_t *bytes, size_t len);

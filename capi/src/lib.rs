@@ -15,6 +15,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use streamtrace_isa::SectionImage;
+use streamtrace_model::container::{ContainerItem, ContainerReader};
 use streamtrace_model::Config;
 use streamtrace_sw_decoder::{Step, StreamDecoder, TraceElement};
 
@@ -43,6 +44,10 @@ pub enum StStatus {
     StErrState = -5,
     /// A bug inside the library: a panic was caught at the boundary.
     StErrPanic = -6,
+    /// A trace file (`st_decoder_new_from_file`) is not one, is truncated, damaged in its
+    /// framing, has bytes after its trailer, or decoded to another instruction count than
+    /// its trailer records. Returned after everything decoded before the problem.
+    StErrTraceFile = -7,
 }
 
 /// Kind of a decoded element.
@@ -105,7 +110,12 @@ pub struct StImage {
 
 /// A streaming decoder.
 pub struct StDecoder {
-    dec: StreamDecoder<Arc<SectionImage>>,
+    /// `None` until a trace file's header has been read (`file`).
+    dec: Option<StreamDecoder<Arc<SectionImage>>>,
+    /// Reading a trace file (docs/trace-format.md section 12) rather than a bare bit stream.
+    file: Option<TraceFile>,
+    /// The configuration (a trace file's once its header is read).
+    config: Option<Config>,
     /// Addresses decoded and not yet handed out, in interworking form (bit 0 = Thumb).
     spill: Vec<u32>,
     /// The addresses of the last Instructions element returned by `st_decoder_next`.
@@ -114,6 +124,100 @@ pub struct StDecoder {
     queued: Option<Step>,
     error_message: CString,
     finished: bool,
+    /// Instructions handed out, and lost in overflows; whether an Error element was
+    /// returned (the trailer's count is only compared for a clean decode).
+    delivered: u64,
+    lost: u64,
+    had_error: bool,
+}
+
+/// The container side of a decoder made by `st_decoder_new_from_file`.
+struct TraceFile {
+    reader: ContainerReader,
+    image: Arc<SectionImage>,
+    /// Instructions the trailer records, once read.
+    trailer_instructions: Option<u64>,
+    /// The first problem with the file; reported once the decoder has used what came before.
+    error: Option<String>,
+}
+
+impl StDecoder {
+    /// A bare-stream decoder for `cfg`, or (`cfg` None) one that reads a trace file.
+    fn with(cfg: Option<Config>, image: &Arc<SectionImage>) -> StDecoder {
+        let file = cfg.is_none().then(|| TraceFile {
+            reader: ContainerReader::new(),
+            image: Arc::clone(image),
+            trailer_instructions: None,
+            error: None,
+        });
+        StDecoder {
+            dec: cfg.as_ref().map(|c| StreamDecoder::new(c, Arc::clone(image))),
+            file,
+            config: cfg,
+            spill: Vec::new(),
+            element_addrs: Vec::new(),
+            queued: None,
+            error_message: CString::default(),
+            finished: false,
+            delivered: 0,
+            lost: 0,
+            had_error: false,
+        }
+    }
+
+    /// Hand what the container reader has to the decoder (creating it at the header).
+    fn pump(&mut self) {
+        let Some(f) = &mut self.file else { return };
+        while f.error.is_none() {
+            match f.reader.next_item() {
+                Ok(Some(ContainerItem::Header(h))) => match h.config.parse::<Config>() {
+                    Ok(cfg) => {
+                        self.dec = Some(StreamDecoder::new(&cfg, Arc::clone(&f.image)));
+                        self.config = Some(cfg);
+                    }
+                    Err(e) => f.error = Some(format!("trace file: the header's configuration '{}' is invalid: {e}", h.config)),
+                },
+                Ok(Some(ContainerItem::Data { bytes, .. })) => {
+                    if let Some(d) = &mut self.dec {
+                        d.push(&bytes);
+                    }
+                }
+                // The decoder reports the gap as an error element and resumes at a sync.
+                Ok(Some(ContainerItem::Damaged { len, .. })) => {
+                    if let Some(d) = &mut self.dec {
+                        d.push_lost(len as usize);
+                    }
+                }
+                Ok(Some(ContainerItem::Trailer(t))) => f.trailer_instructions = Some(t.instructions),
+                Ok(None) => break,
+                Err(e) => f.error = Some(format!("trace file: {e}")),
+            }
+        }
+    }
+
+    /// The status that ends a pull from the decoder: a trace file's problem takes the place
+    /// of `NeedInput`/`End` once everything before it has been decoded.
+    fn stop(&mut self, status: StStatus) -> StStatus {
+        let Some(f) = &self.file else { return status };
+        if let Some(e) = &f.error {
+            set_error(e.clone());
+            return StStatus::StErrTraceFile;
+        }
+        if status == StStatus::StEnd && self.dec.is_none() {
+            set_error("trace file: the input ended before the header was complete");
+            return StStatus::StErrTraceFile;
+        }
+        if status == StStatus::StEnd && !self.had_error {
+            if let Some(n) = f.trailer_instructions.filter(|&n| n != self.delivered + self.lost) {
+                set_error(format!(
+                    "trace file: the trailer counts {n} instructions, the trace decoded to {}",
+                    self.delivered + self.lost
+                ));
+                return StStatus::StErrTraceFile;
+            }
+        }
+        status
+    }
 }
 
 thread_local! {
@@ -320,16 +424,39 @@ pub unsafe extern "C" fn st_decoder_new(cfg: *const StConfig, image: *const StIm
         non_null!(cfg, "config");
         non_null!(image, "image");
         non_null!(out, "out");
-        let dec = StreamDecoder::new(&(*cfg).cfg, Arc::clone(&(*image).image));
-        *out = Box::into_raw(Box::new(StDecoder {
-            dec,
-            spill: Vec::new(),
-            element_addrs: Vec::new(),
-            queued: None,
-            error_message: CString::default(),
-            finished: false,
-        }));
+        *out = Box::into_raw(Box::new(StDecoder::with(Some((*cfg).cfg.clone()), &(*image).image)));
         StStatus::StOk
+    })
+}
+
+/// A decoder for a **trace file** (what `streamtrace run --trace-out` and `encode` write:
+/// the container of docs/trace-format.md section 12) over `image`, into `*out`. The
+/// configuration comes from the file's header (`st_decoder_config` once it is read);
+/// damaged blocks (CRC-32C) become Error elements followed by a resync, as a gap in a bare
+/// stream does; a file that is truncated, not a trace file, has bytes after its trailer or
+/// decodes to another count than its trailer's ends with `ST_ERR_TRACE_FILE` after
+/// everything before the problem. The program identity in the header is not checked
+/// against the image (the image may be several files).
+#[no_mangle]
+pub unsafe extern "C" fn st_decoder_new_from_file(image: *const StImage, out: *mut *mut StDecoder) -> StStatus {
+    guard(|| {
+        non_null!(image, "image");
+        non_null!(out, "out");
+        *out = Box::into_raw(Box::new(StDecoder::with(None, &(*image).image)));
+        StStatus::StOk
+    })
+}
+
+/// The canonical form of the decoder's configuration (a trace file's: from its header),
+/// NUL-terminated, into `buf` (at most `len` bytes); `*needed` (if not NULL) gets the
+/// length it needs. `ST_NEED_INPUT` while a trace file's header has not been pushed whole.
+#[no_mangle]
+pub unsafe extern "C" fn st_decoder_config(dec: *const StDecoder, buf: *mut c_char, len: usize, needed: *mut usize) -> StStatus {
+    guard(|| {
+        non_null!(dec, "decoder");
+        let Some(cfg) = (*dec).config.clone() else { return StStatus::StNeedInput };
+        let c = StConfig { cfg };
+        st_config_canonical(&c, buf, len, needed)
     })
 }
 
@@ -345,7 +472,14 @@ pub unsafe extern "C" fn st_decoder_push(dec: *mut StDecoder, bytes: *const u8, 
         }
         if len > 0 {
             non_null!(bytes, "bytes");
-            d.dec.push(std::slice::from_raw_parts(bytes, len));
+            let bytes = std::slice::from_raw_parts(bytes, len);
+            match &mut d.file {
+                Some(f) => {
+                    f.reader.push(bytes);
+                    d.pump();
+                }
+                None => d.dec.as_mut().expect("a bare-stream decoder has its decoder").push(bytes),
+            }
         }
         StStatus::StOk
     })
@@ -356,8 +490,15 @@ pub unsafe extern "C" fn st_decoder_push(dec: *mut StDecoder, bytes: *const u8, 
 pub unsafe extern "C" fn st_decoder_finish(dec: *mut StDecoder) -> StStatus {
     guard(|| {
         non_null!(dec, "decoder");
-        (*dec).finished = true;
-        (*dec).dec.finish();
+        let d = &mut *dec;
+        d.finished = true;
+        if let Some(f) = &mut d.file {
+            f.reader.finish();
+            d.pump();
+        }
+        if let Some(dd) = &mut d.dec {
+            dd.finish();
+        }
         StStatus::StOk
     })
 }
@@ -367,6 +508,7 @@ impl StDecoder {
     fn instructions(&mut self, bit_offset: u64) -> StElement {
         std::mem::swap(&mut self.element_addrs, &mut self.spill);
         self.spill.clear();
+        self.delivered += self.element_addrs.len() as u64;
         let first = self.element_addrs[0];
         StElement {
             address: first & !1,
@@ -383,16 +525,18 @@ impl StDecoder {
             Step::Element(TraceElement::Exception { offset }) => StElement::new(StElemException, offset),
             Step::Element(TraceElement::Sync { offset }) => StElement::new(StElemSync, offset),
             Step::Element(TraceElement::Overflow { lost, offset }) => {
+                self.lost += lost as u64;
                 StElement { lost, ..StElement::new(StElemOverflow, offset) }
             }
             Step::Element(TraceElement::End { offset }) => StElement::new(StElemEnd, offset),
             Step::Error(e) => {
+                self.had_error = true;
                 self.error_message = CString::new(e.to_string().replace('\0', " ")).unwrap_or_default();
                 StElement::new(StElemError, e.offset())
             }
             Step::Resynced { bit } => StElement::new(StElemResync, bit),
-            Step::NeedInput => return Err(StStatus::StNeedInput),
-            Step::Finished => return Err(StStatus::StEnd),
+            Step::NeedInput => return Err(self.stop(StStatus::StNeedInput)),
+            Step::Finished => return Err(self.stop(StStatus::StEnd)),
             Step::Element(TraceElement::Stream { .. } | TraceElement::Record(_)) | Step::Progress => return Ok(None),
         }))
     }
@@ -413,7 +557,11 @@ pub unsafe extern "C" fn st_decoder_next(dec: *mut StDecoder, element: *mut StEl
             }
             let step = match d.queued.take() {
                 Some(s) => s,
-                None => d.dec.next(&mut d.spill),
+                None => match &mut d.dec {
+                    Some(dd) => dd.next(&mut d.spill),
+                    None if d.finished => Step::Finished,
+                    None => Step::NeedInput,
+                },
             };
             if let Step::Element(TraceElement::Stream { sa, offset, .. }) = step {
                 let mut el = d.instructions(offset);
@@ -487,6 +635,7 @@ pub unsafe extern "C" fn st_decoder_read_addresses(dec: *mut StDecoder, buf: *mu
                 out[n..n + k].copy_from_slice(&d.spill[..k]);
                 d.spill.drain(..k);
                 n += k;
+                d.delivered += k as u64;
             }
             *count = n;
             if n == cap {
@@ -500,7 +649,11 @@ pub unsafe extern "C" fn st_decoder_read_addresses(dec: *mut StDecoder, buf: *mu
             }
             let want = cap - n;
             let mut queued = None;
-            let stop = d.dec.run(&mut d.spill, |step, spill| match step {
+            let Some(dd) = &mut d.dec else {
+                stop_status = Some(d.stop(if d.finished { StStatus::StEnd } else { StStatus::StNeedInput }));
+                continue;
+            };
+            let stop = dd.run(&mut d.spill, |step, spill| match step {
                 Step::Element(TraceElement::Stream { .. } | TraceElement::Record(_)) | Step::Progress => {
                     if spill.len() >= want {
                         ControlFlow::Break(())
@@ -515,8 +668,8 @@ pub unsafe extern "C" fn st_decoder_read_addresses(dec: *mut StDecoder, buf: *mu
             });
             d.queued = queued;
             stop_status = match stop {
-                Step::NeedInput => Some(StStatus::StNeedInput),
-                Step::Finished => Some(StStatus::StEnd),
+                Step::NeedInput => Some(d.stop(StStatus::StNeedInput)),
+                Step::Finished => Some(d.stop(StStatus::StEnd)),
                 _ => None,
             };
         }
@@ -543,6 +696,70 @@ mod tests {
         assert_eq!(s, StStatus::StErrPanic);
         let msg = unsafe { CStr::from_ptr(st_last_error()) }.to_str().unwrap().to_string();
         assert!(msg.contains("panic") && msg.contains("boom"), "{msg}");
+    }
+
+    /// Decode `file` pushed in chunks of `chunk` bytes through the C calls: the addresses and
+    /// the final status.
+    unsafe fn decode_file(image: &StImage, file: &[u8], chunk: usize) -> (Vec<u32>, StStatus) {
+        let mut dec = std::ptr::null_mut();
+        assert_eq!(st_decoder_new_from_file(image, &mut dec), StStatus::StOk);
+        let mut chunks = file.chunks(chunk);
+        let mut addrs = Vec::new();
+        let mut buf = [0u32; 100];
+        let status = loop {
+            let mut n = 0;
+            let s = st_decoder_read_addresses(dec, buf.as_mut_ptr(), buf.len(), &mut n);
+            addrs.extend_from_slice(&buf[..n]);
+            match s {
+                StStatus::StOk => {}
+                StStatus::StNeedInput => match chunks.next() {
+                    Some(c) => assert_eq!(st_decoder_push(dec, c.as_ptr(), c.len()), StStatus::StOk),
+                    None => assert_eq!(st_decoder_finish(dec), StStatus::StOk),
+                },
+                StStatus::StElementPending => {
+                    let mut el = StElement::new(StElementKind::StElemEnd, 0);
+                    assert_eq!(st_decoder_next(dec, &mut el), StStatus::StOk);
+                }
+                other => break other,
+            }
+        };
+        if status == StStatus::StEnd {
+            let mut name = [0 as c_char; 64];
+            assert_eq!(st_decoder_config(dec, name.as_mut_ptr(), name.len(), std::ptr::null_mut()), StStatus::StOk);
+            assert_eq!(CStr::from_ptr(name.as_ptr()).to_str().unwrap(), "pft");
+        }
+        st_decoder_free(dec);
+        (addrs, status)
+    }
+
+    #[test]
+    fn trace_files_decode_and_their_trailer_count_is_checked() {
+        use streamtrace_model::container::{to_container, ContainerHeader, ProgramIdentity};
+        let run = streamtrace_sw_decoder::synthetic::generate(&streamtrace_sw_decoder::synthetic::SyntheticSpec::new(3, 20_000)).unwrap();
+        let mut sections = SectionImage::new();
+        for (i, seg) in run.image.segments().iter().enumerate() {
+            sections.add_section(&format!("s{i}"), seg.base(), seg.bytes().to_vec()).unwrap();
+        }
+        let image = StImage { image: Arc::new(sections) };
+        let cfg: Config = "pft".parse().unwrap();
+        let (trace, _) = streamtrace_model::encode_events(&cfg, &run.events).unwrap();
+        let header = ContainerHeader::new(&cfg, ProgramIdentity::None);
+        let want: Vec<u32> = run.events.iter().map(|e| e.pc | e.thumb as u32).collect();
+        let n = run.events.len() as u64;
+        for chunk in [1, 7, 4096] {
+            let (got, status) = unsafe { decode_file(&image, &to_container(&header, &trace.bytes, n), chunk) };
+            assert_eq!(status, StStatus::StEnd, "chunk {chunk}");
+            assert!(got == want, "chunk {chunk}: the addresses differ");
+        }
+        // The same file with a trailer that counts one more instruction (its CRC is right).
+        let (got, status) = unsafe { decode_file(&image, &to_container(&header, &trace.bytes, n + 1), 4096) };
+        assert_eq!(status, StStatus::StErrTraceFile);
+        assert!(got == want, "everything decoded comes first");
+        let msg = unsafe { CStr::from_ptr(st_last_error()) }.to_str().unwrap().to_string();
+        assert!(msg.contains(&format!("the trailer counts {} instructions, the trace decoded to {n}", n + 1)), "{msg}");
+        // A bare bit stream is not a trace file.
+        let (_, status) = unsafe { decode_file(&image, &trace.bytes, 4096) };
+        assert_eq!(status, StStatus::StErrTraceFile);
     }
 
     #[test]

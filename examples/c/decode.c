@@ -4,6 +4,10 @@
  *
  *   decode CONFIG TRACE|- PROG.elf [MORE.elf ...]
  *
+ * CONFIG `file`: TRACE is a trace file (what `streamtrace run --trace-out` writes), whose
+ * header names the configuration; otherwise TRACE is a bare trace-port bit stream (what a
+ * probe captures, `--raw`) encoded with CONFIG.
+ *
  * The trace is read in 4 KiB chunks and pushed as it arrives; addresses come out through
  * the fast path (st_decoder_read_addresses), the other elements through st_decoder_next.
  * Element summaries and errors go to standard error. Exit status: 0 if the trace ended
@@ -32,7 +36,8 @@ int main(int argc, char **argv) {
     StConfig *cfg = NULL;
     StImage *image = NULL;
     StDecoder *dec = NULL;
-    if (st_config_parse(argv[1], &cfg) != ST_OK) return fail("configuration");
+    int from_file = strcmp(argv[1], "file") == 0;
+    if (!from_file && st_config_parse(argv[1], &cfg) != ST_OK) return fail("configuration");
     if (st_image_new(&image) != ST_OK) return fail("image");
     for (int i = 3; i < argc; i++)
         if (st_image_add_elf(image, argv[i]) != ST_OK) {
@@ -41,7 +46,8 @@ int main(int argc, char **argv) {
             st_config_free(cfg);
             return r;
         }
-    if (st_decoder_new(cfg, image, &dec) != ST_OK) return fail("decoder");
+    if ((from_file ? st_decoder_new_from_file(image, &dec) : st_decoder_new(cfg, image, &dec)) != ST_OK)
+        return fail("decoder");
     /* The decoder holds its own reference to the image. */
     st_image_free(image);
     st_config_free(cfg);
@@ -92,6 +98,9 @@ int main(int argc, char **argv) {
             }
         } else if (s == ST_END) {
             done = 1;
+            char name[256];
+            if (from_file && st_decoder_config(dec, name, sizeof name, NULL) == ST_OK)
+                fprintf(stderr, "decode: the trace file's configuration: %s\n", name);
         } else {
             fail("decoding");
             errors++;
