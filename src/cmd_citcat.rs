@@ -319,7 +319,10 @@ fn run_replay(a: &ReplayArgs) -> Result<()> {
     let ims = Ims::from_bytes(&read_file(&a.ims)?).with_context(|| a.ims.display().to_string())?;
     let aes = Aes::from_bytes(&read_file(&a.aes)?).with_context(|| a.aes.display().to_string())?;
     let timing = timing_from(a.timing.as_deref())?;
-    let out = with_trace(Some(&a.insns), |t| replay(&ims, &aes, &timing, a.max_insns, t).context("replay"))?;
+    // A divergence comes from the inputs' content: name them (found by tests/cli_malformed.rs).
+    let out = with_trace(Some(&a.insns), |t| {
+        replay(&ims, &aes, &timing, a.max_insns, t).with_context(|| format!("replay of {} and {}", a.ims.display(), a.aes.display()))
+    })?;
     if let Some(p) = &a.cat {
         write_file(p, &out.cat.to_bytes())?;
     }
