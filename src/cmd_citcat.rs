@@ -267,9 +267,10 @@ fn run_record(a: &RecordArgs) -> Result<()> {
 fn run_extract(a: &ExtractArgs) -> Result<()> {
     let cat = read_cat(&a.cat)?;
     let (ims, aes) = extract(&cat).with_context(|| a.cat.display().to_string())?;
-    let (ims_bytes, aes_bytes) = (ims.to_bytes(), aes.to_bytes());
-    write_file(&a.output[0], &ims_bytes)?;
-    write_file(&a.output[1], &aes_bytes)?;
+    write_file(&a.output[0], &ims.to_bytes())?;
+    write_file(&a.output[1], &aes.to_bytes())?;
+    // Sizes of the content, without the files' trailers (docs/citcat.md 8).
+    let (ims_bytes, aes_bytes) = (ims.content_bytes(), aes.content_bytes());
     let counts = json!({"INT": aes.ints.len(), "IOQ": aes.ioq.len(), "DMA": aes.dma.len(), "CNT": aes.cnt.len()});
     if a.json {
         println!(
@@ -318,7 +319,10 @@ fn run_replay(a: &ReplayArgs) -> Result<()> {
     let ims = Ims::from_bytes(&read_file(&a.ims)?).with_context(|| a.ims.display().to_string())?;
     let aes = Aes::from_bytes(&read_file(&a.aes)?).with_context(|| a.aes.display().to_string())?;
     let timing = timing_from(a.timing.as_deref())?;
-    let out = with_trace(Some(&a.insns), |t| replay(&ims, &aes, &timing, a.max_insns, t).context("replay"))?;
+    // A divergence comes from the inputs' content: name them (found by tests/cli_malformed.rs).
+    let out = with_trace(Some(&a.insns), |t| {
+        replay(&ims, &aes, &timing, a.max_insns, t).with_context(|| format!("replay of {} and {}", a.ims.display(), a.aes.display()))
+    })?;
     if let Some(p) = &a.cat {
         write_file(p, &out.cat.to_bytes())?;
     }
@@ -428,8 +432,8 @@ fn check_one(program: &Path, p: &PlatformArgs) -> Result<CheckRow> {
     };
     let s = &rec.stats;
     let n = s.instructions.max(1) as f64;
-    let ims_sizes = compressed_sizes(&ims.to_bytes())?;
-    let aes_sizes = compressed_sizes(&aes.to_bytes())?;
+    let ims_sizes = compressed_sizes(&ims.content_bytes())?;
+    let aes_sizes = compressed_sizes(&aes.content_bytes())?;
     let mut aes_sections = Vec::new();
     for (name, bytes) in AES_SECTIONS.iter().zip(aes.sections()) {
         aes_sections.push((name.to_string(), compressed_sizes(&bytes)?));

@@ -7,6 +7,13 @@ mod common;
 use common::{fails, ok, programs_dir, streamtrace_in};
 use tempfile::TempDir;
 
+/// Recomputes the CRC of a file's trailer after an edit (docs/citcat.md 8).
+fn reclose(b: &mut [u8]) {
+    let n = b.len();
+    let crc = streamtrace_model::checksum::crc32c(&b[..n - 4]);
+    b[n - 4..].copy_from_slice(&crc.to_le_bytes());
+}
+
 fn system_program(name: &str) -> String {
     programs_dir().join("system/bin").join(format!("{name}.elf")).to_str().unwrap().to_string()
 }
@@ -52,23 +59,43 @@ fn damaged_files_give_clear_errors() {
     let ims = std::fs::read(d.join("run.ims")).unwrap();
     let aes = std::fs::read(d.join("run.aes")).unwrap();
 
+    // A cut: no trailer, named at the file's end (docs/citcat.md 8).
     std::fs::write(d.join("cut.cat"), &cat[..cat.len() - 5]).unwrap();
-    fails(&streamtrace_in(d, &["citcat", "extract", "cut.cat", "-o", "x.ims", "x.aes"]), "truncated in the record data");
+    let at = format!("cut.cat: CAT file, byte {}: no CEND trailer", cat.len() - 5);
+    fails(&streamtrace_in(d, &["citcat", "extract", "cut.cat", "-o", "x.ims", "x.aes"]), &at);
+    // A changed byte: the CRC says damaged, before any field is used.
     let mut bad = cat.clone();
     bad[16] = 77; // the first record's kind
+    std::fs::write(d.join("bad.cat"), &bad).unwrap();
+    let at = format!("bad.cat: CAT file, byte {}: file CRC", cat.len() - 4);
+    fails(&streamtrace_in(d, &["citcat", "extract", "bad.cat", "-o", "x.ims", "x.aes"]), &at);
+    // The same change under a recomputed CRC (a hostile or faulty writer): the field check.
+    reclose(&mut bad);
     std::fs::write(d.join("bad.cat"), &bad).unwrap();
     fails(&streamtrace_in(d, &["citcat", "extract", "bad.cat", "-o", "x.ims", "x.aes"]), "CAT file, byte 16: record 0: unknown kind 77");
 
     std::fs::write(d.join("cut.aes"), &aes[..aes.len() / 2]).unwrap();
     fails(&streamtrace_in(d, &["citcat", "replay", "run.ims", "cut.aes", "--insns", "o.trace"]), "AES file, byte");
     std::fs::write(d.join("cut.ims"), &ims[..100]).unwrap();
-    fails(&streamtrace_in(d, &["citcat", "replay", "cut.ims", "run.aes", "--insns", "o.trace"]), "IMS file, byte 100");
+    fails(&streamtrace_in(d, &["citcat", "replay", "cut.ims", "run.aes", "--insns", "o.trace"]), "IMS file, byte 100: no CEND trailer");
     let mut bad = ims.clone();
     bad[12 + 16 * 4] = 0x05; // CPSR mode bits 0b00101: no such mode
+    reclose(&mut bad);
     std::fs::write(d.join("bad.ims"), &bad).unwrap();
     fails(&streamtrace_in(d, &["citcat", "replay", "bad.ims", "run.aes", "--insns", "o.trace"]), "has no valid mode");
-    std::fs::write(d.join("x.trace"), b"STITR1\0\0\x01\x02").unwrap();
+    let mut short = b"STITR1\0\0\x01\x02".to_vec();
+    short.extend_from_slice(b"CEND\0\0\0\0\0\0\0\0\0\0\0\0");
+    reclose(&mut short);
+    std::fs::write(d.join("x.trace"), &short).unwrap();
     fails(&streamtrace_in(d, &["citcat", "verify", "--insns", "rec.trace", "x.trace"]), "instruction trace file, byte 9");
+    // A recorded trace cut short or with a bit flipped.
+    let trace = std::fs::read(d.join("rec.trace")).unwrap();
+    std::fs::write(d.join("cut.trace"), &trace[..trace.len() - 16]).unwrap();
+    fails(&streamtrace_in(d, &["citcat", "verify", "--insns", "rec.trace", "cut.trace"]), "cut.trace: instruction trace file, byte");
+    let mut flip = trace.clone();
+    flip[trace.len() / 3] ^= 4;
+    std::fs::write(d.join("flip.trace"), &flip).unwrap();
+    fails(&streamtrace_in(d, &["citcat", "verify", "--insns", "flip.trace", "rec.trace"]), "the file is damaged");
     fails(&streamtrace_in(d, &["citcat", "record", "run.cat", "-o", "y.cat"]), "run.cat");
     std::fs::write(d.join("sys.toml"), "uart_gap_min = 0\n").unwrap();
     let prog = system_program("sys_timer");

@@ -305,8 +305,13 @@ fn hostile_inputs_are_refused_before_they_cost() {
     let (ims, aes) = (tmp.path().join("r.ims"), tmp.path().join("r.aes"));
     ok(&streamtrace_in(&progs, &["citcat", "extract", p(&cat), "-o", p(&ims), p(&aes)]));
     let mut bytes = std::fs::read(&aes).unwrap();
-    let n = bytes.len();
+    // end_tbc sits before end_pc and the 16-byte trailer, whose CRC is recomputed (a hostile
+    // file, not a damaged one: docs/citcat.md 8).
+    let n = bytes.len() - 16;
     bytes[n - 12..n - 4].copy_from_slice(&u64::MAX.to_le_bytes());
+    let crc = streamtrace_model::checksum::crc32c(&bytes[..bytes.len() - 4]);
+    let len = bytes.len();
+    bytes[len - 4..].copy_from_slice(&crc.to_le_bytes());
     let bad = tmp.path().join("bad.aes");
     std::fs::write(&bad, &bytes).unwrap();
     let trace = tmp.path().join("out.trace");

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{fails, ok, programs_dir, streamtrace_in};
+use common::{exits, fails, ok, programs_dir, streamtrace_in};
 use tempfile::TempDir;
 
 #[test]
@@ -89,6 +89,20 @@ fn bad_inputs_give_clear_errors() {
     let cut = tmp.path().join("cut.wet");
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
     fails(&streamtrace_in(&dir, &["wet", "query", cut.to_str().unwrap(), "cf", "--forward"]), "byte ");
+    // Cut or with one bit flipped (in a value stream, in the middle), the file is refused by
+    // `stats` and `query` alike, naming the file and the trailer's offset (docs/wet.md 7.1):
+    // a flip used to load, `stats` exited 0 and `query` failed without a file or offset.
+    let c = cut.to_str().unwrap();
+    let cut_at = format!("cut.wet: WET file, byte {}: no WEND trailer at the end", bytes.len() / 2);
+    exits(&streamtrace_in(&dir, &["wet", "stats", c]), 1, &[&cut_at]);
+    let mut flipped = bytes.clone();
+    flipped[bytes.len() / 2] ^= 0x10;
+    let flip = tmp.path().join("flip.wet");
+    std::fs::write(&flip, &flipped).unwrap();
+    let f = flip.to_str().unwrap();
+    let at = format!("flip.wet: WET file, byte {}: file CRC", bytes.len() - 4);
+    exits(&streamtrace_in(&dir, &["wet", "stats", f]), 1, &[&at, "the file is damaged"]);
+    exits(&streamtrace_in(&dir, &["wet", "query", f, "cf", "--forward"]), 1, &[&at, "the file is damaged"]);
     fails(&streamtrace_in(&dir, &["wet", "query", wet.to_str().unwrap(), "slice", "0x4"]), "no instruction at 0x4");
     // Bad command lines are usage errors: exit 2.
     for (args, needle) in [(&["loads", "xyz"][..], "not a hexadecimal"), (&["cf"][..], "--forward or --backward")] {

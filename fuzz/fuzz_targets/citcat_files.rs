@@ -4,8 +4,11 @@
 //! parses goes through IMS/AES extraction, and a parsed IMS + AES through a short replay,
 //! neither of which may panic.
 //!
-//! Input: byte 0 picks the file kind (bits 0-1) and whether the kind's magic is put in
-//! front of the rest (bit 2), so most inputs reach the body parsers.
+//! Input: byte 0 picks the file kind (bits 0-1), whether the kind's magic is put in front
+//! of the rest (bit 2) and whether the result is closed with a valid trailer (bit 3: then
+//! byte 1 is the trailer's count, and `CEND`, the count and the CRC-32C are appended,
+//! docs/citcat.md 8), so most inputs get past the CRC to the body parsers; inputs without
+//! bit 3 exercise the trailer checks.
 
 #![no_main]
 
@@ -23,12 +26,22 @@ fn check_offset(e: &FileError, len: usize) {
 
 fuzz_target!(|data: &[u8]| {
     let Some((&sel, rest)) = data.split_first() else { return };
+    let (count, rest) = match rest.split_first() {
+        Some((&c, r)) if sel & 8 != 0 => (c as u64, r),
+        _ => (0, rest),
+    };
     let magic = [CAT_MAGIC, IMS_MAGIC, AES_MAGIC, ITR_MAGIC][(sel & 3) as usize];
     let mut bytes = Vec::with_capacity(rest.len() + 8);
     if sel & 4 != 0 {
         bytes.extend_from_slice(magic);
     }
     bytes.extend_from_slice(rest);
+    if sel & 8 != 0 {
+        bytes.extend_from_slice(b"CEND");
+        bytes.extend_from_slice(&count.to_le_bytes());
+        let crc = streamtrace_model::checksum::crc32c(&bytes);
+        bytes.extend_from_slice(&crc.to_le_bytes());
+    }
     match sel & 3 {
         0 => match Cat::from_bytes(&bytes) {
             Ok(c) => {

@@ -3,8 +3,11 @@
 //! parses must answer every query without panicking and write itself back to bytes that
 //! parse to the same bytes again.
 //!
-//! Input: byte 0 picks the stream kind (bit 0: bidirectional) and whether a valid magic and
-//! kind are put in front of the rest (bit 1), so most inputs reach the body parser.
+//! Input: byte 0 picks the stream kind (bit 0: bidirectional), whether a valid magic and
+//! kind are put in front of the rest (bit 1), and whether the result is closed with a valid
+//! trailer (bit 2: `WEND`, the instruction count read from the file's first count field,
+//! and the CRC-32C, docs/wet.md 7.1), so most inputs get past the CRC to the body parser;
+//! inputs without bit 2 exercise the trailer checks.
 
 #![no_main]
 
@@ -13,6 +16,19 @@ use streamtrace_stages::wet::bidir::BiStream;
 use streamtrace_stages::wet::build::WetGraph;
 use streamtrace_stages::wet::file::StoredStream;
 use streamtrace_stages::wet::RawStream;
+use streamtrace_model::checksum::crc32c;
+
+/// The first varint after the 10-byte header (the instruction count), or 0.
+fn first_count(bytes: &[u8]) -> u64 {
+    let mut v = 0u64;
+    for (i, &b) in bytes.iter().skip(10).take(10).enumerate() {
+        v |= ((b & 0x7F) as u64).checked_shl(7 * i as u32).unwrap_or(0);
+        if b & 0x80 == 0 {
+            break;
+        }
+    }
+    v
+}
 
 fn exercise<S: StoredStream>(bytes: &[u8]) {
     let mut g = match WetGraph::<S>::from_bytes(bytes) {
@@ -48,6 +64,13 @@ fuzz_target!(|data: &[u8]| {
         bytes.push(sel & 1);
     }
     bytes.extend_from_slice(rest);
+    if sel & 4 != 0 {
+        let count = first_count(&bytes);
+        bytes.extend_from_slice(b"WEND");
+        bytes.extend_from_slice(&count.to_le_bytes());
+        let crc = crc32c(&bytes);
+        bytes.extend_from_slice(&crc.to_le_bytes());
+    }
     if sel & 1 == 1 {
         exercise::<BiStream>(&bytes);
     } else {

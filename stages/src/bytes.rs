@@ -90,3 +90,43 @@ impl<'a> ByteReader<'a> {
         Ok(v as u32)
     }
 }
+
+/// Bytes of the trailer that closes a `.wet` or CITCAT file (docs/wet.md 7.1, docs/citcat.md
+/// 8): a 4-byte tag, a u64 count and the CRC-32C of every byte before the CRC, little-endian.
+pub const TRAILER_LEN: usize = 16;
+
+/// The trailer for a file whose bytes so far have the running CRC `crc` (streaming writers).
+pub fn trailer(mut crc: streamtrace_model::checksum::Crc32c, tag: [u8; 4], count: u64) -> [u8; TRAILER_LEN] {
+    let mut t = [0u8; TRAILER_LEN];
+    t[..4].copy_from_slice(&tag);
+    t[4..12].copy_from_slice(&count.to_le_bytes());
+    crc.update(&t[..12]);
+    t[12..].copy_from_slice(&crc.value().to_le_bytes());
+    t
+}
+
+/// Appends the trailer that closes the file in `out`.
+pub fn put_trailer(out: &mut Vec<u8>, tag: [u8; 4], count: u64) {
+    let mut crc = streamtrace_model::checksum::Crc32c::new();
+    crc.update(out);
+    out.extend_from_slice(&trailer(crc, tag, count));
+}
+
+/// Checks the trailer that closes `bytes` (whose first `header` bytes the caller has
+/// checked): returns the body before the trailer and the trailer's count, or the byte
+/// offset and what is wrong. The CRC is checked before the caller reads the body, so a
+/// damaged file is reported as damaged whatever its damage would parse as.
+pub fn split_trailer(bytes: &[u8], tag: [u8; 4], header: usize) -> Result<(&[u8], u64), (usize, String)> {
+    let n = bytes.len();
+    if n < header + TRAILER_LEN || bytes[n - TRAILER_LEN..n - 12] != tag {
+        let tag = String::from_utf8_lossy(&tag).into_owned();
+        return Err((n, format!("no {tag} trailer at the end: the file is cut short, was not finished, or has bytes after its trailer")));
+    }
+    let stored = u32::from_le_bytes(bytes[n - 4..].try_into().expect("4 bytes"));
+    let crc = streamtrace_model::checksum::crc32c(&bytes[..n - 4]);
+    if crc != stored {
+        return Err((n - 4, format!("file CRC {stored:08x} does not match the file ({crc:08x}): the file is damaged")));
+    }
+    let count = u64::from_le_bytes(bytes[n - 12..n - 4].try_into().expect("8 bytes"));
+    Ok((&bytes[..n - TRAILER_LEN], count))
+}

@@ -19,7 +19,8 @@
 //! * Writers emit the canonical text: lower-case hex without `0x` and without leading zeros
 //!   (`0` for zero), single spaces, `\n`. A zero address difference is `+ 0`.
 //! * Readers accept any run of blanks or tabs between fields (the seed page aligns its
-//!   columns), upper-case digits, leading zeros and `\r\n`, but nothing else: exactly the
+//!   columns), upper-case digits, leading zeros and `\r\n`, but nothing else: every line
+//!   ends with a line end (the last included, see below), exactly the
 //!   format's number of fields, a hex number of at most 64 bits in every numeric field, a
 //!   sign of `+` or `-`. Every error names the 1-based line. After the first error a reader
 //!   yields nothing more (the difference state is lost).
@@ -27,6 +28,17 @@
 //! * Differences are exact: an address or page difference is `|a - b|` with a sign, never
 //!   wrapped, so every 64-bit value round-trips; a decoded value that leaves 0..2^64, or a
 //!   time that overflows, is an error.
+//! * **No trailer \[decision\]**, unlike PDATS and the binary files: the published format has
+//!   no comment or closing line, so other Laplace tools would reject or misread one; our
+//!   traces go through pipes (`run --refs - | sad`, `lru ... | cmp`) and from hand-written
+//!   files, and a required closing line would make every such input an error unless each of
+//!   `run`, `diff`, `sad`, `lru` and `opt` grew an escape hatch. Instead the reader requires
+//!   every line, the last included, to end with `\n`: a file cut inside a line (the usual
+//!   cut, at a buffer or block boundary) is an error naming that line. Every field is checked
+//!   as above, so most damage inside a line is an error too. What it cannot see: a cut at a
+//!   line boundary, and damage that leaves a valid line (a hex digit turned into another).
+//!   Traces stored for later should be compressed with a checksumming compressor (gzip, xz
+//!   and zstd carry a CRC or hash) or kept as PDATS / PDATS II, whose trailer detects both.
 
 use std::io::{self, BufRead, Write};
 
@@ -288,10 +300,14 @@ impl<R: BufRead> FieldLines<R> {
                 })
             }
         }
-        let mut body = &self.buf[..];
-        if let Some(b) = body.strip_suffix(b"\n") {
-            body = b.strip_suffix(b"\r").unwrap_or(b);
-        }
+        // Every line ends with `\n`, the last included: a last line without one is a file
+        // cut inside a line, which could otherwise still parse as a shorter record (module
+        // doc: the format has no trailer).
+        let Some(b) = self.buf.strip_suffix(b"\n") else {
+            let what = format!("no line end after {} bytes: the file is cut short inside this line", self.buf.len());
+            return Err(self.err(what));
+        };
+        let body = b.strip_suffix(b"\r").unwrap_or(b);
         let mut n = 0;
         let mut i = 0;
         while i < body.len() {
@@ -1002,12 +1018,18 @@ mod tests {
     }
 
     #[test]
-    fn last_line_without_newline_and_crlf() {
-        let v: Vec<RawRecord> = RawReader::new("i 0 4 1 8000\r\ni 1 4 1 8004".as_bytes())
+    fn crlf_and_a_last_line_without_newline() {
+        let v: Vec<RawRecord> = RawReader::new("i 0 4 1 8000\r\ni 1 4 1 8004\r\n".as_bytes())
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(v.len(), 2);
         assert_eq!(v[1].vaddr, 0x8004);
+        // Cut inside the last line: "8004" cut to "80" would read as another address.
+        let v: Vec<_> = RawReader::new("i 0 4 1 8000\r\ni 1 4 1 80".as_bytes()).collect();
+        assert!(v[0].is_ok());
+        let e = v[1].as_ref().unwrap_err().to_string();
+        assert!(e.starts_with("line 2: no line end after 10 bytes: the file is cut short"), "{e}");
+        assert_eq!(v.len(), 2);
     }
 
     #[test]

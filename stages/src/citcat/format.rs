@@ -1,15 +1,19 @@
 //! The CITCAT files (docs/citcat.md sections 3, 4.2, 4.3 and 6): the cache-filtered address
 //! trace (CAT), the initial machine state (IMS), the asynchronous event schedule (AES) and
 //! the instruction trace. Readers check every field and name the byte offset of what is
-//! wrong; they never panic on untrusted bytes.
+//! wrong; they never panic on untrusted bytes. Every file ends with a trailer (count +
+//! CRC-32C, docs/citcat.md 8), checked before the body is read.
 
-use crate::bytes::ByteReader;
+use crate::bytes::{put_trailer, split_trailer, trailer, ByteReader, TRAILER_LEN};
+use streamtrace_model::checksum::{Crc32c, Fnv1a64};
 use streamtrace_sim::DUMP_REGISTERS;
 
 pub const CAT_MAGIC: &[u8; 8] = b"STCAT1\0\0";
 pub const IMS_MAGIC: &[u8; 8] = b"STIMS1\0\0";
 pub const AES_MAGIC: &[u8; 8] = b"STAES1\0\0";
 pub const ITR_MAGIC: &[u8; 8] = b"STITR1\0\0";
+/// The tag of every CITCAT file's trailer.
+pub const TRAILER_TAG: [u8; 4] = *b"CEND";
 
 /// CAT record kinds.
 pub const IFILL: u8 = 1;
@@ -89,7 +93,26 @@ fn val(file: &'static str, r: &mut ByteReader, w: usize, what: &str) -> Result<u
 
 fn finished(file: &'static str, r: &ByteReader) -> Result<(), FileError> {
     if r.left() != 0 {
-        return Err(FileError { file, offset: r.pos, what: format!("{} bytes after the end", r.left()) });
+        return Err(FileError { file, offset: r.pos, what: format!("{} bytes between the end and the trailer", r.left()) });
+    }
+    Ok(())
+}
+
+/// Checks the magic, then the trailer (so that a cut or damaged file is reported as such
+/// before any field is used): a reader of the body after the magic, and the trailer's count.
+fn open<'a>(file: &'static str, bytes: &'a [u8], want: &[u8; 8]) -> Result<(ByteReader<'a>, u64), FileError> {
+    magic(file, &mut ByteReader::new(bytes), want)?;
+    let (body, count) = split_trailer(bytes, TRAILER_TAG, want.len()).map_err(|(offset, what)| FileError { file, offset, what })?;
+    let mut r = ByteReader::new(body);
+    r.pos = want.len();
+    Ok((r, count))
+}
+
+/// The trailer's count must equal what the body holds (`have` of `what`).
+fn check_count(file: &'static str, r: &ByteReader, count: u64, have: usize, what: &str) -> Result<(), FileError> {
+    if count != have as u64 {
+        // The count field sits 4 bytes into the trailer, which starts where the body ends.
+        return Err(FileError { file, offset: r.bytes.len() + 4, what: format!("the trailer counts {count} {what}, the file holds {have}") });
     }
     Ok(())
 }
@@ -170,13 +193,22 @@ pub struct Cat {
 impl Cat {
     pub const HEADER_BYTES: usize = 16;
 
-    /// Bytes of the file.
+    /// Bytes of the content: the file without its trailer (the size reports print,
+    /// docs/citcat.md 8).
     pub fn file_bytes(&self) -> usize {
         Self::HEADER_BYTES + self.records.iter().map(CatRecord::file_bytes).sum::<usize>()
     }
 
+    /// The file: content and trailer.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut o = Vec::with_capacity(self.file_bytes());
+        let mut o = self.content_bytes();
+        put_trailer(&mut o, TRAILER_TAG, self.records.len() as u64);
+        o
+    }
+
+    /// The file without its trailer.
+    pub fn content_bytes(&self) -> Vec<u8> {
+        let mut o = Vec::with_capacity(self.file_bytes() + TRAILER_LEN);
         o.extend_from_slice(CAT_MAGIC);
         o.push(self.line_bytes);
         o.push(self.write_back as u8 | (self.write_allocate as u8) << 1);
@@ -195,8 +227,7 @@ impl Cat {
 
     pub fn from_bytes(bytes: &[u8]) -> Result<Cat, FileError> {
         const F: &str = "CAT";
-        let mut r = ByteReader::new(bytes);
-        magic(F, &mut r, CAT_MAGIC)?;
+        let (mut r, trailer_count) = open(F, bytes, CAT_MAGIC)?;
         let line_bytes = val(F, &mut r, 1, "line size")? as u8;
         if !line_bytes.is_power_of_two() || line_bytes < 4 {
             return Err(FileError { file: F, offset: 8, what: format!("line size {line_bytes} is not a power of two from 4 to 128") });
@@ -242,6 +273,7 @@ impl Cat {
             records.push(CatRecord { kind, flags, addr, cycle, data });
         }
         finished(F, &r)?;
+        check_count(F, &r, trailer_count, records.len(), "records")?;
         Ok(Cat { line_bytes, write_back: flags & 1 != 0, write_allocate: flags & 2 != 0, records })
     }
 }
@@ -263,8 +295,16 @@ impl Ims {
         self.runs.iter().map(|(_, b)| b.len()).sum()
     }
 
+    /// The file: content and trailer.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut o = Vec::with_capacity(16 + 8 * DUMP_REGISTERS + self.image_bytes() + 8 * self.runs.len());
+        let mut o = self.content_bytes();
+        put_trailer(&mut o, TRAILER_TAG, self.runs.len() as u64);
+        o
+    }
+
+    /// The file without its trailer (the size reports print).
+    pub fn content_bytes(&self) -> Vec<u8> {
+        let mut o = Vec::with_capacity(16 + 8 * DUMP_REGISTERS + self.image_bytes() + 8 * self.runs.len() + TRAILER_LEN);
         o.extend_from_slice(IMS_MAGIC);
         o.extend_from_slice(&(DUMP_REGISTERS as u32).to_le_bytes());
         for (i, &v) in self.registers.iter().enumerate() {
@@ -285,8 +325,7 @@ impl Ims {
 
     pub fn from_bytes(bytes: &[u8]) -> Result<Ims, FileError> {
         const F: &str = "IMS";
-        let mut r = ByteReader::new(bytes);
-        magic(F, &mut r, IMS_MAGIC)?;
+        let (mut r, trailer_count) = open(F, bytes, IMS_MAGIC)?;
         let n = val(F, &mut r, 4, "register count")?;
         if n != DUMP_REGISTERS as u64 {
             return Err(FileError { file: F, offset: 8, what: format!("register count {n} (expected {DUMP_REGISTERS})") });
@@ -322,6 +361,7 @@ impl Ims {
             runs.push((addr, data));
         }
         finished(F, &r)?;
+        check_count(F, &r, trailer_count, runs.len(), "runs")?;
         Ok(Ims { registers, runs })
     }
 }
@@ -398,7 +438,20 @@ impl Aes {
         [int, io, dma, cnt]
     }
 
+    /// Entries of the four sections together (the trailer's count).
+    pub fn entries(&self) -> usize {
+        self.ints.len() + self.ioq.len() + self.dma.len() + self.cnt.len()
+    }
+
+    /// The file: content and trailer.
     pub fn to_bytes(&self) -> Vec<u8> {
+        let mut o = self.content_bytes();
+        put_trailer(&mut o, TRAILER_TAG, self.entries() as u64);
+        o
+    }
+
+    /// The file without its trailer (the size reports print).
+    pub fn content_bytes(&self) -> Vec<u8> {
         let mut o = AES_MAGIC.to_vec();
         for s in self.sections() {
             o.extend_from_slice(&s);
@@ -410,8 +463,7 @@ impl Aes {
 
     pub fn from_bytes(bytes: &[u8]) -> Result<Aes, FileError> {
         const F: &str = "AES";
-        let mut r = ByteReader::new(bytes);
-        magic(F, &mut r, AES_MAGIC)?;
+        let (mut r, trailer_count) = open(F, bytes, AES_MAGIC)?;
         let mut a = Aes::default();
         for (s, (name, width)) in AES_SECTIONS.iter().zip([13usize, 9, 18, 4]).enumerate() {
             let count_at = r.pos;
@@ -469,6 +521,7 @@ impl Aes {
         a.end_tbc = val(F, &mut r, 8, "end tbc")?;
         a.end_pc = val(F, &mut r, 4, "end pc")? as u32;
         finished(F, &r)?;
+        check_count(F, &r, trailer_count, a.entries(), "entries")?;
         Ok(a)
     }
 }
@@ -513,16 +566,14 @@ impl std::fmt::Display for TraceEntry {
     }
 }
 
-/// FNV-1a 64 over the little-endian bytes of `words`.
+/// FNV-1a 64 over the little-endian bytes of `words` (the shared FNV-1a 64 of
+/// `streamtrace_model::checksum`).
 pub fn fnv1a64(words: &[u32]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h = Fnv1a64::new();
     for w in words {
-        for b in w.to_le_bytes() {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
+        h.update(&w.to_le_bytes());
     }
-    h
+    h.value()
 }
 
 /// Appends one entry's bytes.
@@ -582,19 +633,25 @@ impl TraceSink for NoTrace {
     }
 }
 
-/// Writes an instruction trace file as the entries come.
+/// Writes an instruction trace file as the entries come; [`finish`](Self::finish) closes it
+/// with the trailer (a writer dropped without it leaves a file no reader accepts).
 pub struct TraceWriter<W: std::io::Write> {
     out: W,
     buf: Vec<u8>,
+    crc: Crc32c,
+    entries: u64,
 }
 
 impl<W: std::io::Write> TraceWriter<W> {
     pub fn new(mut out: W) -> std::io::Result<Self> {
         out.write_all(ITR_MAGIC)?;
-        Ok(TraceWriter { out, buf: Vec::with_capacity(256) })
+        let mut crc = Crc32c::new();
+        crc.update(ITR_MAGIC);
+        Ok(TraceWriter { out, buf: Vec::with_capacity(256), crc, entries: 0 })
     }
 
     pub fn finish(mut self) -> std::io::Result<W> {
+        self.out.write_all(&trailer(self.crc, TRAILER_TAG, self.entries))?;
         self.out.flush()?;
         Ok(self.out)
     }
@@ -604,6 +661,8 @@ impl<W: std::io::Write> TraceSink for TraceWriter<W> {
     fn entry(&mut self, e: TraceEntry) -> std::io::Result<()> {
         self.buf.clear();
         put_trace_entry(&mut self.buf, &e);
+        self.crc.update(&self.buf);
+        self.entries += 1;
         self.out.write_all(&self.buf)
     }
 }
@@ -614,6 +673,7 @@ pub fn trace_to_bytes(entries: &[TraceEntry]) -> Vec<u8> {
     for e in entries {
         put_trace_entry(&mut o, e);
     }
+    put_trailer(&mut o, TRAILER_TAG, entries.len() as u64);
     o
 }
 
@@ -621,8 +681,7 @@ pub fn trace_to_bytes(entries: &[TraceEntry]) -> Vec<u8> {
 /// matches the instructions before it.
 pub fn trace_from_bytes(bytes: &[u8]) -> Result<Vec<TraceEntry>, FileError> {
     const F: &str = "instruction trace";
-    let mut r = ByteReader::new(bytes);
-    magic(F, &mut r, ITR_MAGIC)?;
+    let (mut r, trailer_count) = open(F, bytes, ITR_MAGIC)?;
     let mut out = Vec::new();
     let mut insns = 0u64;
     loop {
@@ -663,6 +722,7 @@ pub fn trace_from_bytes(bytes: &[u8]) -> Result<Vec<TraceEntry>, FileError> {
                 }
                 out.push(TraceEntry::End { instructions });
                 finished(F, &r)?;
+                check_count(F, &r, trailer_count, out.len(), "entries")?;
                 return Ok(out);
             }
             t => return Err(bad(format!("unknown tag {t}"))),
@@ -723,25 +783,58 @@ mod tests {
         assert_eq!(trace_from_bytes(&trace_to_bytes(&t)).unwrap(), t);
     }
 
-    /// Every strict prefix of a valid file is an error with an offset inside the prefix.
-    #[test]
-    fn every_truncation_is_an_error() {
-        type Parse = fn(&[u8]) -> Option<FileError>;
-        let files: [(Vec<u8>, Parse); 4] = [
+    type Parse = fn(&[u8]) -> Option<FileError>;
+
+    /// A valid file of each kind with its parser.
+    fn sample_files() -> [(Vec<u8>, Parse); 4] {
+        [
             (sample_cat().to_bytes(), |b| Cat::from_bytes(b).err()),
             (sample_aes().to_bytes(), |b| Aes::from_bytes(b).err()),
             (sample_ims().to_bytes(), |b| Ims::from_bytes(b).err()),
             (trace_to_bytes(&[TraceEntry::Irq { tbc: 1, pc: 2 }, TraceEntry::End { instructions: 0 }]), |b| trace_from_bytes(b).err()),
-        ];
-        for (bytes, parse) in files {
+        ]
+    }
+
+    /// Recomputes the trailer's CRC after an edit (a hostile file, or a faulty writer's), so
+    /// that the field checks behind the CRC are reached.
+    fn reclose(b: &mut [u8]) {
+        let n = b.len();
+        let crc = streamtrace_model::checksum::crc32c(&b[..n - 4]);
+        b[n - 4..].copy_from_slice(&crc.to_le_bytes());
+    }
+
+    /// Every strict prefix of a valid file, every single-bit flip and bytes after the
+    /// trailer are errors with an offset inside the file (docs/citcat.md 8).
+    #[test]
+    fn every_cut_and_bit_flip_is_an_error() {
+        for (bytes, parse) in sample_files() {
+            assert!(parse(&bytes).is_none());
             for n in 0..bytes.len() {
                 let e = parse(&bytes[..n]).unwrap_or_else(|| panic!("prefix of {n} bytes parsed"));
                 assert!(e.offset <= n, "{e}");
             }
-            // One extra byte is an error too.
+            for i in 0..bytes.len() * 8 {
+                let mut d = bytes.clone();
+                d[i / 8] ^= 1 << (i % 8);
+                let e = parse(&d).unwrap_or_else(|| panic!("bit {i} flipped parsed"));
+                assert!(e.offset <= d.len(), "{e}");
+            }
             let mut more = bytes.clone();
             more.push(0);
-            assert!(parse(&more).is_some());
+            assert!(parse(&more).unwrap().what.contains("no CEND trailer"));
+        }
+    }
+
+    /// A trailer whose CRC matches but whose count does not is named at the count field.
+    #[test]
+    fn a_wrong_count_is_named() {
+        for (mut bytes, parse) in sample_files() {
+            let n = bytes.len();
+            bytes[n - 12] ^= 1;
+            reclose(&mut bytes);
+            let e = parse(&bytes).unwrap();
+            assert_eq!(e.offset, n - 12, "{e}");
+            assert!(e.what.contains("the trailer counts"), "{e}");
         }
     }
 
@@ -750,15 +843,20 @@ mod tests {
         let mut b = sample_cat().to_bytes();
         b[16 + 20] = 42; // kind of the second record
         let e = Cat::from_bytes(&b).unwrap_err();
+        assert!(e.to_string().contains("the file is damaged"), "{e}");
+        reclose(&mut b);
+        let e = Cat::from_bytes(&b).unwrap_err();
         assert_eq!(e.offset, 16 + 20);
         assert!(e.to_string().contains("record 1: unknown kind 42"), "{e}");
 
         let mut b = sample_cat().to_bytes();
         b[8] = 24; // line size
+        reclose(&mut b);
         assert!(Cat::from_bytes(&b).unwrap_err().to_string().contains("line size 24"));
 
         let mut b = sample_aes().to_bytes();
         b[8 + 4 + 12] = 0x1C; // INT vector
+        reclose(&mut b);
         let e = Aes::from_bytes(&b).unwrap_err();
         assert_eq!(e.offset, 12);
         assert!(e.to_string().contains("INT entry 0: vector 0x1c"), "{e}");
@@ -771,6 +869,26 @@ mod tests {
         let mut b = sample_ims().to_bytes();
         b[0] = b'X';
         assert!(Ims::from_bytes(&b).unwrap_err().to_string().contains("bad magic"));
+    }
+
+    /// The shared FNV-1a 64 gives what the local loop it replaced gave (bit-identical
+    /// register hashes in instruction traces written before the change).
+    #[test]
+    fn fnv_is_the_replaced_loop() {
+        let old = |words: &[u32]| {
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            for w in words {
+                for b in w.to_le_bytes() {
+                    h ^= b as u64;
+                    h = h.wrapping_mul(0x0000_0100_0000_01b3);
+                }
+            }
+            h
+        };
+        let words: Vec<u32> = (0..17u32).map(|i| i.wrapping_mul(0x9E37_79B9) ^ 0xD3).collect();
+        for n in 0..=words.len() {
+            assert_eq!(fnv1a64(&words[..n]), old(&words[..n]));
+        }
     }
 
     #[test]

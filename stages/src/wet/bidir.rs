@@ -192,7 +192,10 @@ impl Core {
         }
     }
 
-    /// FNV-1a over the little-endian bytes of `ctx`, oldest first.
+    /// FNV-1a over the little-endian bytes of `ctx`, oldest first. The 32-bit FNV-1a over
+    /// the stream's width, not the shared FNV-1a 64 of `streamtrace_model::checksum`: its
+    /// top bits index the tables of every persisted stream, so another hash would change
+    /// the stored files.
     fn index(&self, ctx: &[u64]) -> usize {
         let mut h: u32 = 0x811C_9DC5;
         for &v in ctx {

@@ -1,13 +1,18 @@
 //! The `.wet` file (docs/wet.md section 7): the graph skeleton in varints and every label
 //! stream in its stored form, raw (tier 1) or bidirectional (tier 2). Reading validates
-//! every index and length and names the byte offset of what is wrong.
+//! every index and length and names the byte offset of what is wrong. The file ends with a
+//! trailer (count + CRC-32C, section 7.1), checked before the body is read.
 
 use super::bidir::BiStream;
 use super::build::{Edge, Node, Stmt, ValueGroup, WetCounts, WetGraph};
-use crate::bytes::{put_varint, ByteReader};
+use crate::bytes::{put_trailer, put_varint, split_trailer, ByteReader};
 use super::stream::{Cursor, RawStream};
 
 const MAGIC: &[u8; 8] = b"STWET\x001\x00";
+/// The tag of the trailer (docs/wet.md 7.1).
+pub const TRAILER_TAG: [u8; 4] = *b"WEND";
+/// Magic, stream kind and flags: what a file has before the trailer at the least.
+const HEADER_LEN: usize = 10;
 
 /// A stream form the file can hold.
 pub trait StoredStream: Cursor + Sized {
@@ -146,19 +151,31 @@ impl<S: StoredStream> WetGraph<S> {
                 u.write_to(&mut o);
             }
         }
+        put_trailer(&mut o, TRAILER_TAG, self.counts.instructions);
         o
     }
 
-    /// Parse a file written by [`WetGraph::to_bytes`] with the same stream form.
+    /// Parse a file written by [`WetGraph::to_bytes`] with the same stream form: the magic,
+    /// then the trailer (so a cut or damaged file is an error before any field is used), then
+    /// the body, then the trailer's count.
     pub fn from_bytes(bytes: &[u8]) -> Result<WetGraph<S>, WetFileError> {
-        let mut r = ByteReader::new(bytes);
-        parse(&mut r).map_err(|what| WetFileError { offset: r.pos, what })
+        file_kind(bytes)?;
+        let (body, count) = split_trailer(bytes, TRAILER_TAG, HEADER_LEN).map_err(|(offset, what)| WetFileError { offset, what })?;
+        let mut r = ByteReader::new(body);
+        let g = parse(&mut r).map_err(|what| WetFileError { offset: r.pos, what })?;
+        if count != g.counts.instructions {
+            return Err(WetFileError {
+                offset: bytes.len() - 12,
+                what: format!("the trailer counts {count} instructions, the file holds {}", g.counts.instructions),
+            });
+        }
+        Ok(g)
     }
 }
 
 /// The stream kind of a file (0 raw, 1 bidirectional), after checking the magic.
 pub fn file_kind(bytes: &[u8]) -> Result<u8, WetFileError> {
-    if bytes.len() < 10 || &bytes[..8] != MAGIC {
+    if bytes.len() < HEADER_LEN || &bytes[..8] != MAGIC {
         return Err(WetFileError { offset: 0, what: "not a streamtrace WET file (bad magic)".into() });
     }
     Ok(bytes[8])
@@ -173,7 +190,7 @@ fn parse<S: StoredStream>(r: &mut ByteReader) -> Result<WetGraph<S>, String> {
         r.pos = 9;
         return Err(format!("flags {:#04x}: only bit 0 is defined", r.bytes[9]));
     }
-    r.pos = 10;
+    r.pos = HEADER_LEN;
     let mut c = [0u64; 7];
     for v in &mut c {
         *v = r.varint("counts")?;
@@ -341,7 +358,91 @@ fn parse<S: StoredStream>(r: &mut ByteReader) -> Result<WetGraph<S>, String> {
         }
     }
     if r.pos != r.bytes.len() {
-        return Err(format!("{} bytes after the end", r.bytes.len() - r.pos));
+        return Err(format!("{} bytes between the last group and the trailer", r.bytes.len() - r.pos));
     }
     Ok(WetGraph { nodes, stmts, edges, groups, first_node, last_node, counts })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wet::build::WetCounts;
+
+    /// A small graph by hand: two nodes, one statement each, one edge, raw streams.
+    fn small() -> WetGraph<RawStream> {
+        let stmt = |node: u32, iw: u32, vals: Vec<u64>| Stmt {
+            iw,
+            node,
+            offset: 0,
+            def_ports: vec![0],
+            loaded: 0,
+            exec: None,
+            values: vec![RawStream::from(vals)],
+            accesses_each: 0,
+            access_counts: None,
+            addrs: RawStream::default(),
+            edges: Vec::new(),
+            group: None,
+        };
+        let mut g = WetGraph {
+            nodes: vec![
+                Node { stmts: vec![0], succ: vec![1], pred: vec![], ts: RawStream::from(vec![1, 3]) },
+                Node { stmts: vec![1], succ: vec![], pred: vec![0], ts: RawStream::from(vec![2, 4]) },
+            ],
+            stmts: vec![stmt(0, 0x100, vec![7, 9]), stmt(1, 0x104, vec![8, 10])],
+            edges: vec![Edge {
+                user: 1,
+                port: 0,
+                def: 0,
+                use_inst: RawStream::from(vec![0, 1]),
+                def_inst: RawStream::from(vec![0, 1]),
+                local_implicit: false,
+                shared: None,
+                pairs: 2,
+            }],
+            groups: vec![],
+            first_node: Some(0),
+            last_node: Some(1),
+            counts: WetCounts { instructions: 4, path_executions: 4, values: 4, dependence_pairs: 2, ..Default::default() },
+        };
+        g.stmts[1].edges.push(0);
+        g
+    }
+
+    #[test]
+    fn round_trip_with_trailer() {
+        let b = small().to_bytes();
+        assert_eq!(&b[b.len() - 16..b.len() - 12], b"WEND");
+        let g = WetGraph::<RawStream>::from_bytes(&b).unwrap();
+        assert_eq!(g.to_bytes(), b);
+    }
+
+    /// Every cut and every single-bit flip is an error with an offset inside the file, and
+    /// so are bytes after the trailer; a wrong count under a correct CRC is named.
+    #[test]
+    fn every_cut_and_bit_flip_is_an_error() {
+        let b = small().to_bytes();
+        for n in 0..b.len() {
+            let e = WetGraph::<RawStream>::from_bytes(&b[..n]).err().unwrap_or_else(|| panic!("a prefix of {n} bytes loaded"));
+            assert!(e.offset <= n, "{e}");
+        }
+        for i in 0..b.len() * 8 {
+            let mut d = b.clone();
+            d[i / 8] ^= 1 << (i % 8);
+            let e = WetGraph::<RawStream>::from_bytes(&d).err().unwrap_or_else(|| panic!("bit {i} flipped loaded"));
+            assert!(e.offset <= d.len(), "{e}");
+        }
+        let mut more = b.clone();
+        more.push(0);
+        assert!(WetGraph::<RawStream>::from_bytes(&more).unwrap_err().what.contains("no WEND trailer"));
+        let mut g = small();
+        g.counts.instructions = 5;
+        let mut d = g.to_bytes();
+        let n = d.len();
+        d.truncate(n - 16);
+        put_trailer(&mut d, TRAILER_TAG, 4);
+        let e = WetGraph::<RawStream>::from_bytes(&d).unwrap_err();
+        assert_eq!(e.offset, n - 12, "{e}");
+        assert!(e.what.contains("counts 4 instructions, the file holds 5"), "{e}");
+    }
 }
