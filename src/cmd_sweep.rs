@@ -15,7 +15,7 @@ use streamtrace_sim::sweep::plot::write_plots;
 use streamtrace_sim::TimingConfig;
 use streamtrace_sim::sweep::report::{SweepMeta, SweepResults};
 use streamtrace_sim::sweep::{
-    ensure_captures, load_capture, resolve_programs, sweep_program, CaptureOptions, CycleSource, SweepPlan, SweepRow, INTERRUPTED,
+    ensure_captures, load_capture, resolve_programs, sweep_program, CaptureOptions, CycleSource, ProgramSpec, SweepPlan, SweepRow, INTERRUPTED,
 };
 
 use crate::io_util::parse_config;
@@ -309,16 +309,21 @@ pub(crate) fn meta(timing: String, max_insns: u64, shard: Option<String>) -> Swe
     }
 }
 
-/// Programs that did not run to a zero exit status: (name, why), once per program.
-fn failures(rows: &[SweepRow]) -> Vec<(String, String)> {
+/// Programs that did not run to the exit status their manifest records (0 when it records
+/// none): (name, why), once per program.
+fn failures(rows: &[SweepRow], programs: &[ProgramSpec]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     for r in rows {
         if out.iter().any(|(p, _)| *p == r.program) {
             continue;
         }
+        let expected = programs.iter().find(|p| p.name == r.program).and_then(|p| p.expected_exit).unwrap_or(0);
         let why = match r.exit_code {
             _ if r.truncated => format!("stopped at the --max-insns limit after {} instructions; its rows cover only that prefix", r.instructions),
-            Some(0) => continue,
+            Some(c) if c == expected => continue,
+            Some(c) if expected != 0 => {
+                format!("exited with status {c} after {} instructions (its manifest records {expected})", r.instructions)
+            }
             Some(c) => format!("exited with status {c} after {} instructions", r.instructions),
             None => "has no exit status".to_string(),
         };
@@ -414,7 +419,7 @@ pub fn run_sweep(a: &SweepArgs) -> Result<u8> {
     if let Some(m) = results.meta.as_mut() {
         m.partial = interrupted;
     }
-    let failed = failures(&results.rows);
+    let failed = failures(&results.rows, &programs);
     for (program, why) in &failed {
         eprintln!("streamtrace: warning: {program} {why}");
     }

@@ -199,6 +199,34 @@ fn failing_and_truncated_programs_are_flagged_and_fail_the_sweep() {
     assert!(row["exit_code"].is_null() && row["truncated"] == true, "{row}");
 }
 
+/// A manifest's `exit_code` is the status expected of its program (busybox `cmp -l` of two
+/// different files exits 1): that status is no failure, and another one (0 included) is.
+#[test]
+fn the_manifest_exit_code_is_the_expected_status() {
+    let dir = TempDir::new().unwrap();
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("testbenches/programs/bin");
+    let manifest = dir.path().join("programs.json");
+    let entry = |name: &str, elf: &str, cmdline: &str, code: i32| {
+        serde_json::json!({"name": name, "elf": bin.join(elf), "cmdline": cmdline, "exit_code": code})
+    };
+    let doc = serde_json::json!({"programs": [
+        entry("crc32_missing", "crc32.elf", "crc32.elf no-such-file.txt 1", 2),
+        entry("tiny", "tiny.elf", "tiny.elf", 0),
+    ]});
+    std::fs::write(&manifest, doc.to_string()).unwrap();
+    let caps = dir.path().join("caps");
+    let args = ["sweep", "--programs", p(&manifest), "--configs", "fbase", "--capture-dir", p(&caps), "-q"];
+    let o = streamtrace(&args);
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("warning"), "{err}");
+    let doc = serde_json::json!({"programs": [entry("tiny", "tiny.elf", "tiny.elf", 1)]});
+    std::fs::write(&manifest, doc.to_string()).unwrap();
+    let o = streamtrace(&args);
+    fails(&o, "warning: tiny exited with status 0 after");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("(its manifest records 1)"), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 /// Metadata as `#` lines in the CSV and `meta` in the JSON; every number of the JSON a JSON
 /// number, table cells included; custom-key configurations in the `others` table; storage
 /// of unbounded buffers counted at the needed size.

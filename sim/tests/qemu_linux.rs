@@ -86,6 +86,7 @@ fn machine(w: &Workload) -> (Machine, SharedBuffer) {
         workdir: linux_dir(),
         argv: w.argv.clone(),
         stdin: w.stdin.as_ref().map(PathBuf::from),
+        expected_exit: None,
     };
     let elf = ElfImage::open(&spec.elf).unwrap_or_else(|e| panic!("{}: {e}", w.name));
     let out = SharedBuffer::new();

@@ -38,12 +38,16 @@ pub struct ProgramSpec {
     /// A file (relative to `workdir`) the program reads as its stdin; none: empty input.
     #[serde(default)]
     pub stdin: Option<PathBuf>,
+    /// The exit status a manifest records for the program (busybox `cmp -l` of two
+    /// different files exits 1); none: 0 is expected.
+    #[serde(default)]
+    pub expected_exit: Option<i32>,
 }
 
 impl ProgramSpec {
     /// A program run with `cmdline` (split at spaces) in `workdir`, empty stdin.
     pub fn new(name: impl Into<String>, elf: impl Into<PathBuf>, cmdline: impl Into<String>, workdir: impl Into<PathBuf>) -> Self {
-        ProgramSpec { name: name.into(), elf: elf.into(), cmdline: cmdline.into(), workdir: workdir.into(), argv: Vec::new(), stdin: None }
+        ProgramSpec { name: name.into(), elf: elf.into(), cmdline: cmdline.into(), workdir: workdir.into(), argv: Vec::new(), stdin: None, expected_exit: None }
     }
 
     /// Semihosting (or Linux system calls) as the sweeps and the host stages run programs:
@@ -90,6 +94,8 @@ struct ManifestEntry {
     argv: Vec<String>,
     #[serde(default)]
     stdin: Option<PathBuf>,
+    #[serde(default)]
+    exit_code: Option<i32>,
 }
 
 #[derive(Deserialize)]
@@ -112,6 +118,7 @@ pub fn programs_from_manifest(path: &Path) -> Result<Vec<ProgramSpec>, String> {
             workdir: dir.clone(),
             argv: p.argv,
             stdin: p.stdin,
+            expected_exit: p.exit_code,
         })
         .collect())
 }
