@@ -319,13 +319,7 @@ fn check_range(
 /// The source-line table of an ELF's DWARF line programs (empty without `.debug_line`), for
 /// the symbolized views. `file` names the ELF in errors.
 pub fn line_table(data: &[u8], file: &str) -> Result<LineTable, ImageError> {
-    if !(data.as_ptr() as usize).is_multiple_of(8) {
-        let mut words = vec![0u64; data.len().div_ceil(8)];
-        let bytes: &mut [u8] = as_bytes_mut(&mut words, data.len());
-        bytes.copy_from_slice(data);
-        return line_table_aligned(bytes, file);
-    }
-    line_table_aligned(data, file)
+    aligned(data, |d| line_table_aligned(d, file))
 }
 
 fn line_table_aligned(data: &[u8], file: &str) -> Result<LineTable, ImageError> {
@@ -349,15 +343,20 @@ fn line_table_aligned(data: &[u8], file: &str) -> Result<LineTable, ImageError> 
 }
 
 fn load(data: &[u8], file: &str) -> Result<ElfImage, ImageError> {
-    // The ELF reader requires its input aligned for the header structs; data embedded with
-    // include_bytes! or sliced from a larger buffer may not be, so parse an aligned copy.
+    aligned(data, |d| load_aligned(d, file))
+}
+
+/// `f` of `data`, or of an aligned copy: the ELF reader requires its input aligned for the
+/// header structs, and data embedded with include_bytes! or sliced from a larger buffer
+/// may not be.
+fn aligned<T>(data: &[u8], f: impl FnOnce(&[u8]) -> T) -> T {
     if !(data.as_ptr() as usize).is_multiple_of(8) {
         let mut words = vec![0u64; data.len().div_ceil(8)];
         let bytes: &mut [u8] = as_bytes_mut(&mut words, data.len());
         bytes.copy_from_slice(data);
-        return load_aligned(bytes, file);
+        return f(bytes);
     }
-    load_aligned(data, file)
+    f(data)
 }
 
 /// View the first `len` bytes of a u64 buffer as bytes.
