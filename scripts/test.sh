@@ -26,8 +26,8 @@ awk '/^test result:/ {p += $4; f += $6} END {printf "tests: %d passed, %d failed
 echo "== C API (libstreamtrace: header, C example, C tests, valgrind)"
 bash scripts/capi.sh
 
-echo "== README examples (every sh block, in a copy of the tree)"
-STREAMTRACE_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/streamtrace" bash scripts/readme-examples.sh
+echo "== README examples (every sh block, the slow ones included, in a copy of the tree)"
+STREAMTRACE_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/streamtrace" bash scripts/readme-examples.sh --all
 
 echo "== Slurm: scripts/slurm-sweep.sh as a 2-task array job on a one-node cluster, merged and compared"
 bash scripts/slurm-selftest.sh
