@@ -9908,19 +9908,37 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
     
     // Constant declarations
     localparam  k_port = 16'h1;
+    localparam  k_port_mask = 64'h1;
     localparam  k_ratio_last = 16'h0;
     localparam  k_obuf = 16'h50;
-    localparam  k_queue_bits = 16'h200;
-    localparam  k_sixty_four = 16'h40;
-    localparam  k_queue_mask = 512'hffffffffffffffffffffffffffffffffffffffffffffffffffff0000000000000000000000000000000000000000000000000000000000000000000000000000;
+    localparam  k_obuf_amount = 16'h7f;
+    localparam  k_port_amount = 16'h1;
+    localparam  k_record_amount = 16'hff;
+    localparam  k_obuf_live = 256'hffffffffffffffffffff;
+    localparam  k_rec_live = 320'hffffffffffffffffffffffffffffffff;
+    localparam  k_ones = 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
+    localparam  k_s256 = 16'h100;
+    localparam  k_s128 = 16'h80;
+    localparam  k_s64 = 16'h40;
+    localparam  k_s32 = 16'h20;
+    localparam  k_s16 = 16'h10;
+    localparam  k_s8 = 16'h8;
+    localparam  k_s4 = 16'h4;
+    localparam  k_s2 = 16'h2;
+    localparam  k_s1 = 16'h1;
     localparam  k_zero16 = 16'h0;
     localparam  k_one16 = 16'h1;
-    localparam  k_zero_queue = 512'h0;
+    localparam  k_zero64 = 64'h0;
+    localparam  k_zero_obuf = 256'h0;
+    localparam  k_zero_rec = 320'h0;
     
     // Stub signals
-    reg  [511:0] queue__d;
-    wire  [511:0] queue__q;
-    reg  queue__clock;
+    reg  [255:0] obuf_bits__d;
+    wire  [255:0] obuf_bits__q;
+    reg  obuf_bits__clock;
+    reg  [319:0] rec__d;
+    wire  [319:0] rec__q;
+    reg  rec__clock;
     reg  [15:0] obuf__d;
     wire  [15:0] obuf__q;
     reg  obuf__clock;
@@ -9936,22 +9954,44 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
     
     // Local signals
     reg  [15:0] sent;
+    reg  full_word;
+    reg  [15:0] head_shift;
+    reg  [15:0] tail_shift;
+    reg  [255:0] window_wide_unused;
+    reg  [63:0] window64;
+    reg  [63:0] low64;
+    reg  [63:0] short_word;
     reg  [15:0] obuf_after_send;
     reg  [15:0] record_eff;
+    reg  [319:0] src;
+    reg  [15:0] src_rem;
     reg  [15:0] free;
     reg  [15:0] moved;
-    reg  [15:0] fill_after_send;
-    reg  [15:0] place_shift;
-    reg  [511:0] placed;
-    reg  [511:0] wide_record;
-    reg  [511:0] shifted;
-    reg  [63:0] head;
+    reg  [15:0] take_shift_wide_unused;
+    reg  [319:0] taken_wide_unused;
+    reg  [319:0] st8;
+    reg  [319:0] st7;
+    reg  [319:0] st6;
+    reg  [319:0] st5;
+    reg  [319:0] st4;
+    reg  [319:0] st3;
+    reg  [319:0] st2;
+    reg  [319:0] st1;
+    reg  [255:0] taken_narrow;
+    reg  [255:0] keep_mask;
+    reg  [255:0] chunk;
+    reg  [255:0] shifted;
     
     // Sub module instances
-    streamtrace_pft__outbuf__queue queue(
-        .d(queue__d),
-        .q(queue__q),
-        .clock(queue__clock)
+    streamtrace_pft__outbuf__obuf_bits obuf_bits(
+        .d(obuf_bits__d),
+        .q(obuf_bits__q),
+        .clock(obuf_bits__clock)
+    );
+    streamtrace_pft__outbuf__rec rec(
+        .d(rec__d),
+        .q(rec__q),
+        .clock(rec__clock)
     );
     streamtrace_pft__outbuf__obuf obuf(
         .d(obuf__d),
@@ -9976,40 +10016,50 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
     
     // Update code
     always @(*) begin
-        queue__clock = clock;
+        obuf_bits__clock = clock;
+        rec__clock = clock;
         obuf__clock = clock;
         record__clock = clock;
         hidden__clock = clock;
         ratio_count__clock = clock;
-        queue__d = queue__q;
+        obuf_bits__d = obuf_bits__q;
+        rec__d = rec__q;
         obuf__d = obuf__q;
         record__d = record__q;
         hidden__d = hidden__q;
         ratio_count__d = ratio_count__q;
         sent = k_zero16;
+        full_word = 1'b0;
         if (ratio_count__q == k_zero16) begin
-            sent = k_port;
             if (obuf__q < k_port) begin
                 sent = obuf__q;
             end
+            else begin
+                sent = k_port;
+                full_word = 1'b1;
+            end
         end
-        head = queue__q[(32'h1c0)+:(64)];
-        port_data = (head >> (k_sixty_four - sent)) << (k_port - sent);
+        head_shift = (obuf__q - k_port) & k_obuf_amount;
+        window_wide_unused = obuf_bits__q >> head_shift;
+        window64 = window_wide_unused[63:0];
+        tail_shift = (k_port - obuf__q) & k_port_amount;
+        low64 = obuf_bits__q[63:0];
+        short_word = low64 << tail_shift;
+        if (full_word) begin
+            port_data = window64 & k_port_mask;
+        end
+        else if (sent != k_zero16) begin
+            port_data = short_word & k_port_mask;
+        end
+        else begin
+            port_data = k_zero64;
+        end
         port_valid = sent[7:0];
         ratio_count__d = ratio_count__q + k_one16;
         if (ratio_count__q == k_ratio_last) begin
             ratio_count__d = k_zero16;
         end
         obuf_after_send = obuf__q - sent;
-        shifted = queue__q << sent;
-        fill_after_send = (obuf_after_send + record__q) + hidden__q;
-        place_shift = (k_queue_bits - fill_after_send) - append_len;
-        wide_record = {192'd0, append_bits};
-        placed = k_zero_queue;
-        if (append) begin
-            placed = wide_record << place_shift;
-        end
-        queue__d = (shifted | placed) & k_queue_mask;
         record_eff = record__q;
         if (complete) begin
             record_eff = record__q + hidden__q;
@@ -10024,17 +10074,87 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
         if (append & append_hidden) begin
             hidden__d = append_len;
         end
+        if (append) begin
+            src = append_bits & k_rec_live;
+            src_rem = append_len;
+        end
+        else begin
+            src = rec__q;
+            src_rem = record__q + hidden__q;
+        end
+        rec__d = src;
         free = k_obuf - obuf_after_send;
         moved = free;
         if (record_eff < free) begin
             moved = record_eff;
         end
+        take_shift_wide_unused = (src_rem - moved) & k_record_amount;
+        if (take_shift_wide_unused[32'h8]) begin
+            st8 = src >> k_s256;
+        end
+        else begin
+            st8 = src;
+        end
+        if (take_shift_wide_unused[32'h7]) begin
+            st7 = st8 >> k_s128;
+        end
+        else begin
+            st7 = st8;
+        end
+        if (take_shift_wide_unused[32'h6]) begin
+            st6 = st7 >> k_s64;
+        end
+        else begin
+            st6 = st7;
+        end
+        if (take_shift_wide_unused[32'h5]) begin
+            st5 = st6 >> k_s32;
+        end
+        else begin
+            st5 = st6;
+        end
+        if (take_shift_wide_unused[32'h4]) begin
+            st4 = st5 >> k_s16;
+        end
+        else begin
+            st4 = st5;
+        end
+        if (take_shift_wide_unused[32'h3]) begin
+            st3 = st4 >> k_s8;
+        end
+        else begin
+            st3 = st4;
+        end
+        if (take_shift_wide_unused[32'h2]) begin
+            st2 = st3 >> k_s4;
+        end
+        else begin
+            st2 = st3;
+        end
+        if (take_shift_wide_unused[32'h1]) begin
+            st1 = st2 >> k_s2;
+        end
+        else begin
+            st1 = st2;
+        end
+        if (take_shift_wide_unused[32'h0]) begin
+            taken_wide_unused = st1 >> k_s1;
+        end
+        else begin
+            taken_wide_unused = st1;
+        end
+        taken_narrow = taken_wide_unused[255:0];
+        keep_mask = ~(k_ones << (moved & k_obuf_amount));
+        chunk = taken_narrow & keep_mask;
+        shifted = obuf_bits__q << (moved & k_obuf_amount);
+        obuf_bits__d = (shifted | chunk) & k_obuf_live;
         obuf__d = obuf_after_send + moved;
         record__d = record_eff - moved;
         record_bits = record__q;
         empty = (obuf__q == k_zero16) & (record__q == k_zero16) & (hidden__q == k_zero16);
         if (reset) begin
-            queue__d = k_zero_queue;
+            obuf_bits__d = k_zero_obuf;
+            rec__d = k_zero_rec;
             obuf__d = k_zero16;
             record__d = k_zero16;
             hidden__d = k_zero16;
@@ -10083,23 +10203,23 @@ module streamtrace_pft__outbuf__obuf(d,q,clock);
 endmodule // streamtrace_pft__outbuf__obuf
 
 
-module streamtrace_pft__outbuf__queue(d,q,clock);
+module streamtrace_pft__outbuf__obuf_bits(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [255:0] d;
+    output reg  [255:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 256'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // streamtrace_pft__outbuf__queue
+endmodule // streamtrace_pft__outbuf__obuf_bits
 
 
 module streamtrace_pft__outbuf__ratio_count(d,q,clock);
@@ -10119,6 +10239,25 @@ module streamtrace_pft__outbuf__ratio_count(d,q,clock);
     end
           
 endmodule // streamtrace_pft__outbuf__ratio_count
+
+
+module streamtrace_pft__outbuf__rec(d,q,clock);
+    
+    // Module arguments
+    input wire  [319:0] d;
+    output reg  [319:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 320'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__outbuf__rec
 
 
 module streamtrace_pft__outbuf__record(d,q,clock);
