@@ -5156,9 +5156,12 @@ module streamtrace_pft__direction__banks__0__valid(clock,clear,raddr,rdata,we,wa
     initial flags = 32'd0;
     // address and data bits above the array's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
+    integer r;
     always @(posedge clock) begin
-        if (clear) flags <= 32'd0;
-        else if (we) flags[waddr[4:0] +: 1] <= wdata[0:0];
+        for (r = 0; r < 32; r = r + 1) begin
+            if (clear) flags[r * 1 +: 1] <= 1'd0;
+            else if (we && waddr[4:0] == r[4:0]) flags[r * 1 +: 1] <= wdata[0:0];
+        end
     end
     always @(*) rdata = {31'd0, flags[raddr[4:0] +: 1]};
 endmodule // streamtrace_pft__direction__banks__0__valid
@@ -5693,9 +5696,12 @@ module streamtrace_pft__direction__banks__1__valid(clock,clear,raddr,rdata,we,wa
     initial flags = 32'd0;
     // address and data bits above the array's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
+    integer r;
     always @(posedge clock) begin
-        if (clear) flags <= 32'd0;
-        else if (we) flags[waddr[4:0] +: 1] <= wdata[0:0];
+        for (r = 0; r < 32; r = r + 1) begin
+            if (clear) flags[r * 1 +: 1] <= 1'd0;
+            else if (we && waddr[4:0] == r[4:0]) flags[r * 1 +: 1] <= wdata[0:0];
+        end
     end
     always @(*) rdata = {31'd0, flags[raddr[4:0] +: 1]};
 endmodule // streamtrace_pft__direction__banks__1__valid
@@ -6230,9 +6236,12 @@ module streamtrace_pft__direction__banks__2__valid(clock,clear,raddr,rdata,we,wa
     initial flags = 32'd0;
     // address and data bits above the array's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
+    integer r;
     always @(posedge clock) begin
-        if (clear) flags <= 32'd0;
-        else if (we) flags[waddr[4:0] +: 1] <= wdata[0:0];
+        for (r = 0; r < 32; r = r + 1) begin
+            if (clear) flags[r * 1 +: 1] <= 1'd0;
+            else if (we && waddr[4:0] == r[4:0]) flags[r * 1 +: 1] <= wdata[0:0];
+        end
     end
     always @(*) rdata = {31'd0, flags[raddr[4:0] +: 1]};
 endmodule // streamtrace_pft__direction__banks__2__valid
@@ -6767,9 +6776,12 @@ module streamtrace_pft__direction__banks__3__valid(clock,clear,raddr,rdata,we,wa
     initial flags = 32'd0;
     // address and data bits above the array's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
+    integer r;
     always @(posedge clock) begin
-        if (clear) flags <= 32'd0;
-        else if (we) flags[waddr[4:0] +: 1] <= wdata[0:0];
+        for (r = 0; r < 32; r = r + 1) begin
+            if (clear) flags[r * 1 +: 1] <= 1'd0;
+            else if (we && waddr[4:0] == r[4:0]) flags[r * 1 +: 1] <= wdata[0:0];
+        end
     end
     always @(*) rdata = {31'd0, flags[raddr[4:0] +: 1]};
 endmodule // streamtrace_pft__direction__banks__3__valid
@@ -7304,9 +7316,12 @@ module streamtrace_pft__direction__banks__4__valid(clock,clear,raddr,rdata,we,wa
     initial flags = 32'd0;
     // address and data bits above the array's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
+    integer r;
     always @(posedge clock) begin
-        if (clear) flags <= 32'd0;
-        else if (we) flags[waddr[4:0] +: 1] <= wdata[0:0];
+        for (r = 0; r < 32; r = r + 1) begin
+            if (clear) flags[r * 1 +: 1] <= 1'd0;
+            else if (we && waddr[4:0] == r[4:0]) flags[r * 1 +: 1] <= wdata[0:0];
+        end
     end
     always @(*) rdata = {31'd0, flags[raddr[4:0] +: 1]};
 endmodule // streamtrace_pft__direction__banks__4__valid
@@ -7841,9 +7856,12 @@ module streamtrace_pft__direction__banks__5__valid(clock,clear,raddr,rdata,we,wa
     initial flags = 32'd0;
     // address and data bits above the array's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
+    integer r;
     always @(posedge clock) begin
-        if (clear) flags <= 32'd0;
-        else if (we) flags[waddr[4:0] +: 1] <= wdata[0:0];
+        for (r = 0; r < 32; r = r + 1) begin
+            if (clear) flags[r * 1 +: 1] <= 1'd0;
+            else if (we && waddr[4:0] == r[4:0]) flags[r * 1 +: 1] <= wdata[0:0];
+        end
     end
     always @(*) rdata = {31'd0, flags[raddr[4:0] +: 1]};
 endmodule // streamtrace_pft__direction__banks__5__valid
@@ -7892,9 +7910,12 @@ module streamtrace_pft__direction__base_valid(clock,clear,raddr,rdata,we,waddr,w
     initial flags = 128'd0;
     // address and data bits above the array's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:7], waddr[15:7], wdata[31:1], 1'b0};
+    integer r;
     always @(posedge clock) begin
-        if (clear) flags <= 128'd0;
-        else if (we) flags[waddr[6:0] +: 1] <= wdata[0:0];
+        for (r = 0; r < 128; r = r + 1) begin
+            if (clear) flags[r * 1 +: 1] <= 1'd0;
+            else if (we && waddr[6:0] == r[6:0]) flags[r * 1 +: 1] <= wdata[0:0];
+        end
     end
     always @(*) rdata = {31'd0, flags[raddr[6:0] +: 1]};
 endmodule // streamtrace_pft__direction__base_valid
@@ -9072,9 +9093,12 @@ module streamtrace_pft__front__itb_valid__0(clock,clear,raddr,rdata,we,waddr,wda
     initial flags = 16'd0;
     // address and data bits above the array's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:4], waddr[15:4], wdata[31:1], 1'b0};
+    integer r;
     always @(posedge clock) begin
-        if (clear) flags <= 16'd0;
-        else if (we) flags[waddr[3:0] +: 1] <= wdata[0:0];
+        for (r = 0; r < 16; r = r + 1) begin
+            if (clear) flags[r * 1 +: 1] <= 1'd0;
+            else if (we && waddr[3:0] == r[3:0]) flags[r * 1 +: 1] <= wdata[0:0];
+        end
     end
     always @(*) rdata = {31'd0, flags[raddr[3:0] +: 1]};
 endmodule // streamtrace_pft__front__itb_valid__0
@@ -9149,9 +9173,12 @@ module streamtrace_pft__front__itt_valid__0(clock,clear,raddr,rdata,we,waddr,wda
     initial flags = 16'd0;
     // address and data bits above the array's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:4], waddr[15:4], wdata[31:1], 1'b0};
+    integer r;
     always @(posedge clock) begin
-        if (clear) flags <= 16'd0;
-        else if (we) flags[waddr[3:0] +: 1] <= wdata[0:0];
+        for (r = 0; r < 16; r = r + 1) begin
+            if (clear) flags[r * 1 +: 1] <= 1'd0;
+            else if (we && waddr[3:0] == r[3:0]) flags[r * 1 +: 1] <= wdata[0:0];
+        end
     end
     always @(*) rdata = {31'd0, flags[raddr[3:0] +: 1]};
 endmodule // streamtrace_pft__front__itt_valid__0
