@@ -595,6 +595,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
     reg  [31:0] rb_hi;
     reg  [15:0] p_ctx;
     reg  [11:0] p_use;
+    reg  [31:0] mul_a;
+    reg  [15:0] mul_b;
     reg  [31:0] mul_sh__0;
     reg  [31:0] mul_sh__1;
     reg  [31:0] mul_sh__2;
@@ -607,6 +609,10 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
     reg  [31:0] mul_sh__9;
     reg  [31:0] mul_sh__10;
     reg  [31:0] mul_sh__11;
+    reg  [31:0] mul_sh__12;
+    reg  [31:0] mul_sh__13;
+    reg  [31:0] mul_sh__14;
+    reg  [31:0] mul_sh__15;
     reg  [31:0] mul_acc__0;
     reg  [31:0] mul_acc__1;
     reg  [31:0] mul_acc__2;
@@ -620,45 +626,16 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
     reg  [31:0] mul_acc__10;
     reg  [31:0] mul_acc__11;
     reg  [31:0] mul_acc__12;
+    reg  [31:0] mul_acc__13;
+    reg  [31:0] mul_acc__14;
+    reg  [31:0] mul_acc__15;
+    reg  [31:0] mul_acc__16;
     reg  [31:0] bound;
     reg  [31:0] diff;
     reg  [31:0] raw_r;
     reg  [15:0] ones_sh;
     reg  [15:0] vmask;
     reg  [15:0] v_masked;
-    reg  [31:0] raw_sh__0;
-    reg  [31:0] raw_sh__1;
-    reg  [31:0] raw_sh__2;
-    reg  [31:0] raw_sh__3;
-    reg  [31:0] raw_sh__4;
-    reg  [31:0] raw_sh__5;
-    reg  [31:0] raw_sh__6;
-    reg  [31:0] raw_sh__7;
-    reg  [31:0] raw_sh__8;
-    reg  [31:0] raw_sh__9;
-    reg  [31:0] raw_sh__10;
-    reg  [31:0] raw_sh__11;
-    reg  [31:0] raw_sh__12;
-    reg  [31:0] raw_sh__13;
-    reg  [31:0] raw_sh__14;
-    reg  [31:0] raw_sh__15;
-    reg  [31:0] raw_acc__0;
-    reg  [31:0] raw_acc__1;
-    reg  [31:0] raw_acc__2;
-    reg  [31:0] raw_acc__3;
-    reg  [31:0] raw_acc__4;
-    reg  [31:0] raw_acc__5;
-    reg  [31:0] raw_acc__6;
-    reg  [31:0] raw_acc__7;
-    reg  [31:0] raw_acc__8;
-    reg  [31:0] raw_acc__9;
-    reg  [31:0] raw_acc__10;
-    reg  [31:0] raw_acc__11;
-    reg  [31:0] raw_acc__12;
-    reg  [31:0] raw_acc__13;
-    reg  [31:0] raw_acc__14;
-    reg  [31:0] raw_acc__15;
-    reg  [31:0] raw_acc__16;
     reg  [31:0] vr;
     reg  [31:0] add;
     reg  [15:0] p_dec;
@@ -1462,7 +1439,17 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         if (is_slot & op_fixed) begin
             p_use = k_prob_init12;
         end
-        mul_sh__0 = rb_hi;
+        raw_r = rng__q >> op_bits;
+        ones_sh = k_ones16 << op_bits;
+        vmask = ~ones_sh;
+        v_masked = op_value & vmask;
+        mul_a = rb_hi;
+        mul_b = {4'd0, p_use};
+        if (is_raw) begin
+            mul_a = raw_r;
+            mul_b = v_masked;
+        end
+        mul_sh__0 = mul_a;
         mul_sh__1 = mul_sh__0 << k_one8;
         mul_sh__2 = mul_sh__1 << k_one8;
         mul_sh__3 = mul_sh__2 << k_one8;
@@ -1474,143 +1461,78 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         mul_sh__9 = mul_sh__8 << k_one8;
         mul_sh__10 = mul_sh__9 << k_one8;
         mul_sh__11 = mul_sh__10 << k_one8;
+        mul_sh__12 = mul_sh__11 << k_one8;
+        mul_sh__13 = mul_sh__12 << k_one8;
+        mul_sh__14 = mul_sh__13 << k_one8;
+        mul_sh__15 = mul_sh__14 << k_one8;
         mul_acc__0 = k_zero32;
         mul_acc__1 = mul_acc__0;
-        if (p_use[0]) begin
+        if (mul_b[0]) begin
             mul_acc__1 = mul_acc__0 + mul_sh__0;
         end
         mul_acc__2 = mul_acc__1;
-        if (p_use[1]) begin
+        if (mul_b[1]) begin
             mul_acc__2 = mul_acc__1 + mul_sh__1;
         end
         mul_acc__3 = mul_acc__2;
-        if (p_use[2]) begin
+        if (mul_b[2]) begin
             mul_acc__3 = mul_acc__2 + mul_sh__2;
         end
         mul_acc__4 = mul_acc__3;
-        if (p_use[3]) begin
+        if (mul_b[3]) begin
             mul_acc__4 = mul_acc__3 + mul_sh__3;
         end
         mul_acc__5 = mul_acc__4;
-        if (p_use[4]) begin
+        if (mul_b[4]) begin
             mul_acc__5 = mul_acc__4 + mul_sh__4;
         end
         mul_acc__6 = mul_acc__5;
-        if (p_use[5]) begin
+        if (mul_b[5]) begin
             mul_acc__6 = mul_acc__5 + mul_sh__5;
         end
         mul_acc__7 = mul_acc__6;
-        if (p_use[6]) begin
+        if (mul_b[6]) begin
             mul_acc__7 = mul_acc__6 + mul_sh__6;
         end
         mul_acc__8 = mul_acc__7;
-        if (p_use[7]) begin
+        if (mul_b[7]) begin
             mul_acc__8 = mul_acc__7 + mul_sh__7;
         end
         mul_acc__9 = mul_acc__8;
-        if (p_use[8]) begin
+        if (mul_b[8]) begin
             mul_acc__9 = mul_acc__8 + mul_sh__8;
         end
         mul_acc__10 = mul_acc__9;
-        if (p_use[9]) begin
+        if (mul_b[9]) begin
             mul_acc__10 = mul_acc__9 + mul_sh__9;
         end
         mul_acc__11 = mul_acc__10;
-        if (p_use[10]) begin
+        if (mul_b[10]) begin
             mul_acc__11 = mul_acc__10 + mul_sh__10;
         end
         mul_acc__12 = mul_acc__11;
-        if (p_use[11]) begin
+        if (mul_b[11]) begin
             mul_acc__12 = mul_acc__11 + mul_sh__11;
         end
-        bound = mul_acc__12;
+        mul_acc__13 = mul_acc__12;
+        if (mul_b[12]) begin
+            mul_acc__13 = mul_acc__12 + mul_sh__12;
+        end
+        mul_acc__14 = mul_acc__13;
+        if (mul_b[13]) begin
+            mul_acc__14 = mul_acc__13 + mul_sh__13;
+        end
+        mul_acc__15 = mul_acc__14;
+        if (mul_b[14]) begin
+            mul_acc__15 = mul_acc__14 + mul_sh__14;
+        end
+        mul_acc__16 = mul_acc__15;
+        if (mul_b[15]) begin
+            mul_acc__16 = mul_acc__15 + mul_sh__15;
+        end
+        bound = mul_acc__16;
         diff = rb - bound;
-        raw_r = rng__q >> op_bits;
-        ones_sh = k_ones16 << op_bits;
-        vmask = ~ones_sh;
-        v_masked = op_value & vmask;
-        raw_sh__0 = raw_r;
-        raw_sh__1 = raw_sh__0 << k_one8;
-        raw_sh__2 = raw_sh__1 << k_one8;
-        raw_sh__3 = raw_sh__2 << k_one8;
-        raw_sh__4 = raw_sh__3 << k_one8;
-        raw_sh__5 = raw_sh__4 << k_one8;
-        raw_sh__6 = raw_sh__5 << k_one8;
-        raw_sh__7 = raw_sh__6 << k_one8;
-        raw_sh__8 = raw_sh__7 << k_one8;
-        raw_sh__9 = raw_sh__8 << k_one8;
-        raw_sh__10 = raw_sh__9 << k_one8;
-        raw_sh__11 = raw_sh__10 << k_one8;
-        raw_sh__12 = raw_sh__11 << k_one8;
-        raw_sh__13 = raw_sh__12 << k_one8;
-        raw_sh__14 = raw_sh__13 << k_one8;
-        raw_sh__15 = raw_sh__14 << k_one8;
-        raw_acc__0 = k_zero32;
-        raw_acc__1 = raw_acc__0;
-        if (v_masked[0]) begin
-            raw_acc__1 = raw_acc__0 + raw_sh__0;
-        end
-        raw_acc__2 = raw_acc__1;
-        if (v_masked[1]) begin
-            raw_acc__2 = raw_acc__1 + raw_sh__1;
-        end
-        raw_acc__3 = raw_acc__2;
-        if (v_masked[2]) begin
-            raw_acc__3 = raw_acc__2 + raw_sh__2;
-        end
-        raw_acc__4 = raw_acc__3;
-        if (v_masked[3]) begin
-            raw_acc__4 = raw_acc__3 + raw_sh__3;
-        end
-        raw_acc__5 = raw_acc__4;
-        if (v_masked[4]) begin
-            raw_acc__5 = raw_acc__4 + raw_sh__4;
-        end
-        raw_acc__6 = raw_acc__5;
-        if (v_masked[5]) begin
-            raw_acc__6 = raw_acc__5 + raw_sh__5;
-        end
-        raw_acc__7 = raw_acc__6;
-        if (v_masked[6]) begin
-            raw_acc__7 = raw_acc__6 + raw_sh__6;
-        end
-        raw_acc__8 = raw_acc__7;
-        if (v_masked[7]) begin
-            raw_acc__8 = raw_acc__7 + raw_sh__7;
-        end
-        raw_acc__9 = raw_acc__8;
-        if (v_masked[8]) begin
-            raw_acc__9 = raw_acc__8 + raw_sh__8;
-        end
-        raw_acc__10 = raw_acc__9;
-        if (v_masked[9]) begin
-            raw_acc__10 = raw_acc__9 + raw_sh__9;
-        end
-        raw_acc__11 = raw_acc__10;
-        if (v_masked[10]) begin
-            raw_acc__11 = raw_acc__10 + raw_sh__10;
-        end
-        raw_acc__12 = raw_acc__11;
-        if (v_masked[11]) begin
-            raw_acc__12 = raw_acc__11 + raw_sh__11;
-        end
-        raw_acc__13 = raw_acc__12;
-        if (v_masked[12]) begin
-            raw_acc__13 = raw_acc__12 + raw_sh__12;
-        end
-        raw_acc__14 = raw_acc__13;
-        if (v_masked[13]) begin
-            raw_acc__14 = raw_acc__13 + raw_sh__13;
-        end
-        raw_acc__15 = raw_acc__14;
-        if (v_masked[14]) begin
-            raw_acc__15 = raw_acc__14 + raw_sh__14;
-        end
-        raw_acc__16 = raw_acc__15;
-        if (v_masked[15]) begin
-            raw_acc__16 = raw_acc__15 + raw_sh__15;
-        end
-        vr = raw_acc__16;
+        vr = mul_acc__16;
         add = k_zero32;
         st_rng__0 = rng__q;
         if (is_slot & op_escape) begin

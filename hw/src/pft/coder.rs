@@ -2,10 +2,11 @@
 //! coder operation per cycle, bit-exact with the model's `PftCoder::run_op`.
 //!
 //! An operation (slot symbol, context bit, raw field, flush, marker) is decoded, applied to
-//! `low`/`range` (the products `(range >> 12) * p` and `v * (range >> n)` are shift-and-add
-//! chains: rust-hdl multiplies only 16-bit operands), then normalized by a fixed number of
-//! unrolled **shift stages**, and the bytes the stages release pass through the first-byte
-//! drop and the zero stuffing into a right-aligned output word, all in the same cycle.
+//! `low`/`range` (the products `(range >> 12) * p` and `v * (range >> n)` share one
+//! shift-and-add chain, as no operation needs both: rust-hdl multiplies only 16-bit
+//! operands), then normalized by a fixed number of unrolled **shift stages**, and the bytes
+//! the stages release pass through the first-byte drop and the zero stuffing into a
+//! right-aligned output word, all in the same cycle.
 //!
 //! How many stages: at the start of an operation `range >= 2^24` (a new coder has 2^32 - 1,
 //! every operation ends normalized), so an operation leaves `range >= 2^8` (escape and raw
@@ -43,13 +44,13 @@ const STAGE_BYTES: usize = PENDING_MAX as usize;
 const NSLOT: usize = NSTAGE * STAGE_BYTES;
 /// Bytes of one coding operation at most (8 released + 1 stuffing byte).
 const ACC_BYTES: usize = 9;
-/// Steps of the two shift-and-add multipliers.
-const PMUL_STEPS: usize = PROB_BITS as usize;
-const RMUL_STEPS: usize = RAW_MAX_BITS as usize;
+/// Steps of the shared shift-and-add multiplier: the raw field's 16 value bits (the
+/// probability has 12).
+const MUL_STEPS: usize = RAW_MAX_BITS as usize;
 
 // The kernel reads the last element of each chain by a literal index (rust-hdl cannot put
 // a Rust constant into a Verilog index): keep these in step with it.
-const _: () = assert!(NSTAGE == 5 && NSLOT == 20 && PMUL_STEPS == 12 && RMUL_STEPS == 16);
+const _: () = assert!(NSTAGE == 5 && NSLOT == 20 && MUL_STEPS == 16 && PROB_BITS <= 16);
 const _: () = assert!(ACC_BYTES == 9 && ACC_BYTES <= OP_BYTES_MAX && SYNC_MARKER.len() == OP_BYTES_MAX);
 const _: () = assert!(ZERO_RUN_LIMIT == 14 && PENDING_MAX == 4);
 
@@ -103,6 +104,8 @@ pub struct PftRangeCoder {
     rb_hi: Signal<Local, Bits<32>>,
     p_ctx: Signal<Local, Bits<16>>,
     p_use: Signal<Local, Bits<12>>,
+    mul_a: Signal<Local, Bits<32>>,
+    mul_b: Signal<Local, Bits<16>>,
     mul_sh: Vec<Signal<Local, Bits<32>>>,
     mul_acc: Vec<Signal<Local, Bits<32>>>,
     bound: Signal<Local, Bits<32>>,
@@ -111,8 +114,6 @@ pub struct PftRangeCoder {
     ones_sh: Signal<Local, Bits<16>>,
     vmask: Signal<Local, Bits<16>>,
     v_masked: Signal<Local, Bits<16>>,
-    raw_sh: Vec<Signal<Local, Bits<32>>>,
-    raw_acc: Vec<Signal<Local, Bits<32>>>,
     vr: Signal<Local, Bits<32>>,
     add: Signal<Local, Bits<32>>,
     // Probability update.
@@ -229,16 +230,16 @@ impl PftRangeCoder {
             rb_hi: Default::default(),
             p_ctx: Default::default(),
             p_use: Default::default(),
-            mul_sh: locals(PMUL_STEPS),
-            mul_acc: locals(PMUL_STEPS + 1),
+            mul_a: Default::default(),
+            mul_b: Default::default(),
+            mul_sh: locals(MUL_STEPS),
+            mul_acc: locals(MUL_STEPS + 1),
             bound: Default::default(),
             diff: Default::default(),
             raw_r: Default::default(),
             ones_sh: Default::default(),
             vmask: Default::default(),
             v_masked: Default::default(),
-            raw_sh: locals(RMUL_STEPS),
-            raw_acc: locals(RMUL_STEPS + 1),
             vr: Default::default(),
             add: Default::default(),
             p_dec: Default::default(),
@@ -343,38 +344,35 @@ impl Logic for PftRangeCoder {
             self.p_use.next = self.k_prob_init12.val();
         }
 
-        // bound = (rb >> 12) * p, over the 12 bits of p (mul_sh[i] = rb_hi << i).
-        self.mul_sh[0].next = self.rb_hi.val();
-        for i in 1..PMUL_STEPS {
-            self.mul_sh[i].next = self.mul_sh[i - 1].val() << self.k_one8.val();
-        }
-        self.mul_acc[0].next = self.k_zero32.val();
-        for i in 0..PMUL_STEPS {
-            self.mul_acc[i + 1].next = self.mul_acc[i].val();
-            if self.p_use.val().get_bit(i) {
-                self.mul_acc[i + 1].next = self.mul_acc[i].val() + self.mul_sh[i].val();
-            }
-        }
-        self.bound.next = self.mul_acc[12].val();
-        self.diff.next = self.rb.val() - self.bound.val();
-
         // Raw field: r = range >> n, v * r over the 16 bits of v (v < 2^n, so v * r < 2^32).
         self.raw_r.next = self.rng.q.val() >> self.op_bits.val();
         self.ones_sh.next = self.k_ones16.val() << self.op_bits.val();
         self.vmask.next = !self.ones_sh.val();
         self.v_masked.next = self.op_value.val() & self.vmask.val();
-        self.raw_sh[0].next = self.raw_r.val();
-        for i in 1..RMUL_STEPS {
-            self.raw_sh[i].next = self.raw_sh[i - 1].val() << self.k_one8.val();
+
+        // One shift-and-add multiplier for both products, as no operation needs both:
+        // bound = (rb >> 12) * p (12 bits of p) for a decision, v * r for a raw field. Each
+        // fits in 32 bits, so the shared 32-bit accumulator gives the same values.
+        self.mul_a.next = self.rb_hi.val();
+        self.mul_b.next = bit_cast::<16, 12>(self.p_use.val());
+        if self.is_raw.val() {
+            self.mul_a.next = self.raw_r.val();
+            self.mul_b.next = self.v_masked.val();
         }
-        self.raw_acc[0].next = self.k_zero32.val();
-        for i in 0..RMUL_STEPS {
-            self.raw_acc[i + 1].next = self.raw_acc[i].val();
-            if self.v_masked.val().get_bit(i) {
-                self.raw_acc[i + 1].next = self.raw_acc[i].val() + self.raw_sh[i].val();
+        self.mul_sh[0].next = self.mul_a.val();
+        for i in 1..MUL_STEPS {
+            self.mul_sh[i].next = self.mul_sh[i - 1].val() << self.k_one8.val();
+        }
+        self.mul_acc[0].next = self.k_zero32.val();
+        for i in 0..MUL_STEPS {
+            self.mul_acc[i + 1].next = self.mul_acc[i].val();
+            if self.mul_b.val().get_bit(i) {
+                self.mul_acc[i + 1].next = self.mul_acc[i].val() + self.mul_sh[i].val();
             }
         }
-        self.vr.next = self.raw_acc[16].val();
+        self.bound.next = self.mul_acc[16].val();
+        self.diff.next = self.rb.val() - self.bound.val();
+        self.vr.next = self.mul_acc[16].val();
 
         // The operation's step: what low gains and the new range.
         self.add.next = self.k_zero32.val();
