@@ -428,6 +428,14 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
     localparam  k_mask24 = 32'hffffff;
     localparam  k_range_init = 32'hffffffff;
     localparam  k_stuff8 = 8'h1;
+    localparam  k_tag_zero = 3'b0;
+    localparam  k_tag_ff = 3'b1;
+    localparam  k_tag_stuff = 3'b10;
+    localparam  k_tag_b0_0 = 3'b11;
+    localparam  k_tag_b0_1 = 3'b100;
+    localparam  k_tag_b0_2 = 3'b101;
+    localparam  k_tag_b0_3 = 3'b110;
+    localparam  k_tag_b0_4 = 3'b111;
     localparam  k_zero128 = 128'h0;
     localparam  k_marker = 128'h80;
     localparam  k_marker_len = 16'h80;
@@ -759,195 +767,229 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
     reg  [7:0] sl_byte__17;
     reg  [7:0] sl_byte__18;
     reg  [7:0] sl_byte__19;
-    reg  [7:0] em_lane__0;
-    reg  [7:0] em_lane__1;
-    reg  [7:0] em_lane__2;
-    reg  [7:0] em_lane__3;
-    reg  [7:0] em_lane__4;
-    reg  [7:0] em_lane__5;
-    reg  [7:0] em_lane__6;
-    reg  [7:0] em_lane__7;
-    reg  [7:0] em_lane__8;
-    reg  [7:0] em_lane__9;
-    reg  [7:0] em_lane__10;
-    reg  [7:0] em_lane__11;
-    reg  [7:0] em_lane__12;
-    reg  [7:0] em_lane__13;
-    reg  [7:0] em_lane__14;
-    reg  [7:0] em_lane__15;
-    reg  [7:0] em_lane__16;
-    reg  [7:0] em_lane__17;
-    reg  [7:0] em_lane__18;
-    reg  [7:0] em_lane__19;
-    reg  [7:0] em_lane__20;
-    reg  [7:0] em_lane__21;
-    reg  [7:0] em_lane__22;
-    reg  [7:0] em_lane__23;
-    reg  [7:0] em_lane__24;
-    reg  [7:0] em_lane__25;
-    reg  [7:0] em_lane__26;
-    reg  [7:0] em_lane__27;
-    reg  [7:0] em_lane__28;
-    reg  [7:0] em_lane__29;
-    reg  [7:0] em_lane__30;
-    reg  [7:0] em_lane__31;
-    reg  [7:0] em_lane__32;
-    reg  [7:0] em_lane__33;
-    reg  [7:0] em_lane__34;
-    reg  [7:0] em_lane__35;
-    reg  [7:0] em_lane__36;
-    reg  [7:0] em_lane__37;
-    reg  [7:0] em_lane__38;
-    reg  [7:0] em_lane__39;
-    reg  [7:0] em_lane__40;
-    reg  [7:0] em_lane__41;
-    reg  [7:0] em_lane__42;
-    reg  [7:0] em_lane__43;
-    reg  [7:0] em_lane__44;
-    reg  [7:0] em_lane__45;
-    reg  [7:0] em_lane__46;
-    reg  [7:0] em_lane__47;
-    reg  [7:0] em_lane__48;
-    reg  [7:0] em_lane__49;
-    reg  [7:0] em_lane__50;
-    reg  [7:0] em_lane__51;
-    reg  [7:0] em_lane__52;
-    reg  [7:0] em_lane__53;
-    reg  [7:0] em_lane__54;
-    reg  [7:0] em_lane__55;
-    reg  [7:0] em_lane__56;
-    reg  [7:0] em_lane__57;
-    reg  [7:0] em_lane__58;
-    reg  [7:0] em_lane__59;
-    reg  [7:0] em_lane__60;
-    reg  [7:0] em_lane__61;
-    reg  [7:0] em_lane__62;
-    reg  [7:0] em_lane__63;
-    reg  [7:0] em_lane__64;
-    reg  [7:0] em_lane__65;
-    reg  [7:0] em_lane__66;
-    reg  [7:0] em_lane__67;
-    reg  [7:0] em_lane__68;
-    reg  [7:0] em_lane__69;
-    reg  [7:0] em_lane__70;
-    reg  [7:0] em_lane__71;
-    reg  [7:0] em_lane__72;
-    reg  [7:0] em_lane__73;
-    reg  [7:0] em_lane__74;
-    reg  [7:0] em_lane__75;
-    reg  [7:0] em_lane__76;
-    reg  [7:0] em_lane__77;
-    reg  [7:0] em_lane__78;
-    reg  [7:0] em_lane__79;
-    reg  [7:0] em_lane__80;
-    reg  [7:0] em_lane__81;
-    reg  [7:0] em_lane__82;
-    reg  [7:0] em_lane__83;
-    reg  [7:0] em_lane__84;
-    reg  [7:0] em_lane__85;
-    reg  [7:0] em_lane__86;
-    reg  [7:0] em_lane__87;
-    reg  [7:0] em_lane__88;
-    reg  [7:0] em_lane__89;
-    reg  [7:0] em_lane__90;
-    reg  [7:0] em_lane__91;
-    reg  [7:0] em_lane__92;
-    reg  [7:0] em_lane__93;
-    reg  [7:0] em_lane__94;
-    reg  [7:0] em_lane__95;
-    reg  [7:0] em_lane__96;
-    reg  [7:0] em_lane__97;
-    reg  [7:0] em_lane__98;
-    reg  [7:0] em_lane__99;
-    reg  [7:0] em_lane__100;
-    reg  [7:0] em_lane__101;
-    reg  [7:0] em_lane__102;
-    reg  [7:0] em_lane__103;
-    reg  [7:0] em_lane__104;
-    reg  [7:0] em_lane__105;
-    reg  [7:0] em_lane__106;
-    reg  [7:0] em_lane__107;
-    reg  [7:0] em_lane__108;
-    reg  [7:0] em_lane__109;
-    reg  [7:0] em_lane__110;
-    reg  [7:0] em_lane__111;
-    reg  [7:0] em_lane__112;
-    reg  [7:0] em_lane__113;
-    reg  [7:0] em_lane__114;
-    reg  [7:0] em_lane__115;
-    reg  [7:0] em_lane__116;
-    reg  [7:0] em_lane__117;
-    reg  [7:0] em_lane__118;
-    reg  [7:0] em_lane__119;
-    reg  [7:0] em_lane__120;
-    reg  [7:0] em_lane__121;
-    reg  [7:0] em_lane__122;
-    reg  [7:0] em_lane__123;
-    reg  [7:0] em_lane__124;
-    reg  [7:0] em_lane__125;
-    reg  [7:0] em_lane__126;
-    reg  [7:0] em_lane__127;
-    reg  [7:0] em_lane__128;
-    reg  [7:0] em_lane__129;
-    reg  [7:0] em_lane__130;
-    reg  [7:0] em_lane__131;
-    reg  [7:0] em_lane__132;
-    reg  [7:0] em_lane__133;
-    reg  [7:0] em_lane__134;
-    reg  [7:0] em_lane__135;
-    reg  [7:0] em_lane__136;
-    reg  [7:0] em_lane__137;
-    reg  [7:0] em_lane__138;
-    reg  [7:0] em_lane__139;
-    reg  [7:0] em_lane__140;
-    reg  [7:0] em_lane__141;
-    reg  [7:0] em_lane__142;
-    reg  [7:0] em_lane__143;
-    reg  [7:0] em_lane__144;
-    reg  [7:0] em_lane__145;
-    reg  [7:0] em_lane__146;
-    reg  [7:0] em_lane__147;
-    reg  [7:0] em_lane__148;
-    reg  [7:0] em_lane__149;
-    reg  [7:0] em_lane__150;
-    reg  [7:0] em_lane__151;
-    reg  [7:0] em_lane__152;
-    reg  [7:0] em_lane__153;
-    reg  [7:0] em_lane__154;
-    reg  [7:0] em_lane__155;
-    reg  [7:0] em_lane__156;
-    reg  [7:0] em_lane__157;
-    reg  [7:0] em_lane__158;
-    reg  [7:0] em_lane__159;
-    reg  [7:0] em_lane__160;
-    reg  [7:0] em_lane__161;
-    reg  [7:0] em_lane__162;
-    reg  [7:0] em_lane__163;
-    reg  [7:0] em_lane__164;
-    reg  [7:0] em_lane__165;
-    reg  [7:0] em_lane__166;
-    reg  [7:0] em_lane__167;
-    reg  [7:0] em_lane__168;
-    reg  [7:0] em_lane__169;
-    reg  [7:0] em_lane__170;
-    reg  [7:0] em_lane__171;
-    reg  [7:0] em_lane__172;
-    reg  [7:0] em_lane__173;
-    reg  [7:0] em_lane__174;
-    reg  [7:0] em_lane__175;
-    reg  [7:0] em_lane__176;
-    reg  [7:0] em_lane__177;
-    reg  [7:0] em_lane__178;
-    reg  [7:0] em_lane__179;
-    reg  [7:0] em_lane__180;
-    reg  [7:0] em_lane__181;
-    reg  [7:0] em_lane__182;
-    reg  [7:0] em_lane__183;
-    reg  [7:0] em_lane__184;
-    reg  [7:0] em_lane__185;
-    reg  [7:0] em_lane__186;
-    reg  [7:0] em_lane__187;
-    reg  [7:0] em_lane__188;
+    reg  [2:0] sl_tag__0;
+    reg  [2:0] sl_tag__1;
+    reg  [2:0] sl_tag__2;
+    reg  [2:0] sl_tag__3;
+    reg  [2:0] sl_tag__4;
+    reg  [2:0] sl_tag__5;
+    reg  [2:0] sl_tag__6;
+    reg  [2:0] sl_tag__7;
+    reg  [2:0] sl_tag__8;
+    reg  [2:0] sl_tag__9;
+    reg  [2:0] sl_tag__10;
+    reg  [2:0] sl_tag__11;
+    reg  [2:0] sl_tag__12;
+    reg  [2:0] sl_tag__13;
+    reg  [2:0] sl_tag__14;
+    reg  [2:0] sl_tag__15;
+    reg  [2:0] sl_tag__16;
+    reg  [2:0] sl_tag__17;
+    reg  [2:0] sl_tag__18;
+    reg  [2:0] sl_tag__19;
+    reg  [2:0] st_tf__0;
+    reg  [2:0] st_tf__1;
+    reg  [2:0] st_tf__2;
+    reg  [2:0] st_tf__3;
+    reg  [2:0] st_tf__4;
+    reg  [2:0] em_lane__0;
+    reg  [2:0] em_lane__1;
+    reg  [2:0] em_lane__2;
+    reg  [2:0] em_lane__3;
+    reg  [2:0] em_lane__4;
+    reg  [2:0] em_lane__5;
+    reg  [2:0] em_lane__6;
+    reg  [2:0] em_lane__7;
+    reg  [2:0] em_lane__8;
+    reg  [2:0] em_lane__9;
+    reg  [2:0] em_lane__10;
+    reg  [2:0] em_lane__11;
+    reg  [2:0] em_lane__12;
+    reg  [2:0] em_lane__13;
+    reg  [2:0] em_lane__14;
+    reg  [2:0] em_lane__15;
+    reg  [2:0] em_lane__16;
+    reg  [2:0] em_lane__17;
+    reg  [2:0] em_lane__18;
+    reg  [2:0] em_lane__19;
+    reg  [2:0] em_lane__20;
+    reg  [2:0] em_lane__21;
+    reg  [2:0] em_lane__22;
+    reg  [2:0] em_lane__23;
+    reg  [2:0] em_lane__24;
+    reg  [2:0] em_lane__25;
+    reg  [2:0] em_lane__26;
+    reg  [2:0] em_lane__27;
+    reg  [2:0] em_lane__28;
+    reg  [2:0] em_lane__29;
+    reg  [2:0] em_lane__30;
+    reg  [2:0] em_lane__31;
+    reg  [2:0] em_lane__32;
+    reg  [2:0] em_lane__33;
+    reg  [2:0] em_lane__34;
+    reg  [2:0] em_lane__35;
+    reg  [2:0] em_lane__36;
+    reg  [2:0] em_lane__37;
+    reg  [2:0] em_lane__38;
+    reg  [2:0] em_lane__39;
+    reg  [2:0] em_lane__40;
+    reg  [2:0] em_lane__41;
+    reg  [2:0] em_lane__42;
+    reg  [2:0] em_lane__43;
+    reg  [2:0] em_lane__44;
+    reg  [2:0] em_lane__45;
+    reg  [2:0] em_lane__46;
+    reg  [2:0] em_lane__47;
+    reg  [2:0] em_lane__48;
+    reg  [2:0] em_lane__49;
+    reg  [2:0] em_lane__50;
+    reg  [2:0] em_lane__51;
+    reg  [2:0] em_lane__52;
+    reg  [2:0] em_lane__53;
+    reg  [2:0] em_lane__54;
+    reg  [2:0] em_lane__55;
+    reg  [2:0] em_lane__56;
+    reg  [2:0] em_lane__57;
+    reg  [2:0] em_lane__58;
+    reg  [2:0] em_lane__59;
+    reg  [2:0] em_lane__60;
+    reg  [2:0] em_lane__61;
+    reg  [2:0] em_lane__62;
+    reg  [2:0] em_lane__63;
+    reg  [2:0] em_lane__64;
+    reg  [2:0] em_lane__65;
+    reg  [2:0] em_lane__66;
+    reg  [2:0] em_lane__67;
+    reg  [2:0] em_lane__68;
+    reg  [2:0] em_lane__69;
+    reg  [2:0] em_lane__70;
+    reg  [2:0] em_lane__71;
+    reg  [2:0] em_lane__72;
+    reg  [2:0] em_lane__73;
+    reg  [2:0] em_lane__74;
+    reg  [2:0] em_lane__75;
+    reg  [2:0] em_lane__76;
+    reg  [2:0] em_lane__77;
+    reg  [2:0] em_lane__78;
+    reg  [2:0] em_lane__79;
+    reg  [2:0] em_lane__80;
+    reg  [2:0] em_lane__81;
+    reg  [2:0] em_lane__82;
+    reg  [2:0] em_lane__83;
+    reg  [2:0] em_lane__84;
+    reg  [2:0] em_lane__85;
+    reg  [2:0] em_lane__86;
+    reg  [2:0] em_lane__87;
+    reg  [2:0] em_lane__88;
+    reg  [2:0] em_lane__89;
+    reg  [2:0] em_lane__90;
+    reg  [2:0] em_lane__91;
+    reg  [2:0] em_lane__92;
+    reg  [2:0] em_lane__93;
+    reg  [2:0] em_lane__94;
+    reg  [2:0] em_lane__95;
+    reg  [2:0] em_lane__96;
+    reg  [2:0] em_lane__97;
+    reg  [2:0] em_lane__98;
+    reg  [2:0] em_lane__99;
+    reg  [2:0] em_lane__100;
+    reg  [2:0] em_lane__101;
+    reg  [2:0] em_lane__102;
+    reg  [2:0] em_lane__103;
+    reg  [2:0] em_lane__104;
+    reg  [2:0] em_lane__105;
+    reg  [2:0] em_lane__106;
+    reg  [2:0] em_lane__107;
+    reg  [2:0] em_lane__108;
+    reg  [2:0] em_lane__109;
+    reg  [2:0] em_lane__110;
+    reg  [2:0] em_lane__111;
+    reg  [2:0] em_lane__112;
+    reg  [2:0] em_lane__113;
+    reg  [2:0] em_lane__114;
+    reg  [2:0] em_lane__115;
+    reg  [2:0] em_lane__116;
+    reg  [2:0] em_lane__117;
+    reg  [2:0] em_lane__118;
+    reg  [2:0] em_lane__119;
+    reg  [2:0] em_lane__120;
+    reg  [2:0] em_lane__121;
+    reg  [2:0] em_lane__122;
+    reg  [2:0] em_lane__123;
+    reg  [2:0] em_lane__124;
+    reg  [2:0] em_lane__125;
+    reg  [2:0] em_lane__126;
+    reg  [2:0] em_lane__127;
+    reg  [2:0] em_lane__128;
+    reg  [2:0] em_lane__129;
+    reg  [2:0] em_lane__130;
+    reg  [2:0] em_lane__131;
+    reg  [2:0] em_lane__132;
+    reg  [2:0] em_lane__133;
+    reg  [2:0] em_lane__134;
+    reg  [2:0] em_lane__135;
+    reg  [2:0] em_lane__136;
+    reg  [2:0] em_lane__137;
+    reg  [2:0] em_lane__138;
+    reg  [2:0] em_lane__139;
+    reg  [2:0] em_lane__140;
+    reg  [2:0] em_lane__141;
+    reg  [2:0] em_lane__142;
+    reg  [2:0] em_lane__143;
+    reg  [2:0] em_lane__144;
+    reg  [2:0] em_lane__145;
+    reg  [2:0] em_lane__146;
+    reg  [2:0] em_lane__147;
+    reg  [2:0] em_lane__148;
+    reg  [2:0] em_lane__149;
+    reg  [2:0] em_lane__150;
+    reg  [2:0] em_lane__151;
+    reg  [2:0] em_lane__152;
+    reg  [2:0] em_lane__153;
+    reg  [2:0] em_lane__154;
+    reg  [2:0] em_lane__155;
+    reg  [2:0] em_lane__156;
+    reg  [2:0] em_lane__157;
+    reg  [2:0] em_lane__158;
+    reg  [2:0] em_lane__159;
+    reg  [2:0] em_lane__160;
+    reg  [2:0] em_lane__161;
+    reg  [2:0] em_lane__162;
+    reg  [2:0] em_lane__163;
+    reg  [2:0] em_lane__164;
+    reg  [2:0] em_lane__165;
+    reg  [2:0] em_lane__166;
+    reg  [2:0] em_lane__167;
+    reg  [2:0] em_lane__168;
+    reg  [2:0] em_lane__169;
+    reg  [2:0] em_lane__170;
+    reg  [2:0] em_lane__171;
+    reg  [2:0] em_lane__172;
+    reg  [2:0] em_lane__173;
+    reg  [2:0] em_lane__174;
+    reg  [2:0] em_lane__175;
+    reg  [2:0] em_lane__176;
+    reg  [2:0] em_lane__177;
+    reg  [2:0] em_lane__178;
+    reg  [2:0] em_lane__179;
+    reg  [2:0] em_lane__180;
+    reg  [2:0] em_lane__181;
+    reg  [2:0] em_lane__182;
+    reg  [2:0] em_lane__183;
+    reg  [2:0] em_lane__184;
+    reg  [2:0] em_lane__185;
+    reg  [2:0] em_lane__186;
+    reg  [2:0] em_lane__187;
+    reg  [2:0] em_lane__188;
+    reg  [7:0] dec_lane__0;
+    reg  [7:0] dec_lane__1;
+    reg  [7:0] dec_lane__2;
+    reg  [7:0] dec_lane__3;
+    reg  [7:0] dec_lane__4;
+    reg  [7:0] dec_lane__5;
+    reg  [7:0] dec_lane__6;
+    reg  [7:0] dec_lane__7;
+    reg  [7:0] dec_lane__8;
     reg  [7:0] em_cnt__0;
     reg  [7:0] em_cnt__1;
     reg  [7:0] em_cnt__2;
@@ -1774,15 +1816,55 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         sl_byte__18 = st_bf__4;
         sl_valid__19 = st_rel__4 & (st_pend__4 > k_three3);
         sl_byte__19 = st_bf__4;
-        em_lane__0 = k_zero8;
-        em_lane__1 = k_zero8;
-        em_lane__2 = k_zero8;
-        em_lane__3 = k_zero8;
-        em_lane__4 = k_zero8;
-        em_lane__5 = k_zero8;
-        em_lane__6 = k_zero8;
-        em_lane__7 = k_zero8;
-        em_lane__8 = k_zero8;
+        st_tf__0 = k_tag_ff;
+        if (st_carry__0) begin
+            st_tf__0 = k_tag_zero;
+        end
+        sl_tag__1 = st_tf__0;
+        sl_tag__2 = st_tf__0;
+        sl_tag__3 = st_tf__0;
+        st_tf__1 = k_tag_ff;
+        if (st_carry__1) begin
+            st_tf__1 = k_tag_zero;
+        end
+        sl_tag__5 = st_tf__1;
+        sl_tag__6 = st_tf__1;
+        sl_tag__7 = st_tf__1;
+        st_tf__2 = k_tag_ff;
+        if (st_carry__2) begin
+            st_tf__2 = k_tag_zero;
+        end
+        sl_tag__9 = st_tf__2;
+        sl_tag__10 = st_tf__2;
+        sl_tag__11 = st_tf__2;
+        st_tf__3 = k_tag_ff;
+        if (st_carry__3) begin
+            st_tf__3 = k_tag_zero;
+        end
+        sl_tag__13 = st_tf__3;
+        sl_tag__14 = st_tf__3;
+        sl_tag__15 = st_tf__3;
+        st_tf__4 = k_tag_ff;
+        if (st_carry__4) begin
+            st_tf__4 = k_tag_zero;
+        end
+        sl_tag__17 = st_tf__4;
+        sl_tag__18 = st_tf__4;
+        sl_tag__19 = st_tf__4;
+        sl_tag__0 = k_tag_b0_0;
+        sl_tag__4 = k_tag_b0_1;
+        sl_tag__8 = k_tag_b0_2;
+        sl_tag__12 = k_tag_b0_3;
+        sl_tag__16 = k_tag_b0_4;
+        em_lane__0 = k_tag_zero;
+        em_lane__1 = k_tag_zero;
+        em_lane__2 = k_tag_zero;
+        em_lane__3 = k_tag_zero;
+        em_lane__4 = k_tag_zero;
+        em_lane__5 = k_tag_zero;
+        em_lane__6 = k_tag_zero;
+        em_lane__7 = k_tag_zero;
+        em_lane__8 = k_tag_zero;
         em_cnt__0 = k_zero8;
         em_zeros__0 = zeros__q;
         em_first__0 = first_byte__q;
@@ -1799,7 +1881,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__1 = em_zeros__0;
         em_first__1 = em_first__0 & ~sl_valid__0;
         if (sl_valid__0 & ~em_first__0) begin
-            em_lane__9 = sl_byte__0;
+            em_lane__9 = sl_tag__0;
             em_lane__10 = em_lane__0;
             em_lane__11 = em_lane__1;
             em_lane__12 = em_lane__2;
@@ -1813,8 +1895,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__0 == k_zero8) begin
                 em_zeros__1 = em_zeros__0 + k_one4;
                 if (em_zeros__0 == k_run_last4) begin
-                    em_lane__9 = k_stuff8;
-                    em_lane__10 = sl_byte__0;
+                    em_lane__9 = k_tag_stuff;
+                    em_lane__10 = sl_tag__0;
                     em_lane__11 = em_lane__0;
                     em_lane__12 = em_lane__1;
                     em_lane__13 = em_lane__2;
@@ -1840,7 +1922,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__2 = em_zeros__1;
         em_first__2 = em_first__1 & ~sl_valid__1;
         if (sl_valid__1 & ~em_first__1) begin
-            em_lane__18 = sl_byte__1;
+            em_lane__18 = sl_tag__1;
             em_lane__19 = em_lane__9;
             em_lane__20 = em_lane__10;
             em_lane__21 = em_lane__11;
@@ -1854,8 +1936,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__1 == k_zero8) begin
                 em_zeros__2 = em_zeros__1 + k_one4;
                 if (em_zeros__1 == k_run_last4) begin
-                    em_lane__18 = k_stuff8;
-                    em_lane__19 = sl_byte__1;
+                    em_lane__18 = k_tag_stuff;
+                    em_lane__19 = sl_tag__1;
                     em_lane__20 = em_lane__9;
                     em_lane__21 = em_lane__10;
                     em_lane__22 = em_lane__11;
@@ -1881,7 +1963,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__3 = em_zeros__2;
         em_first__3 = em_first__2 & ~sl_valid__2;
         if (sl_valid__2 & ~em_first__2) begin
-            em_lane__27 = sl_byte__2;
+            em_lane__27 = sl_tag__2;
             em_lane__28 = em_lane__18;
             em_lane__29 = em_lane__19;
             em_lane__30 = em_lane__20;
@@ -1895,8 +1977,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__2 == k_zero8) begin
                 em_zeros__3 = em_zeros__2 + k_one4;
                 if (em_zeros__2 == k_run_last4) begin
-                    em_lane__27 = k_stuff8;
-                    em_lane__28 = sl_byte__2;
+                    em_lane__27 = k_tag_stuff;
+                    em_lane__28 = sl_tag__2;
                     em_lane__29 = em_lane__18;
                     em_lane__30 = em_lane__19;
                     em_lane__31 = em_lane__20;
@@ -1922,7 +2004,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__4 = em_zeros__3;
         em_first__4 = em_first__3 & ~sl_valid__3;
         if (sl_valid__3 & ~em_first__3) begin
-            em_lane__36 = sl_byte__3;
+            em_lane__36 = sl_tag__3;
             em_lane__37 = em_lane__27;
             em_lane__38 = em_lane__28;
             em_lane__39 = em_lane__29;
@@ -1936,8 +2018,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__3 == k_zero8) begin
                 em_zeros__4 = em_zeros__3 + k_one4;
                 if (em_zeros__3 == k_run_last4) begin
-                    em_lane__36 = k_stuff8;
-                    em_lane__37 = sl_byte__3;
+                    em_lane__36 = k_tag_stuff;
+                    em_lane__37 = sl_tag__3;
                     em_lane__38 = em_lane__27;
                     em_lane__39 = em_lane__28;
                     em_lane__40 = em_lane__29;
@@ -1963,7 +2045,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__5 = em_zeros__4;
         em_first__5 = em_first__4 & ~sl_valid__4;
         if (sl_valid__4 & ~em_first__4) begin
-            em_lane__45 = sl_byte__4;
+            em_lane__45 = sl_tag__4;
             em_lane__46 = em_lane__36;
             em_lane__47 = em_lane__37;
             em_lane__48 = em_lane__38;
@@ -1977,8 +2059,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__4 == k_zero8) begin
                 em_zeros__5 = em_zeros__4 + k_one4;
                 if (em_zeros__4 == k_run_last4) begin
-                    em_lane__45 = k_stuff8;
-                    em_lane__46 = sl_byte__4;
+                    em_lane__45 = k_tag_stuff;
+                    em_lane__46 = sl_tag__4;
                     em_lane__47 = em_lane__36;
                     em_lane__48 = em_lane__37;
                     em_lane__49 = em_lane__38;
@@ -2004,7 +2086,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__6 = em_zeros__5;
         em_first__6 = em_first__5 & ~sl_valid__5;
         if (sl_valid__5 & ~em_first__5) begin
-            em_lane__54 = sl_byte__5;
+            em_lane__54 = sl_tag__5;
             em_lane__55 = em_lane__45;
             em_lane__56 = em_lane__46;
             em_lane__57 = em_lane__47;
@@ -2018,8 +2100,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__5 == k_zero8) begin
                 em_zeros__6 = em_zeros__5 + k_one4;
                 if (em_zeros__5 == k_run_last4) begin
-                    em_lane__54 = k_stuff8;
-                    em_lane__55 = sl_byte__5;
+                    em_lane__54 = k_tag_stuff;
+                    em_lane__55 = sl_tag__5;
                     em_lane__56 = em_lane__45;
                     em_lane__57 = em_lane__46;
                     em_lane__58 = em_lane__47;
@@ -2045,7 +2127,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__7 = em_zeros__6;
         em_first__7 = em_first__6 & ~sl_valid__6;
         if (sl_valid__6 & ~em_first__6) begin
-            em_lane__63 = sl_byte__6;
+            em_lane__63 = sl_tag__6;
             em_lane__64 = em_lane__54;
             em_lane__65 = em_lane__55;
             em_lane__66 = em_lane__56;
@@ -2059,8 +2141,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__6 == k_zero8) begin
                 em_zeros__7 = em_zeros__6 + k_one4;
                 if (em_zeros__6 == k_run_last4) begin
-                    em_lane__63 = k_stuff8;
-                    em_lane__64 = sl_byte__6;
+                    em_lane__63 = k_tag_stuff;
+                    em_lane__64 = sl_tag__6;
                     em_lane__65 = em_lane__54;
                     em_lane__66 = em_lane__55;
                     em_lane__67 = em_lane__56;
@@ -2086,7 +2168,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__8 = em_zeros__7;
         em_first__8 = em_first__7 & ~sl_valid__7;
         if (sl_valid__7 & ~em_first__7) begin
-            em_lane__72 = sl_byte__7;
+            em_lane__72 = sl_tag__7;
             em_lane__73 = em_lane__63;
             em_lane__74 = em_lane__64;
             em_lane__75 = em_lane__65;
@@ -2100,8 +2182,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__7 == k_zero8) begin
                 em_zeros__8 = em_zeros__7 + k_one4;
                 if (em_zeros__7 == k_run_last4) begin
-                    em_lane__72 = k_stuff8;
-                    em_lane__73 = sl_byte__7;
+                    em_lane__72 = k_tag_stuff;
+                    em_lane__73 = sl_tag__7;
                     em_lane__74 = em_lane__63;
                     em_lane__75 = em_lane__64;
                     em_lane__76 = em_lane__65;
@@ -2127,7 +2209,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__9 = em_zeros__8;
         em_first__9 = em_first__8 & ~sl_valid__8;
         if (sl_valid__8 & ~em_first__8) begin
-            em_lane__81 = sl_byte__8;
+            em_lane__81 = sl_tag__8;
             em_lane__82 = em_lane__72;
             em_lane__83 = em_lane__73;
             em_lane__84 = em_lane__74;
@@ -2141,8 +2223,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__8 == k_zero8) begin
                 em_zeros__9 = em_zeros__8 + k_one4;
                 if (em_zeros__8 == k_run_last4) begin
-                    em_lane__81 = k_stuff8;
-                    em_lane__82 = sl_byte__8;
+                    em_lane__81 = k_tag_stuff;
+                    em_lane__82 = sl_tag__8;
                     em_lane__83 = em_lane__72;
                     em_lane__84 = em_lane__73;
                     em_lane__85 = em_lane__74;
@@ -2168,7 +2250,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__10 = em_zeros__9;
         em_first__10 = em_first__9 & ~sl_valid__9;
         if (sl_valid__9 & ~em_first__9) begin
-            em_lane__90 = sl_byte__9;
+            em_lane__90 = sl_tag__9;
             em_lane__91 = em_lane__81;
             em_lane__92 = em_lane__82;
             em_lane__93 = em_lane__83;
@@ -2182,8 +2264,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__9 == k_zero8) begin
                 em_zeros__10 = em_zeros__9 + k_one4;
                 if (em_zeros__9 == k_run_last4) begin
-                    em_lane__90 = k_stuff8;
-                    em_lane__91 = sl_byte__9;
+                    em_lane__90 = k_tag_stuff;
+                    em_lane__91 = sl_tag__9;
                     em_lane__92 = em_lane__81;
                     em_lane__93 = em_lane__82;
                     em_lane__94 = em_lane__83;
@@ -2209,7 +2291,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__11 = em_zeros__10;
         em_first__11 = em_first__10 & ~sl_valid__10;
         if (sl_valid__10 & ~em_first__10) begin
-            em_lane__99 = sl_byte__10;
+            em_lane__99 = sl_tag__10;
             em_lane__100 = em_lane__90;
             em_lane__101 = em_lane__91;
             em_lane__102 = em_lane__92;
@@ -2223,8 +2305,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__10 == k_zero8) begin
                 em_zeros__11 = em_zeros__10 + k_one4;
                 if (em_zeros__10 == k_run_last4) begin
-                    em_lane__99 = k_stuff8;
-                    em_lane__100 = sl_byte__10;
+                    em_lane__99 = k_tag_stuff;
+                    em_lane__100 = sl_tag__10;
                     em_lane__101 = em_lane__90;
                     em_lane__102 = em_lane__91;
                     em_lane__103 = em_lane__92;
@@ -2250,7 +2332,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__12 = em_zeros__11;
         em_first__12 = em_first__11 & ~sl_valid__11;
         if (sl_valid__11 & ~em_first__11) begin
-            em_lane__108 = sl_byte__11;
+            em_lane__108 = sl_tag__11;
             em_lane__109 = em_lane__99;
             em_lane__110 = em_lane__100;
             em_lane__111 = em_lane__101;
@@ -2264,8 +2346,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__11 == k_zero8) begin
                 em_zeros__12 = em_zeros__11 + k_one4;
                 if (em_zeros__11 == k_run_last4) begin
-                    em_lane__108 = k_stuff8;
-                    em_lane__109 = sl_byte__11;
+                    em_lane__108 = k_tag_stuff;
+                    em_lane__109 = sl_tag__11;
                     em_lane__110 = em_lane__99;
                     em_lane__111 = em_lane__100;
                     em_lane__112 = em_lane__101;
@@ -2291,7 +2373,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__13 = em_zeros__12;
         em_first__13 = em_first__12 & ~sl_valid__12;
         if (sl_valid__12 & ~em_first__12) begin
-            em_lane__117 = sl_byte__12;
+            em_lane__117 = sl_tag__12;
             em_lane__118 = em_lane__108;
             em_lane__119 = em_lane__109;
             em_lane__120 = em_lane__110;
@@ -2305,8 +2387,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__12 == k_zero8) begin
                 em_zeros__13 = em_zeros__12 + k_one4;
                 if (em_zeros__12 == k_run_last4) begin
-                    em_lane__117 = k_stuff8;
-                    em_lane__118 = sl_byte__12;
+                    em_lane__117 = k_tag_stuff;
+                    em_lane__118 = sl_tag__12;
                     em_lane__119 = em_lane__108;
                     em_lane__120 = em_lane__109;
                     em_lane__121 = em_lane__110;
@@ -2332,7 +2414,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__14 = em_zeros__13;
         em_first__14 = em_first__13 & ~sl_valid__13;
         if (sl_valid__13 & ~em_first__13) begin
-            em_lane__126 = sl_byte__13;
+            em_lane__126 = sl_tag__13;
             em_lane__127 = em_lane__117;
             em_lane__128 = em_lane__118;
             em_lane__129 = em_lane__119;
@@ -2346,8 +2428,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__13 == k_zero8) begin
                 em_zeros__14 = em_zeros__13 + k_one4;
                 if (em_zeros__13 == k_run_last4) begin
-                    em_lane__126 = k_stuff8;
-                    em_lane__127 = sl_byte__13;
+                    em_lane__126 = k_tag_stuff;
+                    em_lane__127 = sl_tag__13;
                     em_lane__128 = em_lane__117;
                     em_lane__129 = em_lane__118;
                     em_lane__130 = em_lane__119;
@@ -2373,7 +2455,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__15 = em_zeros__14;
         em_first__15 = em_first__14 & ~sl_valid__14;
         if (sl_valid__14 & ~em_first__14) begin
-            em_lane__135 = sl_byte__14;
+            em_lane__135 = sl_tag__14;
             em_lane__136 = em_lane__126;
             em_lane__137 = em_lane__127;
             em_lane__138 = em_lane__128;
@@ -2387,8 +2469,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__14 == k_zero8) begin
                 em_zeros__15 = em_zeros__14 + k_one4;
                 if (em_zeros__14 == k_run_last4) begin
-                    em_lane__135 = k_stuff8;
-                    em_lane__136 = sl_byte__14;
+                    em_lane__135 = k_tag_stuff;
+                    em_lane__136 = sl_tag__14;
                     em_lane__137 = em_lane__126;
                     em_lane__138 = em_lane__127;
                     em_lane__139 = em_lane__128;
@@ -2414,7 +2496,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__16 = em_zeros__15;
         em_first__16 = em_first__15 & ~sl_valid__15;
         if (sl_valid__15 & ~em_first__15) begin
-            em_lane__144 = sl_byte__15;
+            em_lane__144 = sl_tag__15;
             em_lane__145 = em_lane__135;
             em_lane__146 = em_lane__136;
             em_lane__147 = em_lane__137;
@@ -2428,8 +2510,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__15 == k_zero8) begin
                 em_zeros__16 = em_zeros__15 + k_one4;
                 if (em_zeros__15 == k_run_last4) begin
-                    em_lane__144 = k_stuff8;
-                    em_lane__145 = sl_byte__15;
+                    em_lane__144 = k_tag_stuff;
+                    em_lane__145 = sl_tag__15;
                     em_lane__146 = em_lane__135;
                     em_lane__147 = em_lane__136;
                     em_lane__148 = em_lane__137;
@@ -2455,7 +2537,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__17 = em_zeros__16;
         em_first__17 = em_first__16 & ~sl_valid__16;
         if (sl_valid__16 & ~em_first__16) begin
-            em_lane__153 = sl_byte__16;
+            em_lane__153 = sl_tag__16;
             em_lane__154 = em_lane__144;
             em_lane__155 = em_lane__145;
             em_lane__156 = em_lane__146;
@@ -2469,8 +2551,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__16 == k_zero8) begin
                 em_zeros__17 = em_zeros__16 + k_one4;
                 if (em_zeros__16 == k_run_last4) begin
-                    em_lane__153 = k_stuff8;
-                    em_lane__154 = sl_byte__16;
+                    em_lane__153 = k_tag_stuff;
+                    em_lane__154 = sl_tag__16;
                     em_lane__155 = em_lane__144;
                     em_lane__156 = em_lane__145;
                     em_lane__157 = em_lane__146;
@@ -2496,7 +2578,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__18 = em_zeros__17;
         em_first__18 = em_first__17 & ~sl_valid__17;
         if (sl_valid__17 & ~em_first__17) begin
-            em_lane__162 = sl_byte__17;
+            em_lane__162 = sl_tag__17;
             em_lane__163 = em_lane__153;
             em_lane__164 = em_lane__154;
             em_lane__165 = em_lane__155;
@@ -2510,8 +2592,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__17 == k_zero8) begin
                 em_zeros__18 = em_zeros__17 + k_one4;
                 if (em_zeros__17 == k_run_last4) begin
-                    em_lane__162 = k_stuff8;
-                    em_lane__163 = sl_byte__17;
+                    em_lane__162 = k_tag_stuff;
+                    em_lane__163 = sl_tag__17;
                     em_lane__164 = em_lane__153;
                     em_lane__165 = em_lane__154;
                     em_lane__166 = em_lane__155;
@@ -2537,7 +2619,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__19 = em_zeros__18;
         em_first__19 = em_first__18 & ~sl_valid__18;
         if (sl_valid__18 & ~em_first__18) begin
-            em_lane__171 = sl_byte__18;
+            em_lane__171 = sl_tag__18;
             em_lane__172 = em_lane__162;
             em_lane__173 = em_lane__163;
             em_lane__174 = em_lane__164;
@@ -2551,8 +2633,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__18 == k_zero8) begin
                 em_zeros__19 = em_zeros__18 + k_one4;
                 if (em_zeros__18 == k_run_last4) begin
-                    em_lane__171 = k_stuff8;
-                    em_lane__172 = sl_byte__18;
+                    em_lane__171 = k_tag_stuff;
+                    em_lane__172 = sl_tag__18;
                     em_lane__173 = em_lane__162;
                     em_lane__174 = em_lane__163;
                     em_lane__175 = em_lane__164;
@@ -2578,7 +2660,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__20 = em_zeros__19;
         em_first__20 = em_first__19 & ~sl_valid__19;
         if (sl_valid__19 & ~em_first__19) begin
-            em_lane__180 = sl_byte__19;
+            em_lane__180 = sl_tag__19;
             em_lane__181 = em_lane__171;
             em_lane__182 = em_lane__172;
             em_lane__183 = em_lane__173;
@@ -2592,8 +2674,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__19 == k_zero8) begin
                 em_zeros__20 = em_zeros__19 + k_one4;
                 if (em_zeros__19 == k_run_last4) begin
-                    em_lane__180 = k_stuff8;
-                    em_lane__181 = sl_byte__19;
+                    em_lane__180 = k_tag_stuff;
+                    em_lane__181 = sl_tag__19;
                     em_lane__182 = em_lane__171;
                     em_lane__183 = em_lane__172;
                     em_lane__184 = em_lane__173;
@@ -2606,15 +2688,213 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
                 end
             end
         end
-        out_lane__0 = {120'd0, em_lane__180};
-        out_lane__1 = {120'd0, em_lane__181};
-        out_lane__2 = {120'd0, em_lane__182};
-        out_lane__3 = {120'd0, em_lane__183};
-        out_lane__4 = {120'd0, em_lane__184};
-        out_lane__5 = {120'd0, em_lane__185};
-        out_lane__6 = {120'd0, em_lane__186};
-        out_lane__7 = {120'd0, em_lane__187};
-        out_lane__8 = {120'd0, em_lane__188};
+        dec_lane__0 = k_zero8;
+        if (em_lane__180 == k_tag_ff) begin
+            dec_lane__0 = k_ff8;
+        end
+        if (em_lane__180 == k_tag_stuff) begin
+            dec_lane__0 = k_stuff8;
+        end
+        if (em_lane__180 == k_tag_b0_0) begin
+            dec_lane__0 = st_b0__0;
+        end
+        if (em_lane__180 == k_tag_b0_1) begin
+            dec_lane__0 = st_b0__1;
+        end
+        if (em_lane__180 == k_tag_b0_2) begin
+            dec_lane__0 = st_b0__2;
+        end
+        if (em_lane__180 == k_tag_b0_3) begin
+            dec_lane__0 = st_b0__3;
+        end
+        if (em_lane__180 == k_tag_b0_4) begin
+            dec_lane__0 = st_b0__4;
+        end
+        dec_lane__1 = k_zero8;
+        if (em_lane__181 == k_tag_ff) begin
+            dec_lane__1 = k_ff8;
+        end
+        if (em_lane__181 == k_tag_stuff) begin
+            dec_lane__1 = k_stuff8;
+        end
+        if (em_lane__181 == k_tag_b0_0) begin
+            dec_lane__1 = st_b0__0;
+        end
+        if (em_lane__181 == k_tag_b0_1) begin
+            dec_lane__1 = st_b0__1;
+        end
+        if (em_lane__181 == k_tag_b0_2) begin
+            dec_lane__1 = st_b0__2;
+        end
+        if (em_lane__181 == k_tag_b0_3) begin
+            dec_lane__1 = st_b0__3;
+        end
+        if (em_lane__181 == k_tag_b0_4) begin
+            dec_lane__1 = st_b0__4;
+        end
+        dec_lane__2 = k_zero8;
+        if (em_lane__182 == k_tag_ff) begin
+            dec_lane__2 = k_ff8;
+        end
+        if (em_lane__182 == k_tag_stuff) begin
+            dec_lane__2 = k_stuff8;
+        end
+        if (em_lane__182 == k_tag_b0_0) begin
+            dec_lane__2 = st_b0__0;
+        end
+        if (em_lane__182 == k_tag_b0_1) begin
+            dec_lane__2 = st_b0__1;
+        end
+        if (em_lane__182 == k_tag_b0_2) begin
+            dec_lane__2 = st_b0__2;
+        end
+        if (em_lane__182 == k_tag_b0_3) begin
+            dec_lane__2 = st_b0__3;
+        end
+        if (em_lane__182 == k_tag_b0_4) begin
+            dec_lane__2 = st_b0__4;
+        end
+        dec_lane__3 = k_zero8;
+        if (em_lane__183 == k_tag_ff) begin
+            dec_lane__3 = k_ff8;
+        end
+        if (em_lane__183 == k_tag_stuff) begin
+            dec_lane__3 = k_stuff8;
+        end
+        if (em_lane__183 == k_tag_b0_0) begin
+            dec_lane__3 = st_b0__0;
+        end
+        if (em_lane__183 == k_tag_b0_1) begin
+            dec_lane__3 = st_b0__1;
+        end
+        if (em_lane__183 == k_tag_b0_2) begin
+            dec_lane__3 = st_b0__2;
+        end
+        if (em_lane__183 == k_tag_b0_3) begin
+            dec_lane__3 = st_b0__3;
+        end
+        if (em_lane__183 == k_tag_b0_4) begin
+            dec_lane__3 = st_b0__4;
+        end
+        dec_lane__4 = k_zero8;
+        if (em_lane__184 == k_tag_ff) begin
+            dec_lane__4 = k_ff8;
+        end
+        if (em_lane__184 == k_tag_stuff) begin
+            dec_lane__4 = k_stuff8;
+        end
+        if (em_lane__184 == k_tag_b0_0) begin
+            dec_lane__4 = st_b0__0;
+        end
+        if (em_lane__184 == k_tag_b0_1) begin
+            dec_lane__4 = st_b0__1;
+        end
+        if (em_lane__184 == k_tag_b0_2) begin
+            dec_lane__4 = st_b0__2;
+        end
+        if (em_lane__184 == k_tag_b0_3) begin
+            dec_lane__4 = st_b0__3;
+        end
+        if (em_lane__184 == k_tag_b0_4) begin
+            dec_lane__4 = st_b0__4;
+        end
+        dec_lane__5 = k_zero8;
+        if (em_lane__185 == k_tag_ff) begin
+            dec_lane__5 = k_ff8;
+        end
+        if (em_lane__185 == k_tag_stuff) begin
+            dec_lane__5 = k_stuff8;
+        end
+        if (em_lane__185 == k_tag_b0_0) begin
+            dec_lane__5 = st_b0__0;
+        end
+        if (em_lane__185 == k_tag_b0_1) begin
+            dec_lane__5 = st_b0__1;
+        end
+        if (em_lane__185 == k_tag_b0_2) begin
+            dec_lane__5 = st_b0__2;
+        end
+        if (em_lane__185 == k_tag_b0_3) begin
+            dec_lane__5 = st_b0__3;
+        end
+        if (em_lane__185 == k_tag_b0_4) begin
+            dec_lane__5 = st_b0__4;
+        end
+        dec_lane__6 = k_zero8;
+        if (em_lane__186 == k_tag_ff) begin
+            dec_lane__6 = k_ff8;
+        end
+        if (em_lane__186 == k_tag_stuff) begin
+            dec_lane__6 = k_stuff8;
+        end
+        if (em_lane__186 == k_tag_b0_0) begin
+            dec_lane__6 = st_b0__0;
+        end
+        if (em_lane__186 == k_tag_b0_1) begin
+            dec_lane__6 = st_b0__1;
+        end
+        if (em_lane__186 == k_tag_b0_2) begin
+            dec_lane__6 = st_b0__2;
+        end
+        if (em_lane__186 == k_tag_b0_3) begin
+            dec_lane__6 = st_b0__3;
+        end
+        if (em_lane__186 == k_tag_b0_4) begin
+            dec_lane__6 = st_b0__4;
+        end
+        dec_lane__7 = k_zero8;
+        if (em_lane__187 == k_tag_ff) begin
+            dec_lane__7 = k_ff8;
+        end
+        if (em_lane__187 == k_tag_stuff) begin
+            dec_lane__7 = k_stuff8;
+        end
+        if (em_lane__187 == k_tag_b0_0) begin
+            dec_lane__7 = st_b0__0;
+        end
+        if (em_lane__187 == k_tag_b0_1) begin
+            dec_lane__7 = st_b0__1;
+        end
+        if (em_lane__187 == k_tag_b0_2) begin
+            dec_lane__7 = st_b0__2;
+        end
+        if (em_lane__187 == k_tag_b0_3) begin
+            dec_lane__7 = st_b0__3;
+        end
+        if (em_lane__187 == k_tag_b0_4) begin
+            dec_lane__7 = st_b0__4;
+        end
+        dec_lane__8 = k_zero8;
+        if (em_lane__188 == k_tag_ff) begin
+            dec_lane__8 = k_ff8;
+        end
+        if (em_lane__188 == k_tag_stuff) begin
+            dec_lane__8 = k_stuff8;
+        end
+        if (em_lane__188 == k_tag_b0_0) begin
+            dec_lane__8 = st_b0__0;
+        end
+        if (em_lane__188 == k_tag_b0_1) begin
+            dec_lane__8 = st_b0__1;
+        end
+        if (em_lane__188 == k_tag_b0_2) begin
+            dec_lane__8 = st_b0__2;
+        end
+        if (em_lane__188 == k_tag_b0_3) begin
+            dec_lane__8 = st_b0__3;
+        end
+        if (em_lane__188 == k_tag_b0_4) begin
+            dec_lane__8 = st_b0__4;
+        end
+        out_lane__0 = {120'd0, dec_lane__0};
+        out_lane__1 = {120'd0, dec_lane__1};
+        out_lane__2 = {120'd0, dec_lane__2};
+        out_lane__3 = {120'd0, dec_lane__3};
+        out_lane__4 = {120'd0, dec_lane__4};
+        out_lane__5 = {120'd0, dec_lane__5};
+        out_lane__6 = {120'd0, dec_lane__6};
+        out_lane__7 = {120'd0, dec_lane__7};
+        out_lane__8 = {120'd0, dec_lane__8};
         out_word__0 = k_zero128;
         out_word__1 = (out_word__0 << k_eight8) | out_lane__8;
         out_word__2 = (out_word__1 << k_eight8) | out_lane__7;

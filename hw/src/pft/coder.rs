@@ -54,6 +54,16 @@ const _: () = assert!(NSTAGE == 5 && NSLOT == 20 && MUL_STEPS == 16 && PROB_BITS
 const _: () = assert!(ACC_BYTES == 9 && ACC_BYTES <= OP_BYTES_MAX && SYNC_MARKER.len() == OP_BYTES_MAX);
 const _: () = assert!(ZERO_RUN_LIMIT == 14 && PENDING_MAX == 4);
 
+// Lane tags. A released byte is a stage's first byte (cache + carry), or 0xFF / 0x00 (the
+// pending bytes, one bit of information), or the stuffing byte, so the emission chain
+// shifts 3-bit tags and the 9 output lanes decode them once (tag 0 is the empty lane's 0x00).
+const TAG_ZERO: u64 = 0;
+const TAG_FF: u64 = 1;
+const TAG_STUFF: u64 = 2;
+/// Stage s's first byte: TAG_B0 + s.
+const TAG_B0: u64 = 3;
+const _: () = assert!(TAG_B0 + NSTAGE as u64 <= 8);
+
 #[derive(LogicBlock)]
 pub struct PftRangeCoder {
     pub clock: Signal<In, Clock>,
@@ -141,7 +151,11 @@ pub struct PftRangeCoder {
     // Byte slots (stage s, position j at 4s + j) and the emission chain.
     sl_valid: Vec<Signal<Local, Bit>>,
     sl_byte: Vec<Signal<Local, Bits<8>>>,
-    em_lane: Vec<Signal<Local, Bits<8>>>,
+    /// A slot's byte as a 3-bit lane tag: the emission chain moves tags, not bytes.
+    sl_tag: Vec<Signal<Local, Bits<3>>>,
+    st_tf: Vec<Signal<Local, Bits<3>>>,
+    em_lane: Vec<Signal<Local, Bits<3>>>,
+    dec_lane: Vec<Signal<Local, Bits<8>>>,
     em_cnt: Vec<Signal<Local, Bits<8>>>,
     em_zeros: Vec<Signal<Local, Bits<4>>>,
     em_first: Vec<Signal<Local, Bit>>,
@@ -180,6 +194,14 @@ pub struct PftRangeCoder {
     k_mask24: Constant<Bits<32>>,
     k_range_init: Constant<Bits<32>>,
     k_stuff8: Constant<Bits<8>>,
+    k_tag_zero: Constant<Bits<3>>,
+    k_tag_ff: Constant<Bits<3>>,
+    k_tag_stuff: Constant<Bits<3>>,
+    k_tag_b0_0: Constant<Bits<3>>,
+    k_tag_b0_1: Constant<Bits<3>>,
+    k_tag_b0_2: Constant<Bits<3>>,
+    k_tag_b0_3: Constant<Bits<3>>,
+    k_tag_b0_4: Constant<Bits<3>>,
     k_zero128: Constant<Bits<128>>,
     k_marker: Constant<Bits<128>>,
     k_marker_len: Constant<Bits<16>>,
@@ -264,7 +286,10 @@ impl PftRangeCoder {
             st_bf: locals(NSTAGE),
             sl_valid: locals(NSLOT),
             sl_byte: locals(NSLOT),
+            sl_tag: locals(NSLOT),
+            st_tf: locals(NSTAGE),
             em_lane: locals(ACC_BYTES * (NSLOT + 1)),
+            dec_lane: locals(ACC_BYTES),
             em_cnt: locals(NSLOT + 1),
             em_zeros: locals(NSLOT + 1),
             em_first: locals(NSLOT + 1),
@@ -302,6 +327,14 @@ impl PftRangeCoder {
             k_mask24: Constant::new(0xFF_FFFFu64.into()),
             k_range_init: Constant::new(0xFFFF_FFFFu64.into()),
             k_stuff8: Constant::new((STUFF_BYTE as u64).into()),
+            k_tag_zero: Constant::new(TAG_ZERO.into()),
+            k_tag_ff: Constant::new(TAG_FF.into()),
+            k_tag_stuff: Constant::new(TAG_STUFF.into()),
+            k_tag_b0_0: Constant::new(TAG_B0.into()),
+            k_tag_b0_1: Constant::new((TAG_B0 + 1).into()),
+            k_tag_b0_2: Constant::new((TAG_B0 + 2).into()),
+            k_tag_b0_3: Constant::new((TAG_B0 + 3).into()),
+            k_tag_b0_4: Constant::new((TAG_B0 + 4).into()),
             k_zero128: Constant::new(0u64.into()),
             k_marker: Constant::new((marker as u64).into()),
             k_marker_len: Constant::new((8 * SYNC_MARKER.len() as u64).into()),
@@ -464,11 +497,25 @@ impl Logic for PftRangeCoder {
         }
 
         // Emission: drop the coder's first byte; after 14 zero bytes insert 0x01. The bytes
-        // so far are a shift register of 9 byte lanes (lane 0 the newest): element
-        // 9u + k is lane k before slot u. (Byte lanes rather than one 72-bit word: rust-hdl
-        // cannot widen a value with `bit_cast` inside a loop.)
+        // so far are a shift register of 9 lanes of tags (lane 0 the newest): element
+        // 9u + k is lane k before slot u. (Lanes rather than one word: rust-hdl cannot widen
+        // a value with `bit_cast` inside a loop.)
+        for s in 0..NSTAGE {
+            self.st_tf[s].next = self.k_tag_ff.val();
+            if self.st_carry[s].val() {
+                self.st_tf[s].next = self.k_tag_zero.val();
+            }
+            self.sl_tag[4 * s + 1].next = self.st_tf[s].val();
+            self.sl_tag[4 * s + 2].next = self.st_tf[s].val();
+            self.sl_tag[4 * s + 3].next = self.st_tf[s].val();
+        }
+        self.sl_tag[0].next = self.k_tag_b0_0.val();
+        self.sl_tag[4].next = self.k_tag_b0_1.val();
+        self.sl_tag[8].next = self.k_tag_b0_2.val();
+        self.sl_tag[12].next = self.k_tag_b0_3.val();
+        self.sl_tag[16].next = self.k_tag_b0_4.val();
         for k in 0..ACC_BYTES {
-            self.em_lane[k].next = self.k_zero8.val();
+            self.em_lane[k].next = self.k_tag_zero.val();
         }
         self.em_cnt[0].next = self.k_zero8.val();
         self.em_zeros[0].next = self.zeros.q.val();
@@ -481,7 +528,7 @@ impl Logic for PftRangeCoder {
             self.em_zeros[u + 1].next = self.em_zeros[u].val();
             self.em_first[u + 1].next = self.em_first[u].val() & !self.sl_valid[u].val();
             if self.sl_valid[u].val() & !self.em_first[u].val() {
-                self.em_lane[9 * u + 9].next = self.sl_byte[u].val();
+                self.em_lane[9 * u + 9].next = self.sl_tag[u].val();
                 for k in 1..ACC_BYTES {
                     self.em_lane[9 * u + 9 + k].next = self.em_lane[9 * u + k - 1].val();
                 }
@@ -490,8 +537,8 @@ impl Logic for PftRangeCoder {
                 if self.sl_byte[u].val() == self.k_zero8.val() {
                     self.em_zeros[u + 1].next = self.em_zeros[u].val() + self.k_one4.val();
                     if self.em_zeros[u].val() == self.k_run_last4.val() {
-                        self.em_lane[9 * u + 9].next = self.k_stuff8.val();
-                        self.em_lane[9 * u + 10].next = self.sl_byte[u].val();
+                        self.em_lane[9 * u + 9].next = self.k_tag_stuff.val();
+                        self.em_lane[9 * u + 10].next = self.sl_tag[u].val();
                         for k in 2..ACC_BYTES {
                             self.em_lane[9 * u + 9 + k].next = self.em_lane[9 * u + k - 2].val();
                         }
@@ -502,16 +549,40 @@ impl Logic for PftRangeCoder {
             }
         }
 
-        // Outputs: the lanes after the last slot (elements 180..188), right-aligned.
-        self.out_lane[0].next = bit_cast::<128, 8>(self.em_lane[180].val());
-        self.out_lane[1].next = bit_cast::<128, 8>(self.em_lane[181].val());
-        self.out_lane[2].next = bit_cast::<128, 8>(self.em_lane[182].val());
-        self.out_lane[3].next = bit_cast::<128, 8>(self.em_lane[183].val());
-        self.out_lane[4].next = bit_cast::<128, 8>(self.em_lane[184].val());
-        self.out_lane[5].next = bit_cast::<128, 8>(self.em_lane[185].val());
-        self.out_lane[6].next = bit_cast::<128, 8>(self.em_lane[186].val());
-        self.out_lane[7].next = bit_cast::<128, 8>(self.em_lane[187].val());
-        self.out_lane[8].next = bit_cast::<128, 8>(self.em_lane[188].val());
+        // Outputs: the lanes after the last slot (elements 180..188) decoded, right-aligned.
+        for k in 0..ACC_BYTES {
+            self.dec_lane[k].next = self.k_zero8.val();
+            if self.em_lane[180 + k].val() == self.k_tag_ff.val() {
+                self.dec_lane[k].next = self.k_ff8.val();
+            }
+            if self.em_lane[180 + k].val() == self.k_tag_stuff.val() {
+                self.dec_lane[k].next = self.k_stuff8.val();
+            }
+            if self.em_lane[180 + k].val() == self.k_tag_b0_0.val() {
+                self.dec_lane[k].next = self.st_b0[0].val();
+            }
+            if self.em_lane[180 + k].val() == self.k_tag_b0_1.val() {
+                self.dec_lane[k].next = self.st_b0[1].val();
+            }
+            if self.em_lane[180 + k].val() == self.k_tag_b0_2.val() {
+                self.dec_lane[k].next = self.st_b0[2].val();
+            }
+            if self.em_lane[180 + k].val() == self.k_tag_b0_3.val() {
+                self.dec_lane[k].next = self.st_b0[3].val();
+            }
+            if self.em_lane[180 + k].val() == self.k_tag_b0_4.val() {
+                self.dec_lane[k].next = self.st_b0[4].val();
+            }
+        }
+        self.out_lane[0].next = bit_cast::<128, 8>(self.dec_lane[0].val());
+        self.out_lane[1].next = bit_cast::<128, 8>(self.dec_lane[1].val());
+        self.out_lane[2].next = bit_cast::<128, 8>(self.dec_lane[2].val());
+        self.out_lane[3].next = bit_cast::<128, 8>(self.dec_lane[3].val());
+        self.out_lane[4].next = bit_cast::<128, 8>(self.dec_lane[4].val());
+        self.out_lane[5].next = bit_cast::<128, 8>(self.dec_lane[5].val());
+        self.out_lane[6].next = bit_cast::<128, 8>(self.dec_lane[6].val());
+        self.out_lane[7].next = bit_cast::<128, 8>(self.dec_lane[7].val());
+        self.out_lane[8].next = bit_cast::<128, 8>(self.dec_lane[8].val());
         self.out_word[0].next = self.k_zero128.val();
         for k in 0..ACC_BYTES {
             self.out_word[k + 1].next = (self.out_word[k].val() << self.k_eight8.val()) | self.out_lane[8 - k].val();
