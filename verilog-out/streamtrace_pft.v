@@ -664,6 +664,16 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
     reg  st_carry__3;
     reg  st_carry__4;
     reg  st_carry__5;
+    reg  st_first__0;
+    reg  st_first__1;
+    reg  st_first__2;
+    reg  st_first__3;
+    reg  st_first__4;
+    reg  st_cin__0;
+    reg  st_cin__1;
+    reg  st_cin__2;
+    reg  st_cin__3;
+    reg  st_cin__4;
     reg  [31:0] st_rng__0;
     reg  [31:0] st_rng__1;
     reg  [31:0] st_rng__2;
@@ -1606,10 +1616,16 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         if (op_hit) begin
             p_new = p_hit_new & k_prob_mask;
         end
+        st_first__0 = 1'b1;
+        st_first__1 = 1'b0;
+        st_first__2 = 1'b0;
+        st_first__3 = 1'b0;
+        st_first__4 = 1'b0;
+        st_cin__0 = st_carry__0 & st_first__0;
         st_top__0 = st_low__0[(32'h18)+:(8)];
         st_act__0 = is_flush | (is_coding & (st_rng__0 < k_top32));
-        st_rel__0 = st_act__0 & (((st_top__0 != k_ff8) | st_carry__0) | (st_pend__0 == k_four3));
-        st_trunc__0 = ((st_act__0 & (st_top__0 == k_ff8)) & ~st_carry__0) & (st_pend__0 == k_four3);
+        st_rel__0 = st_act__0 & (((st_top__0 != k_ff8) | st_cin__0) | (st_pend__0 == k_four3));
+        st_trunc__0 = ((st_act__0 & (st_top__0 == k_ff8)) & ~st_cin__0) & (st_pend__0 == k_four3);
         st_room__0 = k_zero32 - st_low__0;
         st_rt__0 = st_rng__0;
         if (st_trunc__0 & (st_room__0 < st_rng__0)) begin
@@ -1618,7 +1634,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         st_lsh__0 = (st_low__0 & k_mask24) << k_eight8;
         st_b0__0 = st_cache__0;
         st_bf__0 = k_ff8;
-        if (st_carry__0) begin
+        if (st_cin__0) begin
             st_b0__0 = st_cache__0 + k_one8;
             st_bf__0 = k_zero8;
         end
@@ -1648,10 +1664,11 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         sl_byte__2 = st_bf__0;
         sl_valid__3 = st_rel__0 & (st_pend__0 > k_three3);
         sl_byte__3 = st_bf__0;
+        st_cin__1 = st_carry__1 & st_first__1;
         st_top__1 = st_low__1[(32'h18)+:(8)];
         st_act__1 = is_flush | (is_coding & (st_rng__1 < k_top32));
-        st_rel__1 = st_act__1 & (((st_top__1 != k_ff8) | st_carry__1) | (st_pend__1 == k_four3));
-        st_trunc__1 = ((st_act__1 & (st_top__1 == k_ff8)) & ~st_carry__1) & (st_pend__1 == k_four3);
+        st_rel__1 = st_act__1 & (((st_top__1 != k_ff8) | st_cin__1) | (st_pend__1 == k_four3));
+        st_trunc__1 = ((st_act__1 & (st_top__1 == k_ff8)) & ~st_cin__1) & (st_pend__1 == k_four3);
         st_room__1 = k_zero32 - st_low__1;
         st_rt__1 = st_rng__1;
         if (st_trunc__1 & (st_room__1 < st_rng__1)) begin
@@ -1660,7 +1677,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         st_lsh__1 = (st_low__1 & k_mask24) << k_eight8;
         st_b0__1 = st_cache__1;
         st_bf__1 = k_ff8;
-        if (st_carry__1) begin
+        if (st_cin__1) begin
             st_b0__1 = st_cache__1 + k_one8;
             st_bf__1 = k_zero8;
         end
@@ -1690,10 +1707,11 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         sl_byte__6 = st_bf__1;
         sl_valid__7 = st_rel__1 & (st_pend__1 > k_three3);
         sl_byte__7 = st_bf__1;
+        st_cin__2 = st_carry__2 & st_first__2;
         st_top__2 = st_low__2[(32'h18)+:(8)];
         st_act__2 = is_flush | (is_coding & (st_rng__2 < k_top32));
-        st_rel__2 = st_act__2 & (((st_top__2 != k_ff8) | st_carry__2) | (st_pend__2 == k_four3));
-        st_trunc__2 = ((st_act__2 & (st_top__2 == k_ff8)) & ~st_carry__2) & (st_pend__2 == k_four3);
+        st_rel__2 = st_act__2 & (((st_top__2 != k_ff8) | st_cin__2) | (st_pend__2 == k_four3));
+        st_trunc__2 = ((st_act__2 & (st_top__2 == k_ff8)) & ~st_cin__2) & (st_pend__2 == k_four3);
         st_room__2 = k_zero32 - st_low__2;
         st_rt__2 = st_rng__2;
         if (st_trunc__2 & (st_room__2 < st_rng__2)) begin
@@ -1702,7 +1720,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         st_lsh__2 = (st_low__2 & k_mask24) << k_eight8;
         st_b0__2 = st_cache__2;
         st_bf__2 = k_ff8;
-        if (st_carry__2) begin
+        if (st_cin__2) begin
             st_b0__2 = st_cache__2 + k_one8;
             st_bf__2 = k_zero8;
         end
@@ -1732,10 +1750,11 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         sl_byte__10 = st_bf__2;
         sl_valid__11 = st_rel__2 & (st_pend__2 > k_three3);
         sl_byte__11 = st_bf__2;
+        st_cin__3 = st_carry__3 & st_first__3;
         st_top__3 = st_low__3[(32'h18)+:(8)];
         st_act__3 = is_flush | (is_coding & (st_rng__3 < k_top32));
-        st_rel__3 = st_act__3 & (((st_top__3 != k_ff8) | st_carry__3) | (st_pend__3 == k_four3));
-        st_trunc__3 = ((st_act__3 & (st_top__3 == k_ff8)) & ~st_carry__3) & (st_pend__3 == k_four3);
+        st_rel__3 = st_act__3 & (((st_top__3 != k_ff8) | st_cin__3) | (st_pend__3 == k_four3));
+        st_trunc__3 = ((st_act__3 & (st_top__3 == k_ff8)) & ~st_cin__3) & (st_pend__3 == k_four3);
         st_room__3 = k_zero32 - st_low__3;
         st_rt__3 = st_rng__3;
         if (st_trunc__3 & (st_room__3 < st_rng__3)) begin
@@ -1744,7 +1763,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         st_lsh__3 = (st_low__3 & k_mask24) << k_eight8;
         st_b0__3 = st_cache__3;
         st_bf__3 = k_ff8;
-        if (st_carry__3) begin
+        if (st_cin__3) begin
             st_b0__3 = st_cache__3 + k_one8;
             st_bf__3 = k_zero8;
         end
@@ -1774,10 +1793,11 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         sl_byte__14 = st_bf__3;
         sl_valid__15 = st_rel__3 & (st_pend__3 > k_three3);
         sl_byte__15 = st_bf__3;
+        st_cin__4 = st_carry__4 & st_first__4;
         st_top__4 = st_low__4[(32'h18)+:(8)];
         st_act__4 = is_flush | (is_coding & (st_rng__4 < k_top32));
-        st_rel__4 = st_act__4 & (((st_top__4 != k_ff8) | st_carry__4) | (st_pend__4 == k_four3));
-        st_trunc__4 = ((st_act__4 & (st_top__4 == k_ff8)) & ~st_carry__4) & (st_pend__4 == k_four3);
+        st_rel__4 = st_act__4 & (((st_top__4 != k_ff8) | st_cin__4) | (st_pend__4 == k_four3));
+        st_trunc__4 = ((st_act__4 & (st_top__4 == k_ff8)) & ~st_cin__4) & (st_pend__4 == k_four3);
         st_room__4 = k_zero32 - st_low__4;
         st_rt__4 = st_rng__4;
         if (st_trunc__4 & (st_room__4 < st_rng__4)) begin
@@ -1786,7 +1806,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         st_lsh__4 = (st_low__4 & k_mask24) << k_eight8;
         st_b0__4 = st_cache__4;
         st_bf__4 = k_ff8;
-        if (st_carry__4) begin
+        if (st_cin__4) begin
             st_b0__4 = st_cache__4 + k_one8;
             st_bf__4 = k_zero8;
         end
@@ -1817,35 +1837,35 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         sl_valid__19 = st_rel__4 & (st_pend__4 > k_three3);
         sl_byte__19 = st_bf__4;
         st_tf__0 = k_tag_ff;
-        if (st_carry__0) begin
+        if (st_cin__0) begin
             st_tf__0 = k_tag_zero;
         end
         sl_tag__1 = st_tf__0;
         sl_tag__2 = st_tf__0;
         sl_tag__3 = st_tf__0;
         st_tf__1 = k_tag_ff;
-        if (st_carry__1) begin
+        if (st_cin__1) begin
             st_tf__1 = k_tag_zero;
         end
         sl_tag__5 = st_tf__1;
         sl_tag__6 = st_tf__1;
         sl_tag__7 = st_tf__1;
         st_tf__2 = k_tag_ff;
-        if (st_carry__2) begin
+        if (st_cin__2) begin
             st_tf__2 = k_tag_zero;
         end
         sl_tag__9 = st_tf__2;
         sl_tag__10 = st_tf__2;
         sl_tag__11 = st_tf__2;
         st_tf__3 = k_tag_ff;
-        if (st_carry__3) begin
+        if (st_cin__3) begin
             st_tf__3 = k_tag_zero;
         end
         sl_tag__13 = st_tf__3;
         sl_tag__14 = st_tf__3;
         sl_tag__15 = st_tf__3;
         st_tf__4 = k_tag_ff;
-        if (st_carry__4) begin
+        if (st_cin__4) begin
             st_tf__4 = k_tag_zero;
         end
         sl_tag__17 = st_tf__4;

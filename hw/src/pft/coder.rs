@@ -136,6 +136,9 @@ pub struct PftRangeCoder {
     // Shift stages: element s is the state before stage s (0: after the operation's step).
     st_low: Vec<Signal<Local, Bits<32>>>,
     st_carry: Vec<Signal<Local, Bit>>,
+    /// The carry as a stage's bytes see it: only the first stage's (see the stage loop).
+    st_first: Vec<Signal<Local, Bit>>,
+    st_cin: Vec<Signal<Local, Bit>>,
     st_rng: Vec<Signal<Local, Bits<32>>>,
     st_cache: Vec<Signal<Local, Bits<8>>>,
     st_pend: Vec<Signal<Local, Bits<3>>>,
@@ -272,6 +275,8 @@ impl PftRangeCoder {
             p_new: Default::default(),
             st_low: locals(NSTAGE + 1),
             st_carry: locals(NSTAGE + 1),
+            st_first: locals(NSTAGE),
+            st_cin: locals(NSTAGE),
             st_rng: locals(NSTAGE + 1),
             st_cache: locals(NSTAGE + 1),
             st_pend: locals(NSTAGE + 1),
@@ -444,15 +449,25 @@ impl Logic for PftRangeCoder {
         }
 
         // Shift stages: normalization (range < 2^24), or one of a flush's five shifts.
+        // A later stage acts only after the first one did (a flush acts in all; otherwise the
+        // range stays >= 2^24 when the first does not shift), and the first shift clears the
+        // carry, so only the first stage's bytes can take a carry: `st_cin` says so in a way
+        // synthesis sees (constant false after stage 0), which drops the later stages' carry
+        // adders and leaves their pending bytes the constant 0xFF.
+        self.st_first[0].next = true;
+        for s in 1..NSTAGE {
+            self.st_first[s].next = false;
+        }
         for s in 0..NSTAGE {
+            self.st_cin[s].next = self.st_carry[s].val() & self.st_first[s].val();
             self.st_top[s].next = self.st_low[s].val().get_bits::<8>(24);
             self.st_act[s].next =
                 self.is_flush.val() | (self.is_coding.val() & (self.st_rng[s].val() < self.k_top32.val()));
             self.st_rel[s].next = self.st_act[s].val()
-                & (((self.st_top[s].val() != self.k_ff8.val()) | self.st_carry[s].val())
+                & (((self.st_top[s].val() != self.k_ff8.val()) | self.st_cin[s].val())
                     | (self.st_pend[s].val() == self.k_four3.val()));
             self.st_trunc[s].next = ((self.st_act[s].val() & (self.st_top[s].val() == self.k_ff8.val()))
-                & !self.st_carry[s].val())
+                & !self.st_cin[s].val())
                 & (self.st_pend[s].val() == self.k_four3.val());
             // The pending limit: range := min(range, 2^32 - low) (here low < 2^32, low != 0).
             self.st_room[s].next = self.k_zero32.val() - self.st_low[s].val();
@@ -464,7 +479,7 @@ impl Logic for PftRangeCoder {
             // Released bytes: the cached byte plus the carry, then 0xFF plus the carry.
             self.st_b0[s].next = self.st_cache[s].val();
             self.st_bf[s].next = self.k_ff8.val();
-            if self.st_carry[s].val() {
+            if self.st_cin[s].val() {
                 self.st_b0[s].next = self.st_cache[s].val() + self.k_one8.val();
                 self.st_bf[s].next = self.k_zero8.val();
             }
@@ -502,7 +517,7 @@ impl Logic for PftRangeCoder {
         // a value with `bit_cast` inside a loop.)
         for s in 0..NSTAGE {
             self.st_tf[s].next = self.k_tag_ff.val();
-            if self.st_carry[s].val() {
+            if self.st_cin[s].val() {
                 self.st_tf[s].next = self.k_tag_zero.val();
             }
             self.sl_tag[4 * s + 1].next = self.st_tf[s].val();
