@@ -428,6 +428,14 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
     localparam  k_mask24 = 32'hffffff;
     localparam  k_range_init = 32'hffffffff;
     localparam  k_stuff8 = 8'h1;
+    localparam  k_tag_zero = 3'b0;
+    localparam  k_tag_ff = 3'b1;
+    localparam  k_tag_stuff = 3'b10;
+    localparam  k_tag_b0_0 = 3'b11;
+    localparam  k_tag_b0_1 = 3'b100;
+    localparam  k_tag_b0_2 = 3'b101;
+    localparam  k_tag_b0_3 = 3'b110;
+    localparam  k_tag_b0_4 = 3'b111;
     localparam  k_zero128 = 128'h0;
     localparam  k_marker = 128'h80;
     localparam  k_marker_len = 16'h80;
@@ -595,6 +603,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
     reg  [31:0] rb_hi;
     reg  [15:0] p_ctx;
     reg  [11:0] p_use;
+    reg  [31:0] mul_a;
+    reg  [15:0] mul_b;
     reg  [31:0] mul_sh__0;
     reg  [31:0] mul_sh__1;
     reg  [31:0] mul_sh__2;
@@ -607,6 +617,10 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
     reg  [31:0] mul_sh__9;
     reg  [31:0] mul_sh__10;
     reg  [31:0] mul_sh__11;
+    reg  [31:0] mul_sh__12;
+    reg  [31:0] mul_sh__13;
+    reg  [31:0] mul_sh__14;
+    reg  [31:0] mul_sh__15;
     reg  [31:0] mul_acc__0;
     reg  [31:0] mul_acc__1;
     reg  [31:0] mul_acc__2;
@@ -620,45 +634,16 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
     reg  [31:0] mul_acc__10;
     reg  [31:0] mul_acc__11;
     reg  [31:0] mul_acc__12;
+    reg  [31:0] mul_acc__13;
+    reg  [31:0] mul_acc__14;
+    reg  [31:0] mul_acc__15;
+    reg  [31:0] mul_acc__16;
     reg  [31:0] bound;
     reg  [31:0] diff;
     reg  [31:0] raw_r;
     reg  [15:0] ones_sh;
     reg  [15:0] vmask;
     reg  [15:0] v_masked;
-    reg  [31:0] raw_sh__0;
-    reg  [31:0] raw_sh__1;
-    reg  [31:0] raw_sh__2;
-    reg  [31:0] raw_sh__3;
-    reg  [31:0] raw_sh__4;
-    reg  [31:0] raw_sh__5;
-    reg  [31:0] raw_sh__6;
-    reg  [31:0] raw_sh__7;
-    reg  [31:0] raw_sh__8;
-    reg  [31:0] raw_sh__9;
-    reg  [31:0] raw_sh__10;
-    reg  [31:0] raw_sh__11;
-    reg  [31:0] raw_sh__12;
-    reg  [31:0] raw_sh__13;
-    reg  [31:0] raw_sh__14;
-    reg  [31:0] raw_sh__15;
-    reg  [31:0] raw_acc__0;
-    reg  [31:0] raw_acc__1;
-    reg  [31:0] raw_acc__2;
-    reg  [31:0] raw_acc__3;
-    reg  [31:0] raw_acc__4;
-    reg  [31:0] raw_acc__5;
-    reg  [31:0] raw_acc__6;
-    reg  [31:0] raw_acc__7;
-    reg  [31:0] raw_acc__8;
-    reg  [31:0] raw_acc__9;
-    reg  [31:0] raw_acc__10;
-    reg  [31:0] raw_acc__11;
-    reg  [31:0] raw_acc__12;
-    reg  [31:0] raw_acc__13;
-    reg  [31:0] raw_acc__14;
-    reg  [31:0] raw_acc__15;
-    reg  [31:0] raw_acc__16;
     reg  [31:0] vr;
     reg  [31:0] add;
     reg  [15:0] p_dec;
@@ -679,6 +664,16 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
     reg  st_carry__3;
     reg  st_carry__4;
     reg  st_carry__5;
+    reg  st_first__0;
+    reg  st_first__1;
+    reg  st_first__2;
+    reg  st_first__3;
+    reg  st_first__4;
+    reg  st_cin__0;
+    reg  st_cin__1;
+    reg  st_cin__2;
+    reg  st_cin__3;
+    reg  st_cin__4;
     reg  [31:0] st_rng__0;
     reg  [31:0] st_rng__1;
     reg  [31:0] st_rng__2;
@@ -782,195 +777,229 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
     reg  [7:0] sl_byte__17;
     reg  [7:0] sl_byte__18;
     reg  [7:0] sl_byte__19;
-    reg  [7:0] em_lane__0;
-    reg  [7:0] em_lane__1;
-    reg  [7:0] em_lane__2;
-    reg  [7:0] em_lane__3;
-    reg  [7:0] em_lane__4;
-    reg  [7:0] em_lane__5;
-    reg  [7:0] em_lane__6;
-    reg  [7:0] em_lane__7;
-    reg  [7:0] em_lane__8;
-    reg  [7:0] em_lane__9;
-    reg  [7:0] em_lane__10;
-    reg  [7:0] em_lane__11;
-    reg  [7:0] em_lane__12;
-    reg  [7:0] em_lane__13;
-    reg  [7:0] em_lane__14;
-    reg  [7:0] em_lane__15;
-    reg  [7:0] em_lane__16;
-    reg  [7:0] em_lane__17;
-    reg  [7:0] em_lane__18;
-    reg  [7:0] em_lane__19;
-    reg  [7:0] em_lane__20;
-    reg  [7:0] em_lane__21;
-    reg  [7:0] em_lane__22;
-    reg  [7:0] em_lane__23;
-    reg  [7:0] em_lane__24;
-    reg  [7:0] em_lane__25;
-    reg  [7:0] em_lane__26;
-    reg  [7:0] em_lane__27;
-    reg  [7:0] em_lane__28;
-    reg  [7:0] em_lane__29;
-    reg  [7:0] em_lane__30;
-    reg  [7:0] em_lane__31;
-    reg  [7:0] em_lane__32;
-    reg  [7:0] em_lane__33;
-    reg  [7:0] em_lane__34;
-    reg  [7:0] em_lane__35;
-    reg  [7:0] em_lane__36;
-    reg  [7:0] em_lane__37;
-    reg  [7:0] em_lane__38;
-    reg  [7:0] em_lane__39;
-    reg  [7:0] em_lane__40;
-    reg  [7:0] em_lane__41;
-    reg  [7:0] em_lane__42;
-    reg  [7:0] em_lane__43;
-    reg  [7:0] em_lane__44;
-    reg  [7:0] em_lane__45;
-    reg  [7:0] em_lane__46;
-    reg  [7:0] em_lane__47;
-    reg  [7:0] em_lane__48;
-    reg  [7:0] em_lane__49;
-    reg  [7:0] em_lane__50;
-    reg  [7:0] em_lane__51;
-    reg  [7:0] em_lane__52;
-    reg  [7:0] em_lane__53;
-    reg  [7:0] em_lane__54;
-    reg  [7:0] em_lane__55;
-    reg  [7:0] em_lane__56;
-    reg  [7:0] em_lane__57;
-    reg  [7:0] em_lane__58;
-    reg  [7:0] em_lane__59;
-    reg  [7:0] em_lane__60;
-    reg  [7:0] em_lane__61;
-    reg  [7:0] em_lane__62;
-    reg  [7:0] em_lane__63;
-    reg  [7:0] em_lane__64;
-    reg  [7:0] em_lane__65;
-    reg  [7:0] em_lane__66;
-    reg  [7:0] em_lane__67;
-    reg  [7:0] em_lane__68;
-    reg  [7:0] em_lane__69;
-    reg  [7:0] em_lane__70;
-    reg  [7:0] em_lane__71;
-    reg  [7:0] em_lane__72;
-    reg  [7:0] em_lane__73;
-    reg  [7:0] em_lane__74;
-    reg  [7:0] em_lane__75;
-    reg  [7:0] em_lane__76;
-    reg  [7:0] em_lane__77;
-    reg  [7:0] em_lane__78;
-    reg  [7:0] em_lane__79;
-    reg  [7:0] em_lane__80;
-    reg  [7:0] em_lane__81;
-    reg  [7:0] em_lane__82;
-    reg  [7:0] em_lane__83;
-    reg  [7:0] em_lane__84;
-    reg  [7:0] em_lane__85;
-    reg  [7:0] em_lane__86;
-    reg  [7:0] em_lane__87;
-    reg  [7:0] em_lane__88;
-    reg  [7:0] em_lane__89;
-    reg  [7:0] em_lane__90;
-    reg  [7:0] em_lane__91;
-    reg  [7:0] em_lane__92;
-    reg  [7:0] em_lane__93;
-    reg  [7:0] em_lane__94;
-    reg  [7:0] em_lane__95;
-    reg  [7:0] em_lane__96;
-    reg  [7:0] em_lane__97;
-    reg  [7:0] em_lane__98;
-    reg  [7:0] em_lane__99;
-    reg  [7:0] em_lane__100;
-    reg  [7:0] em_lane__101;
-    reg  [7:0] em_lane__102;
-    reg  [7:0] em_lane__103;
-    reg  [7:0] em_lane__104;
-    reg  [7:0] em_lane__105;
-    reg  [7:0] em_lane__106;
-    reg  [7:0] em_lane__107;
-    reg  [7:0] em_lane__108;
-    reg  [7:0] em_lane__109;
-    reg  [7:0] em_lane__110;
-    reg  [7:0] em_lane__111;
-    reg  [7:0] em_lane__112;
-    reg  [7:0] em_lane__113;
-    reg  [7:0] em_lane__114;
-    reg  [7:0] em_lane__115;
-    reg  [7:0] em_lane__116;
-    reg  [7:0] em_lane__117;
-    reg  [7:0] em_lane__118;
-    reg  [7:0] em_lane__119;
-    reg  [7:0] em_lane__120;
-    reg  [7:0] em_lane__121;
-    reg  [7:0] em_lane__122;
-    reg  [7:0] em_lane__123;
-    reg  [7:0] em_lane__124;
-    reg  [7:0] em_lane__125;
-    reg  [7:0] em_lane__126;
-    reg  [7:0] em_lane__127;
-    reg  [7:0] em_lane__128;
-    reg  [7:0] em_lane__129;
-    reg  [7:0] em_lane__130;
-    reg  [7:0] em_lane__131;
-    reg  [7:0] em_lane__132;
-    reg  [7:0] em_lane__133;
-    reg  [7:0] em_lane__134;
-    reg  [7:0] em_lane__135;
-    reg  [7:0] em_lane__136;
-    reg  [7:0] em_lane__137;
-    reg  [7:0] em_lane__138;
-    reg  [7:0] em_lane__139;
-    reg  [7:0] em_lane__140;
-    reg  [7:0] em_lane__141;
-    reg  [7:0] em_lane__142;
-    reg  [7:0] em_lane__143;
-    reg  [7:0] em_lane__144;
-    reg  [7:0] em_lane__145;
-    reg  [7:0] em_lane__146;
-    reg  [7:0] em_lane__147;
-    reg  [7:0] em_lane__148;
-    reg  [7:0] em_lane__149;
-    reg  [7:0] em_lane__150;
-    reg  [7:0] em_lane__151;
-    reg  [7:0] em_lane__152;
-    reg  [7:0] em_lane__153;
-    reg  [7:0] em_lane__154;
-    reg  [7:0] em_lane__155;
-    reg  [7:0] em_lane__156;
-    reg  [7:0] em_lane__157;
-    reg  [7:0] em_lane__158;
-    reg  [7:0] em_lane__159;
-    reg  [7:0] em_lane__160;
-    reg  [7:0] em_lane__161;
-    reg  [7:0] em_lane__162;
-    reg  [7:0] em_lane__163;
-    reg  [7:0] em_lane__164;
-    reg  [7:0] em_lane__165;
-    reg  [7:0] em_lane__166;
-    reg  [7:0] em_lane__167;
-    reg  [7:0] em_lane__168;
-    reg  [7:0] em_lane__169;
-    reg  [7:0] em_lane__170;
-    reg  [7:0] em_lane__171;
-    reg  [7:0] em_lane__172;
-    reg  [7:0] em_lane__173;
-    reg  [7:0] em_lane__174;
-    reg  [7:0] em_lane__175;
-    reg  [7:0] em_lane__176;
-    reg  [7:0] em_lane__177;
-    reg  [7:0] em_lane__178;
-    reg  [7:0] em_lane__179;
-    reg  [7:0] em_lane__180;
-    reg  [7:0] em_lane__181;
-    reg  [7:0] em_lane__182;
-    reg  [7:0] em_lane__183;
-    reg  [7:0] em_lane__184;
-    reg  [7:0] em_lane__185;
-    reg  [7:0] em_lane__186;
-    reg  [7:0] em_lane__187;
-    reg  [7:0] em_lane__188;
+    reg  [2:0] sl_tag__0;
+    reg  [2:0] sl_tag__1;
+    reg  [2:0] sl_tag__2;
+    reg  [2:0] sl_tag__3;
+    reg  [2:0] sl_tag__4;
+    reg  [2:0] sl_tag__5;
+    reg  [2:0] sl_tag__6;
+    reg  [2:0] sl_tag__7;
+    reg  [2:0] sl_tag__8;
+    reg  [2:0] sl_tag__9;
+    reg  [2:0] sl_tag__10;
+    reg  [2:0] sl_tag__11;
+    reg  [2:0] sl_tag__12;
+    reg  [2:0] sl_tag__13;
+    reg  [2:0] sl_tag__14;
+    reg  [2:0] sl_tag__15;
+    reg  [2:0] sl_tag__16;
+    reg  [2:0] sl_tag__17;
+    reg  [2:0] sl_tag__18;
+    reg  [2:0] sl_tag__19;
+    reg  [2:0] st_tf__0;
+    reg  [2:0] st_tf__1;
+    reg  [2:0] st_tf__2;
+    reg  [2:0] st_tf__3;
+    reg  [2:0] st_tf__4;
+    reg  [2:0] em_lane__0;
+    reg  [2:0] em_lane__1;
+    reg  [2:0] em_lane__2;
+    reg  [2:0] em_lane__3;
+    reg  [2:0] em_lane__4;
+    reg  [2:0] em_lane__5;
+    reg  [2:0] em_lane__6;
+    reg  [2:0] em_lane__7;
+    reg  [2:0] em_lane__8;
+    reg  [2:0] em_lane__9;
+    reg  [2:0] em_lane__10;
+    reg  [2:0] em_lane__11;
+    reg  [2:0] em_lane__12;
+    reg  [2:0] em_lane__13;
+    reg  [2:0] em_lane__14;
+    reg  [2:0] em_lane__15;
+    reg  [2:0] em_lane__16;
+    reg  [2:0] em_lane__17;
+    reg  [2:0] em_lane__18;
+    reg  [2:0] em_lane__19;
+    reg  [2:0] em_lane__20;
+    reg  [2:0] em_lane__21;
+    reg  [2:0] em_lane__22;
+    reg  [2:0] em_lane__23;
+    reg  [2:0] em_lane__24;
+    reg  [2:0] em_lane__25;
+    reg  [2:0] em_lane__26;
+    reg  [2:0] em_lane__27;
+    reg  [2:0] em_lane__28;
+    reg  [2:0] em_lane__29;
+    reg  [2:0] em_lane__30;
+    reg  [2:0] em_lane__31;
+    reg  [2:0] em_lane__32;
+    reg  [2:0] em_lane__33;
+    reg  [2:0] em_lane__34;
+    reg  [2:0] em_lane__35;
+    reg  [2:0] em_lane__36;
+    reg  [2:0] em_lane__37;
+    reg  [2:0] em_lane__38;
+    reg  [2:0] em_lane__39;
+    reg  [2:0] em_lane__40;
+    reg  [2:0] em_lane__41;
+    reg  [2:0] em_lane__42;
+    reg  [2:0] em_lane__43;
+    reg  [2:0] em_lane__44;
+    reg  [2:0] em_lane__45;
+    reg  [2:0] em_lane__46;
+    reg  [2:0] em_lane__47;
+    reg  [2:0] em_lane__48;
+    reg  [2:0] em_lane__49;
+    reg  [2:0] em_lane__50;
+    reg  [2:0] em_lane__51;
+    reg  [2:0] em_lane__52;
+    reg  [2:0] em_lane__53;
+    reg  [2:0] em_lane__54;
+    reg  [2:0] em_lane__55;
+    reg  [2:0] em_lane__56;
+    reg  [2:0] em_lane__57;
+    reg  [2:0] em_lane__58;
+    reg  [2:0] em_lane__59;
+    reg  [2:0] em_lane__60;
+    reg  [2:0] em_lane__61;
+    reg  [2:0] em_lane__62;
+    reg  [2:0] em_lane__63;
+    reg  [2:0] em_lane__64;
+    reg  [2:0] em_lane__65;
+    reg  [2:0] em_lane__66;
+    reg  [2:0] em_lane__67;
+    reg  [2:0] em_lane__68;
+    reg  [2:0] em_lane__69;
+    reg  [2:0] em_lane__70;
+    reg  [2:0] em_lane__71;
+    reg  [2:0] em_lane__72;
+    reg  [2:0] em_lane__73;
+    reg  [2:0] em_lane__74;
+    reg  [2:0] em_lane__75;
+    reg  [2:0] em_lane__76;
+    reg  [2:0] em_lane__77;
+    reg  [2:0] em_lane__78;
+    reg  [2:0] em_lane__79;
+    reg  [2:0] em_lane__80;
+    reg  [2:0] em_lane__81;
+    reg  [2:0] em_lane__82;
+    reg  [2:0] em_lane__83;
+    reg  [2:0] em_lane__84;
+    reg  [2:0] em_lane__85;
+    reg  [2:0] em_lane__86;
+    reg  [2:0] em_lane__87;
+    reg  [2:0] em_lane__88;
+    reg  [2:0] em_lane__89;
+    reg  [2:0] em_lane__90;
+    reg  [2:0] em_lane__91;
+    reg  [2:0] em_lane__92;
+    reg  [2:0] em_lane__93;
+    reg  [2:0] em_lane__94;
+    reg  [2:0] em_lane__95;
+    reg  [2:0] em_lane__96;
+    reg  [2:0] em_lane__97;
+    reg  [2:0] em_lane__98;
+    reg  [2:0] em_lane__99;
+    reg  [2:0] em_lane__100;
+    reg  [2:0] em_lane__101;
+    reg  [2:0] em_lane__102;
+    reg  [2:0] em_lane__103;
+    reg  [2:0] em_lane__104;
+    reg  [2:0] em_lane__105;
+    reg  [2:0] em_lane__106;
+    reg  [2:0] em_lane__107;
+    reg  [2:0] em_lane__108;
+    reg  [2:0] em_lane__109;
+    reg  [2:0] em_lane__110;
+    reg  [2:0] em_lane__111;
+    reg  [2:0] em_lane__112;
+    reg  [2:0] em_lane__113;
+    reg  [2:0] em_lane__114;
+    reg  [2:0] em_lane__115;
+    reg  [2:0] em_lane__116;
+    reg  [2:0] em_lane__117;
+    reg  [2:0] em_lane__118;
+    reg  [2:0] em_lane__119;
+    reg  [2:0] em_lane__120;
+    reg  [2:0] em_lane__121;
+    reg  [2:0] em_lane__122;
+    reg  [2:0] em_lane__123;
+    reg  [2:0] em_lane__124;
+    reg  [2:0] em_lane__125;
+    reg  [2:0] em_lane__126;
+    reg  [2:0] em_lane__127;
+    reg  [2:0] em_lane__128;
+    reg  [2:0] em_lane__129;
+    reg  [2:0] em_lane__130;
+    reg  [2:0] em_lane__131;
+    reg  [2:0] em_lane__132;
+    reg  [2:0] em_lane__133;
+    reg  [2:0] em_lane__134;
+    reg  [2:0] em_lane__135;
+    reg  [2:0] em_lane__136;
+    reg  [2:0] em_lane__137;
+    reg  [2:0] em_lane__138;
+    reg  [2:0] em_lane__139;
+    reg  [2:0] em_lane__140;
+    reg  [2:0] em_lane__141;
+    reg  [2:0] em_lane__142;
+    reg  [2:0] em_lane__143;
+    reg  [2:0] em_lane__144;
+    reg  [2:0] em_lane__145;
+    reg  [2:0] em_lane__146;
+    reg  [2:0] em_lane__147;
+    reg  [2:0] em_lane__148;
+    reg  [2:0] em_lane__149;
+    reg  [2:0] em_lane__150;
+    reg  [2:0] em_lane__151;
+    reg  [2:0] em_lane__152;
+    reg  [2:0] em_lane__153;
+    reg  [2:0] em_lane__154;
+    reg  [2:0] em_lane__155;
+    reg  [2:0] em_lane__156;
+    reg  [2:0] em_lane__157;
+    reg  [2:0] em_lane__158;
+    reg  [2:0] em_lane__159;
+    reg  [2:0] em_lane__160;
+    reg  [2:0] em_lane__161;
+    reg  [2:0] em_lane__162;
+    reg  [2:0] em_lane__163;
+    reg  [2:0] em_lane__164;
+    reg  [2:0] em_lane__165;
+    reg  [2:0] em_lane__166;
+    reg  [2:0] em_lane__167;
+    reg  [2:0] em_lane__168;
+    reg  [2:0] em_lane__169;
+    reg  [2:0] em_lane__170;
+    reg  [2:0] em_lane__171;
+    reg  [2:0] em_lane__172;
+    reg  [2:0] em_lane__173;
+    reg  [2:0] em_lane__174;
+    reg  [2:0] em_lane__175;
+    reg  [2:0] em_lane__176;
+    reg  [2:0] em_lane__177;
+    reg  [2:0] em_lane__178;
+    reg  [2:0] em_lane__179;
+    reg  [2:0] em_lane__180;
+    reg  [2:0] em_lane__181;
+    reg  [2:0] em_lane__182;
+    reg  [2:0] em_lane__183;
+    reg  [2:0] em_lane__184;
+    reg  [2:0] em_lane__185;
+    reg  [2:0] em_lane__186;
+    reg  [2:0] em_lane__187;
+    reg  [2:0] em_lane__188;
+    reg  [7:0] dec_lane__0;
+    reg  [7:0] dec_lane__1;
+    reg  [7:0] dec_lane__2;
+    reg  [7:0] dec_lane__3;
+    reg  [7:0] dec_lane__4;
+    reg  [7:0] dec_lane__5;
+    reg  [7:0] dec_lane__6;
+    reg  [7:0] dec_lane__7;
+    reg  [7:0] dec_lane__8;
     reg  [7:0] em_cnt__0;
     reg  [7:0] em_cnt__1;
     reg  [7:0] em_cnt__2;
@@ -1462,7 +1491,17 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         if (is_slot & op_fixed) begin
             p_use = k_prob_init12;
         end
-        mul_sh__0 = rb_hi;
+        raw_r = rng__q >> op_bits;
+        ones_sh = k_ones16 << op_bits;
+        vmask = ~ones_sh;
+        v_masked = op_value & vmask;
+        mul_a = rb_hi;
+        mul_b = {4'd0, p_use};
+        if (is_raw) begin
+            mul_a = raw_r;
+            mul_b = v_masked;
+        end
+        mul_sh__0 = mul_a;
         mul_sh__1 = mul_sh__0 << k_one8;
         mul_sh__2 = mul_sh__1 << k_one8;
         mul_sh__3 = mul_sh__2 << k_one8;
@@ -1474,143 +1513,78 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         mul_sh__9 = mul_sh__8 << k_one8;
         mul_sh__10 = mul_sh__9 << k_one8;
         mul_sh__11 = mul_sh__10 << k_one8;
+        mul_sh__12 = mul_sh__11 << k_one8;
+        mul_sh__13 = mul_sh__12 << k_one8;
+        mul_sh__14 = mul_sh__13 << k_one8;
+        mul_sh__15 = mul_sh__14 << k_one8;
         mul_acc__0 = k_zero32;
         mul_acc__1 = mul_acc__0;
-        if (p_use[0]) begin
+        if (mul_b[0]) begin
             mul_acc__1 = mul_acc__0 + mul_sh__0;
         end
         mul_acc__2 = mul_acc__1;
-        if (p_use[1]) begin
+        if (mul_b[1]) begin
             mul_acc__2 = mul_acc__1 + mul_sh__1;
         end
         mul_acc__3 = mul_acc__2;
-        if (p_use[2]) begin
+        if (mul_b[2]) begin
             mul_acc__3 = mul_acc__2 + mul_sh__2;
         end
         mul_acc__4 = mul_acc__3;
-        if (p_use[3]) begin
+        if (mul_b[3]) begin
             mul_acc__4 = mul_acc__3 + mul_sh__3;
         end
         mul_acc__5 = mul_acc__4;
-        if (p_use[4]) begin
+        if (mul_b[4]) begin
             mul_acc__5 = mul_acc__4 + mul_sh__4;
         end
         mul_acc__6 = mul_acc__5;
-        if (p_use[5]) begin
+        if (mul_b[5]) begin
             mul_acc__6 = mul_acc__5 + mul_sh__5;
         end
         mul_acc__7 = mul_acc__6;
-        if (p_use[6]) begin
+        if (mul_b[6]) begin
             mul_acc__7 = mul_acc__6 + mul_sh__6;
         end
         mul_acc__8 = mul_acc__7;
-        if (p_use[7]) begin
+        if (mul_b[7]) begin
             mul_acc__8 = mul_acc__7 + mul_sh__7;
         end
         mul_acc__9 = mul_acc__8;
-        if (p_use[8]) begin
+        if (mul_b[8]) begin
             mul_acc__9 = mul_acc__8 + mul_sh__8;
         end
         mul_acc__10 = mul_acc__9;
-        if (p_use[9]) begin
+        if (mul_b[9]) begin
             mul_acc__10 = mul_acc__9 + mul_sh__9;
         end
         mul_acc__11 = mul_acc__10;
-        if (p_use[10]) begin
+        if (mul_b[10]) begin
             mul_acc__11 = mul_acc__10 + mul_sh__10;
         end
         mul_acc__12 = mul_acc__11;
-        if (p_use[11]) begin
+        if (mul_b[11]) begin
             mul_acc__12 = mul_acc__11 + mul_sh__11;
         end
-        bound = mul_acc__12;
+        mul_acc__13 = mul_acc__12;
+        if (mul_b[12]) begin
+            mul_acc__13 = mul_acc__12 + mul_sh__12;
+        end
+        mul_acc__14 = mul_acc__13;
+        if (mul_b[13]) begin
+            mul_acc__14 = mul_acc__13 + mul_sh__13;
+        end
+        mul_acc__15 = mul_acc__14;
+        if (mul_b[14]) begin
+            mul_acc__15 = mul_acc__14 + mul_sh__14;
+        end
+        mul_acc__16 = mul_acc__15;
+        if (mul_b[15]) begin
+            mul_acc__16 = mul_acc__15 + mul_sh__15;
+        end
+        bound = mul_acc__16;
         diff = rb - bound;
-        raw_r = rng__q >> op_bits;
-        ones_sh = k_ones16 << op_bits;
-        vmask = ~ones_sh;
-        v_masked = op_value & vmask;
-        raw_sh__0 = raw_r;
-        raw_sh__1 = raw_sh__0 << k_one8;
-        raw_sh__2 = raw_sh__1 << k_one8;
-        raw_sh__3 = raw_sh__2 << k_one8;
-        raw_sh__4 = raw_sh__3 << k_one8;
-        raw_sh__5 = raw_sh__4 << k_one8;
-        raw_sh__6 = raw_sh__5 << k_one8;
-        raw_sh__7 = raw_sh__6 << k_one8;
-        raw_sh__8 = raw_sh__7 << k_one8;
-        raw_sh__9 = raw_sh__8 << k_one8;
-        raw_sh__10 = raw_sh__9 << k_one8;
-        raw_sh__11 = raw_sh__10 << k_one8;
-        raw_sh__12 = raw_sh__11 << k_one8;
-        raw_sh__13 = raw_sh__12 << k_one8;
-        raw_sh__14 = raw_sh__13 << k_one8;
-        raw_sh__15 = raw_sh__14 << k_one8;
-        raw_acc__0 = k_zero32;
-        raw_acc__1 = raw_acc__0;
-        if (v_masked[0]) begin
-            raw_acc__1 = raw_acc__0 + raw_sh__0;
-        end
-        raw_acc__2 = raw_acc__1;
-        if (v_masked[1]) begin
-            raw_acc__2 = raw_acc__1 + raw_sh__1;
-        end
-        raw_acc__3 = raw_acc__2;
-        if (v_masked[2]) begin
-            raw_acc__3 = raw_acc__2 + raw_sh__2;
-        end
-        raw_acc__4 = raw_acc__3;
-        if (v_masked[3]) begin
-            raw_acc__4 = raw_acc__3 + raw_sh__3;
-        end
-        raw_acc__5 = raw_acc__4;
-        if (v_masked[4]) begin
-            raw_acc__5 = raw_acc__4 + raw_sh__4;
-        end
-        raw_acc__6 = raw_acc__5;
-        if (v_masked[5]) begin
-            raw_acc__6 = raw_acc__5 + raw_sh__5;
-        end
-        raw_acc__7 = raw_acc__6;
-        if (v_masked[6]) begin
-            raw_acc__7 = raw_acc__6 + raw_sh__6;
-        end
-        raw_acc__8 = raw_acc__7;
-        if (v_masked[7]) begin
-            raw_acc__8 = raw_acc__7 + raw_sh__7;
-        end
-        raw_acc__9 = raw_acc__8;
-        if (v_masked[8]) begin
-            raw_acc__9 = raw_acc__8 + raw_sh__8;
-        end
-        raw_acc__10 = raw_acc__9;
-        if (v_masked[9]) begin
-            raw_acc__10 = raw_acc__9 + raw_sh__9;
-        end
-        raw_acc__11 = raw_acc__10;
-        if (v_masked[10]) begin
-            raw_acc__11 = raw_acc__10 + raw_sh__10;
-        end
-        raw_acc__12 = raw_acc__11;
-        if (v_masked[11]) begin
-            raw_acc__12 = raw_acc__11 + raw_sh__11;
-        end
-        raw_acc__13 = raw_acc__12;
-        if (v_masked[12]) begin
-            raw_acc__13 = raw_acc__12 + raw_sh__12;
-        end
-        raw_acc__14 = raw_acc__13;
-        if (v_masked[13]) begin
-            raw_acc__14 = raw_acc__13 + raw_sh__13;
-        end
-        raw_acc__15 = raw_acc__14;
-        if (v_masked[14]) begin
-            raw_acc__15 = raw_acc__14 + raw_sh__14;
-        end
-        raw_acc__16 = raw_acc__15;
-        if (v_masked[15]) begin
-            raw_acc__16 = raw_acc__15 + raw_sh__15;
-        end
-        vr = raw_acc__16;
+        vr = mul_acc__16;
         add = k_zero32;
         st_rng__0 = rng__q;
         if (is_slot & op_escape) begin
@@ -1642,10 +1616,16 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         if (op_hit) begin
             p_new = p_hit_new & k_prob_mask;
         end
+        st_first__0 = 1'b1;
+        st_first__1 = 1'b0;
+        st_first__2 = 1'b0;
+        st_first__3 = 1'b0;
+        st_first__4 = 1'b0;
+        st_cin__0 = st_carry__0 & st_first__0;
         st_top__0 = st_low__0[(32'h18)+:(8)];
         st_act__0 = is_flush | (is_coding & (st_rng__0 < k_top32));
-        st_rel__0 = st_act__0 & (((st_top__0 != k_ff8) | st_carry__0) | (st_pend__0 == k_four3));
-        st_trunc__0 = ((st_act__0 & (st_top__0 == k_ff8)) & ~st_carry__0) & (st_pend__0 == k_four3);
+        st_rel__0 = st_act__0 & (((st_top__0 != k_ff8) | st_cin__0) | (st_pend__0 == k_four3));
+        st_trunc__0 = ((st_act__0 & (st_top__0 == k_ff8)) & ~st_cin__0) & (st_pend__0 == k_four3);
         st_room__0 = k_zero32 - st_low__0;
         st_rt__0 = st_rng__0;
         if (st_trunc__0 & (st_room__0 < st_rng__0)) begin
@@ -1654,7 +1634,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         st_lsh__0 = (st_low__0 & k_mask24) << k_eight8;
         st_b0__0 = st_cache__0;
         st_bf__0 = k_ff8;
-        if (st_carry__0) begin
+        if (st_cin__0) begin
             st_b0__0 = st_cache__0 + k_one8;
             st_bf__0 = k_zero8;
         end
@@ -1684,10 +1664,11 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         sl_byte__2 = st_bf__0;
         sl_valid__3 = st_rel__0 & (st_pend__0 > k_three3);
         sl_byte__3 = st_bf__0;
+        st_cin__1 = st_carry__1 & st_first__1;
         st_top__1 = st_low__1[(32'h18)+:(8)];
         st_act__1 = is_flush | (is_coding & (st_rng__1 < k_top32));
-        st_rel__1 = st_act__1 & (((st_top__1 != k_ff8) | st_carry__1) | (st_pend__1 == k_four3));
-        st_trunc__1 = ((st_act__1 & (st_top__1 == k_ff8)) & ~st_carry__1) & (st_pend__1 == k_four3);
+        st_rel__1 = st_act__1 & (((st_top__1 != k_ff8) | st_cin__1) | (st_pend__1 == k_four3));
+        st_trunc__1 = ((st_act__1 & (st_top__1 == k_ff8)) & ~st_cin__1) & (st_pend__1 == k_four3);
         st_room__1 = k_zero32 - st_low__1;
         st_rt__1 = st_rng__1;
         if (st_trunc__1 & (st_room__1 < st_rng__1)) begin
@@ -1696,7 +1677,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         st_lsh__1 = (st_low__1 & k_mask24) << k_eight8;
         st_b0__1 = st_cache__1;
         st_bf__1 = k_ff8;
-        if (st_carry__1) begin
+        if (st_cin__1) begin
             st_b0__1 = st_cache__1 + k_one8;
             st_bf__1 = k_zero8;
         end
@@ -1726,10 +1707,11 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         sl_byte__6 = st_bf__1;
         sl_valid__7 = st_rel__1 & (st_pend__1 > k_three3);
         sl_byte__7 = st_bf__1;
+        st_cin__2 = st_carry__2 & st_first__2;
         st_top__2 = st_low__2[(32'h18)+:(8)];
         st_act__2 = is_flush | (is_coding & (st_rng__2 < k_top32));
-        st_rel__2 = st_act__2 & (((st_top__2 != k_ff8) | st_carry__2) | (st_pend__2 == k_four3));
-        st_trunc__2 = ((st_act__2 & (st_top__2 == k_ff8)) & ~st_carry__2) & (st_pend__2 == k_four3);
+        st_rel__2 = st_act__2 & (((st_top__2 != k_ff8) | st_cin__2) | (st_pend__2 == k_four3));
+        st_trunc__2 = ((st_act__2 & (st_top__2 == k_ff8)) & ~st_cin__2) & (st_pend__2 == k_four3);
         st_room__2 = k_zero32 - st_low__2;
         st_rt__2 = st_rng__2;
         if (st_trunc__2 & (st_room__2 < st_rng__2)) begin
@@ -1738,7 +1720,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         st_lsh__2 = (st_low__2 & k_mask24) << k_eight8;
         st_b0__2 = st_cache__2;
         st_bf__2 = k_ff8;
-        if (st_carry__2) begin
+        if (st_cin__2) begin
             st_b0__2 = st_cache__2 + k_one8;
             st_bf__2 = k_zero8;
         end
@@ -1768,10 +1750,11 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         sl_byte__10 = st_bf__2;
         sl_valid__11 = st_rel__2 & (st_pend__2 > k_three3);
         sl_byte__11 = st_bf__2;
+        st_cin__3 = st_carry__3 & st_first__3;
         st_top__3 = st_low__3[(32'h18)+:(8)];
         st_act__3 = is_flush | (is_coding & (st_rng__3 < k_top32));
-        st_rel__3 = st_act__3 & (((st_top__3 != k_ff8) | st_carry__3) | (st_pend__3 == k_four3));
-        st_trunc__3 = ((st_act__3 & (st_top__3 == k_ff8)) & ~st_carry__3) & (st_pend__3 == k_four3);
+        st_rel__3 = st_act__3 & (((st_top__3 != k_ff8) | st_cin__3) | (st_pend__3 == k_four3));
+        st_trunc__3 = ((st_act__3 & (st_top__3 == k_ff8)) & ~st_cin__3) & (st_pend__3 == k_four3);
         st_room__3 = k_zero32 - st_low__3;
         st_rt__3 = st_rng__3;
         if (st_trunc__3 & (st_room__3 < st_rng__3)) begin
@@ -1780,7 +1763,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         st_lsh__3 = (st_low__3 & k_mask24) << k_eight8;
         st_b0__3 = st_cache__3;
         st_bf__3 = k_ff8;
-        if (st_carry__3) begin
+        if (st_cin__3) begin
             st_b0__3 = st_cache__3 + k_one8;
             st_bf__3 = k_zero8;
         end
@@ -1810,10 +1793,11 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         sl_byte__14 = st_bf__3;
         sl_valid__15 = st_rel__3 & (st_pend__3 > k_three3);
         sl_byte__15 = st_bf__3;
+        st_cin__4 = st_carry__4 & st_first__4;
         st_top__4 = st_low__4[(32'h18)+:(8)];
         st_act__4 = is_flush | (is_coding & (st_rng__4 < k_top32));
-        st_rel__4 = st_act__4 & (((st_top__4 != k_ff8) | st_carry__4) | (st_pend__4 == k_four3));
-        st_trunc__4 = ((st_act__4 & (st_top__4 == k_ff8)) & ~st_carry__4) & (st_pend__4 == k_four3);
+        st_rel__4 = st_act__4 & (((st_top__4 != k_ff8) | st_cin__4) | (st_pend__4 == k_four3));
+        st_trunc__4 = ((st_act__4 & (st_top__4 == k_ff8)) & ~st_cin__4) & (st_pend__4 == k_four3);
         st_room__4 = k_zero32 - st_low__4;
         st_rt__4 = st_rng__4;
         if (st_trunc__4 & (st_room__4 < st_rng__4)) begin
@@ -1822,7 +1806,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         st_lsh__4 = (st_low__4 & k_mask24) << k_eight8;
         st_b0__4 = st_cache__4;
         st_bf__4 = k_ff8;
-        if (st_carry__4) begin
+        if (st_cin__4) begin
             st_b0__4 = st_cache__4 + k_one8;
             st_bf__4 = k_zero8;
         end
@@ -1852,15 +1836,55 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         sl_byte__18 = st_bf__4;
         sl_valid__19 = st_rel__4 & (st_pend__4 > k_three3);
         sl_byte__19 = st_bf__4;
-        em_lane__0 = k_zero8;
-        em_lane__1 = k_zero8;
-        em_lane__2 = k_zero8;
-        em_lane__3 = k_zero8;
-        em_lane__4 = k_zero8;
-        em_lane__5 = k_zero8;
-        em_lane__6 = k_zero8;
-        em_lane__7 = k_zero8;
-        em_lane__8 = k_zero8;
+        st_tf__0 = k_tag_ff;
+        if (st_cin__0) begin
+            st_tf__0 = k_tag_zero;
+        end
+        sl_tag__1 = st_tf__0;
+        sl_tag__2 = st_tf__0;
+        sl_tag__3 = st_tf__0;
+        st_tf__1 = k_tag_ff;
+        if (st_cin__1) begin
+            st_tf__1 = k_tag_zero;
+        end
+        sl_tag__5 = st_tf__1;
+        sl_tag__6 = st_tf__1;
+        sl_tag__7 = st_tf__1;
+        st_tf__2 = k_tag_ff;
+        if (st_cin__2) begin
+            st_tf__2 = k_tag_zero;
+        end
+        sl_tag__9 = st_tf__2;
+        sl_tag__10 = st_tf__2;
+        sl_tag__11 = st_tf__2;
+        st_tf__3 = k_tag_ff;
+        if (st_cin__3) begin
+            st_tf__3 = k_tag_zero;
+        end
+        sl_tag__13 = st_tf__3;
+        sl_tag__14 = st_tf__3;
+        sl_tag__15 = st_tf__3;
+        st_tf__4 = k_tag_ff;
+        if (st_cin__4) begin
+            st_tf__4 = k_tag_zero;
+        end
+        sl_tag__17 = st_tf__4;
+        sl_tag__18 = st_tf__4;
+        sl_tag__19 = st_tf__4;
+        sl_tag__0 = k_tag_b0_0;
+        sl_tag__4 = k_tag_b0_1;
+        sl_tag__8 = k_tag_b0_2;
+        sl_tag__12 = k_tag_b0_3;
+        sl_tag__16 = k_tag_b0_4;
+        em_lane__0 = k_tag_zero;
+        em_lane__1 = k_tag_zero;
+        em_lane__2 = k_tag_zero;
+        em_lane__3 = k_tag_zero;
+        em_lane__4 = k_tag_zero;
+        em_lane__5 = k_tag_zero;
+        em_lane__6 = k_tag_zero;
+        em_lane__7 = k_tag_zero;
+        em_lane__8 = k_tag_zero;
         em_cnt__0 = k_zero8;
         em_zeros__0 = zeros__q;
         em_first__0 = first_byte__q;
@@ -1877,7 +1901,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__1 = em_zeros__0;
         em_first__1 = em_first__0 & ~sl_valid__0;
         if (sl_valid__0 & ~em_first__0) begin
-            em_lane__9 = sl_byte__0;
+            em_lane__9 = sl_tag__0;
             em_lane__10 = em_lane__0;
             em_lane__11 = em_lane__1;
             em_lane__12 = em_lane__2;
@@ -1891,8 +1915,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__0 == k_zero8) begin
                 em_zeros__1 = em_zeros__0 + k_one4;
                 if (em_zeros__0 == k_run_last4) begin
-                    em_lane__9 = k_stuff8;
-                    em_lane__10 = sl_byte__0;
+                    em_lane__9 = k_tag_stuff;
+                    em_lane__10 = sl_tag__0;
                     em_lane__11 = em_lane__0;
                     em_lane__12 = em_lane__1;
                     em_lane__13 = em_lane__2;
@@ -1918,7 +1942,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__2 = em_zeros__1;
         em_first__2 = em_first__1 & ~sl_valid__1;
         if (sl_valid__1 & ~em_first__1) begin
-            em_lane__18 = sl_byte__1;
+            em_lane__18 = sl_tag__1;
             em_lane__19 = em_lane__9;
             em_lane__20 = em_lane__10;
             em_lane__21 = em_lane__11;
@@ -1932,8 +1956,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__1 == k_zero8) begin
                 em_zeros__2 = em_zeros__1 + k_one4;
                 if (em_zeros__1 == k_run_last4) begin
-                    em_lane__18 = k_stuff8;
-                    em_lane__19 = sl_byte__1;
+                    em_lane__18 = k_tag_stuff;
+                    em_lane__19 = sl_tag__1;
                     em_lane__20 = em_lane__9;
                     em_lane__21 = em_lane__10;
                     em_lane__22 = em_lane__11;
@@ -1959,7 +1983,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__3 = em_zeros__2;
         em_first__3 = em_first__2 & ~sl_valid__2;
         if (sl_valid__2 & ~em_first__2) begin
-            em_lane__27 = sl_byte__2;
+            em_lane__27 = sl_tag__2;
             em_lane__28 = em_lane__18;
             em_lane__29 = em_lane__19;
             em_lane__30 = em_lane__20;
@@ -1973,8 +1997,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__2 == k_zero8) begin
                 em_zeros__3 = em_zeros__2 + k_one4;
                 if (em_zeros__2 == k_run_last4) begin
-                    em_lane__27 = k_stuff8;
-                    em_lane__28 = sl_byte__2;
+                    em_lane__27 = k_tag_stuff;
+                    em_lane__28 = sl_tag__2;
                     em_lane__29 = em_lane__18;
                     em_lane__30 = em_lane__19;
                     em_lane__31 = em_lane__20;
@@ -2000,7 +2024,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__4 = em_zeros__3;
         em_first__4 = em_first__3 & ~sl_valid__3;
         if (sl_valid__3 & ~em_first__3) begin
-            em_lane__36 = sl_byte__3;
+            em_lane__36 = sl_tag__3;
             em_lane__37 = em_lane__27;
             em_lane__38 = em_lane__28;
             em_lane__39 = em_lane__29;
@@ -2014,8 +2038,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__3 == k_zero8) begin
                 em_zeros__4 = em_zeros__3 + k_one4;
                 if (em_zeros__3 == k_run_last4) begin
-                    em_lane__36 = k_stuff8;
-                    em_lane__37 = sl_byte__3;
+                    em_lane__36 = k_tag_stuff;
+                    em_lane__37 = sl_tag__3;
                     em_lane__38 = em_lane__27;
                     em_lane__39 = em_lane__28;
                     em_lane__40 = em_lane__29;
@@ -2041,7 +2065,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__5 = em_zeros__4;
         em_first__5 = em_first__4 & ~sl_valid__4;
         if (sl_valid__4 & ~em_first__4) begin
-            em_lane__45 = sl_byte__4;
+            em_lane__45 = sl_tag__4;
             em_lane__46 = em_lane__36;
             em_lane__47 = em_lane__37;
             em_lane__48 = em_lane__38;
@@ -2055,8 +2079,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__4 == k_zero8) begin
                 em_zeros__5 = em_zeros__4 + k_one4;
                 if (em_zeros__4 == k_run_last4) begin
-                    em_lane__45 = k_stuff8;
-                    em_lane__46 = sl_byte__4;
+                    em_lane__45 = k_tag_stuff;
+                    em_lane__46 = sl_tag__4;
                     em_lane__47 = em_lane__36;
                     em_lane__48 = em_lane__37;
                     em_lane__49 = em_lane__38;
@@ -2082,7 +2106,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__6 = em_zeros__5;
         em_first__6 = em_first__5 & ~sl_valid__5;
         if (sl_valid__5 & ~em_first__5) begin
-            em_lane__54 = sl_byte__5;
+            em_lane__54 = sl_tag__5;
             em_lane__55 = em_lane__45;
             em_lane__56 = em_lane__46;
             em_lane__57 = em_lane__47;
@@ -2096,8 +2120,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__5 == k_zero8) begin
                 em_zeros__6 = em_zeros__5 + k_one4;
                 if (em_zeros__5 == k_run_last4) begin
-                    em_lane__54 = k_stuff8;
-                    em_lane__55 = sl_byte__5;
+                    em_lane__54 = k_tag_stuff;
+                    em_lane__55 = sl_tag__5;
                     em_lane__56 = em_lane__45;
                     em_lane__57 = em_lane__46;
                     em_lane__58 = em_lane__47;
@@ -2123,7 +2147,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__7 = em_zeros__6;
         em_first__7 = em_first__6 & ~sl_valid__6;
         if (sl_valid__6 & ~em_first__6) begin
-            em_lane__63 = sl_byte__6;
+            em_lane__63 = sl_tag__6;
             em_lane__64 = em_lane__54;
             em_lane__65 = em_lane__55;
             em_lane__66 = em_lane__56;
@@ -2137,8 +2161,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__6 == k_zero8) begin
                 em_zeros__7 = em_zeros__6 + k_one4;
                 if (em_zeros__6 == k_run_last4) begin
-                    em_lane__63 = k_stuff8;
-                    em_lane__64 = sl_byte__6;
+                    em_lane__63 = k_tag_stuff;
+                    em_lane__64 = sl_tag__6;
                     em_lane__65 = em_lane__54;
                     em_lane__66 = em_lane__55;
                     em_lane__67 = em_lane__56;
@@ -2164,7 +2188,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__8 = em_zeros__7;
         em_first__8 = em_first__7 & ~sl_valid__7;
         if (sl_valid__7 & ~em_first__7) begin
-            em_lane__72 = sl_byte__7;
+            em_lane__72 = sl_tag__7;
             em_lane__73 = em_lane__63;
             em_lane__74 = em_lane__64;
             em_lane__75 = em_lane__65;
@@ -2178,8 +2202,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__7 == k_zero8) begin
                 em_zeros__8 = em_zeros__7 + k_one4;
                 if (em_zeros__7 == k_run_last4) begin
-                    em_lane__72 = k_stuff8;
-                    em_lane__73 = sl_byte__7;
+                    em_lane__72 = k_tag_stuff;
+                    em_lane__73 = sl_tag__7;
                     em_lane__74 = em_lane__63;
                     em_lane__75 = em_lane__64;
                     em_lane__76 = em_lane__65;
@@ -2205,7 +2229,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__9 = em_zeros__8;
         em_first__9 = em_first__8 & ~sl_valid__8;
         if (sl_valid__8 & ~em_first__8) begin
-            em_lane__81 = sl_byte__8;
+            em_lane__81 = sl_tag__8;
             em_lane__82 = em_lane__72;
             em_lane__83 = em_lane__73;
             em_lane__84 = em_lane__74;
@@ -2219,8 +2243,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__8 == k_zero8) begin
                 em_zeros__9 = em_zeros__8 + k_one4;
                 if (em_zeros__8 == k_run_last4) begin
-                    em_lane__81 = k_stuff8;
-                    em_lane__82 = sl_byte__8;
+                    em_lane__81 = k_tag_stuff;
+                    em_lane__82 = sl_tag__8;
                     em_lane__83 = em_lane__72;
                     em_lane__84 = em_lane__73;
                     em_lane__85 = em_lane__74;
@@ -2246,7 +2270,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__10 = em_zeros__9;
         em_first__10 = em_first__9 & ~sl_valid__9;
         if (sl_valid__9 & ~em_first__9) begin
-            em_lane__90 = sl_byte__9;
+            em_lane__90 = sl_tag__9;
             em_lane__91 = em_lane__81;
             em_lane__92 = em_lane__82;
             em_lane__93 = em_lane__83;
@@ -2260,8 +2284,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__9 == k_zero8) begin
                 em_zeros__10 = em_zeros__9 + k_one4;
                 if (em_zeros__9 == k_run_last4) begin
-                    em_lane__90 = k_stuff8;
-                    em_lane__91 = sl_byte__9;
+                    em_lane__90 = k_tag_stuff;
+                    em_lane__91 = sl_tag__9;
                     em_lane__92 = em_lane__81;
                     em_lane__93 = em_lane__82;
                     em_lane__94 = em_lane__83;
@@ -2287,7 +2311,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__11 = em_zeros__10;
         em_first__11 = em_first__10 & ~sl_valid__10;
         if (sl_valid__10 & ~em_first__10) begin
-            em_lane__99 = sl_byte__10;
+            em_lane__99 = sl_tag__10;
             em_lane__100 = em_lane__90;
             em_lane__101 = em_lane__91;
             em_lane__102 = em_lane__92;
@@ -2301,8 +2325,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__10 == k_zero8) begin
                 em_zeros__11 = em_zeros__10 + k_one4;
                 if (em_zeros__10 == k_run_last4) begin
-                    em_lane__99 = k_stuff8;
-                    em_lane__100 = sl_byte__10;
+                    em_lane__99 = k_tag_stuff;
+                    em_lane__100 = sl_tag__10;
                     em_lane__101 = em_lane__90;
                     em_lane__102 = em_lane__91;
                     em_lane__103 = em_lane__92;
@@ -2328,7 +2352,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__12 = em_zeros__11;
         em_first__12 = em_first__11 & ~sl_valid__11;
         if (sl_valid__11 & ~em_first__11) begin
-            em_lane__108 = sl_byte__11;
+            em_lane__108 = sl_tag__11;
             em_lane__109 = em_lane__99;
             em_lane__110 = em_lane__100;
             em_lane__111 = em_lane__101;
@@ -2342,8 +2366,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__11 == k_zero8) begin
                 em_zeros__12 = em_zeros__11 + k_one4;
                 if (em_zeros__11 == k_run_last4) begin
-                    em_lane__108 = k_stuff8;
-                    em_lane__109 = sl_byte__11;
+                    em_lane__108 = k_tag_stuff;
+                    em_lane__109 = sl_tag__11;
                     em_lane__110 = em_lane__99;
                     em_lane__111 = em_lane__100;
                     em_lane__112 = em_lane__101;
@@ -2369,7 +2393,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__13 = em_zeros__12;
         em_first__13 = em_first__12 & ~sl_valid__12;
         if (sl_valid__12 & ~em_first__12) begin
-            em_lane__117 = sl_byte__12;
+            em_lane__117 = sl_tag__12;
             em_lane__118 = em_lane__108;
             em_lane__119 = em_lane__109;
             em_lane__120 = em_lane__110;
@@ -2383,8 +2407,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__12 == k_zero8) begin
                 em_zeros__13 = em_zeros__12 + k_one4;
                 if (em_zeros__12 == k_run_last4) begin
-                    em_lane__117 = k_stuff8;
-                    em_lane__118 = sl_byte__12;
+                    em_lane__117 = k_tag_stuff;
+                    em_lane__118 = sl_tag__12;
                     em_lane__119 = em_lane__108;
                     em_lane__120 = em_lane__109;
                     em_lane__121 = em_lane__110;
@@ -2410,7 +2434,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__14 = em_zeros__13;
         em_first__14 = em_first__13 & ~sl_valid__13;
         if (sl_valid__13 & ~em_first__13) begin
-            em_lane__126 = sl_byte__13;
+            em_lane__126 = sl_tag__13;
             em_lane__127 = em_lane__117;
             em_lane__128 = em_lane__118;
             em_lane__129 = em_lane__119;
@@ -2424,8 +2448,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__13 == k_zero8) begin
                 em_zeros__14 = em_zeros__13 + k_one4;
                 if (em_zeros__13 == k_run_last4) begin
-                    em_lane__126 = k_stuff8;
-                    em_lane__127 = sl_byte__13;
+                    em_lane__126 = k_tag_stuff;
+                    em_lane__127 = sl_tag__13;
                     em_lane__128 = em_lane__117;
                     em_lane__129 = em_lane__118;
                     em_lane__130 = em_lane__119;
@@ -2451,7 +2475,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__15 = em_zeros__14;
         em_first__15 = em_first__14 & ~sl_valid__14;
         if (sl_valid__14 & ~em_first__14) begin
-            em_lane__135 = sl_byte__14;
+            em_lane__135 = sl_tag__14;
             em_lane__136 = em_lane__126;
             em_lane__137 = em_lane__127;
             em_lane__138 = em_lane__128;
@@ -2465,8 +2489,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__14 == k_zero8) begin
                 em_zeros__15 = em_zeros__14 + k_one4;
                 if (em_zeros__14 == k_run_last4) begin
-                    em_lane__135 = k_stuff8;
-                    em_lane__136 = sl_byte__14;
+                    em_lane__135 = k_tag_stuff;
+                    em_lane__136 = sl_tag__14;
                     em_lane__137 = em_lane__126;
                     em_lane__138 = em_lane__127;
                     em_lane__139 = em_lane__128;
@@ -2492,7 +2516,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__16 = em_zeros__15;
         em_first__16 = em_first__15 & ~sl_valid__15;
         if (sl_valid__15 & ~em_first__15) begin
-            em_lane__144 = sl_byte__15;
+            em_lane__144 = sl_tag__15;
             em_lane__145 = em_lane__135;
             em_lane__146 = em_lane__136;
             em_lane__147 = em_lane__137;
@@ -2506,8 +2530,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__15 == k_zero8) begin
                 em_zeros__16 = em_zeros__15 + k_one4;
                 if (em_zeros__15 == k_run_last4) begin
-                    em_lane__144 = k_stuff8;
-                    em_lane__145 = sl_byte__15;
+                    em_lane__144 = k_tag_stuff;
+                    em_lane__145 = sl_tag__15;
                     em_lane__146 = em_lane__135;
                     em_lane__147 = em_lane__136;
                     em_lane__148 = em_lane__137;
@@ -2533,7 +2557,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__17 = em_zeros__16;
         em_first__17 = em_first__16 & ~sl_valid__16;
         if (sl_valid__16 & ~em_first__16) begin
-            em_lane__153 = sl_byte__16;
+            em_lane__153 = sl_tag__16;
             em_lane__154 = em_lane__144;
             em_lane__155 = em_lane__145;
             em_lane__156 = em_lane__146;
@@ -2547,8 +2571,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__16 == k_zero8) begin
                 em_zeros__17 = em_zeros__16 + k_one4;
                 if (em_zeros__16 == k_run_last4) begin
-                    em_lane__153 = k_stuff8;
-                    em_lane__154 = sl_byte__16;
+                    em_lane__153 = k_tag_stuff;
+                    em_lane__154 = sl_tag__16;
                     em_lane__155 = em_lane__144;
                     em_lane__156 = em_lane__145;
                     em_lane__157 = em_lane__146;
@@ -2574,7 +2598,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__18 = em_zeros__17;
         em_first__18 = em_first__17 & ~sl_valid__17;
         if (sl_valid__17 & ~em_first__17) begin
-            em_lane__162 = sl_byte__17;
+            em_lane__162 = sl_tag__17;
             em_lane__163 = em_lane__153;
             em_lane__164 = em_lane__154;
             em_lane__165 = em_lane__155;
@@ -2588,8 +2612,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__17 == k_zero8) begin
                 em_zeros__18 = em_zeros__17 + k_one4;
                 if (em_zeros__17 == k_run_last4) begin
-                    em_lane__162 = k_stuff8;
-                    em_lane__163 = sl_byte__17;
+                    em_lane__162 = k_tag_stuff;
+                    em_lane__163 = sl_tag__17;
                     em_lane__164 = em_lane__153;
                     em_lane__165 = em_lane__154;
                     em_lane__166 = em_lane__155;
@@ -2615,7 +2639,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__19 = em_zeros__18;
         em_first__19 = em_first__18 & ~sl_valid__18;
         if (sl_valid__18 & ~em_first__18) begin
-            em_lane__171 = sl_byte__18;
+            em_lane__171 = sl_tag__18;
             em_lane__172 = em_lane__162;
             em_lane__173 = em_lane__163;
             em_lane__174 = em_lane__164;
@@ -2629,8 +2653,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__18 == k_zero8) begin
                 em_zeros__19 = em_zeros__18 + k_one4;
                 if (em_zeros__18 == k_run_last4) begin
-                    em_lane__171 = k_stuff8;
-                    em_lane__172 = sl_byte__18;
+                    em_lane__171 = k_tag_stuff;
+                    em_lane__172 = sl_tag__18;
                     em_lane__173 = em_lane__162;
                     em_lane__174 = em_lane__163;
                     em_lane__175 = em_lane__164;
@@ -2656,7 +2680,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         em_zeros__20 = em_zeros__19;
         em_first__20 = em_first__19 & ~sl_valid__19;
         if (sl_valid__19 & ~em_first__19) begin
-            em_lane__180 = sl_byte__19;
+            em_lane__180 = sl_tag__19;
             em_lane__181 = em_lane__171;
             em_lane__182 = em_lane__172;
             em_lane__183 = em_lane__173;
@@ -2670,8 +2694,8 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             if (sl_byte__19 == k_zero8) begin
                 em_zeros__20 = em_zeros__19 + k_one4;
                 if (em_zeros__19 == k_run_last4) begin
-                    em_lane__180 = k_stuff8;
-                    em_lane__181 = sl_byte__19;
+                    em_lane__180 = k_tag_stuff;
+                    em_lane__181 = sl_tag__19;
                     em_lane__182 = em_lane__171;
                     em_lane__183 = em_lane__172;
                     em_lane__184 = em_lane__173;
@@ -2684,15 +2708,213 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
                 end
             end
         end
-        out_lane__0 = {120'd0, em_lane__180};
-        out_lane__1 = {120'd0, em_lane__181};
-        out_lane__2 = {120'd0, em_lane__182};
-        out_lane__3 = {120'd0, em_lane__183};
-        out_lane__4 = {120'd0, em_lane__184};
-        out_lane__5 = {120'd0, em_lane__185};
-        out_lane__6 = {120'd0, em_lane__186};
-        out_lane__7 = {120'd0, em_lane__187};
-        out_lane__8 = {120'd0, em_lane__188};
+        dec_lane__0 = k_zero8;
+        if (em_lane__180 == k_tag_ff) begin
+            dec_lane__0 = k_ff8;
+        end
+        if (em_lane__180 == k_tag_stuff) begin
+            dec_lane__0 = k_stuff8;
+        end
+        if (em_lane__180 == k_tag_b0_0) begin
+            dec_lane__0 = st_b0__0;
+        end
+        if (em_lane__180 == k_tag_b0_1) begin
+            dec_lane__0 = st_b0__1;
+        end
+        if (em_lane__180 == k_tag_b0_2) begin
+            dec_lane__0 = st_b0__2;
+        end
+        if (em_lane__180 == k_tag_b0_3) begin
+            dec_lane__0 = st_b0__3;
+        end
+        if (em_lane__180 == k_tag_b0_4) begin
+            dec_lane__0 = st_b0__4;
+        end
+        dec_lane__1 = k_zero8;
+        if (em_lane__181 == k_tag_ff) begin
+            dec_lane__1 = k_ff8;
+        end
+        if (em_lane__181 == k_tag_stuff) begin
+            dec_lane__1 = k_stuff8;
+        end
+        if (em_lane__181 == k_tag_b0_0) begin
+            dec_lane__1 = st_b0__0;
+        end
+        if (em_lane__181 == k_tag_b0_1) begin
+            dec_lane__1 = st_b0__1;
+        end
+        if (em_lane__181 == k_tag_b0_2) begin
+            dec_lane__1 = st_b0__2;
+        end
+        if (em_lane__181 == k_tag_b0_3) begin
+            dec_lane__1 = st_b0__3;
+        end
+        if (em_lane__181 == k_tag_b0_4) begin
+            dec_lane__1 = st_b0__4;
+        end
+        dec_lane__2 = k_zero8;
+        if (em_lane__182 == k_tag_ff) begin
+            dec_lane__2 = k_ff8;
+        end
+        if (em_lane__182 == k_tag_stuff) begin
+            dec_lane__2 = k_stuff8;
+        end
+        if (em_lane__182 == k_tag_b0_0) begin
+            dec_lane__2 = st_b0__0;
+        end
+        if (em_lane__182 == k_tag_b0_1) begin
+            dec_lane__2 = st_b0__1;
+        end
+        if (em_lane__182 == k_tag_b0_2) begin
+            dec_lane__2 = st_b0__2;
+        end
+        if (em_lane__182 == k_tag_b0_3) begin
+            dec_lane__2 = st_b0__3;
+        end
+        if (em_lane__182 == k_tag_b0_4) begin
+            dec_lane__2 = st_b0__4;
+        end
+        dec_lane__3 = k_zero8;
+        if (em_lane__183 == k_tag_ff) begin
+            dec_lane__3 = k_ff8;
+        end
+        if (em_lane__183 == k_tag_stuff) begin
+            dec_lane__3 = k_stuff8;
+        end
+        if (em_lane__183 == k_tag_b0_0) begin
+            dec_lane__3 = st_b0__0;
+        end
+        if (em_lane__183 == k_tag_b0_1) begin
+            dec_lane__3 = st_b0__1;
+        end
+        if (em_lane__183 == k_tag_b0_2) begin
+            dec_lane__3 = st_b0__2;
+        end
+        if (em_lane__183 == k_tag_b0_3) begin
+            dec_lane__3 = st_b0__3;
+        end
+        if (em_lane__183 == k_tag_b0_4) begin
+            dec_lane__3 = st_b0__4;
+        end
+        dec_lane__4 = k_zero8;
+        if (em_lane__184 == k_tag_ff) begin
+            dec_lane__4 = k_ff8;
+        end
+        if (em_lane__184 == k_tag_stuff) begin
+            dec_lane__4 = k_stuff8;
+        end
+        if (em_lane__184 == k_tag_b0_0) begin
+            dec_lane__4 = st_b0__0;
+        end
+        if (em_lane__184 == k_tag_b0_1) begin
+            dec_lane__4 = st_b0__1;
+        end
+        if (em_lane__184 == k_tag_b0_2) begin
+            dec_lane__4 = st_b0__2;
+        end
+        if (em_lane__184 == k_tag_b0_3) begin
+            dec_lane__4 = st_b0__3;
+        end
+        if (em_lane__184 == k_tag_b0_4) begin
+            dec_lane__4 = st_b0__4;
+        end
+        dec_lane__5 = k_zero8;
+        if (em_lane__185 == k_tag_ff) begin
+            dec_lane__5 = k_ff8;
+        end
+        if (em_lane__185 == k_tag_stuff) begin
+            dec_lane__5 = k_stuff8;
+        end
+        if (em_lane__185 == k_tag_b0_0) begin
+            dec_lane__5 = st_b0__0;
+        end
+        if (em_lane__185 == k_tag_b0_1) begin
+            dec_lane__5 = st_b0__1;
+        end
+        if (em_lane__185 == k_tag_b0_2) begin
+            dec_lane__5 = st_b0__2;
+        end
+        if (em_lane__185 == k_tag_b0_3) begin
+            dec_lane__5 = st_b0__3;
+        end
+        if (em_lane__185 == k_tag_b0_4) begin
+            dec_lane__5 = st_b0__4;
+        end
+        dec_lane__6 = k_zero8;
+        if (em_lane__186 == k_tag_ff) begin
+            dec_lane__6 = k_ff8;
+        end
+        if (em_lane__186 == k_tag_stuff) begin
+            dec_lane__6 = k_stuff8;
+        end
+        if (em_lane__186 == k_tag_b0_0) begin
+            dec_lane__6 = st_b0__0;
+        end
+        if (em_lane__186 == k_tag_b0_1) begin
+            dec_lane__6 = st_b0__1;
+        end
+        if (em_lane__186 == k_tag_b0_2) begin
+            dec_lane__6 = st_b0__2;
+        end
+        if (em_lane__186 == k_tag_b0_3) begin
+            dec_lane__6 = st_b0__3;
+        end
+        if (em_lane__186 == k_tag_b0_4) begin
+            dec_lane__6 = st_b0__4;
+        end
+        dec_lane__7 = k_zero8;
+        if (em_lane__187 == k_tag_ff) begin
+            dec_lane__7 = k_ff8;
+        end
+        if (em_lane__187 == k_tag_stuff) begin
+            dec_lane__7 = k_stuff8;
+        end
+        if (em_lane__187 == k_tag_b0_0) begin
+            dec_lane__7 = st_b0__0;
+        end
+        if (em_lane__187 == k_tag_b0_1) begin
+            dec_lane__7 = st_b0__1;
+        end
+        if (em_lane__187 == k_tag_b0_2) begin
+            dec_lane__7 = st_b0__2;
+        end
+        if (em_lane__187 == k_tag_b0_3) begin
+            dec_lane__7 = st_b0__3;
+        end
+        if (em_lane__187 == k_tag_b0_4) begin
+            dec_lane__7 = st_b0__4;
+        end
+        dec_lane__8 = k_zero8;
+        if (em_lane__188 == k_tag_ff) begin
+            dec_lane__8 = k_ff8;
+        end
+        if (em_lane__188 == k_tag_stuff) begin
+            dec_lane__8 = k_stuff8;
+        end
+        if (em_lane__188 == k_tag_b0_0) begin
+            dec_lane__8 = st_b0__0;
+        end
+        if (em_lane__188 == k_tag_b0_1) begin
+            dec_lane__8 = st_b0__1;
+        end
+        if (em_lane__188 == k_tag_b0_2) begin
+            dec_lane__8 = st_b0__2;
+        end
+        if (em_lane__188 == k_tag_b0_3) begin
+            dec_lane__8 = st_b0__3;
+        end
+        if (em_lane__188 == k_tag_b0_4) begin
+            dec_lane__8 = st_b0__4;
+        end
+        out_lane__0 = {120'd0, dec_lane__0};
+        out_lane__1 = {120'd0, dec_lane__1};
+        out_lane__2 = {120'd0, dec_lane__2};
+        out_lane__3 = {120'd0, dec_lane__3};
+        out_lane__4 = {120'd0, dec_lane__4};
+        out_lane__5 = {120'd0, dec_lane__5};
+        out_lane__6 = {120'd0, dec_lane__6};
+        out_lane__7 = {120'd0, dec_lane__7};
+        out_lane__8 = {120'd0, dec_lane__8};
         out_word__0 = k_zero128;
         out_word__1 = (out_word__0 << k_eight8) | out_lane__8;
         out_word__2 = (out_word__1 << k_eight8) | out_lane__7;
@@ -5156,9 +5378,12 @@ module streamtrace_pft__direction__banks__0__valid(clock,clear,raddr,rdata,we,wa
     initial flags = 32'd0;
     // address and data bits above the array's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
+    integer r;
     always @(posedge clock) begin
-        if (clear) flags <= 32'd0;
-        else if (we) flags[waddr[4:0] +: 1] <= wdata[0:0];
+        for (r = 0; r < 32; r = r + 1) begin
+            if (clear) flags[r * 1 +: 1] <= 1'd0;
+            else if (we && waddr[4:0] == r[4:0]) flags[r * 1 +: 1] <= wdata[0:0];
+        end
     end
     always @(*) rdata = {31'd0, flags[raddr[4:0] +: 1]};
 endmodule // streamtrace_pft__direction__banks__0__valid
@@ -5693,9 +5918,12 @@ module streamtrace_pft__direction__banks__1__valid(clock,clear,raddr,rdata,we,wa
     initial flags = 32'd0;
     // address and data bits above the array's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
+    integer r;
     always @(posedge clock) begin
-        if (clear) flags <= 32'd0;
-        else if (we) flags[waddr[4:0] +: 1] <= wdata[0:0];
+        for (r = 0; r < 32; r = r + 1) begin
+            if (clear) flags[r * 1 +: 1] <= 1'd0;
+            else if (we && waddr[4:0] == r[4:0]) flags[r * 1 +: 1] <= wdata[0:0];
+        end
     end
     always @(*) rdata = {31'd0, flags[raddr[4:0] +: 1]};
 endmodule // streamtrace_pft__direction__banks__1__valid
@@ -6230,9 +6458,12 @@ module streamtrace_pft__direction__banks__2__valid(clock,clear,raddr,rdata,we,wa
     initial flags = 32'd0;
     // address and data bits above the array's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
+    integer r;
     always @(posedge clock) begin
-        if (clear) flags <= 32'd0;
-        else if (we) flags[waddr[4:0] +: 1] <= wdata[0:0];
+        for (r = 0; r < 32; r = r + 1) begin
+            if (clear) flags[r * 1 +: 1] <= 1'd0;
+            else if (we && waddr[4:0] == r[4:0]) flags[r * 1 +: 1] <= wdata[0:0];
+        end
     end
     always @(*) rdata = {31'd0, flags[raddr[4:0] +: 1]};
 endmodule // streamtrace_pft__direction__banks__2__valid
@@ -6767,9 +6998,12 @@ module streamtrace_pft__direction__banks__3__valid(clock,clear,raddr,rdata,we,wa
     initial flags = 32'd0;
     // address and data bits above the array's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
+    integer r;
     always @(posedge clock) begin
-        if (clear) flags <= 32'd0;
-        else if (we) flags[waddr[4:0] +: 1] <= wdata[0:0];
+        for (r = 0; r < 32; r = r + 1) begin
+            if (clear) flags[r * 1 +: 1] <= 1'd0;
+            else if (we && waddr[4:0] == r[4:0]) flags[r * 1 +: 1] <= wdata[0:0];
+        end
     end
     always @(*) rdata = {31'd0, flags[raddr[4:0] +: 1]};
 endmodule // streamtrace_pft__direction__banks__3__valid
@@ -7304,9 +7538,12 @@ module streamtrace_pft__direction__banks__4__valid(clock,clear,raddr,rdata,we,wa
     initial flags = 32'd0;
     // address and data bits above the array's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
+    integer r;
     always @(posedge clock) begin
-        if (clear) flags <= 32'd0;
-        else if (we) flags[waddr[4:0] +: 1] <= wdata[0:0];
+        for (r = 0; r < 32; r = r + 1) begin
+            if (clear) flags[r * 1 +: 1] <= 1'd0;
+            else if (we && waddr[4:0] == r[4:0]) flags[r * 1 +: 1] <= wdata[0:0];
+        end
     end
     always @(*) rdata = {31'd0, flags[raddr[4:0] +: 1]};
 endmodule // streamtrace_pft__direction__banks__4__valid
@@ -7841,9 +8078,12 @@ module streamtrace_pft__direction__banks__5__valid(clock,clear,raddr,rdata,we,wa
     initial flags = 32'd0;
     // address and data bits above the array's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
+    integer r;
     always @(posedge clock) begin
-        if (clear) flags <= 32'd0;
-        else if (we) flags[waddr[4:0] +: 1] <= wdata[0:0];
+        for (r = 0; r < 32; r = r + 1) begin
+            if (clear) flags[r * 1 +: 1] <= 1'd0;
+            else if (we && waddr[4:0] == r[4:0]) flags[r * 1 +: 1] <= wdata[0:0];
+        end
     end
     always @(*) rdata = {31'd0, flags[raddr[4:0] +: 1]};
 endmodule // streamtrace_pft__direction__banks__5__valid
@@ -7892,9 +8132,12 @@ module streamtrace_pft__direction__base_valid(clock,clear,raddr,rdata,we,waddr,w
     initial flags = 128'd0;
     // address and data bits above the array's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:7], waddr[15:7], wdata[31:1], 1'b0};
+    integer r;
     always @(posedge clock) begin
-        if (clear) flags <= 128'd0;
-        else if (we) flags[waddr[6:0] +: 1] <= wdata[0:0];
+        for (r = 0; r < 128; r = r + 1) begin
+            if (clear) flags[r * 1 +: 1] <= 1'd0;
+            else if (we && waddr[6:0] == r[6:0]) flags[r * 1 +: 1] <= wdata[0:0];
+        end
     end
     always @(*) rdata = {31'd0, flags[raddr[6:0] +: 1]};
 endmodule // streamtrace_pft__direction__base_valid
@@ -9072,9 +9315,12 @@ module streamtrace_pft__front__itb_valid__0(clock,clear,raddr,rdata,we,waddr,wda
     initial flags = 16'd0;
     // address and data bits above the array's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:4], waddr[15:4], wdata[31:1], 1'b0};
+    integer r;
     always @(posedge clock) begin
-        if (clear) flags <= 16'd0;
-        else if (we) flags[waddr[3:0] +: 1] <= wdata[0:0];
+        for (r = 0; r < 16; r = r + 1) begin
+            if (clear) flags[r * 1 +: 1] <= 1'd0;
+            else if (we && waddr[3:0] == r[3:0]) flags[r * 1 +: 1] <= wdata[0:0];
+        end
     end
     always @(*) rdata = {31'd0, flags[raddr[3:0] +: 1]};
 endmodule // streamtrace_pft__front__itb_valid__0
@@ -9149,9 +9395,12 @@ module streamtrace_pft__front__itt_valid__0(clock,clear,raddr,rdata,we,waddr,wda
     initial flags = 16'd0;
     // address and data bits above the array's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:4], waddr[15:4], wdata[31:1], 1'b0};
+    integer r;
     always @(posedge clock) begin
-        if (clear) flags <= 16'd0;
-        else if (we) flags[waddr[3:0] +: 1] <= wdata[0:0];
+        for (r = 0; r < 16; r = r + 1) begin
+            if (clear) flags[r * 1 +: 1] <= 1'd0;
+            else if (we && waddr[3:0] == r[3:0]) flags[r * 1 +: 1] <= wdata[0:0];
+        end
     end
     always @(*) rdata = {31'd0, flags[raddr[3:0] +: 1]};
 endmodule // streamtrace_pft__front__itt_valid__0
@@ -9908,19 +10157,37 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
     
     // Constant declarations
     localparam  k_port = 16'h1;
+    localparam  k_port_mask = 64'h1;
     localparam  k_ratio_last = 16'h0;
     localparam  k_obuf = 16'h50;
-    localparam  k_queue_bits = 16'h200;
-    localparam  k_sixty_four = 16'h40;
-    localparam  k_queue_mask = 512'hffffffffffffffffffffffffffffffffffffffffffffffffffff0000000000000000000000000000000000000000000000000000000000000000000000000000;
+    localparam  k_obuf_amount = 16'h7f;
+    localparam  k_port_amount = 16'h1;
+    localparam  k_record_amount = 16'hff;
+    localparam  k_obuf_live = 256'hffffffffffffffffffff;
+    localparam  k_rec_live = 320'hffffffffffffffffffffffffffffffff;
+    localparam  k_ones = 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
+    localparam  k_s256 = 16'h100;
+    localparam  k_s128 = 16'h80;
+    localparam  k_s64 = 16'h40;
+    localparam  k_s32 = 16'h20;
+    localparam  k_s16 = 16'h10;
+    localparam  k_s8 = 16'h8;
+    localparam  k_s4 = 16'h4;
+    localparam  k_s2 = 16'h2;
+    localparam  k_s1 = 16'h1;
     localparam  k_zero16 = 16'h0;
     localparam  k_one16 = 16'h1;
-    localparam  k_zero_queue = 512'h0;
+    localparam  k_zero64 = 64'h0;
+    localparam  k_zero_obuf = 256'h0;
+    localparam  k_zero_rec = 320'h0;
     
     // Stub signals
-    reg  [511:0] queue__d;
-    wire  [511:0] queue__q;
-    reg  queue__clock;
+    reg  [255:0] obuf_bits__d;
+    wire  [255:0] obuf_bits__q;
+    reg  obuf_bits__clock;
+    reg  [319:0] rec__d;
+    wire  [319:0] rec__q;
+    reg  rec__clock;
     reg  [15:0] obuf__d;
     wire  [15:0] obuf__q;
     reg  obuf__clock;
@@ -9936,22 +10203,44 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
     
     // Local signals
     reg  [15:0] sent;
+    reg  full_word;
+    reg  [15:0] head_shift;
+    reg  [15:0] tail_shift;
+    reg  [255:0] window_wide_unused;
+    reg  [63:0] window64;
+    reg  [63:0] low64;
+    reg  [63:0] short_word;
     reg  [15:0] obuf_after_send;
     reg  [15:0] record_eff;
+    reg  [319:0] src;
+    reg  [15:0] src_rem;
     reg  [15:0] free;
     reg  [15:0] moved;
-    reg  [15:0] fill_after_send;
-    reg  [15:0] place_shift;
-    reg  [511:0] placed;
-    reg  [511:0] wide_record;
-    reg  [511:0] shifted;
-    reg  [63:0] head;
+    reg  [15:0] take_shift_wide_unused;
+    reg  [319:0] taken_wide_unused;
+    reg  [319:0] st8;
+    reg  [319:0] st7;
+    reg  [319:0] st6;
+    reg  [319:0] st5;
+    reg  [319:0] st4;
+    reg  [319:0] st3;
+    reg  [319:0] st2;
+    reg  [319:0] st1;
+    reg  [255:0] taken_narrow;
+    reg  [255:0] keep_mask;
+    reg  [255:0] chunk;
+    reg  [255:0] shifted;
     
     // Sub module instances
-    streamtrace_pft__outbuf__queue queue(
-        .d(queue__d),
-        .q(queue__q),
-        .clock(queue__clock)
+    streamtrace_pft__outbuf__obuf_bits obuf_bits(
+        .d(obuf_bits__d),
+        .q(obuf_bits__q),
+        .clock(obuf_bits__clock)
+    );
+    streamtrace_pft__outbuf__rec rec(
+        .d(rec__d),
+        .q(rec__q),
+        .clock(rec__clock)
     );
     streamtrace_pft__outbuf__obuf obuf(
         .d(obuf__d),
@@ -9976,40 +10265,50 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
     
     // Update code
     always @(*) begin
-        queue__clock = clock;
+        obuf_bits__clock = clock;
+        rec__clock = clock;
         obuf__clock = clock;
         record__clock = clock;
         hidden__clock = clock;
         ratio_count__clock = clock;
-        queue__d = queue__q;
+        obuf_bits__d = obuf_bits__q;
+        rec__d = rec__q;
         obuf__d = obuf__q;
         record__d = record__q;
         hidden__d = hidden__q;
         ratio_count__d = ratio_count__q;
         sent = k_zero16;
+        full_word = 1'b0;
         if (ratio_count__q == k_zero16) begin
-            sent = k_port;
             if (obuf__q < k_port) begin
                 sent = obuf__q;
             end
+            else begin
+                sent = k_port;
+                full_word = 1'b1;
+            end
         end
-        head = queue__q[(32'h1c0)+:(64)];
-        port_data = (head >> (k_sixty_four - sent)) << (k_port - sent);
+        head_shift = (obuf__q - k_port) & k_obuf_amount;
+        window_wide_unused = obuf_bits__q >> head_shift;
+        window64 = window_wide_unused[63:0];
+        tail_shift = (k_port - obuf__q) & k_port_amount;
+        low64 = obuf_bits__q[63:0];
+        short_word = low64 << tail_shift;
+        if (full_word) begin
+            port_data = window64 & k_port_mask;
+        end
+        else if (sent != k_zero16) begin
+            port_data = short_word & k_port_mask;
+        end
+        else begin
+            port_data = k_zero64;
+        end
         port_valid = sent[7:0];
         ratio_count__d = ratio_count__q + k_one16;
         if (ratio_count__q == k_ratio_last) begin
             ratio_count__d = k_zero16;
         end
         obuf_after_send = obuf__q - sent;
-        shifted = queue__q << sent;
-        fill_after_send = (obuf_after_send + record__q) + hidden__q;
-        place_shift = (k_queue_bits - fill_after_send) - append_len;
-        wide_record = {192'd0, append_bits};
-        placed = k_zero_queue;
-        if (append) begin
-            placed = wide_record << place_shift;
-        end
-        queue__d = (shifted | placed) & k_queue_mask;
         record_eff = record__q;
         if (complete) begin
             record_eff = record__q + hidden__q;
@@ -10024,17 +10323,87 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
         if (append & append_hidden) begin
             hidden__d = append_len;
         end
+        if (append) begin
+            src = append_bits & k_rec_live;
+            src_rem = append_len;
+        end
+        else begin
+            src = rec__q;
+            src_rem = record__q + hidden__q;
+        end
+        rec__d = src;
         free = k_obuf - obuf_after_send;
         moved = free;
         if (record_eff < free) begin
             moved = record_eff;
         end
+        take_shift_wide_unused = (src_rem - moved) & k_record_amount;
+        if (take_shift_wide_unused[32'h8]) begin
+            st8 = src >> k_s256;
+        end
+        else begin
+            st8 = src;
+        end
+        if (take_shift_wide_unused[32'h7]) begin
+            st7 = st8 >> k_s128;
+        end
+        else begin
+            st7 = st8;
+        end
+        if (take_shift_wide_unused[32'h6]) begin
+            st6 = st7 >> k_s64;
+        end
+        else begin
+            st6 = st7;
+        end
+        if (take_shift_wide_unused[32'h5]) begin
+            st5 = st6 >> k_s32;
+        end
+        else begin
+            st5 = st6;
+        end
+        if (take_shift_wide_unused[32'h4]) begin
+            st4 = st5 >> k_s16;
+        end
+        else begin
+            st4 = st5;
+        end
+        if (take_shift_wide_unused[32'h3]) begin
+            st3 = st4 >> k_s8;
+        end
+        else begin
+            st3 = st4;
+        end
+        if (take_shift_wide_unused[32'h2]) begin
+            st2 = st3 >> k_s4;
+        end
+        else begin
+            st2 = st3;
+        end
+        if (take_shift_wide_unused[32'h1]) begin
+            st1 = st2 >> k_s2;
+        end
+        else begin
+            st1 = st2;
+        end
+        if (take_shift_wide_unused[32'h0]) begin
+            taken_wide_unused = st1 >> k_s1;
+        end
+        else begin
+            taken_wide_unused = st1;
+        end
+        taken_narrow = taken_wide_unused[255:0];
+        keep_mask = ~(k_ones << (moved & k_obuf_amount));
+        chunk = taken_narrow & keep_mask;
+        shifted = obuf_bits__q << (moved & k_obuf_amount);
+        obuf_bits__d = (shifted | chunk) & k_obuf_live;
         obuf__d = obuf_after_send + moved;
         record__d = record_eff - moved;
         record_bits = record__q;
         empty = (obuf__q == k_zero16) & (record__q == k_zero16) & (hidden__q == k_zero16);
         if (reset) begin
-            queue__d = k_zero_queue;
+            obuf_bits__d = k_zero_obuf;
+            rec__d = k_zero_rec;
             obuf__d = k_zero16;
             record__d = k_zero16;
             hidden__d = k_zero16;
@@ -10083,23 +10452,23 @@ module streamtrace_pft__outbuf__obuf(d,q,clock);
 endmodule // streamtrace_pft__outbuf__obuf
 
 
-module streamtrace_pft__outbuf__queue(d,q,clock);
+module streamtrace_pft__outbuf__obuf_bits(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [255:0] d;
+    output reg  [255:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 256'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // streamtrace_pft__outbuf__queue
+endmodule // streamtrace_pft__outbuf__obuf_bits
 
 
 module streamtrace_pft__outbuf__ratio_count(d,q,clock);
@@ -10119,6 +10488,25 @@ module streamtrace_pft__outbuf__ratio_count(d,q,clock);
     end
           
 endmodule // streamtrace_pft__outbuf__ratio_count
+
+
+module streamtrace_pft__outbuf__rec(d,q,clock);
+    
+    // Module arguments
+    input wire  [319:0] d;
+    output reg  [319:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 320'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__outbuf__rec
 
 
 module streamtrace_pft__outbuf__record(d,q,clock);

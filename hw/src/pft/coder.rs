@@ -2,10 +2,11 @@
 //! coder operation per cycle, bit-exact with the model's `PftCoder::run_op`.
 //!
 //! An operation (slot symbol, context bit, raw field, flush, marker) is decoded, applied to
-//! `low`/`range` (the products `(range >> 12) * p` and `v * (range >> n)` are shift-and-add
-//! chains: rust-hdl multiplies only 16-bit operands), then normalized by a fixed number of
-//! unrolled **shift stages**, and the bytes the stages release pass through the first-byte
-//! drop and the zero stuffing into a right-aligned output word, all in the same cycle.
+//! `low`/`range` (the products `(range >> 12) * p` and `v * (range >> n)` share one
+//! shift-and-add chain, as no operation needs both: rust-hdl multiplies only 16-bit
+//! operands), then normalized by a fixed number of unrolled **shift stages**, and the bytes
+//! the stages release pass through the first-byte drop and the zero stuffing into a
+//! right-aligned output word, all in the same cycle.
 //!
 //! How many stages: at the start of an operation `range >= 2^24` (a new coder has 2^32 - 1,
 //! every operation ends normalized), so an operation leaves `range >= 2^8` (escape and raw
@@ -43,15 +44,25 @@ const STAGE_BYTES: usize = PENDING_MAX as usize;
 const NSLOT: usize = NSTAGE * STAGE_BYTES;
 /// Bytes of one coding operation at most (8 released + 1 stuffing byte).
 const ACC_BYTES: usize = 9;
-/// Steps of the two shift-and-add multipliers.
-const PMUL_STEPS: usize = PROB_BITS as usize;
-const RMUL_STEPS: usize = RAW_MAX_BITS as usize;
+/// Steps of the shared shift-and-add multiplier: the raw field's 16 value bits (the
+/// probability has 12).
+const MUL_STEPS: usize = RAW_MAX_BITS as usize;
 
 // The kernel reads the last element of each chain by a literal index (rust-hdl cannot put
 // a Rust constant into a Verilog index): keep these in step with it.
-const _: () = assert!(NSTAGE == 5 && NSLOT == 20 && PMUL_STEPS == 12 && RMUL_STEPS == 16);
+const _: () = assert!(NSTAGE == 5 && NSLOT == 20 && MUL_STEPS == 16 && PROB_BITS <= 16);
 const _: () = assert!(ACC_BYTES == 9 && ACC_BYTES <= OP_BYTES_MAX && SYNC_MARKER.len() == OP_BYTES_MAX);
 const _: () = assert!(ZERO_RUN_LIMIT == 14 && PENDING_MAX == 4);
+
+// Lane tags. A released byte is a stage's first byte (cache + carry), or 0xFF / 0x00 (the
+// pending bytes, one bit of information), or the stuffing byte, so the emission chain
+// shifts 3-bit tags and the 9 output lanes decode them once (tag 0 is the empty lane's 0x00).
+const TAG_ZERO: u64 = 0;
+const TAG_FF: u64 = 1;
+const TAG_STUFF: u64 = 2;
+/// Stage s's first byte: TAG_B0 + s.
+const TAG_B0: u64 = 3;
+const _: () = assert!(TAG_B0 + NSTAGE as u64 <= 8);
 
 #[derive(LogicBlock)]
 pub struct PftRangeCoder {
@@ -103,6 +114,8 @@ pub struct PftRangeCoder {
     rb_hi: Signal<Local, Bits<32>>,
     p_ctx: Signal<Local, Bits<16>>,
     p_use: Signal<Local, Bits<12>>,
+    mul_a: Signal<Local, Bits<32>>,
+    mul_b: Signal<Local, Bits<16>>,
     mul_sh: Vec<Signal<Local, Bits<32>>>,
     mul_acc: Vec<Signal<Local, Bits<32>>>,
     bound: Signal<Local, Bits<32>>,
@@ -111,8 +124,6 @@ pub struct PftRangeCoder {
     ones_sh: Signal<Local, Bits<16>>,
     vmask: Signal<Local, Bits<16>>,
     v_masked: Signal<Local, Bits<16>>,
-    raw_sh: Vec<Signal<Local, Bits<32>>>,
-    raw_acc: Vec<Signal<Local, Bits<32>>>,
     vr: Signal<Local, Bits<32>>,
     add: Signal<Local, Bits<32>>,
     // Probability update.
@@ -125,6 +136,9 @@ pub struct PftRangeCoder {
     // Shift stages: element s is the state before stage s (0: after the operation's step).
     st_low: Vec<Signal<Local, Bits<32>>>,
     st_carry: Vec<Signal<Local, Bit>>,
+    /// The carry as a stage's bytes see it: only the first stage's (see the stage loop).
+    st_first: Vec<Signal<Local, Bit>>,
+    st_cin: Vec<Signal<Local, Bit>>,
     st_rng: Vec<Signal<Local, Bits<32>>>,
     st_cache: Vec<Signal<Local, Bits<8>>>,
     st_pend: Vec<Signal<Local, Bits<3>>>,
@@ -140,7 +154,11 @@ pub struct PftRangeCoder {
     // Byte slots (stage s, position j at 4s + j) and the emission chain.
     sl_valid: Vec<Signal<Local, Bit>>,
     sl_byte: Vec<Signal<Local, Bits<8>>>,
-    em_lane: Vec<Signal<Local, Bits<8>>>,
+    /// A slot's byte as a 3-bit lane tag: the emission chain moves tags, not bytes.
+    sl_tag: Vec<Signal<Local, Bits<3>>>,
+    st_tf: Vec<Signal<Local, Bits<3>>>,
+    em_lane: Vec<Signal<Local, Bits<3>>>,
+    dec_lane: Vec<Signal<Local, Bits<8>>>,
     em_cnt: Vec<Signal<Local, Bits<8>>>,
     em_zeros: Vec<Signal<Local, Bits<4>>>,
     em_first: Vec<Signal<Local, Bit>>,
@@ -179,6 +197,14 @@ pub struct PftRangeCoder {
     k_mask24: Constant<Bits<32>>,
     k_range_init: Constant<Bits<32>>,
     k_stuff8: Constant<Bits<8>>,
+    k_tag_zero: Constant<Bits<3>>,
+    k_tag_ff: Constant<Bits<3>>,
+    k_tag_stuff: Constant<Bits<3>>,
+    k_tag_b0_0: Constant<Bits<3>>,
+    k_tag_b0_1: Constant<Bits<3>>,
+    k_tag_b0_2: Constant<Bits<3>>,
+    k_tag_b0_3: Constant<Bits<3>>,
+    k_tag_b0_4: Constant<Bits<3>>,
     k_zero128: Constant<Bits<128>>,
     k_marker: Constant<Bits<128>>,
     k_marker_len: Constant<Bits<16>>,
@@ -229,16 +255,16 @@ impl PftRangeCoder {
             rb_hi: Default::default(),
             p_ctx: Default::default(),
             p_use: Default::default(),
-            mul_sh: locals(PMUL_STEPS),
-            mul_acc: locals(PMUL_STEPS + 1),
+            mul_a: Default::default(),
+            mul_b: Default::default(),
+            mul_sh: locals(MUL_STEPS),
+            mul_acc: locals(MUL_STEPS + 1),
             bound: Default::default(),
             diff: Default::default(),
             raw_r: Default::default(),
             ones_sh: Default::default(),
             vmask: Default::default(),
             v_masked: Default::default(),
-            raw_sh: locals(RMUL_STEPS),
-            raw_acc: locals(RMUL_STEPS + 1),
             vr: Default::default(),
             add: Default::default(),
             p_dec: Default::default(),
@@ -249,6 +275,8 @@ impl PftRangeCoder {
             p_new: Default::default(),
             st_low: locals(NSTAGE + 1),
             st_carry: locals(NSTAGE + 1),
+            st_first: locals(NSTAGE),
+            st_cin: locals(NSTAGE),
             st_rng: locals(NSTAGE + 1),
             st_cache: locals(NSTAGE + 1),
             st_pend: locals(NSTAGE + 1),
@@ -263,7 +291,10 @@ impl PftRangeCoder {
             st_bf: locals(NSTAGE),
             sl_valid: locals(NSLOT),
             sl_byte: locals(NSLOT),
+            sl_tag: locals(NSLOT),
+            st_tf: locals(NSTAGE),
             em_lane: locals(ACC_BYTES * (NSLOT + 1)),
+            dec_lane: locals(ACC_BYTES),
             em_cnt: locals(NSLOT + 1),
             em_zeros: locals(NSLOT + 1),
             em_first: locals(NSLOT + 1),
@@ -301,6 +332,14 @@ impl PftRangeCoder {
             k_mask24: Constant::new(0xFF_FFFFu64.into()),
             k_range_init: Constant::new(0xFFFF_FFFFu64.into()),
             k_stuff8: Constant::new((STUFF_BYTE as u64).into()),
+            k_tag_zero: Constant::new(TAG_ZERO.into()),
+            k_tag_ff: Constant::new(TAG_FF.into()),
+            k_tag_stuff: Constant::new(TAG_STUFF.into()),
+            k_tag_b0_0: Constant::new(TAG_B0.into()),
+            k_tag_b0_1: Constant::new((TAG_B0 + 1).into()),
+            k_tag_b0_2: Constant::new((TAG_B0 + 2).into()),
+            k_tag_b0_3: Constant::new((TAG_B0 + 3).into()),
+            k_tag_b0_4: Constant::new((TAG_B0 + 4).into()),
             k_zero128: Constant::new(0u64.into()),
             k_marker: Constant::new((marker as u64).into()),
             k_marker_len: Constant::new((8 * SYNC_MARKER.len() as u64).into()),
@@ -343,38 +382,35 @@ impl Logic for PftRangeCoder {
             self.p_use.next = self.k_prob_init12.val();
         }
 
-        // bound = (rb >> 12) * p, over the 12 bits of p (mul_sh[i] = rb_hi << i).
-        self.mul_sh[0].next = self.rb_hi.val();
-        for i in 1..PMUL_STEPS {
-            self.mul_sh[i].next = self.mul_sh[i - 1].val() << self.k_one8.val();
-        }
-        self.mul_acc[0].next = self.k_zero32.val();
-        for i in 0..PMUL_STEPS {
-            self.mul_acc[i + 1].next = self.mul_acc[i].val();
-            if self.p_use.val().get_bit(i) {
-                self.mul_acc[i + 1].next = self.mul_acc[i].val() + self.mul_sh[i].val();
-            }
-        }
-        self.bound.next = self.mul_acc[12].val();
-        self.diff.next = self.rb.val() - self.bound.val();
-
         // Raw field: r = range >> n, v * r over the 16 bits of v (v < 2^n, so v * r < 2^32).
         self.raw_r.next = self.rng.q.val() >> self.op_bits.val();
         self.ones_sh.next = self.k_ones16.val() << self.op_bits.val();
         self.vmask.next = !self.ones_sh.val();
         self.v_masked.next = self.op_value.val() & self.vmask.val();
-        self.raw_sh[0].next = self.raw_r.val();
-        for i in 1..RMUL_STEPS {
-            self.raw_sh[i].next = self.raw_sh[i - 1].val() << self.k_one8.val();
+
+        // One shift-and-add multiplier for both products, as no operation needs both:
+        // bound = (rb >> 12) * p (12 bits of p) for a decision, v * r for a raw field. Each
+        // fits in 32 bits, so the shared 32-bit accumulator gives the same values.
+        self.mul_a.next = self.rb_hi.val();
+        self.mul_b.next = bit_cast::<16, 12>(self.p_use.val());
+        if self.is_raw.val() {
+            self.mul_a.next = self.raw_r.val();
+            self.mul_b.next = self.v_masked.val();
         }
-        self.raw_acc[0].next = self.k_zero32.val();
-        for i in 0..RMUL_STEPS {
-            self.raw_acc[i + 1].next = self.raw_acc[i].val();
-            if self.v_masked.val().get_bit(i) {
-                self.raw_acc[i + 1].next = self.raw_acc[i].val() + self.raw_sh[i].val();
+        self.mul_sh[0].next = self.mul_a.val();
+        for i in 1..MUL_STEPS {
+            self.mul_sh[i].next = self.mul_sh[i - 1].val() << self.k_one8.val();
+        }
+        self.mul_acc[0].next = self.k_zero32.val();
+        for i in 0..MUL_STEPS {
+            self.mul_acc[i + 1].next = self.mul_acc[i].val();
+            if self.mul_b.val().get_bit(i) {
+                self.mul_acc[i + 1].next = self.mul_acc[i].val() + self.mul_sh[i].val();
             }
         }
-        self.vr.next = self.raw_acc[16].val();
+        self.bound.next = self.mul_acc[16].val();
+        self.diff.next = self.rb.val() - self.bound.val();
+        self.vr.next = self.mul_acc[16].val();
 
         // The operation's step: what low gains and the new range.
         self.add.next = self.k_zero32.val();
@@ -413,15 +449,25 @@ impl Logic for PftRangeCoder {
         }
 
         // Shift stages: normalization (range < 2^24), or one of a flush's five shifts.
+        // A later stage acts only after the first one did (a flush acts in all; otherwise the
+        // range stays >= 2^24 when the first does not shift), and the first shift clears the
+        // carry, so only the first stage's bytes can take a carry: `st_cin` says so in a way
+        // synthesis sees (constant false after stage 0), which drops the later stages' carry
+        // adders and leaves their pending bytes the constant 0xFF.
+        self.st_first[0].next = true;
+        for s in 1..NSTAGE {
+            self.st_first[s].next = false;
+        }
         for s in 0..NSTAGE {
+            self.st_cin[s].next = self.st_carry[s].val() & self.st_first[s].val();
             self.st_top[s].next = self.st_low[s].val().get_bits::<8>(24);
             self.st_act[s].next =
                 self.is_flush.val() | (self.is_coding.val() & (self.st_rng[s].val() < self.k_top32.val()));
             self.st_rel[s].next = self.st_act[s].val()
-                & (((self.st_top[s].val() != self.k_ff8.val()) | self.st_carry[s].val())
+                & (((self.st_top[s].val() != self.k_ff8.val()) | self.st_cin[s].val())
                     | (self.st_pend[s].val() == self.k_four3.val()));
             self.st_trunc[s].next = ((self.st_act[s].val() & (self.st_top[s].val() == self.k_ff8.val()))
-                & !self.st_carry[s].val())
+                & !self.st_cin[s].val())
                 & (self.st_pend[s].val() == self.k_four3.val());
             // The pending limit: range := min(range, 2^32 - low) (here low < 2^32, low != 0).
             self.st_room[s].next = self.k_zero32.val() - self.st_low[s].val();
@@ -433,7 +479,7 @@ impl Logic for PftRangeCoder {
             // Released bytes: the cached byte plus the carry, then 0xFF plus the carry.
             self.st_b0[s].next = self.st_cache[s].val();
             self.st_bf[s].next = self.k_ff8.val();
-            if self.st_carry[s].val() {
+            if self.st_cin[s].val() {
                 self.st_b0[s].next = self.st_cache[s].val() + self.k_one8.val();
                 self.st_bf[s].next = self.k_zero8.val();
             }
@@ -466,11 +512,25 @@ impl Logic for PftRangeCoder {
         }
 
         // Emission: drop the coder's first byte; after 14 zero bytes insert 0x01. The bytes
-        // so far are a shift register of 9 byte lanes (lane 0 the newest): element
-        // 9u + k is lane k before slot u. (Byte lanes rather than one 72-bit word: rust-hdl
-        // cannot widen a value with `bit_cast` inside a loop.)
+        // so far are a shift register of 9 lanes of tags (lane 0 the newest): element
+        // 9u + k is lane k before slot u. (Lanes rather than one word: rust-hdl cannot widen
+        // a value with `bit_cast` inside a loop.)
+        for s in 0..NSTAGE {
+            self.st_tf[s].next = self.k_tag_ff.val();
+            if self.st_cin[s].val() {
+                self.st_tf[s].next = self.k_tag_zero.val();
+            }
+            self.sl_tag[4 * s + 1].next = self.st_tf[s].val();
+            self.sl_tag[4 * s + 2].next = self.st_tf[s].val();
+            self.sl_tag[4 * s + 3].next = self.st_tf[s].val();
+        }
+        self.sl_tag[0].next = self.k_tag_b0_0.val();
+        self.sl_tag[4].next = self.k_tag_b0_1.val();
+        self.sl_tag[8].next = self.k_tag_b0_2.val();
+        self.sl_tag[12].next = self.k_tag_b0_3.val();
+        self.sl_tag[16].next = self.k_tag_b0_4.val();
         for k in 0..ACC_BYTES {
-            self.em_lane[k].next = self.k_zero8.val();
+            self.em_lane[k].next = self.k_tag_zero.val();
         }
         self.em_cnt[0].next = self.k_zero8.val();
         self.em_zeros[0].next = self.zeros.q.val();
@@ -483,7 +543,7 @@ impl Logic for PftRangeCoder {
             self.em_zeros[u + 1].next = self.em_zeros[u].val();
             self.em_first[u + 1].next = self.em_first[u].val() & !self.sl_valid[u].val();
             if self.sl_valid[u].val() & !self.em_first[u].val() {
-                self.em_lane[9 * u + 9].next = self.sl_byte[u].val();
+                self.em_lane[9 * u + 9].next = self.sl_tag[u].val();
                 for k in 1..ACC_BYTES {
                     self.em_lane[9 * u + 9 + k].next = self.em_lane[9 * u + k - 1].val();
                 }
@@ -492,8 +552,8 @@ impl Logic for PftRangeCoder {
                 if self.sl_byte[u].val() == self.k_zero8.val() {
                     self.em_zeros[u + 1].next = self.em_zeros[u].val() + self.k_one4.val();
                     if self.em_zeros[u].val() == self.k_run_last4.val() {
-                        self.em_lane[9 * u + 9].next = self.k_stuff8.val();
-                        self.em_lane[9 * u + 10].next = self.sl_byte[u].val();
+                        self.em_lane[9 * u + 9].next = self.k_tag_stuff.val();
+                        self.em_lane[9 * u + 10].next = self.sl_tag[u].val();
                         for k in 2..ACC_BYTES {
                             self.em_lane[9 * u + 9 + k].next = self.em_lane[9 * u + k - 2].val();
                         }
@@ -504,16 +564,40 @@ impl Logic for PftRangeCoder {
             }
         }
 
-        // Outputs: the lanes after the last slot (elements 180..188), right-aligned.
-        self.out_lane[0].next = bit_cast::<128, 8>(self.em_lane[180].val());
-        self.out_lane[1].next = bit_cast::<128, 8>(self.em_lane[181].val());
-        self.out_lane[2].next = bit_cast::<128, 8>(self.em_lane[182].val());
-        self.out_lane[3].next = bit_cast::<128, 8>(self.em_lane[183].val());
-        self.out_lane[4].next = bit_cast::<128, 8>(self.em_lane[184].val());
-        self.out_lane[5].next = bit_cast::<128, 8>(self.em_lane[185].val());
-        self.out_lane[6].next = bit_cast::<128, 8>(self.em_lane[186].val());
-        self.out_lane[7].next = bit_cast::<128, 8>(self.em_lane[187].val());
-        self.out_lane[8].next = bit_cast::<128, 8>(self.em_lane[188].val());
+        // Outputs: the lanes after the last slot (elements 180..188) decoded, right-aligned.
+        for k in 0..ACC_BYTES {
+            self.dec_lane[k].next = self.k_zero8.val();
+            if self.em_lane[180 + k].val() == self.k_tag_ff.val() {
+                self.dec_lane[k].next = self.k_ff8.val();
+            }
+            if self.em_lane[180 + k].val() == self.k_tag_stuff.val() {
+                self.dec_lane[k].next = self.k_stuff8.val();
+            }
+            if self.em_lane[180 + k].val() == self.k_tag_b0_0.val() {
+                self.dec_lane[k].next = self.st_b0[0].val();
+            }
+            if self.em_lane[180 + k].val() == self.k_tag_b0_1.val() {
+                self.dec_lane[k].next = self.st_b0[1].val();
+            }
+            if self.em_lane[180 + k].val() == self.k_tag_b0_2.val() {
+                self.dec_lane[k].next = self.st_b0[2].val();
+            }
+            if self.em_lane[180 + k].val() == self.k_tag_b0_3.val() {
+                self.dec_lane[k].next = self.st_b0[3].val();
+            }
+            if self.em_lane[180 + k].val() == self.k_tag_b0_4.val() {
+                self.dec_lane[k].next = self.st_b0[4].val();
+            }
+        }
+        self.out_lane[0].next = bit_cast::<128, 8>(self.dec_lane[0].val());
+        self.out_lane[1].next = bit_cast::<128, 8>(self.dec_lane[1].val());
+        self.out_lane[2].next = bit_cast::<128, 8>(self.dec_lane[2].val());
+        self.out_lane[3].next = bit_cast::<128, 8>(self.dec_lane[3].val());
+        self.out_lane[4].next = bit_cast::<128, 8>(self.dec_lane[4].val());
+        self.out_lane[5].next = bit_cast::<128, 8>(self.dec_lane[5].val());
+        self.out_lane[6].next = bit_cast::<128, 8>(self.dec_lane[6].val());
+        self.out_lane[7].next = bit_cast::<128, 8>(self.dec_lane[7].val());
+        self.out_lane[8].next = bit_cast::<128, 8>(self.dec_lane[8].val());
         self.out_word[0].next = self.k_zero128.val();
         for k in 0..ACC_BYTES {
             self.out_word[k + 1].next = (self.out_word[k].val() << self.k_eight8.val()) | self.out_lane[8 - k].val();

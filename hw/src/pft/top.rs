@@ -17,7 +17,7 @@ use super::tage::DirectionPredictorBlock;
 use super::config::OP_BYTES_MAX;
 use super::{PftHwConfig, ESC_END, ESC_OVERFLOW};
 use crate::config::RECORD_BITS;
-use crate::outbuf::OutputBuffer;
+use crate::outbuf_lean::LeanOutputBuffer;
 
 #[derive(LogicBlock)]
 pub struct PftTraceModule {
@@ -41,7 +41,7 @@ pub struct PftTraceModule {
     jobs: JobBuffer,
     seq: JobSequencer,
     coder: PftRangeCoder,
-    outbuf: OutputBuffer,
+    outbuf: LeanOutputBuffer,
     dropping: DFF<Bit>,
     drop_gap: DFF<Bits<16>>,
     lost: DFF<Bits<32>>,
@@ -90,7 +90,7 @@ impl PftTraceModule {
             jobs: JobBuffer::new(h.sdb_depth as usize),
             seq: JobSequencer::new(h),
             coder: PftRangeCoder::new(h),
-            outbuf: OutputBuffer::with(&h.buffers, h.obuf_bits, 8 * OP_BYTES_MAX),
+            outbuf: LeanOutputBuffer::with(&h.buffers, h.obuf_bits, 8 * OP_BYTES_MAX),
             dropping: Default::default(),
             drop_gap: Default::default(),
             lost: Default::default(),
