@@ -200,18 +200,20 @@ impl Encoder {
     }
 
     /// Cut the current stream and emit SYNC (section 7, requested sync).
-    /// The competitor schemes (section 10) have no SYNC record: for them this only cuts the
-    /// current stream.
+    /// The competitor schemes (section 10) have no SYNC record: for them this does nothing.
     pub fn request_sync(&mut self) {
         if let Some(p) = &mut self.pft {
             p.sync();
             return;
         }
+        // The competitors have no sync record, and a stream cut without one would leave their
+        // decoders inferring a branch target where execution went on sequentially
+        // (trace-format.md section 10): nothing happens.
+        if !matches!(self.competitor, Competitor::None) || self.cfg.scheme == Scheme::Gzip {
+            return;
+        }
         if let Some(d) = self.detector.cut() {
             let _ = self.encode_stream(&d);
-        }
-        if !matches!(self.competitor, Competitor::None) {
-            return;
         }
         self.sync();
     }

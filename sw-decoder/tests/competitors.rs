@@ -98,3 +98,41 @@ fn competitors_in_cycle_mode_send_the_functional_bits() {
         }
     }
 }
+
+/// Fuzzer finding (roundtrip, 2026-11-25): a sync request on TSLZ cut the stream after a
+/// not-taken conditional branch, and the next start address was sent as inferable, so the
+/// decoder took the branch target. The competitors have no sync record, so a request does
+/// nothing on them (trace-format.md section 10): every decode equals the run, and the trace
+/// equals the one without requests.
+#[test]
+fn a_sync_request_changes_nothing_on_the_competitors() {
+    let mut spec = SyntheticSpec::new(18_012_703_034_198_524_153, 301);
+    spec.arm_words = 64;
+    spec.thumb_halfwords = 64;
+    spec.branch_density = 316;
+    spec.taken_bias = 447;
+    spec.exception_rate = 6;
+    spec.indirect_targets = 64;
+    let run = generate(&spec).unwrap();
+    // Before event 245 the stream in progress ends in a not-taken conditional branch.
+    assert_eq!(run.events[244].class, streamtrace_model::BranchClass::DirectCond);
+    assert!(!run.events[244].taken);
+    for text in ["tslz-256,maxsl=3", "tslz-256", "gzip-1,maxsl=3", "sct8ht-16x4-15x16,maxsl=3"] {
+        let cfg: Config = text.parse().unwrap();
+        let encode = |sync_before: &[usize]| {
+            let mut enc = Encoder::new(&cfg);
+            for (i, e) in run.events.iter().enumerate() {
+                if sync_before.contains(&i) {
+                    enc.request_sync();
+                }
+                enc.push(e).unwrap();
+            }
+            enc.finish().0
+        };
+        let trace = encode(&[0, 245]);
+        assert_eq!(trace.bytes, encode(&[]).bytes, "{text}: a request changed the trace");
+        let out = decode_trace(&cfg, &trace.bytes, &run.image, false);
+        assert!(out.errors.is_empty() && out.ended, "{text}: {:?}", out.errors);
+        verify_addresses(&out.addresses, &run.events).unwrap_or_else(|m| panic!("{text}: {m:?}"));
+    }
+}
