@@ -28,6 +28,9 @@ enum Detects {
     Nothing,
 }
 
+/// The command line reading `file`, given the file and a fresh path for any output.
+type CommandLine = Box<dyn Fn(&str, &str) -> Vec<String> + Sync>;
+
 /// One input kind: its valid bytes and how the CLI reads a file of it.
 struct Kind {
     name: &'static str,
@@ -35,7 +38,7 @@ struct Kind {
     valid: Vec<u8>,
     detects: Detects,
     /// The command line reading `file`; `out` is a fresh path for any output.
-    args: Box<dyn Fn(&str, &str) -> Vec<String> + Sync>,
+    args: CommandLine,
     /// The valid input with a count field made huge (and the trailer's CRC recomputed
     /// where there is one, so that the parser sees the count).
     huge: Vec<Vec<u8>>,

@@ -424,7 +424,7 @@ pub unsafe extern "C" fn st_decoder_new(cfg: *const StConfig, image: *const StIm
         non_null!(cfg, "config");
         non_null!(image, "image");
         non_null!(out, "out");
-        *out = Box::into_raw(Box::new(StDecoder::with(Some((*cfg).cfg.clone()), &(*image).image)));
+        *out = Box::into_raw(Box::new(StDecoder::with(Some((*cfg).cfg), &(*image).image)));
         StStatus::StOk
     })
 }
@@ -454,7 +454,7 @@ pub unsafe extern "C" fn st_decoder_new_from_file(image: *const StImage, out: *m
 pub unsafe extern "C" fn st_decoder_config(dec: *const StDecoder, buf: *mut c_char, len: usize, needed: *mut usize) -> StStatus {
     guard(|| {
         non_null!(dec, "decoder");
-        let Some(cfg) = (*dec).config.clone() else { return StStatus::StNeedInput };
+        let Some(cfg) = (*dec).config else { return StStatus::StNeedInput };
         let c = StConfig { cfg };
         st_config_canonical(&c, buf, len, needed)
     })
