@@ -417,6 +417,28 @@ mod tests {
         assert_eq!(g.to_bytes(), b);
     }
 
+    /// Fuzzer finding (wet_file, 2026-11-25): a file whose CRC is right but whose access
+    /// count (2^48 - 1) disagrees with its address stream made `addresses` and the other
+    /// per-instance queries allocate 16 TiB. They now take at most what the stream holds.
+    #[test]
+    fn an_access_count_beyond_the_address_stream_is_bounded() {
+        let mut bytes = b"STWET\x001\x00\x00".to_vec();
+        bytes.extend_from_slice(&[
+            0x00, 0x01, 0x00, 0x02, 0x00, 0x29, 0x24, 0x00, 0x00, 0x00, 0x01, 0x02, 0x00, 0x04, 0x00, 0x00, 0x00, 0x00,
+            0x02, 0x00, 0x00, 0xdb, 0xff, 0x00, 0x00, 0x7b, 0x00, 0x00, 0x00, 0x01, 0x02, 0x00, 0x04, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        ]);
+        crate::bytes::put_trailer(&mut bytes, *b"WEND", 1);
+        let mut g = WetGraph::<RawStream>::from_bytes(&bytes).expect("the fuzzer's file parses");
+        let pcs: Vec<u32> = g.stmts.iter().map(|s| s.iw).collect();
+        assert!(!pcs.is_empty());
+        for pc in pcs {
+            for i in g.addresses(pc).iter().chain(&g.values(pc)).chain(&g.load_values(pc)) {
+                assert!(i.values.len() <= bytes.len(), "{} values from a {}-byte file", i.values.len(), bytes.len());
+            }
+        }
+    }
+
     /// Every cut and every single-bit flip is an error with an offset inside the file, and
     /// so are bytes after the trailer; a wrong count under a correct CRC is named.
     #[test]

@@ -152,7 +152,9 @@ impl<S: Cursor> WetGraph<S> {
                 Some(c) => c.fwd().unwrap_or(0),
                 None => st.accesses_each as u64,
             };
-            addrs.extend((0..n).map(|_| st.addrs.fwd().unwrap_or(0) as u32));
+            // The count comes from the file: take at most what the address stream holds, so
+            // a count that disagrees with it cannot make the query allocate without bound.
+            addrs.extend((0..n).map_while(|_| st.addrs.fwd().map(|a| a as u32)));
             out.push(Instance { t, at: SliceItem { stmt, inst }, values: pick(&st.def_ports, st.loaded, &vals, &addrs) });
         }
         out
