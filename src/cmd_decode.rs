@@ -10,7 +10,7 @@ use std::ops::ControlFlow;
 
 use streamtrace_sw_decoder::{AddressSink, Step, StreamDecoder, StreamRecord, TraceElement};
 
-use crate::io_util::{input_name, is_std, load_elf, pct, state, sync_points, thousands, AddrWriter, Verifier};
+use crate::io_util::{input_name, is_std, pct, state, sync_points, thousands, AddrWriter, Verifier};
 use crate::trace_file::{DecoderFeed, TraceInput, TraceOptions};
 use crate::usage::bail_usage;
 use streamtrace_isa::ElfImage;
@@ -117,7 +117,10 @@ struct DecodeSummary {
 }
 
 pub fn run(args: &DecodeArgs) -> Result<()> {
-    let image = load_elf(&args.elf)?;
+    // The ELF is read once: the image, and with --symbols its DWARF line table.
+    let elf_name = args.elf.display().to_string();
+    let elf_bytes = streamtrace_isa::read_program(&args.elf)?;
+    let image = ElfImage::from_bytes_named(&elf_bytes, &elf_name)?;
     let mut input = open_trace(args, &image)?;
     let cfg = input.cfg;
     let config_name = cfg.to_string();
@@ -136,9 +139,9 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
     let mut symbolizer = Symbolizer::new(image.symbols());
     if args.symbols {
         // Source lines only for the views that print them (DWARF can be large).
-        let data = streamtrace_isa::read_program(&args.elf)?;
-        symbolizer = symbolizer.with_lines(streamtrace_isa::line_table(&data, &args.elf.display().to_string())?);
+        symbolizer = symbolizer.with_lines(streamtrace_isa::line_table(&elf_bytes, &elf_name)?);
     }
+    drop(elf_bytes);
     let mut writer = args.out.as_deref().map(|p| AddrWriter::create(p, args.addr_format)).transpose()?;
     if let Some(w) = &mut writer {
         w.symbols = args.symbols.then(|| symbolizer.clone());

@@ -78,8 +78,9 @@ impl Symbolizer {
             Some((f, off)) => format!("{}+{off:#x}", self.names[f]),
             None => "??".into(),
         };
-        if let Some((file, line)) = self.lines.lookup(addr) {
-            s.push_str(&format!(" at {file}:{line}"));
+        if let Some(line) = self.source_line(addr) {
+            s.push_str(" at ");
+            s.push_str(&line);
         }
         s
     }
