@@ -1,0 +1,179 @@
+//! The core model's outputs, pinned (issue 19): speed work on the functional core, the
+//! timing model or the trace module's cycle mode must leave every one of them unchanged.
+//!
+//! For every test program (whole run) and every Linux workload (its first
+//! `LINUX_LIMIT` instructions) this runs
+//! * the functional core with memory logging: the retired instruction count, the exit
+//!   status and a hash of every retire event and every logged data access;
+//! * the XScale-like timing model feeding the trace module's cycle mode (rsdc-32x4-128,
+//!   SDB 2, 80-bit output buffer, stall policy: the run an architect makes): a hash of every
+//!   retire event with its retire cycle, the timing report, the cycle-mode statistics and a
+//!   hash of the trace-port bits;
+//! * the same events through pft's cycle mode: its statistics and port-bit hash,
+//!
+//! and compares them with `data/pipeline-golden.json`, recorded by the code before the
+//! speed work. `STREAMTRACE_RECORD_GOLDEN=1 cargo test -p streamtrace-sim --test
+//! pipeline_golden` rewrites that file; do so only for a deliberate change of the model's
+//! behaviour, and say so in the commit message.
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use serde_json::{json, Value};
+use streamtrace_isa::ElfImage;
+use streamtrace_model::{BufferConfig, Config, CycleTraceModule, RetireEvent};
+use streamtrace_sim::sweep::{programs_from_manifest, ProgramSpec};
+use streamtrace_sim::{MemAccess, SimError, TimingConfig};
+
+/// Instructions of each Linux workload (their whole runs total 1.2 G instructions).
+const LINUX_LIMIT: u64 = 2_000_000;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn golden_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pipeline-golden.json")
+}
+
+/// FNV-1a over 64-bit words: cheap per event, and any changed field changes the hash.
+#[derive(Clone, Copy)]
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn word(&mut self, w: u64) {
+        for b in w.to_le_bytes() {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    fn event(&mut self, ev: &RetireEvent, with_cycle: bool) {
+        self.word(ev.pc as u64 | (ev.insn as u64) << 32);
+        self.word(ev.next_pc as u64 | (ev.thumb as u64) << 32 | (ev.taken as u64) << 33 | (ev.exception as u64) << 34);
+        self.word(ev.class as u64);
+        if with_cycle {
+            self.word(ev.cycle);
+        }
+    }
+
+    fn hex(&self) -> String {
+        format!("{:016x}", self.0)
+    }
+}
+
+fn bytes_hash(bytes: &[u8]) -> String {
+    let mut h = Fnv::new();
+    for c in bytes.chunks(8) {
+        let mut w = [0u8; 8];
+        w[..c.len()].copy_from_slice(c);
+        h.word(u64::from_le_bytes(w));
+    }
+    h.word(bytes.len() as u64);
+    h.hex()
+}
+
+/// A run's end: the exit status, or the instruction limit.
+fn outcome(r: Result<i32, SimError>, name: &str) -> Value {
+    match r {
+        Ok(code) => json!({ "exit": code }),
+        Err(SimError::InstructionLimit { limit, pc }) => json!({ "limit": limit, "pc": pc }),
+        Err(e) => panic!("{name}: {e}"),
+    }
+}
+
+fn functional(p: &ProgramSpec, elf: &ElfImage, limit: u64) -> Value {
+    let mut m = p.machine_for(elf).unwrap();
+    m.log_accesses = true;
+    let mut h = Fnv::new();
+    let mut accesses = 0u64;
+    let mut hook = |ev: &RetireEvent, acc: &[MemAccess]| {
+        h.event(ev, false);
+        for a in acc {
+            h.word(a.addr as u64 | (a.size as u64) << 32 | (a.write as u64) << 40);
+            h.word(a.value as u64);
+        }
+        accesses += acc.len() as u64;
+    };
+    let end = outcome(m.run(limit, &mut hook), &p.name);
+    json!({ "end": end, "instructions": m.retired, "accesses": accesses, "hash": h.hex() })
+}
+
+fn timed(p: &ProgramSpec, elf: &ElfImage, limit: u64) -> Value {
+    let mut m = p.machine_for(elf).unwrap();
+    m.enable_timing(TimingConfig::default()).unwrap();
+    let buffers = BufferConfig::default();
+    let rsdc: Config = "rsdc-32x4-128".parse().unwrap();
+    let pft: Config = "pft".parse().unwrap();
+    let mut rsdc_module = CycleTraceModule::new(&rsdc, &buffers);
+    let mut pft_module = CycleTraceModule::new(&pft, &buffers);
+    let mut h = Fnv::new();
+    let mut hook = |ev: &RetireEvent, _: &[MemAccess]| {
+        h.event(ev, true);
+        rsdc_module.push(ev).expect("retire cycles increase");
+        pft_module.push(ev).expect("retire cycles increase");
+    };
+    let end = outcome(m.run(limit, &mut hook), &p.name);
+    let module = |out: streamtrace_model::CycleOutput| {
+        json!({
+            "cycle": serde_json::to_value(&out.cycle).unwrap(),
+            "bits": out.trace.bit_len,
+            "port_hash": bytes_hash(&out.trace.bytes),
+        })
+    };
+    json!({
+        "end": end,
+        "instructions": m.retired,
+        "hash": h.hex(),
+        "timing": counts_only(serde_json::to_value(m.timing_report().unwrap()).unwrap()),
+        "rsdc-32x4-128": module(rsdc_module.finish()),
+        "pft": module(pft_module.finish()),
+    })
+}
+
+/// The report without its ratios (CPI, miss rates: derived from the counts it keeps, and
+/// serde_json's float parsing does not round-trip every last digit).
+fn counts_only(v: Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(m.into_iter().filter(|(_, x)| !x.is_f64()).map(|(k, x)| (k, counts_only(x))).collect()),
+        v => v,
+    }
+}
+
+fn record(p: &ProgramSpec, limit: u64) -> (String, Value) {
+    let elf = ElfImage::open(&p.elf).unwrap_or_else(|e| panic!("{}: {e}", p.elf.display()));
+    let name = format!("{}: {}", p.elf.parent().unwrap().parent().unwrap().file_name().unwrap().to_string_lossy(), p.name);
+    (name, json!({ "functional": functional(p, &elf, limit), "timed": timed(p, &elf, limit) }))
+}
+
+#[test]
+fn functional_timed_and_traced_runs_match_the_recorded_values() {
+    let mut programs: Vec<(ProgramSpec, u64)> =
+        programs_from_manifest(&root().join("testbenches/programs/programs.json")).unwrap().into_iter().map(|p| (p, u64::MAX)).collect();
+    let linux = programs_from_manifest(&root().join("testbenches/linux/programs.json"))
+        .expect("the Linux workloads (scripts/setup.sh fetches and builds them)");
+    programs.extend(linux.into_iter().map(|p| (p, LINUX_LIMIT)));
+    let runs: Vec<(String, Value)> = programs.par_iter().map(|(p, limit)| record(p, *limit)).collect();
+    let got = Value::Object(runs.into_iter().collect());
+    if std::env::var_os("STREAMTRACE_RECORD_GOLDEN").is_some() {
+        std::fs::write(golden_path(), serde_json::to_string_pretty(&got).unwrap() + "\n").unwrap();
+        return;
+    }
+    let want: Value = serde_json::from_str(&std::fs::read_to_string(golden_path()).unwrap()).unwrap();
+    let (got, want) = (got.as_object().unwrap(), want.as_object().unwrap());
+    let mut diffs = Vec::new();
+    for (name, w) in want {
+        match got.get(name) {
+            None => diffs.push(format!("{name}: not run")),
+            Some(g) if g != w => diffs.push(format!("{name}:\n  recorded {w}\n  now      {g}")),
+            _ => {}
+        }
+    }
+    for name in got.keys().filter(|n| !want.contains_key(*n)) {
+        diffs.push(format!("{name}: run but not recorded"));
+    }
+    assert!(diffs.is_empty(), "{} of {} runs differ from data/pipeline-golden.json:\n{}", diffs.len(), want.len(), diffs.join("\n"));
+}
