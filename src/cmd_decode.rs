@@ -10,7 +10,7 @@ use std::ops::ControlFlow;
 
 use streamtrace_sw_decoder::{AddressSink, Step, StreamDecoder, StreamRecord, TraceElement};
 
-use crate::io_util::{input_name, is_std, pct, state, sync_points, thousands, AddrWriter, Verifier};
+use crate::io_util::{input_name, is_std, pct, state, sync_points, thousands, AddrFormat, AddrWriter, Verifier};
 use crate::trace_file::{DecoderFeed, TraceInput, TraceOptions};
 use crate::usage::bail_usage;
 use streamtrace_isa::ElfImage;
@@ -142,6 +142,9 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
         symbolizer = symbolizer.with_lines(streamtrace_isa::line_table(&elf_bytes, &elf_name)?);
     }
     drop(elf_bytes);
+    if args.symbols && args.out.is_some() && args.addr_format == AddrFormat::Binary {
+        bail_usage!("--symbols cannot annotate --addr-format binary (no text lines to add them to)");
+    }
     let mut writer = args.out.as_deref().map(|p| AddrWriter::create(p, args.addr_format)).transpose()?;
     if let Some(w) = &mut writer {
         w.symbols = args.symbols.then(|| symbolizer.clone());

@@ -4,12 +4,12 @@
 //! decoded addresses.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use streamtrace_isa::ElfImage;
-use streamtrace_model::events_file::{parse_event_line, push_hex8};
+use streamtrace_model::events_file::{parse_event_line, push_address_lines, push_address_words};
 use streamtrace_model::{Config, RetireEvent};
 use streamtrace_sw_decoder::views::Symbolizer;
 use streamtrace_sw_decoder::AddressSink;
@@ -141,35 +141,52 @@ pub enum AddrFormat {
     Annotated,
     /// `%08x`: the address alone (the form compared with QEMU's PC logs).
     Plain,
+    /// No text: each address as a 32-bit little-endian word in interworking form (bit 0
+    /// set for Thumb), for tools that read hundreds of millions of them.
+    Binary,
 }
 
 /// Writes instruction addresses (interworking form: bit 0 set for Thumb) as text lines in an
-/// [`AddrFormat`], buffered; remembers the first I/O error (the sink interface cannot return
-/// one) for `finish`.
+/// [`AddrFormat`]; remembers the first I/O error (the sink interface cannot return one) for
+/// `finish`. Lines are formatted straight into one large buffer that goes to the file in
+/// big writes (a decode writes hundreds of millions of lines).
 pub struct AddrWriter {
-    out: BufWriter<Box<dyn Write>>,
+    out: Box<dyn Write>,
     name: String,
     format: AddrFormat,
-    line: Vec<u8>,
+    buf: Vec<u8>,
     error: Option<io::Error>,
     /// `--symbols`: each line also gets `  function+0xOFF`.
     pub symbols: Option<Symbolizer>,
 }
 
+/// Bytes gathered before a write.
+const ADDR_WRITE_SIZE: usize = 1 << 20;
+
 impl AddrWriter {
     /// `-`: standard output.
     pub fn create(path: &Path, format: AddrFormat) -> Result<AddrWriter> {
         Ok(AddrWriter {
-            out: BufWriter::with_capacity(1 << 18, create_output(path)?),
+            out: create_output(path)?,
             name: output_name(path),
             format,
-            line: Vec::with_capacity(1 << 14),
+            buf: Vec::with_capacity(ADDR_WRITE_SIZE + (1 << 16)),
             error: None,
             symbols: None,
         })
     }
 
+    fn write_buffered(&mut self) {
+        if let Err(e) = self.out.write_all(&self.buf) {
+            self.error = Some(e);
+        }
+        self.buf.clear();
+    }
+
     pub fn finish(mut self) -> Result<()> {
+        if self.error.is_none() {
+            self.write_buffered();
+        }
         if let Some(e) = self.error.take() {
             return Err(e).with_context(|| format!("cannot write {}", self.name));
         }
@@ -184,23 +201,28 @@ impl AddressSink for AddrWriter {
         if self.error.is_some() {
             return;
         }
-        for chunk in addrs.chunks(1024) {
-            self.line.clear();
-            for &a in chunk {
-                push_hex8(&mut self.line, a & !1);
-                if self.format == AddrFormat::Annotated {
-                    self.line.push(b' ');
-                    self.line.push(state(a) as u8);
+        for chunk in addrs.chunks(4096) {
+            match &self.symbols {
+                None if self.format == AddrFormat::Binary => {
+                    push_address_words(&mut self.buf, chunk);
                 }
-                if let Some(sym) = &self.symbols {
-                    self.line.extend_from_slice(b"  ");
-                    self.line.extend_from_slice(sym.format(a).as_bytes());
+                None => push_address_lines(&mut self.buf, chunk, self.format == AddrFormat::Annotated),
+                Some(sym) => {
+                    for &a in chunk {
+                        push_address_lines(&mut self.buf, &[a], self.format == AddrFormat::Annotated);
+                        // The symbol goes before the newline.
+                        self.buf.pop();
+                        self.buf.extend_from_slice(b"  ");
+                        self.buf.extend_from_slice(sym.format(a).as_bytes());
+                        self.buf.push(b'\n');
+                    }
                 }
-                self.line.push(b'\n');
             }
-            if let Err(e) = self.out.write_all(&self.line) {
-                self.error = Some(e);
-                return;
+            if self.buf.len() >= ADDR_WRITE_SIZE {
+                self.write_buffered();
+                if self.error.is_some() {
+                    return;
+                }
             }
         }
     }

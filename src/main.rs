@@ -135,7 +135,8 @@ pub struct DecodeArgs {
     #[arg(long)]
     pub force: bool,
     /// Write the decoded instruction addresses, one per line in the --addr-format form (the
-    /// form `run --pc-trace` writes); - for standard output (the summary then goes to stderr).
+    /// form `run --pc-trace` writes; `binary`: 32-bit words); - for standard output (the
+    /// summary then goes to stderr).
     #[arg(short, long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Form of the --out lines.
@@ -244,7 +245,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub max_insns: Option<u64>,
     /// Write every retired instruction's address, one per line in the --addr-format form
-    /// (the form `decode -o` writes); - for standard output (the program's own output then
+    /// (the form `decode -o` writes; `binary`: 32-bit words); - for standard output (the program's own output then
     /// goes to stderr).
     #[arg(long, value_name = "FILE")]
     pub pc_trace: Option<PathBuf>,

@@ -154,7 +154,8 @@ fn pc_trace_and_decode_out_share_one_address_format() {
     let tmp = TempDir::new().unwrap();
     let progs = programs_dir();
     let (trace, pcs, addrs) = (tmp.path().join("t"), tmp.path().join("pcs"), tmp.path().join("addrs"));
-    for form in [None, Some("annotated"), Some("plain")] {
+    let mut annotated = Vec::new();
+    for form in [None, Some("annotated"), Some("plain"), Some("binary")] {
         let mut run = vec!["run", "-c", "rsdc-32x4-128", "--trace-out", p(&trace), "--pc-trace", p(&pcs)];
         let mut dec = vec!["decode", "-c", "rsdc-32x4-128", "--elf", "bin/sha256_thumb.elf", "-t", p(&trace), "-o", p(&addrs)];
         if let Some(f) = form {
@@ -166,6 +167,21 @@ fn pc_trace_and_decode_out_share_one_address_format() {
         ok(&streamtrace_in(&progs, &dec));
         let (a, b) = (std::fs::read(&pcs).unwrap(), std::fs::read(&addrs).unwrap());
         assert_eq!(a, b, "{form:?}: the files differ");
+        if form == Some("binary") {
+            // The annotated lines, as 32-bit words with the Thumb state in bit 0.
+            let words: Vec<u32> = a.chunks_exact(4).map(|w| u32::from_le_bytes(w.try_into().unwrap())).collect();
+            let text: Vec<u32> = String::from_utf8_lossy(&annotated)
+                .lines()
+                .map(|l| u32::from_str_radix(&l[..8], 16).unwrap() | l.ends_with(" T") as u32)
+                .collect();
+            assert_eq!((a.len() % 4, words), (0, text));
+            let o = streamtrace_in(&progs, &[&dec[..], &["--symbols"]].concat());
+            assert_eq!(o.status.code(), Some(2), "--symbols with binary: {}", stderr(&o));
+            continue;
+        }
+        if form.is_none() {
+            annotated = a.clone();
+        }
         let first = String::from_utf8_lossy(&a).lines().nth(100).unwrap().to_string();
         if form == Some("plain") {
             assert!(first.len() == 8 && u32::from_str_radix(&first, 16).is_ok(), "{first}");

@@ -97,15 +97,61 @@ pub fn push_event_line(ev: &RetireEvent, out: &mut Vec<u8>) {
     }
 }
 
+/// `%08x` of `v`: the eight nibbles spread into the bytes of a word and turned into digits
+/// all at once (address lists run to hundreds of millions of lines).
+#[inline]
+pub fn hex8(v: u32) -> [u8; 8] {
+    let mut x = v as u64;
+    x = (x | x << 16) & 0x0000_FFFF_0000_FFFF;
+    x = (x | x << 8) & 0x00FF_00FF_00FF_00FF;
+    // Byte i now holds nibble i (least significant first).
+    x = (x | x << 4) & 0x0F0F_0F0F_0F0F_0F0F;
+    // Digits 10-15 carry into bit 4 when 6 is added: those get 'a' - '0' - 10 more.
+    let letters = ((x + 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101;
+    (x + 0x3030_3030_3030_3030 + letters * (b'a' - b'0' - 10) as u64).to_be_bytes()
+}
+
 /// `%08x` of `v`, appended.
 #[inline]
 pub fn push_hex8(out: &mut Vec<u8>, v: u32) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut b = [0u8; 8];
-    for (i, d) in b.iter_mut().enumerate() {
-        *d = HEX[((v >> (28 - 4 * i)) & 0xF) as usize];
+    out.extend_from_slice(&hex8(v));
+}
+
+/// Append each address as a 32-bit little-endian word (the `binary` address-list form).
+pub fn push_address_words(out: &mut Vec<u8>, addrs: &[u32]) {
+    let start = out.len();
+    out.resize(start + 4 * addrs.len(), 0);
+    for (dst, &a) in out[start..].chunks_exact_mut(4).zip(addrs) {
+        dst.copy_from_slice(&a.to_le_bytes());
     }
-    out.extend_from_slice(&b);
+}
+
+/// Append one line per instruction address (interworking form: bit 0 set for Thumb) in the
+/// form `run --pc-trace` and `decode -o` write: `%08x A` / `%08x T` when `annotated`, else
+/// `%08x`.
+pub fn push_address_lines(out: &mut Vec<u8>, addrs: &[u32], annotated: bool) {
+    // Fixed-width lines written in place: no per-line capacity checks.
+    fn lines<const W: usize>(out: &mut Vec<u8>, addrs: &[u32], line: impl Fn(u32) -> [u8; W]) {
+        let start = out.len();
+        out.resize(start + W * addrs.len(), 0);
+        for (dst, &a) in out[start..].chunks_exact_mut(W).zip(addrs) {
+            dst.copy_from_slice(&line(a));
+        }
+    }
+    if annotated {
+        lines::<11>(out, addrs, |a| {
+            let mut l = [0u8; 11];
+            l[..8].copy_from_slice(&hex8(a & !1));
+            l[8..].copy_from_slice(if a & 1 != 0 { b" T\n" } else { b" A\n" });
+            l
+        });
+    } else {
+        lines::<9>(out, addrs, |a| {
+            let mut l = [b'\n'; 9];
+            l[..8].copy_from_slice(&hex8(a & !1));
+            l
+        });
+    }
 }
 
 /// Read every event of a reader; errors name `source_name` and the line number.
@@ -127,6 +173,29 @@ pub fn read_events<R: BufRead>(reader: R, source_name: &str) -> Result<Vec<Retir
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_and_address_lines_match_format() {
+        // Every nibble value in every position, and a pseudo-random sweep.
+        let mut v = 0x0123_4567u32;
+        let mut samples = vec![0, u32::MAX, 0x89ab_cdef, 0xfedc_ba98, 0x0a0a_0a0a, 0x9f9f_9f9f];
+        for _ in 0..100_000 {
+            v = v.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            samples.push(v);
+        }
+        for &v in &samples {
+            assert_eq!(hex8(v), *format!("{v:08x}").as_bytes(), "{v:#x}");
+        }
+        let mut out = Vec::new();
+        push_address_lines(&mut out, &samples[..4], true);
+        push_address_lines(&mut out, &[0x8001, 0x8000], false);
+        let want = samples[..4].iter().map(|&a| format!("{:08x} {}\n", a & !1, if a & 1 != 0 { 'T' } else { 'A' })).collect::<String>()
+            + "00008000\n00008000\n";
+        assert_eq!(String::from_utf8(out).unwrap(), want);
+        let mut words = vec![7];
+        push_address_words(&mut words, &[0x0102_0304, 0x8001]);
+        assert_eq!(words, [7, 4, 3, 2, 1, 1, 0x80, 0, 0]);
+    }
 
     #[test]
     fn roundtrip_and_errors() {

@@ -18,11 +18,16 @@
 //!   (streamtrace-sim) runs a test program of testbenches/programs (prebuilt ELF, the
 //!   arguments of programs.json) to its exit, the model's encoder encodes its retire events,
 //!   and each bench decodes the whole trace with the ELF as the image into a `CountingSink`.
-//!   The traces are built on first use, so a filter that leaves these rows out skips the
-//!   simulation.
+//!   Every program of the manifest but `tiny` (start-up only). The traces are built on first
+//!   use, so a filter that leaves these rows out skips the simulation.
+//! * `decoder/program-file/<program>/<form>`: the rSDC trace decoded into a file of
+//!   addresses in a temporary directory, as `decode -o` writes it: `binary` (32-bit words)
+//!   or `text` (`%08x A` lines, the default form), through the same formatter; peer
+//!   `write-peer` writes the binary file's number of bytes from a buffer, no decoding.
 //!
 //! After the run the medians are read back from criterion's `estimates.json` and printed as
-//! ratios against the memcpy peer, and pft's speed as a ratio of rSDC's.
+//! ratios against the memcpy peer, pft's speed as a ratio of rSDC's, and for the programs
+//! the addresses per second over all of them (total addresses / total median time).
 
 use std::hint::black_box;
 #[path = "../../scripts/bench-support/criterion_medians.rs"]
@@ -34,6 +39,7 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use streamtrace_isa::{ElfImage, MemoryImage, ProgramImage};
+use streamtrace_model::events_file::{push_address_lines, push_address_words};
 use streamtrace_model::{Config, Encoder, RetireEvent};
 use streamtrace_sim::semihost::SharedBuffer;
 use streamtrace_sim::{Machine, MemAccess, Semihost};
@@ -44,9 +50,10 @@ const INSTRUCTIONS: usize = 2_000_000;
 const SCHEMES: &[&str] = &["base", "nexs", "bsdc-32x4-128", "esdc-32x4-128", "rsdc-32x4-128", "pft"];
 const VEC_SCHEMES: &[&str] = &["base", "rsdc-32x4-128", "pft"];
 const STREAM_SCHEMES: &[&str] = &["base", "rsdc-32x4-128", "pft"];
-/// Real programs (testbenches/programs/programs.json) and the schemes compared on them.
-const PROGRAMS: &[&str] = &["dijkstra", "sha256"];
+/// The schemes compared on the real programs (testbenches/programs/programs.json).
 const PROGRAM_SCHEMES: &[&str] = &["rsdc-32x4-128", "pft"];
+/// Forms of the address files the rSDC program traces are decoded into.
+const FILE_FORMS: &[&str] = &["binary", "text"];
 
 /// Workload names and their specs (docs/performance.md explains the choice): `loops` has an
 /// average stream length of ~12 instructions and ~90 unique streams; `wide` ~800 unique
@@ -154,10 +161,56 @@ fn program_trace(name: &str) -> ProgramTrace {
     ProgramTrace { image, n, traces }
 }
 
-/// The program traces, each built when its first bench runs.
-fn program_traces() -> &'static [(&'static str, OnceLock<ProgramTrace>)] {
-    static TRACES: OnceLock<Vec<(&'static str, OnceLock<ProgramTrace>)>> = OnceLock::new();
-    TRACES.get_or_init(|| PROGRAMS.iter().map(|&p| (p, OnceLock::new())).collect())
+/// The program traces, each built when its first bench runs: every program of the manifest
+/// but `tiny`, which is all start-up.
+fn program_traces() -> &'static [(String, OnceLock<ProgramTrace>)] {
+    static TRACES: OnceLock<Vec<(String, OnceLock<ProgramTrace>)>> = OnceLock::new();
+    TRACES.get_or_init(|| {
+        let manifest: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(programs_dir().join("programs.json")).unwrap()).unwrap();
+        manifest["programs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap().to_string())
+            .filter(|n| n != "tiny")
+            .map(|n| (n, OnceLock::new()))
+            .collect()
+    })
+}
+
+/// Decoded addresses into a file, formatted and written as `decode -o` does (large writes of
+/// a buffer the lines are formatted into).
+struct FileSink {
+    file: std::fs::File,
+    buf: Vec<u8>,
+    binary: bool,
+    count: u64,
+}
+
+impl FileSink {
+    fn create(path: &Path, binary: bool) -> Self {
+        FileSink { file: std::fs::File::create(path).unwrap(), buf: Vec::with_capacity(1 << 21), binary, count: 0 }
+    }
+
+    fn flush(&mut self) {
+        std::io::Write::write_all(&mut self.file, &self.buf).unwrap();
+        self.buf.clear();
+    }
+}
+
+impl AddressSink for FileSink {
+    fn addresses(&mut self, addrs: &[u32]) {
+        self.count += addrs.len() as u64;
+        if self.binary {
+            push_address_words(&mut self.buf, addrs);
+        } else {
+            push_address_lines(&mut self.buf, addrs, true);
+        }
+        if self.buf.len() >= 1 << 20 {
+            self.flush();
+        }
+    }
 }
 
 fn benches(c: &mut Criterion, work: &[Prepared]) {
@@ -275,7 +328,7 @@ fn benches(c: &mut Criterion, work: &[Prepared]) {
     g.sampling_mode(SamplingMode::Flat);
     for (name, cell) in program_traces() {
         for (k, scheme) in PROGRAM_SCHEMES.iter().enumerate() {
-            g.bench_function(BenchmarkId::new(*name, scheme), |b| {
+            g.bench_function(BenchmarkId::new(name, scheme), |b| {
                 let p = cell.get_or_init(|| program_trace(name));
                 let (cfg, bytes) = &p.traces[k];
                 b.iter(|| {
@@ -288,8 +341,47 @@ fn benches(c: &mut Criterion, work: &[Prepared]) {
         }
     }
     g.finish();
-}
 
+    // The same rSDC traces into files of addresses.
+    let dir = std::env::temp_dir().join(format!("streamtrace-decoder-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut g = c.benchmark_group("decoder/program-file");
+    g.sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_millis(1500));
+    g.sampling_mode(SamplingMode::Flat);
+    for (name, cell) in program_traces() {
+        for form in FILE_FORMS {
+            g.bench_function(BenchmarkId::new(name, form), |b| {
+                let p = cell.get_or_init(|| program_trace(name));
+                let (cfg, bytes) = &p.traces[0];
+                let path = dir.join(format!("{name}.{form}"));
+                b.iter(|| {
+                    let mut sink = FileSink::create(&path, *form == "binary");
+                    decode_into(cfg, black_box(bytes), &p.image, &mut sink);
+                    sink.flush();
+                    assert_eq!(sink.count, p.n);
+                })
+            });
+        }
+        // Peer: the same number of bytes as the binary file, written from a buffer with no
+        // decoding (what the file system alone costs).
+        g.bench_function(BenchmarkId::new(name, "write-peer"), |b| {
+            let p = cell.get_or_init(|| program_trace(name));
+            let path = dir.join(format!("{name}.peer"));
+            let block = vec![0x5au8; 1 << 20];
+            b.iter(|| {
+                let mut file = std::fs::File::create(&path).unwrap();
+                let mut left = 4 * p.n as usize;
+                while left > 0 {
+                    let n = left.min(block.len());
+                    std::io::Write::write_all(&mut file, &block[..n]).unwrap();
+                    left -= n;
+                }
+            })
+        });
+    }
+    g.finish();
+    let _ = std::fs::remove_dir_all(&dir);
+}
 
 fn summary(n: u64) {
     let peer = median_ns("decoder/counting", "memcpy-u32");
@@ -318,18 +410,44 @@ fn summary(n: u64) {
             }
         }
     }
-    // Programs whose traces this run built (their benches ran).
+    // Programs whose traces this run built (their benches ran), and all of them together:
+    // total addresses over the sum of the medians.
+    let mut totals: Vec<(String, u64, f64)> = Vec::new();
+    let mut add = |row: String, n: u64, t: f64| match totals.iter_mut().find(|(r, _, _)| *r == row) {
+        Some(e) => {
+            e.1 += n;
+            e.2 += t;
+        }
+        None => totals.push((row, n, t)),
+    };
     for (name, cell) in program_traces() {
         let Some(p) = cell.get() else { continue };
-        let t = |s: &str| median_ns("decoder/program", &format!("{name}/{s}"));
+        let t = |group: &str, s: &str| median_ns(group, &format!("{name}/{s}"));
         for s in PROGRAM_SCHEMES {
-            if let Some(t) = t(s) {
+            if let Some(t) = t("decoder/program", s) {
                 eprintln!("  {:>28}: {:8.1} M addresses/s", format!("program/{name}/{s}"), p.n as f64 / t * 1e3);
+                add(format!("program/all/{s}"), p.n, t);
             }
         }
-        if let (Some(p), Some(r)) = (t("pft"), t("rsdc-32x4-128")) {
-            eprintln!("  {:>28}: pft decodes at {:.2}x the rSDC decoder's speed", format!("program/{name}"), r / p);
+        if let (Some(pf), Some(r)) = (t("decoder/program", "pft"), t("decoder/program", "rsdc-32x4-128")) {
+            eprintln!("  {:>28}: pft decodes at {:.2}x the rSDC decoder's speed", format!("program/{name}"), r / pf);
         }
+        for form in FILE_FORMS.iter().chain(&["write-peer"]) {
+            if let Some(t) = t("decoder/program-file", form) {
+                eprintln!("  {:>28}: {:8.1} M addresses/s", format!("program-file/{name}/{form}"), p.n as f64 / t * 1e3);
+                add(format!("program-file/all/{form}"), p.n, t);
+            }
+        }
+    }
+    for (row, n, t) in &totals {
+        eprintln!("  {row:>28}: {:8.1} M addresses/s ({n} addresses)", *n as f64 / t * 1e3);
+    }
+    let all = |s: &str| totals.iter().find(|(r, _, _)| r == s).map(|e| e.2);
+    if let (Some(pf), Some(r)) = (all("program/all/pft"), all("program/all/rsdc-32x4-128")) {
+        eprintln!("  {:>28}: pft decodes at {:.2}x the rSDC decoder's speed", "program/all", r / pf);
+    }
+    if let (Some(d), Some(w)) = (all("program-file/all/binary"), all("program-file/all/write-peer")) {
+        eprintln!("  {:>28}: decoding into the binary file takes {:.2}x the time of writing its bytes alone", "program-file/all", d / w);
     }
 }
 
