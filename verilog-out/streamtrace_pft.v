@@ -298,7 +298,6 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         end
         push_job = 1'b0;
         push_overflow = 1'b0;
-        front__clear = 1'b0;
         if (dropping__q) begin
             if (retire_valid) begin
                 lost__d = lost_inc;
@@ -323,27 +322,31 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
             overflow_w1 = {32'd0, lost_inc} | ({48'd0, drop_gap__q} << k_sh32) | k_overflow_tail;
         end
         if (push_overflow) begin
-            front__clear = 1'b1;
             dropping__d = 1'b0;
             lost__d = k_zero32;
         end
+        front__clear = push_overflow;
         jobs__push = push_job | push_overflow;
-        jobs__push_w0 = front__job_w0;
-        jobs__push_w1 = front__job_w1;
         if (push_overflow) begin
             jobs__push_w0 = k_zero64;
             jobs__push_w1 = overflow_w1;
+        end
+        else begin
+            jobs__push_w0 = front__job_w0;
+            jobs__push_w1 = front__job_w1;
         end
         act = outbuf__record_bits == k_zero16;
         start_end = (act & ~seq__busy) & (jobs__empty & end_active) & (~end_started__q & ~(push_job | push_overflow)) & ~dropping__q;
         end_w1 = ({48'd0, front__gap} << k_sh32) | k_end_tail;
         seq__act = act;
         seq__buf_empty = jobs__empty & ~start_end;
-        seq__head_w0 = jobs__head_w0;
-        seq__head_w1 = jobs__head_w1;
         if (start_end) begin
             seq__head_w0 = k_zero64;
             seq__head_w1 = end_w1;
+        end
+        else begin
+            seq__head_w0 = jobs__head_w0;
+            seq__head_w1 = jobs__head_w1;
         end
         jobs__pop = seq__pop & ~start_end;
         coder__op_valid = seq__op_valid;
@@ -2926,11 +2929,13 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         out_word__8 = (out_word__7 << k_eight8) | out_lane__1;
         out_word__9 = (out_word__8 << k_eight8) | out_lane__0;
         cnt16 = {8'd0, em_cnt__20};
-        out_len = cnt16 << k_three8;
-        out_bytes = out_word__9;
         if (is_marker) begin
             out_bytes = k_marker;
             out_len = k_marker_len;
+        end
+        else begin
+            out_bytes = out_word__9;
+            out_len = cnt16 << k_three8;
         end
         low__d = st_low__5;
         low_carry__d = st_carry__5;
@@ -4744,9 +4749,11 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         ctx_f = c_ctx__6;
         prov_idx = c_pidx__6;
         pred = pred_f;
-        ctx = ctx_f;
         if (prov_any & (pred_f == alt_f)) begin
             ctx = ctx_f + k_ctx1;
+        end
+        else begin
+            ctx = ctx_f;
         end
         mispredict = update & (pred_f != taken);
         c_above__0 = ~prov_any;
@@ -9039,7 +9046,6 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         itb_valid__0__waddr = itb_index;
         itb_valid__0__wdata = k_one32;
         itb_valid__0__we = itp_train;
-        itb_valid__0__clear = 1'b0;
         itt_tag__0__waddr = itt_index;
         itt_tag__0__wdata = itt_tag_calc;
         itt_tag__0__we = itt_write;
@@ -9049,7 +9055,6 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         itt_valid__0__waddr = itt_index;
         itt_valid__0__wdata = k_one32;
         itt_valid__0__we = itt_write;
-        itt_valid__0__clear = 1'b0;
         if (itp_train) begin
             path__d = ((path__q << k_two32) ^ (next_pc >> k_two32)) & k_path_mask;
         end
@@ -9236,6 +9241,8 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         end
         reset_state = reset | clear | (enable & sync_now);
         dir_clear = reset_state;
+        itb_valid__0__clear = reset_state;
+        itt_valid__0__clear = reset_state;
         if (reset_state) begin
             started__d = 1'b0;
             upper__d = k_zero32;
@@ -9245,8 +9252,6 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
             ras_count__d = k_zero8;
             rtc_len__d = k_zero8;
             path__d = k_zero32;
-            itb_valid__0__clear = 1'b1;
-            itt_valid__0__clear = 1'b1;
         end
     end
     
@@ -9887,6 +9892,10 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,pop,head_w0,head_w
     wire  [7:0] fill__q;
     reg  fill__clock;
     
+    // Local signals
+    reg  [63:0] head_sel0;
+    reg  [63:0] head_sel1;
+    
     // Sub module instances
     streamtrace_pft__jobs__w0__0 w0__0(
         .d(w0__0__d),
@@ -9932,8 +9941,8 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,pop,head_w0,head_w
         rd_ptr__d = rd_ptr__q;
         wr_ptr__d = wr_ptr__q;
         fill__d = fill__q;
-        head_w0 = k_zero64;
-        head_w1 = k_zero64;
+        head_sel0 = k_zero64;
+        head_sel1 = k_zero64;
         w0__0__clock = clock;
         w1__0__clock = clock;
         w0__0__d = w0__0__q;
@@ -9943,8 +9952,8 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,pop,head_w0,head_w
             w1__0__d = push_w1;
         end
         if (rd_ptr__q == 0) begin
-            head_w0 = w0__0__q;
-            head_w1 = w1__0__q;
+            head_sel0 = w0__0__q;
+            head_sel1 = w1__0__q;
         end
         w0__1__clock = clock;
         w1__1__clock = clock;
@@ -9955,9 +9964,11 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,pop,head_w0,head_w
             w1__1__d = push_w1;
         end
         if (rd_ptr__q == 1) begin
-            head_w0 = w0__1__q;
-            head_w1 = w1__1__q;
+            head_sel0 = w0__1__q;
+            head_sel1 = w1__1__q;
         end
+        head_w0 = head_sel0;
+        head_w1 = head_sel1;
         full = fill__q == k_depth;
         empty = fill__q == k_zero;
         if (push) begin
@@ -10630,6 +10641,13 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     
     // Local signals
     reg  load;
+    reg  [2:0] sel_kind;
+    reg  sel_escape;
+    reg  sel_hit;
+    reg  sel_fixed;
+    reg  [7:0] sel_ctx;
+    reg  [15:0] sel_value;
+    reg  [7:0] sel_bits;
     reg  [63:0] src0;
     reg  [63:0] src1;
     reg  [7:0] ph;
@@ -11369,214 +11387,221 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         more = next_found__27;
         next = next_idx__27;
         op_valid = act & (in_service__q | load);
-        op_kind = k_raw;
-        op_escape = 1'b0;
-        op_hit = 1'b0;
-        op_fixed = 1'b0;
-        op_ctx = k_zero8;
-        op_value = k_zero16;
-        op_bits = k_sixteen8;
+        sel_kind = k_raw;
+        sel_escape = 1'b0;
+        sel_hit = 1'b0;
+        sel_fixed = 1'b0;
+        sel_ctx = k_zero8;
+        sel_value = k_zero16;
+        sel_bits = k_sixteen8;
         case (ph)
             0:
                 begin
-                    op_kind = k_slot;
-                    op_hit = start_same;
-                    op_ctx = k_ctx_upper;
+                    sel_kind = k_slot;
+                    sel_hit = start_same;
+                    sel_ctx = k_ctx_upper;
                 end
             1:
                 begin
-                    op_value = start_field[(32'h10)+:(16)];
-                    op_bits = k_hi_full;
+                    sel_value = start_field[(32'h10)+:(16)];
+                    sel_bits = k_hi_full;
                     if (start_same) begin
-                        op_bits = k_hi_same;
+                        sel_bits = k_hi_same;
                     end
                 end
             2:
                 begin
-                    op_value = start_field[(32'h0)+:(16)];
-                    op_bits = k_lo_full;
+                    sel_value = start_field[(32'h0)+:(16)];
+                    sel_bits = k_lo_full;
                     if (start_same) begin
-                        op_bits = k_lo_same;
+                        sel_bits = k_lo_same;
                     end
                 end
             3:
                 begin
-                    op_kind = k_slot;
-                    op_escape = 1'b1;
+                    sel_kind = k_slot;
+                    sel_escape = 1'b1;
                 end
             4:
                 begin
-                    op_value = k_esc_exception;
-                    op_bits = k_two8;
+                    sel_value = k_esc_exception;
+                    sel_bits = k_two8;
                 end
             5:
                 begin
-                    op_value = exc_offset;
+                    sel_value = exc_offset;
                 end
             6:
                 begin
-                    op_kind = k_slot;
-                    op_hit = dir_hit;
-                    op_ctx = {2'd0, dir_ctx};
+                    sel_kind = k_slot;
+                    sel_hit = dir_hit;
+                    sel_ctx = {2'd0, dir_ctx};
                 end
             7:
                 begin
-                    op_kind = k_slot;
+                    sel_kind = k_slot;
                     if (dir) begin
-                        op_kind = k_bit;
+                        sel_kind = k_bit;
                     end
-                    op_hit = tgt_hit;
+                    sel_hit = tgt_hit;
                     case (tgt_sel)
                         0:
                             begin
-                                op_ctx = k_ctx_return;
+                                sel_ctx = k_ctx_return;
                             end
                         1:
                             begin
-                                op_ctx = k_ctx_return_empty;
+                                sel_ctx = k_ctx_return_empty;
                             end
                         2:
                             begin
-                                op_ctx = k_ctx_indirect;
+                                sel_ctx = k_ctx_indirect;
                             end
                         default:
                             begin
-                                op_ctx = k_ctx_indirect_tagged;
+                                sel_ctx = k_ctx_indirect_tagged;
                             end
                     endcase
                 end
             8:
                 begin
-                    op_kind = k_bit;
-                    op_hit = alt_hit;
-                    op_ctx = k_ctx_alt;
+                    sel_kind = k_bit;
+                    sel_hit = alt_hit;
+                    sel_ctx = k_ctx_alt;
                 end
             9:
                 begin
-                    op_kind = k_bit;
-                    op_hit = ras_top_hit;
-                    op_ctx = k_ctx_ras_top;
+                    sel_kind = k_bit;
+                    sel_hit = ras_top_hit;
+                    sel_ctx = k_ctx_ras_top;
                 end
             10:
                 begin
-                    op_kind = k_bit;
-                    op_hit = rtc_hit;
-                    op_ctx = k_ctx_rtc;
+                    sel_kind = k_bit;
+                    sel_hit = rtc_hit;
+                    sel_ctx = k_ctx_rtc;
                 end
             11:
                 begin
-                    op_value = {12'd0, rtc_pos};
-                    op_bits = k_rtc_pos_bits;
+                    sel_value = {12'd0, rtc_pos};
+                    sel_bits = k_rtc_pos_bits;
                 end
             12:
                 begin
-                    op_kind = k_bit;
-                    op_hit = addr_same;
-                    op_ctx = k_ctx_upper;
+                    sel_kind = k_bit;
+                    sel_hit = addr_same;
+                    sel_ctx = k_ctx_upper;
                 end
             13:
                 begin
-                    op_kind = k_bit;
-                    op_hit = off_same;
-                    op_ctx = k_ctx_same_state;
+                    sel_kind = k_bit;
+                    sel_hit = off_same;
+                    sel_ctx = k_ctx_same_state;
                 end
             14:
                 begin
-                    op_kind = k_bit;
-                    op_hit = ~off_class[32'h2];
-                    op_ctx = k_ctx_len1;
+                    sel_kind = k_bit;
+                    sel_hit = ~off_class[32'h2];
+                    sel_ctx = k_ctx_len1;
                 end
             15:
                 begin
-                    op_kind = k_bit;
-                    op_hit = ~off_class[32'h1];
-                    op_ctx = k_ctx_len2;
+                    sel_kind = k_bit;
+                    sel_hit = ~off_class[32'h1];
+                    sel_ctx = k_ctx_len2;
                     if (off_class[32'h2]) begin
-                        op_ctx = k_ctx_len3;
+                        sel_ctx = k_ctx_len3;
                     end
                 end
             16:
                 begin
-                    op_kind = k_bit;
-                    op_hit = ~off_class[32'h0];
+                    sel_kind = k_bit;
+                    sel_hit = ~off_class[32'h0];
                     case (off_class[(32'h1)+:(2)])
                         0:
                             begin
-                                op_ctx = k_ctx_len4;
+                                sel_ctx = k_ctx_len4;
                             end
                         1:
                             begin
-                                op_ctx = k_ctx_len5;
+                                sel_ctx = k_ctx_len5;
                             end
                         2:
                             begin
-                                op_ctx = k_ctx_len6;
+                                sel_ctx = k_ctx_len6;
                             end
                         default:
                             begin
-                                op_ctx = k_ctx_len7;
+                                sel_ctx = k_ctx_len7;
                             end
                     endcase
                 end
             17:
                 begin
-                    op_value = addr_field[(32'h10)+:(16)];
-                    op_bits = off_hi_bits;
+                    sel_value = addr_field[(32'h10)+:(16)];
+                    sel_bits = off_hi_bits;
                     if (exc) begin
-                        op_bits = k_hi_full;
+                        sel_bits = k_hi_full;
                         if (addr_same) begin
-                            op_bits = k_hi_same;
+                            sel_bits = k_hi_same;
                         end
                     end
                 end
             18:
                 begin
-                    op_value = addr_field[(32'h0)+:(16)];
-                    op_bits = off_lo_bits;
+                    sel_value = addr_field[(32'h0)+:(16)];
+                    sel_bits = off_lo_bits;
                     if (exc) begin
-                        op_bits = k_lo_full;
+                        sel_bits = k_lo_full;
                         if (addr_same) begin
-                            op_bits = k_lo_same;
+                            sel_bits = k_lo_same;
                         end
                     end
                 end
             19:
                 begin
-                    op_kind = k_slot;
-                    op_hit = 1'b1;
-                    op_fixed = 1'b1;
+                    sel_kind = k_slot;
+                    sel_hit = 1'b1;
+                    sel_fixed = 1'b1;
                 end
             20:
                 begin
-                    op_kind = k_slot;
-                    op_escape = 1'b1;
+                    sel_kind = k_slot;
+                    sel_escape = 1'b1;
                 end
             21:
                 begin
-                    op_value = {14'd0, tail_type};
-                    op_bits = k_two8;
+                    sel_value = {14'd0, tail_type};
+                    sel_bits = k_two8;
                 end
             22:
                 begin
-                    op_value = tail_offset;
+                    sel_value = tail_offset;
                 end
             23:
                 begin
-                    op_value = addr_field[(32'h10)+:(16)];
+                    sel_value = addr_field[(32'h10)+:(16)];
                 end
             24:
                 begin
-                    op_value = addr_field[(32'h0)+:(16)];
+                    sel_value = addr_field[(32'h0)+:(16)];
                 end
             25:
                 begin
-                    op_kind = k_flush;
+                    sel_kind = k_flush;
                 end
             default:
                 begin
-                    op_kind = k_marker;
+                    sel_kind = k_marker;
                 end
         endcase
+        op_kind = sel_kind;
+        op_escape = sel_escape;
+        op_hit = sel_hit;
+        op_fixed = sel_fixed;
+        op_ctx = sel_ctx;
+        op_value = sel_value;
+        op_bits = sel_bits;
         if (op_valid) begin
             in_service__d = more;
             phase__d = next;

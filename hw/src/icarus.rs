@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 use streamtrace_model::RetireEvent;
 
 use crate::config::HwConfig;
-use crate::cosim::{write_run_files, Verdict};
+use crate::cosim::{write_run_files, write_run_files_for, Verdict};
 use crate::golden::Expected;
+use crate::pft::PftHwConfig;
 use crate::tools::require_tool;
 use crate::verilog::export_verilog;
 
@@ -21,24 +22,30 @@ pub const TB_V: &str = include_str!("../../testbenches/icarus/tb.v");
 
 /// Build (or reuse) the Icarus simulation of `h` in `dir`; returns the compiled `sim.vvp`.
 pub fn build_icarus(h: &HwConfig, dir: &Path) -> Result<PathBuf, String> {
+    build_icarus_for(&h.module_name(), &export_verilog(h)?, false, dir)
+}
+
+/// Build (or reuse) the Icarus simulation of module `name` whose Verilog is `verilog`;
+/// `pft_ports`: the module has pft's `insn` and `next_pc` inputs.
+pub fn build_icarus_for(name: &str, verilog: &str, pft_ports: bool, dir: &Path) -> Result<PathBuf, String> {
     require_tool("iverilog")?;
     require_tool("vvp")?;
-    let verilog = export_verilog(h)?;
-    let name = h.module_name();
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let vpath = dir.join(format!("{name}.v"));
     let tb = dir.join("tb.v");
     let vvp = dir.join("sim.vvp");
     let same = |p: &Path, text: &str| std::fs::read_to_string(p).is_ok_and(|t| t == text);
-    if vvp.exists() && same(&vpath, &verilog) && same(&tb, TB_V) {
+    if vvp.exists() && same(&vpath, verilog) && same(&tb, TB_V) {
         return Ok(vvp);
     }
     let _ = std::fs::remove_file(&vvp);
-    std::fs::write(&vpath, &verilog).map_err(|e| format!("{}: {e}", vpath.display()))?;
+    std::fs::write(&vpath, verilog).map_err(|e| format!("{}: {e}", vpath.display()))?;
     std::fs::write(&tb, TB_V).map_err(|e| format!("{}: {e}", tb.display()))?;
+    let defines: &[&str] = if pft_ports { &["-DPFT_PORTS"] } else { &[] };
     let out = Command::new("iverilog")
         .current_dir(dir)
         .args(["-g2005", &format!("-DTOP={name}"), "-s", "tb", "-o", "sim.vvp", "tb.v"])
+        .args(defines)
         .arg(format!("{name}.v"))
         .output()
         .map_err(|e| format!("running iverilog: {e}"))?;
@@ -178,5 +185,18 @@ pub fn cosimulate_icarus(
 ) -> Result<Verdict, String> {
     let (stim_path, exp_path) = write_run_files(h, events, dir, tamper)?;
     let vvp = build_icarus(h, dir)?;
+    run_icarus(&vvp, &stim_path, &exp_path, vcd)
+}
+
+/// The same flow for a pft module (the bench built with `-DPFT_PORTS`).
+pub fn cosimulate_icarus_pft(
+    h: &PftHwConfig,
+    events: &[(RetireEvent, u64)],
+    dir: &Path,
+    vcd: Option<&Path>,
+    tamper: Option<&dyn Fn(&mut Expected)>,
+) -> Result<Verdict, String> {
+    let (stim_path, exp_path) = write_run_files_for(&h.model, &h.buffers, events, dir, tamper)?;
+    let vvp = build_icarus_for(&h.module_name(), &crate::pft::export_verilog(h)?, true, dir)?;
     run_icarus(&vvp, &stim_path, &exp_path, vcd)
 }

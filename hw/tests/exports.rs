@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use streamtrace_hw::tools::{icarus_lint, verilator_lint};
 use streamtrace_hw::verilog::{export_verilog, repeated_cross_block_writes, write_export};
+use streamtrace_hw::pft::PftHwConfig;
 use streamtrace_hw::HwConfig;
 
 /// The committed configurations, the drop policy, a wide port with a clock ratio, and the
@@ -36,6 +37,12 @@ fn every_cross_block_signal_is_written_once_per_evaluation() {
     for &(cfg, buf) in EXPORTS {
         let v = export_verilog(&hw(cfg, buf)).unwrap();
         let bad = repeated_cross_block_writes(&v);
+        assert!(bad.is_empty(), "{cfg} {buf}: written more than once per evaluation:\n{}", bad.join("\n"));
+    }
+    // pft: the default, drop with syncs, the smallest predictors.
+    for (cfg, buf) in [("pft", ""), ("pft,sync=3000", "sdb=1,obuf=40,policy=drop"), ("pft,hlen=none,ras=0,itp=0,itt=0,rtc=0", "port=4,ratio=2")] {
+        let h = PftHwConfig::new(&cfg.parse().unwrap(), &buf.parse().unwrap()).unwrap();
+        let bad = repeated_cross_block_writes(&streamtrace_hw::pft::export_verilog(&h).unwrap());
         assert!(bad.is_empty(), "{cfg} {buf}: written more than once per evaluation:\n{}", bad.join("\n"));
     }
 }
@@ -112,3 +119,4 @@ fn every_export_lints_clean_in_verilator_and_icarus() {
         assert!(i.is_empty(), "{cfg} {buf}: iverilog -Wall:\n{}", i.join("\n"));
     }
 }
+

@@ -12,9 +12,10 @@ mod common;
 
 use std::path::PathBuf;
 
-use streamtrace_hw::cosim::{cosimulate, Verdict};
+use streamtrace_hw::cosim::{cosimulate, cosimulate_pft, Verdict};
 use streamtrace_hw::golden::{expected_run, Expected};
-use streamtrace_hw::icarus::cosimulate_icarus;
+use streamtrace_hw::icarus::{cosimulate_icarus, cosimulate_icarus_pft};
+use streamtrace_hw::pft::PftHwConfig;
 use streamtrace_hw::HwConfig;
 use streamtrace_model::RetireEvent;
 use common::manifest;
@@ -124,6 +125,55 @@ fn icarus_agrees_with_the_drop_policy_rsdc() {
     for name in ["crc32", "dijkstra"] {
         let exp = expected_run(&h.model, &h.buffers, &program_events(name, CAP)).unwrap();
         assert!(exp.stats.overflows > 0, "{name}: the small buffers must drop");
+    }
+}
+
+/// pft (the committed export, the default configuration, and a drop run with small buffers
+/// and syncs) under Icarus, Verilator and the model: ARM with a function-pointer table,
+/// Thumb, ARM with semihosted file reads.
+#[test]
+fn icarus_agrees_with_model_and_verilator_pft() {
+    for (cfg, buffers, programs) in [
+        ("pft", "", &["bitcount", "dijkstra"][..]),
+        ("pft,sync=1500", "sdb=1,obuf=40,policy=drop", &["crc32"][..]),
+    ] {
+        let h = PftHwConfig::new(&cfg.parse().unwrap(), &buffers.parse().unwrap()).unwrap();
+        let label = h.module_name();
+        let (ic, vl) = (dir(&format!("{label}-icarus")), dir(&format!("{label}-verilator")));
+        for &name in programs {
+            let ev = program_events(name, CAP);
+            let exp = expected_run(&h.model, &h.buffers, &ev).unwrap();
+            let want = figures(&exp);
+            let what = format!("{cfg} {buffers} {name}");
+            let icarus = agreed(cosimulate_icarus_pft(&h, &ev, &ic, None, None).unwrap(), &format!("icarus {what}"));
+            let verilator = agreed(cosimulate_pft(&h, &ev, &vl, None, None).unwrap(), &format!("verilator {what}"));
+            assert_eq!(icarus, want, "{what}: Icarus figures differ from the model's");
+            assert_eq!(verilator, want, "{what}: Verilator figures differ from the model's");
+            assert!(want.2 > 100, "{what}: {} trace bits", want.2);
+            if buffers.contains("drop") {
+                assert!(exp.stats.overflows > 0, "{what}: the small buffers must drop");
+            }
+        }
+    }
+}
+
+/// A wrong pft expectation is caught by Icarus at its cycle.
+#[test]
+fn icarus_catches_a_wrong_pft_beat() {
+    let h = PftHwConfig::new(&"pft".parse().unwrap(), &"".parse().unwrap()).unwrap();
+    let ev = program_events("dijkstra", 2_000);
+    let flip = |e: &mut Expected| {
+        let mid = e.beats.len() / 2;
+        e.beats[mid].data ^= 1;
+    };
+    let cycle = {
+        let mut e = expected_run(&h.model, &h.buffers, &ev).unwrap();
+        flip(&mut e);
+        e.beats[e.beats.len() / 2].cycle
+    };
+    match cosimulate_icarus_pft(&h, &ev, &dir("pft-tampered"), None, Some(&flip)).unwrap() {
+        Verdict::Mismatch(m) => assert!(m.contains(&format!("cycle={cycle}")), "{m}"),
+        v => panic!("a flipped port bit went unnoticed: {v:?}"),
     }
 }
 

@@ -4,8 +4,9 @@
 // It reads the same two files as harness.cpp (formats in its header comment), applies the
 // same schedule and compares the same signals every cycle:
 //
-//   STIMULUS: one retirement per line, "CYCLE VALID PC CLASS TAKEN EXCEPTION"; '#' starts
-//             a comment line; lines with VALID = 0 carry nothing.
+//   STIMULUS: one retirement per line, "CYCLE VALID PC CLASS TAKEN EXCEPTION INSN NEXT_PC"
+//             (INSN and NEXT_PC in hex, read only by a pft module: built with
+//             -DPFT_PORTS); '#' starts a comment line; lines with VALID = 0 carry nothing.
 //   EXPECTED: "C CYCLES", "B CYCLE BITS DATA" per port beat (DATA in hex, as on the pins),
 //             "S CYCLE" per stall cycle.
 //
@@ -16,6 +17,7 @@
 //
 // Verilog-2005 (iverilog -g2005). The top module comes in as a macro:
 //   iverilog -g2005 -DTOP=streamtrace_rsdc_32x4_128 -o sim.vvp tb.v streamtrace_rsdc_32x4_128.v
+//   iverilog -g2005 -DTOP=streamtrace_pft -DPFT_PORTS -o sim.vvp tb.v streamtrace_pft.v
 //   vvp -n sim.vvp +stimulus=stimulus.txt +expected=expected.txt [+vcd=wave.vcd]
 //
 // With +progress it prints "AT cycle=N" (flushed) before each cycle settles, so that a
@@ -40,6 +42,11 @@ module tb;
     reg [2:0] branch_class = 3'd0;
     reg taken = 1'b0;
     reg exception = 1'b0;
+`ifdef PFT_PORTS
+    // pft's front end walks the instruction and is told where control went.
+    reg [31:0] insn = 32'd0;
+    reg [31:0] next_pc = 32'd0;
+`endif
     reg trace_end = 1'b0;
     wire stall;
     wire [63:0] port_data;
@@ -54,6 +61,10 @@ module tb;
         .branch_class(branch_class),
         .taken(taken),
         .exception(exception),
+`ifdef PFT_PORTS
+        .insn(insn),
+        .next_pc(next_pc),
+`endif
         .trace_end(trace_end),
         .stall(stall),
         .port_data(port_data),
@@ -77,7 +88,7 @@ module tb;
     // The next unconsumed retirement (have_ev = 0 once the file is exhausted).
     reg have_ev;
     reg [63:0] ev_cycle, last_cycle, origin;
-    reg [31:0] ev_pc;
+    reg [31:0] ev_pc, ev_insn, ev_next_pc;
     reg [63:0] ev_cls, ev_taken, ev_exc, ev_valid;
     reg any_ev;
 
@@ -85,7 +96,7 @@ module tb;
     reg have_beat, have_stall;
     reg [63:0] beat_cycle, beat_bits, beat_data, stall_cycle;
 
-    reg [63:0] f1, f2, f3, f4, f5, f6;
+    reg [63:0] f1, f2, f3, f4, f5, f6, f7, f8;
 
     task bad_input(input [8*1024-1:0] file, input integer lno, input [8*80-1:0] why);
         begin
@@ -117,8 +128,14 @@ module tb;
                 end else begin
                     ln_stim = ln_stim + 1;
                     if (!skip_line(line)) begin
-                        r = $sscanf(line, "%d %d %h %d %d %d", f1, f2, f3, f4, f5, f6);
-                        if (r != 6) bad_input(stim_name, ln_stim, "expected CYCLE VALID PC CLASS TAKEN EXCEPTION");
+                        f7 = 0;
+                        f8 = 0;
+                        r = $sscanf(line, "%d %d %h %d %d %d %h %h", f1, f2, f3, f4, f5, f6, f7, f8);
+`ifdef PFT_PORTS
+                        if (r != 8) bad_input(stim_name, ln_stim, "expected CYCLE VALID PC CLASS TAKEN EXCEPTION INSN NEXT_PC");
+`else
+                        if (r < 6) bad_input(stim_name, ln_stim, "expected CYCLE VALID PC CLASS TAKEN EXCEPTION");
+`endif
                         if (f2 != 0) begin
                             if (any_ev && f1 <= last_cycle) bad_input(stim_name, ln_stim, "cycles must increase strictly");
                             ev_cycle = f1;
@@ -126,6 +143,8 @@ module tb;
                             ev_cls = f4;
                             ev_taken = f5;
                             ev_exc = f6;
+                            ev_insn = f7[31:0];
+                            ev_next_pc = f8[31:0];
                             if (!any_ev) origin = f1;
                             any_ev = 1'b1;
                             last_cycle = f1;
@@ -308,6 +327,10 @@ module tb;
                     branch_class = ev_cls[2:0];
                     taken = ev_taken != 0;
                     exception = ev_exc != 0;
+`ifdef PFT_PORTS
+                    insn = ev_insn;
+                    next_pc = ev_next_pc;
+`endif
                 end
             end else if (!end_done) begin
                 end_cycle = (any_ev ? last_cycle - origin + 1 : 0) + delay;

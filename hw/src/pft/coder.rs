@@ -603,11 +603,13 @@ impl Logic for PftRangeCoder {
             self.out_word[k + 1].next = (self.out_word[k].val() << self.k_eight8.val()) | self.out_lane[8 - k].val();
         }
         self.cnt16.next = bit_cast::<16, 8>(self.em_cnt[20].val());
-        self.out_len.next = self.cnt16.val() << self.k_three8.val();
-        self.out_bytes.next = self.out_word[9].val();
+        // (Each output written once per evaluation: no glitch for an event-driven simulator.)
         if self.is_marker.val() {
             self.out_bytes.next = self.k_marker.val();
             self.out_len.next = self.k_marker_len.val();
+        } else {
+            self.out_bytes.next = self.out_word[9].val();
+            self.out_len.next = self.cnt16.val() << self.k_three8.val();
         }
 
         // State at the clock edge.

@@ -736,7 +736,6 @@ impl Logic for PftFrontEnd {
             self.itb_valid[t].waddr.next = self.itb_index.val();
             self.itb_valid[t].wdata.next = self.k_one32.val();
             self.itb_valid[t].we.next = self.itp_train.val();
-            self.itb_valid[t].clear.next = false;
         }
         for t in 0..self._itt_tables {
             self.itt_tag[t].waddr.next = self.itt_index.val();
@@ -748,7 +747,6 @@ impl Logic for PftFrontEnd {
             self.itt_valid[t].waddr.next = self.itt_index.val();
             self.itt_valid[t].wdata.next = self.k_one32.val();
             self.itt_valid[t].we.next = self.itt_write.val();
-            self.itt_valid[t].clear.next = false;
         }
         if self.itp_train.val() {
             self.path.d.next = ((self.path.q.val() << self.k_two32.val()) ^ (self.next_pc.val() >> self.k_two32.val()))
@@ -934,6 +932,13 @@ impl Logic for PftFrontEnd {
         }
         self.reset_state.next = self.reset.val() | self.clear.val() | (self.enable.val() & self.sync_now.val());
         self.dir_clear.next = self.reset_state.val();
+        // The target tables' valid bits clear with the rest of the state (one write each).
+        for t in 0..self._itb_tables {
+            self.itb_valid[t].clear.next = self.reset_state.val();
+        }
+        for t in 0..self._itt_tables {
+            self.itt_valid[t].clear.next = self.reset_state.val();
+        }
         if self.reset_state.val() {
             self.started.d.next = false;
             self.upper.d.next = self.k_zero32.val();
@@ -943,12 +948,6 @@ impl Logic for PftFrontEnd {
             self.ras_count.d.next = self.k_zero8.val();
             self.rtc_len.d.next = self.k_zero8.val();
             self.path.d.next = self.k_zero32.val();
-            for t in 0..self._itb_tables {
-                self.itb_valid[t].clear.next = true;
-            }
-            for t in 0..self._itt_tables {
-                self.itt_valid[t].clear.next = true;
-            }
         }
     }
 }

@@ -18,6 +18,10 @@ pub struct JobBuffer {
     pub empty: Signal<Out, Bit>,
     w0: Vec<DFF<Bits<64>>>,
     w1: Vec<DFF<Bits<64>>>,
+    /// The head entry, selected here and written to the outputs once (no default-then-
+    /// override glitch on signals the sequencer reads).
+    head_sel0: Signal<Local, Bits<64>>,
+    head_sel1: Signal<Local, Bits<64>>,
     rd_ptr: DFF<Bits<8>>,
     wr_ptr: DFF<Bits<8>>,
     fill: DFF<Bits<8>>,
@@ -41,6 +45,8 @@ impl JobBuffer {
             pop: Default::default(),
             head_w0: Default::default(),
             head_w1: Default::default(),
+            head_sel0: Default::default(),
+            head_sel1: Default::default(),
             full: Default::default(),
             empty: Default::default(),
             w0: (0..depth).map(|_| Default::default()).collect(),
@@ -62,8 +68,8 @@ impl Logic for JobBuffer {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, rd_ptr, wr_ptr, fill);
-        self.head_w0.next = self.k_zero64.val();
-        self.head_w1.next = self.k_zero64.val();
+        self.head_sel0.next = self.k_zero64.val();
+        self.head_sel1.next = self.k_zero64.val();
         for i in 0..self._depth {
             self.w0[i].clock.next = self.clock.val();
             self.w1[i].clock.next = self.clock.val();
@@ -74,10 +80,12 @@ impl Logic for JobBuffer {
                 self.w1[i].d.next = self.push_w1.val();
             }
             if self.rd_ptr.q.val().index() == i {
-                self.head_w0.next = self.w0[i].q.val();
-                self.head_w1.next = self.w1[i].q.val();
+                self.head_sel0.next = self.w0[i].q.val();
+                self.head_sel1.next = self.w1[i].q.val();
             }
         }
+        self.head_w0.next = self.head_sel0.val();
+        self.head_w1.next = self.head_sel1.val();
         self.full.next = self.fill.q.val() == self.k_depth.val();
         self.empty.next = self.fill.q.val() == self.k_zero.val();
         if self.push.val() {

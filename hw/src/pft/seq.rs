@@ -40,6 +40,13 @@ pub struct JobSequencer {
     phase: DFF<Bits<8>>,
     in_service: DFF<Bit>,
     load: Signal<Local, Bit>,
+    sel_kind: Signal<Local, Bits<3>>,
+    sel_escape: Signal<Local, Bit>,
+    sel_hit: Signal<Local, Bit>,
+    sel_fixed: Signal<Local, Bit>,
+    sel_ctx: Signal<Local, Bits<8>>,
+    sel_value: Signal<Local, Bits<16>>,
+    sel_bits: Signal<Local, Bits<8>>,
     src0: Signal<Local, Bits<64>>,
     src1: Signal<Local, Bits<64>>,
     ph: Signal<Local, Bits<8>>,
@@ -196,6 +203,13 @@ impl JobSequencer {
             phase: Default::default(),
             in_service: Default::default(),
             load: Default::default(),
+            sel_kind: Default::default(),
+            sel_escape: Default::default(),
+            sel_hit: Default::default(),
+            sel_fixed: Default::default(),
+            sel_ctx: Default::default(),
+            sel_value: Default::default(),
+            sel_bits: Default::default(),
             src0: Default::default(),
             src1: Default::default(),
             ph: Default::default(),
@@ -482,182 +496,192 @@ impl Logic for JobSequencer {
             self.next.next = self.next_idx[i + 1].val();
         }
 
-        // The operation of phase `ph`.
+        // The operation of phase `ph`, gathered in locals (defaults, then the phase's
+        // fields) so that each output is written once per evaluation: an event-driven
+        // simulator would otherwise chase the glitches through the coder and back.
         self.op_valid.next = self.act.val() & (self.in_service.q.val() | self.load.val());
-        self.op_kind.next = self.k_raw.val();
-        self.op_escape.next = false;
-        self.op_hit.next = false;
-        self.op_fixed.next = false;
-        self.op_ctx.next = self.k_zero8.val();
-        self.op_value.next = self.k_zero16.val();
-        self.op_bits.next = self.k_sixteen8.val();
+        self.sel_kind.next = self.k_raw.val();
+        self.sel_escape.next = false;
+        self.sel_hit.next = false;
+        self.sel_fixed.next = false;
+        self.sel_ctx.next = self.k_zero8.val();
+        self.sel_value.next = self.k_zero16.val();
+        self.sel_bits.next = self.k_sixteen8.val();
         match self.ph.val().index() {
             0 => {
-                self.op_kind.next = self.k_slot.val();
-                self.op_hit.next = self.start_same.val();
-                self.op_ctx.next = self.k_ctx_upper.val();
+                self.sel_kind.next = self.k_slot.val();
+                self.sel_hit.next = self.start_same.val();
+                self.sel_ctx.next = self.k_ctx_upper.val();
             }
             1 => {
-                self.op_value.next = self.start_field.val().get_bits::<16>(16);
-                self.op_bits.next = self.k_hi_full.val();
+                self.sel_value.next = self.start_field.val().get_bits::<16>(16);
+                self.sel_bits.next = self.k_hi_full.val();
                 if self.start_same.val() {
-                    self.op_bits.next = self.k_hi_same.val();
+                    self.sel_bits.next = self.k_hi_same.val();
                 }
             }
             2 => {
-                self.op_value.next = self.start_field.val().get_bits::<16>(0);
-                self.op_bits.next = self.k_lo_full.val();
+                self.sel_value.next = self.start_field.val().get_bits::<16>(0);
+                self.sel_bits.next = self.k_lo_full.val();
                 if self.start_same.val() {
-                    self.op_bits.next = self.k_lo_same.val();
+                    self.sel_bits.next = self.k_lo_same.val();
                 }
             }
             3 => {
-                self.op_kind.next = self.k_slot.val();
-                self.op_escape.next = true;
+                self.sel_kind.next = self.k_slot.val();
+                self.sel_escape.next = true;
             }
             4 => {
-                self.op_value.next = self.k_esc_exception.val();
-                self.op_bits.next = self.k_two8.val();
+                self.sel_value.next = self.k_esc_exception.val();
+                self.sel_bits.next = self.k_two8.val();
             }
             5 => {
-                self.op_value.next = self.exc_offset.val();
+                self.sel_value.next = self.exc_offset.val();
             }
             6 => {
-                self.op_kind.next = self.k_slot.val();
-                self.op_hit.next = self.dir_hit.val();
-                self.op_ctx.next = bit_cast::<8, 6>(self.dir_ctx.val());
+                self.sel_kind.next = self.k_slot.val();
+                self.sel_hit.next = self.dir_hit.val();
+                self.sel_ctx.next = bit_cast::<8, 6>(self.dir_ctx.val());
             }
             7 => {
-                self.op_kind.next = self.k_slot.val();
+                self.sel_kind.next = self.k_slot.val();
                 if self.dir.val() {
-                    self.op_kind.next = self.k_bit.val();
+                    self.sel_kind.next = self.k_bit.val();
                 }
-                self.op_hit.next = self.tgt_hit.val();
+                self.sel_hit.next = self.tgt_hit.val();
                 match self.tgt_sel.val().index() {
                     0 => {
-                        self.op_ctx.next = self.k_ctx_return.val();
+                        self.sel_ctx.next = self.k_ctx_return.val();
                     }
                     1 => {
-                        self.op_ctx.next = self.k_ctx_return_empty.val();
+                        self.sel_ctx.next = self.k_ctx_return_empty.val();
                     }
                     2 => {
-                        self.op_ctx.next = self.k_ctx_indirect.val();
+                        self.sel_ctx.next = self.k_ctx_indirect.val();
                     }
                     _ => {
-                        self.op_ctx.next = self.k_ctx_indirect_tagged.val();
+                        self.sel_ctx.next = self.k_ctx_indirect_tagged.val();
                     }
                 }
             }
             8 => {
-                self.op_kind.next = self.k_bit.val();
-                self.op_hit.next = self.alt_hit.val();
-                self.op_ctx.next = self.k_ctx_alt.val();
+                self.sel_kind.next = self.k_bit.val();
+                self.sel_hit.next = self.alt_hit.val();
+                self.sel_ctx.next = self.k_ctx_alt.val();
             }
             9 => {
-                self.op_kind.next = self.k_bit.val();
-                self.op_hit.next = self.ras_top_hit.val();
-                self.op_ctx.next = self.k_ctx_ras_top.val();
+                self.sel_kind.next = self.k_bit.val();
+                self.sel_hit.next = self.ras_top_hit.val();
+                self.sel_ctx.next = self.k_ctx_ras_top.val();
             }
             10 => {
-                self.op_kind.next = self.k_bit.val();
-                self.op_hit.next = self.rtc_hit.val();
-                self.op_ctx.next = self.k_ctx_rtc.val();
+                self.sel_kind.next = self.k_bit.val();
+                self.sel_hit.next = self.rtc_hit.val();
+                self.sel_ctx.next = self.k_ctx_rtc.val();
             }
             11 => {
-                self.op_value.next = bit_cast::<16, 4>(self.rtc_pos.val());
-                self.op_bits.next = self.k_rtc_pos_bits.val();
+                self.sel_value.next = bit_cast::<16, 4>(self.rtc_pos.val());
+                self.sel_bits.next = self.k_rtc_pos_bits.val();
             }
             12 => {
-                self.op_kind.next = self.k_bit.val();
-                self.op_hit.next = self.addr_same.val();
-                self.op_ctx.next = self.k_ctx_upper.val();
+                self.sel_kind.next = self.k_bit.val();
+                self.sel_hit.next = self.addr_same.val();
+                self.sel_ctx.next = self.k_ctx_upper.val();
             }
             13 => {
-                self.op_kind.next = self.k_bit.val();
-                self.op_hit.next = self.off_same.val();
-                self.op_ctx.next = self.k_ctx_same_state.val();
+                self.sel_kind.next = self.k_bit.val();
+                self.sel_hit.next = self.off_same.val();
+                self.sel_ctx.next = self.k_ctx_same_state.val();
             }
             // The class tree: LEN_1, LEN_(2 + c[2]), LEN_(4 + 2 c[2] + c[1]); a hit is a 0.
             14 => {
-                self.op_kind.next = self.k_bit.val();
-                self.op_hit.next = !self.off_class.val().get_bit(2);
-                self.op_ctx.next = self.k_ctx_len1.val();
+                self.sel_kind.next = self.k_bit.val();
+                self.sel_hit.next = !self.off_class.val().get_bit(2);
+                self.sel_ctx.next = self.k_ctx_len1.val();
             }
             15 => {
-                self.op_kind.next = self.k_bit.val();
-                self.op_hit.next = !self.off_class.val().get_bit(1);
-                self.op_ctx.next = self.k_ctx_len2.val();
+                self.sel_kind.next = self.k_bit.val();
+                self.sel_hit.next = !self.off_class.val().get_bit(1);
+                self.sel_ctx.next = self.k_ctx_len2.val();
                 if self.off_class.val().get_bit(2) {
-                    self.op_ctx.next = self.k_ctx_len3.val();
+                    self.sel_ctx.next = self.k_ctx_len3.val();
                 }
             }
             16 => {
-                self.op_kind.next = self.k_bit.val();
-                self.op_hit.next = !self.off_class.val().get_bit(0);
+                self.sel_kind.next = self.k_bit.val();
+                self.sel_hit.next = !self.off_class.val().get_bit(0);
                 match self.off_class.val().get_bits::<2>(1).index() {
                     0 => {
-                        self.op_ctx.next = self.k_ctx_len4.val();
+                        self.sel_ctx.next = self.k_ctx_len4.val();
                     }
                     1 => {
-                        self.op_ctx.next = self.k_ctx_len5.val();
+                        self.sel_ctx.next = self.k_ctx_len5.val();
                     }
                     2 => {
-                        self.op_ctx.next = self.k_ctx_len6.val();
+                        self.sel_ctx.next = self.k_ctx_len6.val();
                     }
                     _ => {
-                        self.op_ctx.next = self.k_ctx_len7.val();
+                        self.sel_ctx.next = self.k_ctx_len7.val();
                     }
                 }
             }
             17 => {
-                self.op_value.next = self.addr_field.val().get_bits::<16>(16);
-                self.op_bits.next = self.off_hi_bits.val();
+                self.sel_value.next = self.addr_field.val().get_bits::<16>(16);
+                self.sel_bits.next = self.off_hi_bits.val();
                 if self.exc.val() {
-                    self.op_bits.next = self.k_hi_full.val();
+                    self.sel_bits.next = self.k_hi_full.val();
                     if self.addr_same.val() {
-                        self.op_bits.next = self.k_hi_same.val();
+                        self.sel_bits.next = self.k_hi_same.val();
                     }
                 }
             }
             18 => {
-                self.op_value.next = self.addr_field.val().get_bits::<16>(0);
-                self.op_bits.next = self.off_lo_bits.val();
+                self.sel_value.next = self.addr_field.val().get_bits::<16>(0);
+                self.sel_bits.next = self.off_lo_bits.val();
                 if self.exc.val() {
-                    self.op_bits.next = self.k_lo_full.val();
+                    self.sel_bits.next = self.k_lo_full.val();
                     if self.addr_same.val() {
-                        self.op_bits.next = self.k_lo_same.val();
+                        self.sel_bits.next = self.k_lo_same.val();
                     }
                 }
             }
             19 => {
-                self.op_kind.next = self.k_slot.val();
-                self.op_hit.next = true;
-                self.op_fixed.next = true;
+                self.sel_kind.next = self.k_slot.val();
+                self.sel_hit.next = true;
+                self.sel_fixed.next = true;
             }
             20 => {
-                self.op_kind.next = self.k_slot.val();
-                self.op_escape.next = true;
+                self.sel_kind.next = self.k_slot.val();
+                self.sel_escape.next = true;
             }
             21 => {
-                self.op_value.next = bit_cast::<16, 2>(self.tail_type.val());
-                self.op_bits.next = self.k_two8.val();
+                self.sel_value.next = bit_cast::<16, 2>(self.tail_type.val());
+                self.sel_bits.next = self.k_two8.val();
             }
             22 => {
-                self.op_value.next = self.tail_offset.val();
+                self.sel_value.next = self.tail_offset.val();
             }
             23 => {
-                self.op_value.next = self.addr_field.val().get_bits::<16>(16);
+                self.sel_value.next = self.addr_field.val().get_bits::<16>(16);
             }
             24 => {
-                self.op_value.next = self.addr_field.val().get_bits::<16>(0);
+                self.sel_value.next = self.addr_field.val().get_bits::<16>(0);
             }
             25 => {
-                self.op_kind.next = self.k_flush.val();
+                self.sel_kind.next = self.k_flush.val();
             }
             _ => {
-                self.op_kind.next = self.k_marker.val();
+                self.sel_kind.next = self.k_marker.val();
             }
         }
+
+        self.op_kind.next = self.sel_kind.val();
+        self.op_escape.next = self.sel_escape.val();
+        self.op_hit.next = self.sel_hit.val();
+        self.op_fixed.next = self.sel_fixed.val();
+        self.op_ctx.next = self.sel_ctx.val();
+        self.op_value.next = self.sel_value.val();
+        self.op_bits.next = self.sel_bits.val();
 
         if self.op_valid.val() {
             self.in_service.d.next = self.more.val();

@@ -583,9 +583,10 @@ impl Logic for DirectionPredictorBlock {
         }
         self.pred.next = self.pred_f.val();
         // A tagged provider's context is odd when the alternate agrees with it (11.3).
-        self.ctx.next = self.ctx_f.val();
         if self.prov_any.val() & (self.pred_f.val() == self.alt_f.val()) {
             self.ctx.next = self.ctx_f.val() + self.k_ctx1.val();
+        } else {
+            self.ctx.next = self.ctx_f.val();
         }
 
         // Update: provider, tables above it, the first free one of those.

@@ -160,7 +160,6 @@ impl Logic for PftTraceModule {
         }
         self.push_job.next = false;
         self.push_overflow.next = false;
-        self.front.clear.next = false;
         if self.dropping.q.val() {
             if self.retire_valid.val() {
                 self.lost.d.next = self.lost_inc.val();
@@ -186,16 +185,20 @@ impl Logic for PftTraceModule {
                 | self.k_overflow_tail.val();
         }
         if self.push_overflow.val() {
-            self.front.clear.next = true;
             self.dropping.d.next = false;
             self.lost.d.next = self.k_zero32.val();
         }
+        // Inputs of the other blocks are written once per evaluation (if/else, not a default
+        // and an override): an event-driven simulator would chase the glitch around the
+        // loop through the sequencer and the coder.
+        self.front.clear.next = self.push_overflow.val();
         self.jobs.push.next = self.push_job.val() | self.push_overflow.val();
-        self.jobs.push_w0.next = self.front.job_w0.val();
-        self.jobs.push_w1.next = self.front.job_w1.val();
         if self.push_overflow.val() {
             self.jobs.push_w0.next = self.k_zero64.val();
             self.jobs.push_w1.next = self.overflow_w1.val();
+        } else {
+            self.jobs.push_w0.next = self.front.job_w0.val();
+            self.jobs.push_w1.next = self.front.job_w1.val();
         }
 
         // Coder: one operation in each cycle whose record register is empty at start of
@@ -208,11 +211,12 @@ impl Logic for PftTraceModule {
         self.end_w1.next = (bit_cast::<64, 16>(self.front.gap.val()) << self.k_sh32.val()) | self.k_end_tail.val();
         self.seq.act.next = self.act.val();
         self.seq.buf_empty.next = self.jobs.empty.val() & !self.start_end.val();
-        self.seq.head_w0.next = self.jobs.head_w0.val();
-        self.seq.head_w1.next = self.jobs.head_w1.val();
         if self.start_end.val() {
             self.seq.head_w0.next = self.k_zero64.val();
             self.seq.head_w1.next = self.end_w1.val();
+        } else {
+            self.seq.head_w0.next = self.jobs.head_w0.val();
+            self.seq.head_w1.next = self.jobs.head_w1.val();
         }
         self.jobs.pop.next = self.seq.pop.val() & !self.start_end.val();
         self.coder.op_valid.next = self.seq.op_valid.val();
