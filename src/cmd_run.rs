@@ -32,11 +32,11 @@ struct RunHook {
     encoders: Vec<Encoder>,
     encode_error: Option<String>,
     pc_trace: Option<AddrWriter>,
-    events: Option<BufWriter<Box<dyn Write>>>,
+    events: Option<BufWriter<Box<dyn Write + Send>>>,
     events_error: Option<std::io::Error>,
     /// The line being written to `events` (kept to reuse its allocation).
     event_line: Vec<u8>,
-    refs: Option<RefsWriter<BufWriter<Box<dyn Write>>>>,
+    refs: Option<RefsWriter<BufWriter<Box<dyn Write + Send>>>>,
     refs_error: Option<std::io::Error>,
 }
 

@@ -223,7 +223,7 @@ fn open_input(path: &str) -> Result<CountingReader> {
     Ok(CountingReader { inner: Box::new(inner), bytes: 0 })
 }
 
-type Output = CountingWriter<BufWriter<Box<dyn Write>>>;
+type Output = CountingWriter<BufWriter<Box<dyn Write + Send>>>;
 
 fn open_output(path: &str) -> Result<Output> {
     Ok(CountingWriter {

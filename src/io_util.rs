@@ -9,7 +9,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use streamtrace_isa::ElfImage;
-use streamtrace_model::events_file::{parse_event_line, push_address_lines, push_address_words};
+use streamtrace_model::events_file::{parse_event_line, push_address_lines};
+use streamtrace_sw_decoder::address_file::{AddressFileWriter, AddressForm};
 use streamtrace_model::{Config, RetireEvent};
 use streamtrace_sw_decoder::views::Symbolizer;
 use streamtrace_sw_decoder::AddressSink;
@@ -49,7 +50,7 @@ pub fn open_input(path: &Path, what: &str) -> Result<Box<dyn Read>> {
 
 /// Creates an output file, or standard output for `-`; the error names the file.
 /// Unbuffered: callers wrap it in the buffer size they need.
-pub fn create_output(path: &Path) -> Result<Box<dyn Write>> {
+pub fn create_output(path: &Path) -> Result<Box<dyn Write + Send>> {
     if is_std(path) {
         return Ok(Box::new(io::stdout()));
     }
@@ -146,84 +147,47 @@ pub enum AddrFormat {
     Binary,
 }
 
-/// Writes instruction addresses (interworking form: bit 0 set for Thumb) as text lines in an
-/// [`AddrFormat`]; remembers the first I/O error (the sink interface cannot return one) for
-/// `finish`. Lines are formatted straight into one large buffer that goes to the file in
-/// big writes (a decode writes hundreds of millions of lines).
+/// Writes instruction addresses (interworking form: bit 0 set for Thumb) in an
+/// [`AddrFormat`] (sw-decoder's `AddressFileWriter`: large buffers written by a thread of
+/// their own), with `--symbols` names on the text lines.
 pub struct AddrWriter {
-    out: Box<dyn Write>,
+    out: AddressFileWriter,
     name: String,
-    format: AddrFormat,
-    buf: Vec<u8>,
-    error: Option<io::Error>,
     /// `--symbols`: each line also gets `  function+0xOFF`.
     pub symbols: Option<Symbolizer>,
 }
 
-/// Bytes gathered before a write.
-const ADDR_WRITE_SIZE: usize = 1 << 20;
-
 impl AddrWriter {
     /// `-`: standard output.
     pub fn create(path: &Path, format: AddrFormat) -> Result<AddrWriter> {
-        Ok(AddrWriter {
-            out: create_output(path)?,
-            name: output_name(path),
-            format,
-            buf: Vec::with_capacity(ADDR_WRITE_SIZE + (1 << 16)),
-            error: None,
-            symbols: None,
-        })
+        let form = match format {
+            AddrFormat::Annotated => AddressForm::Annotated,
+            AddrFormat::Plain => AddressForm::Plain,
+            AddrFormat::Binary => AddressForm::Binary,
+        };
+        Ok(AddrWriter { out: AddressFileWriter::new(create_output(path)?, form), name: output_name(path), symbols: None })
     }
 
-    fn write_buffered(&mut self) {
-        if let Err(e) = self.out.write_all(&self.buf) {
-            self.error = Some(e);
-        }
-        self.buf.clear();
-    }
-
-    pub fn finish(mut self) -> Result<()> {
-        if self.error.is_none() {
-            self.write_buffered();
-        }
-        if let Some(e) = self.error.take() {
-            return Err(e).with_context(|| format!("cannot write {}", self.name));
-        }
-        self.out
-            .flush()
-            .with_context(|| format!("cannot write {}", self.name))
+    pub fn finish(self) -> Result<()> {
+        self.out.finish().with_context(|| format!("cannot write {}", self.name))
     }
 }
 
 impl AddressSink for AddrWriter {
     fn addresses(&mut self, addrs: &[u32]) {
-        if self.error.is_some() {
-            return;
-        }
-        for chunk in addrs.chunks(4096) {
-            match &self.symbols {
-                None if self.format == AddrFormat::Binary => {
-                    push_address_words(&mut self.buf, chunk);
-                }
-                None => push_address_lines(&mut self.buf, chunk, self.format == AddrFormat::Annotated),
-                Some(sym) => {
-                    for &a in chunk {
-                        push_address_lines(&mut self.buf, &[a], self.format == AddrFormat::Annotated);
-                        // The symbol goes before the newline.
-                        self.buf.pop();
-                        self.buf.extend_from_slice(b"  ");
-                        self.buf.extend_from_slice(sym.format(a).as_bytes());
-                        self.buf.push(b'\n');
-                    }
-                }
-            }
-            if self.buf.len() >= ADDR_WRITE_SIZE {
-                self.write_buffered();
-                if self.error.is_some() {
-                    return;
-                }
-            }
+        let Some(sym) = &self.symbols else {
+            return self.out.addresses(addrs);
+        };
+        let annotated = self.out.form() == AddressForm::Annotated;
+        for &a in addrs {
+            let line = self.out.text();
+            push_address_lines(line, &[a], annotated);
+            // The symbol goes before the newline.
+            line.pop();
+            line.extend_from_slice(b"  ");
+            line.extend_from_slice(sym.format(a).as_bytes());
+            line.push(b'\n');
+            self.out.filled();
         }
     }
 }

@@ -21,8 +21,8 @@
 //!   Every program of the manifest but `tiny` (start-up only). The traces are built on first
 //!   use, so a filter that leaves these rows out skips the simulation.
 //! * `decoder/program-file/<program>/<form>`: the rSDC trace decoded into a file of
-//!   addresses in a temporary directory, as `decode -o` writes it: `binary` (32-bit words)
-//!   or `text` (`%08x A` lines, the default form), through the same formatter; peer
+//!   addresses in a temporary directory, as `decode -o` writes it (`AddressFileWriter`):
+//!   `binary` (32-bit words) or `text` (`%08x A` lines, the default form); peer
 //!   `write-peer` writes the binary file's number of bytes from a buffer, no decoding.
 //!
 //! After the run the medians are read back from criterion's `estimates.json` and printed as
@@ -39,10 +39,10 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use streamtrace_isa::{ElfImage, MemoryImage, ProgramImage};
-use streamtrace_model::events_file::{push_address_lines, push_address_words};
 use streamtrace_model::{Config, Encoder, RetireEvent};
 use streamtrace_sim::semihost::SharedBuffer;
 use streamtrace_sim::{Machine, MemAccess, Semihost};
+use streamtrace_sw_decoder::address_file::{AddressFileWriter, AddressForm};
 use streamtrace_sw_decoder::synthetic::{generate, SyntheticSpec};
 use streamtrace_sw_decoder::{AddressSink, CountingSink, Decoder, Step, StreamDecoder};
 
@@ -177,40 +177,6 @@ fn program_traces() -> &'static [(String, OnceLock<ProgramTrace>)] {
             .map(|n| (n, OnceLock::new()))
             .collect()
     })
-}
-
-/// Decoded addresses into a file, formatted and written as `decode -o` does (large writes of
-/// a buffer the lines are formatted into).
-struct FileSink {
-    file: std::fs::File,
-    buf: Vec<u8>,
-    binary: bool,
-    count: u64,
-}
-
-impl FileSink {
-    fn create(path: &Path, binary: bool) -> Self {
-        FileSink { file: std::fs::File::create(path).unwrap(), buf: Vec::with_capacity(1 << 21), binary, count: 0 }
-    }
-
-    fn flush(&mut self) {
-        std::io::Write::write_all(&mut self.file, &self.buf).unwrap();
-        self.buf.clear();
-    }
-}
-
-impl AddressSink for FileSink {
-    fn addresses(&mut self, addrs: &[u32]) {
-        self.count += addrs.len() as u64;
-        if self.binary {
-            push_address_words(&mut self.buf, addrs);
-        } else {
-            push_address_lines(&mut self.buf, addrs, true);
-        }
-        if self.buf.len() >= 1 << 20 {
-            self.flush();
-        }
-    }
 }
 
 fn benches(c: &mut Criterion, work: &[Prepared]) {
@@ -354,11 +320,11 @@ fn benches(c: &mut Criterion, work: &[Prepared]) {
                 let p = cell.get_or_init(|| program_trace(name));
                 let (cfg, bytes) = &p.traces[0];
                 let path = dir.join(format!("{name}.{form}"));
+                let form = if *form == "binary" { AddressForm::Binary } else { AddressForm::Annotated };
                 b.iter(|| {
-                    let mut sink = FileSink::create(&path, *form == "binary");
+                    let mut sink = AddressFileWriter::new(Box::new(std::fs::File::create(&path).unwrap()), form);
                     decode_into(cfg, black_box(bytes), &p.image, &mut sink);
-                    sink.flush();
-                    assert_eq!(sink.count, p.n);
+                    sink.finish().unwrap();
                 })
             });
         }

@@ -3,6 +3,7 @@
 //! `streamtrace_model::CompressorState` (the very transitions the encoder applies), walks the
 //! program image, and yields typed trace elements plus the instruction address sequence.
 
+pub mod address_file;
 pub mod synthetic;
 mod walk;
 
