@@ -34,12 +34,17 @@ fn pages_of(base: u32, len: u64) -> std::ops::Range<u64> {
     first..last + 1
 }
 
+/// A bit per page.
+type PageBits = [u64; PAGES / 64];
+
+// The tables are fixed-size arrays: an index derived from a 32-bit address by a shift is
+// always in range, so accesses need no bounds check.
 pub struct Memory {
-    pages: Vec<Option<Box<Page>>>,
+    pages: Box<[Option<Box<Page>>; PAGES]>,
     /// One bit per page: may be allocated on demand.
-    allowed: Vec<u64>,
+    allowed: Box<PageBits>,
     /// One bit per page the machine holds decoded instructions from.
-    code_pages: Vec<u64>,
+    code_pages: Box<PageBits>,
     /// Byte ranges (start, length) of code pages that changed since the machine last took
     /// them ([`Memory::take_code_changes`]). A new memory reports all of it as changed, so
     /// a machine given a fresh memory forgets what it decoded from the old one.
@@ -59,10 +64,11 @@ impl Memory {
     pub fn new() -> Self {
         let mut pages = Vec::with_capacity(PAGES);
         pages.resize_with(PAGES, || None);
+        let bits = || vec![0u64; PAGES / 64].into_boxed_slice().try_into().expect("PAGES / 64 words");
         Memory {
-            pages,
-            allowed: vec![0; PAGES / 64],
-            code_pages: vec![0; PAGES / 64],
+            pages: pages.into_boxed_slice().try_into().expect("PAGES pages"),
+            allowed: bits(),
+            code_pages: bits(),
             code_changes: vec![ALL_CHANGED],
         }
     }
