@@ -8,6 +8,7 @@
 
 pub mod arm;
 pub mod cpu;
+mod decoded;
 pub mod linux;
 pub mod machine;
 pub mod memory;
@@ -19,7 +20,7 @@ pub mod thumb;
 pub mod timing;
 
 pub use cpu::{Cpu, ExceptionKind, Mode, DUMP_REGISTERS};
-pub use machine::{Bus, CoprocOp, ExceptionPolicy, IoBus, Flow, Machine, MemAccess, NoHook, RetireHook, SimError, StepOutcome};
+pub use machine::{Bus, CoprocOp, ExceptionPolicy, IoBus, Flow, Machine, MemAccess, NoHook, RetireHook, SimError, StepOutcome, Unpredictable};
 pub use memory::{MemFault, Memory};
 pub use report::{ProfileHook, ProgramProfile};
 pub use linux::LinuxProcess;

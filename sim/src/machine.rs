@@ -7,10 +7,12 @@
 
 use thiserror::Error;
 
-use streamtrace_isa::{classify_arm, classify_thumb, is_thumb_bl_suffix, ElfImage};
+use streamtrace_isa::ElfImage;
 use streamtrace_model::{BranchClass, RetireEvent};
 
+use crate::arm::COND_ALWAYS;
 use crate::cpu::{Cpu, ExceptionKind};
+use crate::decoded::DecodedCache;
 use crate::linux::LinuxProcess;
 use crate::memory::{MemFault, Memory};
 use crate::semihost::{Semihost, SemihostOutcome};
@@ -50,7 +52,8 @@ pub struct CoprocOp {
 }
 
 /// Memory as the executors see it: every access is checked and, when logging is on,
-/// recorded for the retire hook.
+/// recorded for the retire hook. (The accessors are always inlined: a load or store is a
+/// few instructions on the fast path, and a call would double them.)
 pub struct Bus<'a> {
     pub mem: &'a mut Memory,
     pub log: &'a mut Vec<MemAccess>,
@@ -94,7 +97,7 @@ impl<'a> Bus<'a> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn save_prior(&mut self, addr: u32, size: u8) {
         if let Some(p) = self.prior.as_deref_mut() {
             for i in 0..size as u32 {
@@ -110,14 +113,14 @@ impl<'a> Bus<'a> {
         self.io.as_deref_mut()?.coproc(cp, load, op, value)
     }
 
-    #[inline]
+    #[inline(always)]
     fn record(&mut self, addr: u32, size: u8, write: bool, value: u32) {
         if self.logging {
             self.log.push(MemAccess { addr, size, write, value });
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn read8(&mut self, addr: u32) -> Result<u8, MemFault> {
         let v = match self.mem.read8(addr) {
             Ok(v) => v,
@@ -127,7 +130,7 @@ impl<'a> Bus<'a> {
         Ok(v)
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn read16(&mut self, addr: u32) -> Result<u16, MemFault> {
         let v = match self.mem.read16(addr) {
             Ok(v) => v,
@@ -138,7 +141,7 @@ impl<'a> Bus<'a> {
     }
 
     /// Word read at `addr` exactly (no alignment or rotation: that is the executor's rule).
-    #[inline]
+    #[inline(always)]
     pub fn read32(&mut self, addr: u32) -> Result<u32, MemFault> {
         let v = match self.mem.read32(addr) {
             Ok(v) => v,
@@ -148,7 +151,7 @@ impl<'a> Bus<'a> {
         Ok(v)
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn write8(&mut self, addr: u32, v: u8) -> Result<(), MemFault> {
         self.save_prior(addr, 1);
         if let Err(f) = self.mem.write8(addr, v) {
@@ -158,7 +161,7 @@ impl<'a> Bus<'a> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn write16(&mut self, addr: u32, v: u16) -> Result<(), MemFault> {
         self.save_prior(addr, 2);
         if let Err(f) = self.mem.write16(addr, v) {
@@ -168,7 +171,7 @@ impl<'a> Bus<'a> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn write32(&mut self, addr: u32, v: u32) -> Result<(), MemFault> {
         self.save_prior(addr, 4);
         if let Err(f) = self.mem.write32(addr, v) {
@@ -191,6 +194,19 @@ pub enum Flow {
     Exception(ExceptionKind),
     /// Semihosting trap (SVC 0x123456 in ARM state, SVC 0xAB in Thumb state).
     Semihost,
+}
+
+/// Why an instruction is UNPREDICTABLE, as its handler reports it. (A reference to a static
+/// string rather than the string itself: a handler's result then fits in two registers.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unpredictable(pub &'static &'static str);
+
+impl Unpredictable {
+    /// The error of the instruction `insn` at `pc`.
+    #[cold]
+    pub fn at(self, pc: u32, insn: u32) -> SimError {
+        SimError::Unpredictable { pc, insn, reason: self.0 }
+    }
 }
 
 /// Why a run stopped abnormally. Every variant names where.
@@ -252,54 +268,10 @@ pub enum StepOutcome {
     Exited(i32),
 }
 
-/// Direct-mapped cache of the classifier's answer per instruction address (the
-/// classification is needed for every retire event; the word check makes it exact even
-/// for self-modifying code).
-struct ClassCache {
-    keys: Vec<u32>,
-    words: Vec<u32>,
-    classes: Vec<BranchClass>,
-}
-
-const CLASS_CACHE: usize = 1 << 14;
-
-impl ClassCache {
-    fn new() -> Self {
-        ClassCache {
-            keys: vec![u32::MAX; CLASS_CACHE],
-            words: vec![0; CLASS_CACHE],
-            classes: vec![BranchClass::None; CLASS_CACHE],
-        }
-    }
-
-    // Always inlined: the step has a timed and an untimed instance (see `step`), and with
-    // two call sites LLVM would otherwise keep this out of line.
-    #[inline(always)]
-    fn class(&mut self, mem: &Memory, iw: u32, word: u32) -> BranchClass {
-        let i = (iw >> 1) as usize & (CLASS_CACHE - 1);
-        if self.keys[i] == iw && self.words[i] == word {
-            return self.classes[i];
-        }
-        let pc = iw & !1;
-        let c = if iw & 1 == 1 {
-            let hw = word as u16;
-            let prev = if is_thumb_bl_suffix(hw) { mem.read16(pc.wrapping_sub(2)).ok() } else { None };
-            classify_thumb(hw, prev, pc)
-        } else {
-            classify_arm(word, pc)
-        };
-        // A Thumb BL/BLX suffix depends on the halfword before it; do not cache those.
-        if !(iw & 1 == 1 && is_thumb_bl_suffix(word as u16)) {
-            self.keys[i] = iw;
-            self.words[i] = word;
-            self.classes[i] = c.class;
-        }
-        c.class
-    }
-}
-
 pub struct Machine {
     pub cpu: Cpu,
+    /// The memory (replacing it with a new [`Memory`] is fine: a new memory tells the
+    /// decoded-instruction cache to start afresh).
     pub mem: Memory,
     pub semihost: Semihost,
     pub policy: ExceptionPolicy,
@@ -314,7 +286,8 @@ pub struct Machine {
     /// Honoured by [`Machine::step_with_io`] only.
     pub log_prior: bool,
     prior: Vec<(u32, u8)>,
-    classes: ClassCache,
+    /// Every instruction decoded once (kept exact through `mem`'s code-change reports).
+    decoded: DecodedCache,
     exit: Option<i32>,
     /// The optional timing model (boxed: the functional path only tests the option).
     timing: Option<Box<TimingModel>>,
@@ -342,7 +315,7 @@ impl Machine {
             semihosting: true,
             log_prior: false,
             prior: Vec::new(),
-            classes: ClassCache::new(),
+            decoded: DecodedCache::new(),
             exit: None,
             timing: None,
             linux: None,
@@ -486,13 +459,9 @@ impl Machine {
         let pc = self.cpu.r[15];
         let thumb = self.cpu.thumb;
         let iw = pc | thumb as u32;
-        let word = if thumb {
-            self.mem.read16(pc).map(|h| h as u32)
-        } else {
-            self.mem.read32(pc)
-        }
-        .map_err(|_| SimError::FetchFault { pc })?;
-        let class = self.classes.class(&self.mem, iw, word);
+        self.decoded.sync(&mut self.mem);
+        let decoded = *self.decoded.get(&mut self.mem, pc, thumb).map_err(|_| SimError::FetchFault { pc })?;
+        let (word, class) = (decoded.word, decoded.class);
         // Timing needs operand values from before execution (multiplier Rs, condition).
         let captured = if TIMED { self.timing.as_deref_mut().map(|t| t.before(&self.cpu, iw, word)) } else { None };
         self.accesses.clear();
@@ -507,71 +476,30 @@ impl Machine {
             // (Shortens the trait object's lifetime to the bus's.)
             let io = io.map(|d| d as &mut dyn IoBus);
             let mut bus = Bus { mem: &mut self.mem, log: &mut self.accesses, logging, fault: None, io, prior };
-            let flow = if thumb {
-                crate::thumb::execute(&mut self.cpu, &mut bus, word as u16)?
+            let flow = if decoded.cond == COND_ALWAYS || self.cpu.cond_passed(decoded.cond as u32) {
+                (decoded.handler)(&mut self.cpu, &mut bus, word).map_err(|e| e.at(pc, word))?
             } else {
-                crate::arm::execute(&mut self.cpu, &mut bus, word)?
+                Flow::Next
             };
             (flow, bus.fault)
         };
         let flow = if SYSTEM && !self.semihosting && matches!(flow, Flow::Semihost) { Flow::Exception(ExceptionKind::Swi) } else { flow };
-        let size = if thumb { 2 } else { 4 };
         let mut exception = false;
         let taken;
         match flow {
             Flow::Next => {
                 taken = false;
-                self.cpu.r[15] = pc.wrapping_add(size);
+                self.cpu.r[15] = pc.wrapping_add(if thumb { 2 } else { 4 });
             }
             Flow::Jump => {
                 taken = true;
                 if class == BranchClass::None {
-                    return Err(SimError::Unpredictable {
-                        pc,
-                        insn: word,
-                        reason: "writes the PC but is not a control-flow instruction of the ARMv5TE classifier",
-                    });
+                    return Err(pc_write_error(pc, word));
                 }
             }
-            // In a Linux program every SVC is a system call (EABI: the number is in r7).
-            Flow::Semihost | Flow::Exception(ExceptionKind::Swi) if !SYSTEM && self.linux.is_some() => {
+            _ => {
                 taken = false;
-                self.cpu.r[15] = pc.wrapping_add(size);
-                self.linux_syscall(pc)?;
-            }
-            Flow::Semihost => {
-                taken = false;
-                self.cpu.r[15] = pc.wrapping_add(size);
-                self.semihost.set_retired(self.retired);
-                match self.semihost.call(&mut self.cpu, &mut self.mem).map_err(|reason| SimError::Semihosting { pc, reason })? {
-                    SemihostOutcome::Continue => {}
-                    SemihostOutcome::Exit(code) => self.exit = Some(code),
-                }
-            }
-            Flow::Exception(kind) => {
-                if self.policy == ExceptionPolicy::Stop {
-                    return Err(match kind {
-                        ExceptionKind::Undefined => {
-                            SimError::Undefined { pc, insn: word, state: if thumb { "Thumb" } else { "ARM" } }
-                        }
-                        ExceptionKind::DataAbort => SimError::DataFault {
-                            pc,
-                            addr: fault.map_or(0, |f| f.addr),
-                            kind: if fault.is_some_and(|f| f.write) { "write" } else { "read" },
-                        },
-                        other => SimError::UnhandledException { pc, what: other.name() },
-                    });
-                }
-                taken = false;
-                exception = true;
-                // Return links: SWI/UND -> next instruction; aborts -> +8/+4 per the ARM ARM.
-                let link = match kind {
-                    ExceptionKind::Swi | ExceptionKind::Undefined => pc.wrapping_add(size),
-                    ExceptionKind::PrefetchAbort => pc.wrapping_add(4),
-                    ExceptionKind::DataAbort => pc.wrapping_add(8),
-                    _ => pc.wrapping_add(4),
-                };
-                self.cpu.enter_exception(kind, link);
+                exception = self.finish_special::<SYSTEM>(flow, pc, word, thumb, fault)?;
             }
         }
         self.retired += 1;
@@ -589,30 +517,175 @@ impl Machine {
         })
     }
 
+    /// Complete an instruction whose flow is neither `Next` nor `Jump` (a system call, a
+    /// semihosting call, an exception): true if it took an exception. Out of line: the
+    /// common instructions never come here.
+    #[cold]
+    #[inline(never)]
+    fn finish_special<const SYSTEM: bool>(
+        &mut self,
+        flow: Flow,
+        pc: u32,
+        word: u32,
+        thumb: bool,
+        fault: Option<MemFault>,
+    ) -> Result<bool, SimError> {
+        let size = if thumb { 2 } else { 4 };
+        match flow {
+            // In a Linux program every SVC is a system call (EABI: the number is in r7).
+            Flow::Semihost | Flow::Exception(ExceptionKind::Swi) if !SYSTEM && self.linux.is_some() => {
+                self.cpu.r[15] = pc.wrapping_add(size);
+                self.linux_syscall(pc)?;
+                Ok(false)
+            }
+            Flow::Semihost => {
+                self.cpu.r[15] = pc.wrapping_add(size);
+                self.semihost.set_retired(self.retired);
+                match self.semihost.call(&mut self.cpu, &mut self.mem).map_err(|reason| SimError::Semihosting { pc, reason })? {
+                    SemihostOutcome::Continue => {}
+                    SemihostOutcome::Exit(code) => self.exit = Some(code),
+                }
+                Ok(false)
+            }
+            Flow::Exception(kind) => {
+                if self.policy == ExceptionPolicy::Stop {
+                    return Err(match kind {
+                        ExceptionKind::Undefined => {
+                            SimError::Undefined { pc, insn: word, state: if thumb { "Thumb" } else { "ARM" } }
+                        }
+                        ExceptionKind::DataAbort => SimError::DataFault {
+                            pc,
+                            addr: fault.map_or(0, |f| f.addr),
+                            kind: if fault.is_some_and(|f| f.write) { "write" } else { "read" },
+                        },
+                        other => SimError::UnhandledException { pc, what: other.name() },
+                    });
+                }
+                // Return links: SWI/UND -> next instruction; aborts -> +8/+4 per the ARM ARM.
+                let link = match kind {
+                    ExceptionKind::Swi | ExceptionKind::Undefined => pc.wrapping_add(size),
+                    ExceptionKind::PrefetchAbort => pc.wrapping_add(4),
+                    ExceptionKind::DataAbort => pc.wrapping_add(8),
+                    _ => pc.wrapping_add(4),
+                };
+                self.cpu.enter_exception(kind, link);
+                Ok(true)
+            }
+            Flow::Next | Flow::Jump => unreachable!("the step completes these itself"),
+        }
+    }
+
     /// Run until the program exits or `max_insns` instructions retired.
     pub fn run<H: RetireHook + ?Sized>(&mut self, max_insns: u64, hook: &mut H) -> Result<i32, SimError> {
         if self.timing.is_some() {
             return self.run_timed(max_insns, hook);
         }
-        self.run_impl::<false, H>(max_insns, hook)
+        self.run_functional(max_insns, hook)
     }
 
     #[inline(never)]
     fn run_timed<H: RetireHook + ?Sized>(&mut self, max_insns: u64, hook: &mut H) -> Result<i32, SimError> {
-        self.run_impl::<true, H>(max_insns, hook)
-    }
-
-    #[inline]
-    fn run_impl<const TIMED: bool, H: RetireHook + ?Sized>(
-        &mut self,
-        max_insns: u64,
-        hook: &mut H,
-    ) -> Result<i32, SimError> {
         while self.retired < max_insns {
-            if let StepOutcome::Exited(code) = self.step_impl::<TIMED, false, H>(hook, None)? {
+            if let StepOutcome::Exited(code) = self.step_impl::<true, false, H>(hook, None)? {
                 return Ok(code);
             }
         }
         Err(SimError::InstructionLimit { limit: max_insns, pc: self.cpu.r[15] })
+    }
+
+    /// The functional run: the steps of `step_impl::<false, false>` (same events, same
+    /// errors), with the ordinary instructions in a loop of their own ([`Machine::run_plain`])
+    /// and the others completed here.
+    fn run_functional<H: RetireHook + ?Sized>(&mut self, max_insns: u64, hook: &mut H) -> Result<i32, SimError> {
+        loop {
+            if self.retired >= max_insns {
+                return Err(SimError::InstructionLimit { limit: max_insns, pc: self.cpu.r[15] });
+            }
+            if let Some(code) = self.exit {
+                return Ok(code);
+            }
+            let Some(s) = self.run_plain(max_insns, hook)? else { continue };
+            let exception = self.finish_special::<false>(s.flow, s.pc, s.word, s.thumb, s.fault)?;
+            self.retired += 1;
+            let next_pc = self.cpu.r[15] | self.cpu.thumb as u32;
+            let ev = RetireEvent {
+                pc: s.pc,
+                insn: s.word,
+                thumb: s.thumb,
+                class: s.class,
+                taken: false,
+                next_pc,
+                exception,
+                cycle: 0,
+            };
+            hook.retire(&ev, &self.accesses);
+            if let Some(code) = self.exit {
+                return Ok(code);
+            }
+        }
+    }
+
+    /// Run instructions until `max_insns` have retired (`None`) or one needs more than the
+    /// next PC or a jump (`Some`: executed, not yet retired; [`Machine::finish_special`]
+    /// completes it). The loop keeps the retired count in a register and builds the bus once.
+    #[inline(always)]
+    fn run_plain<H: RetireHook + ?Sized>(&mut self, max_insns: u64, hook: &mut H) -> Result<Option<Special>, SimError> {
+        let mut retired = self.retired;
+        let cpu = &mut self.cpu;
+        let decoded = &mut self.decoded;
+        let mut bus = Bus::new(&mut self.mem, &mut self.accesses, self.log_accesses);
+        let result = loop {
+            if retired >= max_insns {
+                break Ok(None);
+            }
+            decoded.sync(bus.mem);
+            let pc = cpu.r[15];
+            let thumb = cpu.thumb;
+            let Ok(&d) = decoded.get(bus.mem, pc, thumb) else { break Err(SimError::FetchFault { pc }) };
+            bus.log.clear();
+            bus.fault = None;
+            let flow = if d.cond == COND_ALWAYS || cpu.cond_passed(d.cond as u32) {
+                match (d.handler)(cpu, &mut bus, d.word) {
+                    Ok(flow) => flow,
+                    Err(e) => break Err(e.at(pc, d.word)),
+                }
+            } else {
+                Flow::Next
+            };
+            let taken = match flow {
+                Flow::Next => {
+                    cpu.r[15] = pc.wrapping_add(if thumb { 2 } else { 4 });
+                    false
+                }
+                Flow::Jump if d.class != BranchClass::None => true,
+                Flow::Jump => break Err(pc_write_error(pc, d.word)),
+                _ => break Ok(Some(Special { flow, pc, word: d.word, thumb, class: d.class, fault: bus.fault })),
+            };
+            retired += 1;
+            let next_pc = cpu.r[15] | cpu.thumb as u32;
+            let ev = RetireEvent { pc, insn: d.word, thumb, class: d.class, taken, next_pc, exception: false, cycle: 0 };
+            hook.retire(&ev, bus.log);
+        };
+        self.retired = retired;
+        result
+    }
+}
+
+/// An executed instruction that [`Machine::finish_special`] completes.
+struct Special {
+    flow: Flow,
+    pc: u32,
+    word: u32,
+    thumb: bool,
+    class: BranchClass,
+    fault: Option<MemFault>,
+}
+
+#[cold]
+fn pc_write_error(pc: u32, word: u32) -> SimError {
+    SimError::Unpredictable {
+        pc,
+        insn: word,
+        reason: "writes the PC but is not a control-flow instruction of the ARMv5TE classifier",
     }
 }

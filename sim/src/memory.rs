@@ -3,6 +3,11 @@
 //! Pages are 4 KiB and allocated on first write inside an allowed region (ELF segments,
 //! heap, stack); reads of an allowed page that was never written return zeros. Accesses
 //! outside every region are faults, reported with the address.
+//!
+//! The machine decodes each instruction once (`crate::decoded`) and marks the pages it
+//! decoded from as code pages; every change to what a code page reads (stores, bulk writes,
+//! mapping and unmapping) is reported back, so that stale decodings are dropped before the
+//! next instruction runs (self-modifying code, loaders, DMA).
 
 use streamtrace_isa::ProgramImage;
 
@@ -29,11 +34,25 @@ fn pages_of(base: u32, len: u64) -> std::ops::Range<u64> {
     first..last + 1
 }
 
+/// A bit per page.
+type PageBits = [u64; PAGES / 64];
+
+// The tables are fixed-size arrays: an index derived from a 32-bit address by a shift is
+// always in range, so accesses need no bounds check.
 pub struct Memory {
-    pages: Vec<Option<Box<Page>>>,
+    pages: Box<[Option<Box<Page>>; PAGES]>,
     /// One bit per page: may be allocated on demand.
-    allowed: Vec<u64>,
+    allowed: Box<PageBits>,
+    /// One bit per page the machine holds decoded instructions from.
+    code_pages: Box<PageBits>,
+    /// Byte ranges (start, length) of code pages that changed since the machine last took
+    /// them ([`Memory::take_code_changes`]). A new memory reports all of it as changed, so
+    /// a machine given a fresh memory forgets what it decoded from the old one.
+    code_changes: Vec<(u32, u64)>,
 }
+
+/// The whole address space, as a changed range.
+pub(crate) const ALL_CHANGED: (u32, u64) = (0, 1 << 32);
 
 impl Default for Memory {
     fn default() -> Self {
@@ -45,13 +64,21 @@ impl Memory {
     pub fn new() -> Self {
         let mut pages = Vec::with_capacity(PAGES);
         pages.resize_with(PAGES, || None);
-        Memory { pages, allowed: vec![0; PAGES / 64] }
+        let bits = || vec![0u64; PAGES / 64].into_boxed_slice().try_into().expect("PAGES / 64 words");
+        Memory {
+            pages: pages.into_boxed_slice().try_into().expect("PAGES pages"),
+            allowed: bits(),
+            code_pages: bits(),
+            code_changes: vec![ALL_CHANGED],
+        }
     }
 
     /// Allow `[base, base + len)` (rounded out to pages).
     pub fn map_region(&mut self, base: u32, len: u64) {
         for p in pages_of(base, len) {
             self.allowed[(p / 64) as usize] |= 1 << (p % 64);
+            // A fetch there no longer faults (and a Thumb BL suffix sees its prefix).
+            self.note_page_change(p as usize);
         }
     }
 
@@ -61,6 +88,44 @@ impl Memory {
         for p in pages_of(base, len) {
             self.allowed[(p / 64) as usize] &= !(1 << (p % 64));
             self.pages[p as usize] = None;
+            self.note_page_change(p as usize);
+        }
+    }
+
+    /// Mark the page holding `addr` as one the machine decoded instructions from.
+    pub(crate) fn mark_code_page(&mut self, addr: u32) {
+        let p = (addr >> PAGE_BITS) as usize;
+        self.code_pages[p / 64] |= 1 << (p % 64);
+    }
+
+    #[inline(always)]
+    fn is_code_page(&self, page: usize) -> bool {
+        self.code_pages[page / 64] >> (page % 64) & 1 == 1
+    }
+
+    /// Has a code page changed since [`Memory::take_code_changes`]? (Checked before every
+    /// instruction: one load.)
+    #[inline(always)]
+    pub(crate) fn code_changed(&self) -> bool {
+        !self.code_changes.is_empty()
+    }
+
+    /// The code ranges that changed, in the order they did; the list is empty afterwards.
+    pub(crate) fn take_code_changes(&mut self, into: &mut Vec<(u32, u64)>) {
+        into.append(&mut self.code_changes);
+    }
+
+    /// A store of `len` bytes at `addr` (within one page).
+    #[inline(always)]
+    fn note_store(&mut self, addr: u32, len: u32) {
+        if self.is_code_page((addr >> PAGE_BITS) as usize) {
+            self.code_changes.push((addr, len as u64));
+        }
+    }
+
+    fn note_page_change(&mut self, page: usize) {
+        if self.is_code_page(page) {
+            self.code_changes.push(((page as u32) << PAGE_BITS, PAGE_SIZE as u64));
         }
     }
 
@@ -134,6 +199,7 @@ impl Memory {
 
     #[inline]
     pub fn write8(&mut self, addr: u32, v: u8) -> Result<(), MemFault> {
+        self.note_store(addr, 1);
         let p = self.page_mut(addr)?;
         p[addr as usize & (PAGE_SIZE - 1)] = v;
         Ok(())
@@ -143,6 +209,7 @@ impl Memory {
     pub fn write16(&mut self, addr: u32, v: u16) -> Result<(), MemFault> {
         let off = addr as usize & (PAGE_SIZE - 1);
         if off + 2 <= PAGE_SIZE {
+            self.note_store(addr, 2);
             let p = self.page_mut(addr)?;
             p[off..off + 2].copy_from_slice(&v.to_le_bytes());
             return Ok(());
@@ -154,6 +221,7 @@ impl Memory {
     pub fn write32(&mut self, addr: u32, v: u32) -> Result<(), MemFault> {
         let off = addr as usize & (PAGE_SIZE - 1);
         if off + 4 <= PAGE_SIZE {
+            self.note_store(addr, 4);
             let p = self.page_mut(addr)?;
             p[off..off + 4].copy_from_slice(&v.to_le_bytes());
             return Ok(());
@@ -169,8 +237,17 @@ impl Memory {
                 return Err(MemFault { addr: a, write: true });
             }
         }
+        let mut code = false;
         for (i, &b) in data.iter().enumerate() {
-            self.write8(addr.wrapping_add(i as u32), b)?;
+            let a = addr.wrapping_add(i as u32);
+            if i == 0 || a as usize & (PAGE_SIZE - 1) == 0 {
+                code |= self.is_code_page((a >> PAGE_BITS) as usize);
+            }
+            self.page_mut(a)?[a as usize & (PAGE_SIZE - 1)] = b;
+        }
+        if code {
+            // One report for the whole range (a loader or DMA burst may write many pages).
+            self.code_changes.push((addr, data.len() as u64));
         }
         Ok(())
     }

@@ -64,18 +64,21 @@
 //! `SWI 0xAB` gives `Flow::Semihost`, every other SWI `Flow::Exception(Swi)`.
 
 use crate::cpu::{add_with_carry, shift_imm, shift_reg, Cpu, ExceptionKind, ShiftType};
-use crate::machine::{Bus, Flow, SimError};
+use crate::machine::{Bus, Flow, SimError, Unpredictable};
 
-type Handler = fn(&mut Cpu, &mut Bus<'_>, u16) -> Result<Flow, SimError>;
+/// A handler gets the halfword zero-extended, so that the predecoded-instruction cache holds
+/// one handler type for both states.
+pub(crate) type Handler = fn(&mut Cpu, &mut Bus<'_>, u32) -> Result<Flow, Unpredictable>;
 
 /// Handler table indexed by `hw >> 6`.
-static TABLE: [Handler; 1024] = build_table();
+pub(crate) static TABLE: [Handler; 1024] = build_table();
 
 /// Execute one Thumb instruction `hw` located at `cpu.r[15]`.
 // Always inlined into the machine's (timed and untimed) steps.
 #[inline(always)]
 pub fn execute(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
-    TABLE[(hw >> 6) as usize](cpu, bus, hw)
+    let pc = cpu.r[15];
+    TABLE[(hw >> 6) as usize](cpu, bus, hw as u32).map_err(|e| e.at(pc, hw as u32))
 }
 
 const DATA_ABORT: Flow = Flow::Exception(ExceptionKind::DataAbort);
@@ -205,8 +208,8 @@ const fn select(idx: u32) -> Handler {
 
 /// Low register number at bit `shift`.
 #[inline(always)]
-fn lo(hw: u16, shift: u32) -> usize {
-    ((hw as u32 >> shift) & 7) as usize
+fn lo(hw: u32, shift: u32) -> usize {
+    ((hw >> shift) & 7) as usize
 }
 
 /// Read a register as an operand of a hi-register instruction (pc reads as pc + 4).
@@ -238,11 +241,6 @@ fn sext(value: u32, bits: u32) -> u32 {
     (((value << s) as i32) >> s) as u32
 }
 
-#[cold]
-fn unpredictable(cpu: &Cpu, hw: u16, reason: &'static str) -> SimError {
-    SimError::Unpredictable { pc: cpu.r[15], insn: hw as u32, reason }
-}
-
 /// Decode an interworking branch target: (pc, thumb), or None if UNPREDICTABLE (ARM
 /// target with bit 1 set).
 #[inline(always)]
@@ -267,8 +265,8 @@ fn load_word(bus: &mut Bus<'_>, addr: u32) -> Result<u32, crate::memory::MemFaul
 // Data processing
 
 /// Format 1: `LSL/LSR/ASR Rd, Rm, #imm5` (LSR/ASR #0 encode #32).
-fn shift_by_imm<const TY: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
-    let (v, c) = shift_imm(cpu.r[lo(hw, 3)], ShiftType::from_bits(TY), (hw as u32 >> 6) & 31, cpu.c);
+fn shift_by_imm<const TY: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
+    let (v, c) = shift_imm(cpu.r[lo(hw, 3)], ShiftType::from_bits(TY), (hw >> 6) & 31, cpu.c);
     cpu.r[lo(hw, 0)] = v;
     cpu.c = c;
     cpu.set_nz(v);
@@ -276,8 +274,8 @@ fn shift_by_imm<const TY: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Resul
 }
 
 /// Format 2: `ADD/SUB Rd, Rn, Rm` (OP 0/1) and `ADD/SUB Rd, Rn, #imm3` (OP 2/3).
-fn add_sub<const OP: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
-    let field = (hw as u32 >> 6) & 7;
+fn add_sub<const OP: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
+    let field = (hw >> 6) & 7;
     let b = if OP & 2 != 0 { field } else { cpu.r[field as usize] };
     let a = cpu.r[lo(hw, 3)];
     let res = if OP & 1 != 0 { sub(a, b) } else { add_with_carry(a, b, false) };
@@ -286,9 +284,9 @@ fn add_sub<const OP: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flo
 }
 
 /// Format 3: `MOV/CMP/ADD/SUB Rd, #imm8`.
-fn imm8<const OP: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+fn imm8<const OP: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
     let rd = lo(hw, 8);
-    let imm = hw as u32 & 0xFF;
+    let imm = hw & 0xFF;
     match OP {
         0 => {
             cpu.r[rd] = imm;
@@ -304,7 +302,7 @@ fn imm8<const OP: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, 
 }
 
 /// Format 4: the sixteen ALU operations `op Rd, Rm` (Rs for the register shifts).
-fn alu<const OP: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+fn alu<const OP: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
     let rd = lo(hw, 0);
     let a = cpu.r[rd];
     let b = cpu.r[lo(hw, 3)];
@@ -347,13 +345,13 @@ fn alu<const OP: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, S
 
 /// Format 5 register fields: (Rd/Rn with H1, Rm with H2).
 #[inline(always)]
-fn hi_regs(hw: u16) -> (usize, usize) {
+fn hi_regs(hw: u32) -> (usize, usize) {
     let hw = hw as usize;
     (((hw >> 4) & 8) | (hw & 7), (hw >> 3) & 15)
 }
 
 /// `ADD Rd, Rm` (hi registers, no flags). Rd = pc branches, staying in Thumb state.
-fn hi_add(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+fn hi_add(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
     let (rd, rm) = hi_regs(hw);
     let r = read_hi(cpu, rd).wrapping_add(read_hi(cpu, rm));
     if rd == 15 {
@@ -365,14 +363,14 @@ fn hi_add(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
 }
 
 /// `CMP Rn, Rm` (hi registers).
-fn hi_cmp(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+fn hi_cmp(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
     let (rn, rm) = hi_regs(hw);
     set_nzcv(cpu, sub(read_hi(cpu, rn), read_hi(cpu, rm)));
     Ok(Flow::Next)
 }
 
 /// `MOV Rd, Rm` (hi registers, no flags). Rd = pc branches, staying in Thumb state.
-fn hi_mov(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+fn hi_mov(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
     let (rd, rm) = hi_regs(hw);
     let v = read_hi(cpu, rm);
     if rd == 15 {
@@ -384,10 +382,10 @@ fn hi_mov(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
 }
 
 /// `BX Rm`: interworking branch.
-fn bx(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+fn bx(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
     let (_, rm) = hi_regs(hw);
     let Some((pc, thumb)) = interwork_target(read_hi(cpu, rm)) else {
-        return Err(unpredictable(cpu, hw, "BX to an ARM-state address with bit 1 set"));
+        return Err(Unpredictable(&"BX to an ARM-state address with bit 1 set"));
     };
     cpu.r[15] = pc;
     cpu.thumb = thumb;
@@ -395,13 +393,13 @@ fn bx(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
 }
 
 /// `BLX Rm`: interworking call, lr = next instruction | 1.
-fn blx_reg(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+fn blx_reg(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
     let (_, rm) = hi_regs(hw);
     if rm == 15 {
-        return Err(unpredictable(cpu, hw, "BLX pc"));
+        return Err(Unpredictable(&"BLX pc"));
     }
     let Some((pc, thumb)) = interwork_target(cpu.r[rm]) else {
-        return Err(unpredictable(cpu, hw, "BLX to an ARM-state address with bit 1 set"));
+        return Err(Unpredictable(&"BLX to an ARM-state address with bit 1 set"));
     };
     cpu.r[14] = cpu.r[15].wrapping_add(2) | 1;
     cpu.r[15] = pc;
@@ -410,20 +408,20 @@ fn blx_reg(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
 }
 
 /// Format 12: `ADD Rd, PC, #imm8 * 4` (PC word-aligned).
-fn add_pc(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
-    cpu.r[lo(hw, 8)] = (cpu.r[15].wrapping_add(4) & !3).wrapping_add((hw as u32 & 0xFF) << 2);
+fn add_pc(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
+    cpu.r[lo(hw, 8)] = (cpu.r[15].wrapping_add(4) & !3).wrapping_add((hw & 0xFF) << 2);
     Ok(Flow::Next)
 }
 
 /// Format 12: `ADD Rd, SP, #imm8 * 4`.
-fn add_sp(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
-    cpu.r[lo(hw, 8)] = cpu.r[13].wrapping_add((hw as u32 & 0xFF) << 2);
+fn add_sp(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
+    cpu.r[lo(hw, 8)] = cpu.r[13].wrapping_add((hw & 0xFF) << 2);
     Ok(Flow::Next)
 }
 
 /// Format 13: `ADD SP, #imm7 * 4` / `SUB SP, #imm7 * 4` (bit 7).
-fn adjust_sp(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
-    let off = (hw as u32 & 0x7F) << 2;
+fn adjust_sp(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
+    let off = (hw & 0x7F) << 2;
     cpu.r[13] = if hw & 0x80 != 0 { cpu.r[13].wrapping_sub(off) } else { cpu.r[13].wrapping_add(off) };
     Ok(Flow::Next)
 }
@@ -442,7 +440,7 @@ const OP_LDRSH: u32 = 7;
 
 /// One single-register transfer with the format 7/8 opcode `OP` (see the `OP_*` constants).
 #[inline(always)]
-fn transfer<const OP: u32>(cpu: &mut Cpu, bus: &mut Bus<'_>, rd: usize, addr: u32) -> Result<Flow, SimError> {
+fn transfer<const OP: u32>(cpu: &mut Cpu, bus: &mut Bus<'_>, rd: usize, addr: u32) -> Result<Flow, Unpredictable> {
     match OP {
         OP_STR => mem!(bus.write32(addr & !3, cpu.r[rd])),
         OP_STRH => mem!(bus.write16(addr & !1, cpu.r[rd] as u16)),
@@ -458,37 +456,37 @@ fn transfer<const OP: u32>(cpu: &mut Cpu, bus: &mut Bus<'_>, rd: usize, addr: u3
 }
 
 /// Formats 7/8: `op Rd, [Rn, Rm]`.
-fn ldst_reg<const OP: u32>(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+fn ldst_reg<const OP: u32>(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
     let addr = cpu.r[lo(hw, 3)].wrapping_add(cpu.r[lo(hw, 6)]);
     transfer::<OP>(cpu, bus, lo(hw, 0), addr)
 }
 
 /// Formats 9/10: `op Rd, [Rn, #imm5 * SCALE]`.
-fn ldst_imm<const OP: u32, const SCALE: u32>(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
-    let addr = cpu.r[lo(hw, 3)].wrapping_add(((hw as u32 >> 6) & 31) * SCALE);
+fn ldst_imm<const OP: u32, const SCALE: u32>(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
+    let addr = cpu.r[lo(hw, 3)].wrapping_add(((hw >> 6) & 31) * SCALE);
     transfer::<OP>(cpu, bus, lo(hw, 0), addr)
 }
 
 /// Format 11: `LDR/STR Rd, [SP, #imm8 * 4]`.
-fn ldst_sp<const OP: u32>(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
-    let addr = cpu.r[13].wrapping_add((hw as u32 & 0xFF) << 2);
+fn ldst_sp<const OP: u32>(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
+    let addr = cpu.r[13].wrapping_add((hw & 0xFF) << 2);
     transfer::<OP>(cpu, bus, lo(hw, 8), addr)
 }
 
 /// Format 6: `LDR Rd, [PC, #imm8 * 4]`.
-fn ldr_pc(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
-    let addr = (cpu.r[15].wrapping_add(4) & !3).wrapping_add((hw as u32 & 0xFF) << 2);
+fn ldr_pc(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
+    let addr = (cpu.r[15].wrapping_add(4) & !3).wrapping_add((hw & 0xFF) << 2);
     cpu.r[lo(hw, 8)] = mem!(bus.read32(addr));
     Ok(Flow::Next)
 }
 
 /// Format 14: `PUSH {list[, lr]}` (full descending: lowest register at the lowest address).
-fn push(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
-    let list = hw as u32 & 0xFF;
+fn push(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
+    let list = hw & 0xFF;
     let with_lr = hw & 0x100 != 0;
     let n = list.count_ones() + with_lr as u32;
     if n == 0 {
-        return Err(unpredictable(cpu, hw, "PUSH with an empty register list"));
+        return Err(Unpredictable(&"PUSH with an empty register list"));
     }
     let start = cpu.r[13].wrapping_sub(4 * n);
     let mut addr = start;
@@ -507,12 +505,12 @@ fn push(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
 }
 
 /// Format 14: `POP {list[, pc]}`; a loaded pc interworks (bit 0 selects Thumb state).
-fn pop(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
-    let list = hw as u32 & 0xFF;
+fn pop(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
+    let list = hw & 0xFF;
     let with_pc = hw & 0x100 != 0;
     let n = list.count_ones() + with_pc as u32;
     if n == 0 {
-        return Err(unpredictable(cpu, hw, "POP with an empty register list"));
+        return Err(Unpredictable(&"POP with an empty register list"));
     }
     let mut vals = [0u32; 8];
     let mut addr = cpu.r[13];
@@ -527,7 +525,7 @@ fn pop(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
         let v = mem!(bus.read32(addr & !3));
         match interwork_target(v) {
             Some(t) => Some(t),
-            None => return Err(unpredictable(cpu, hw, "POP {pc} of an ARM-state address with bit 1 set")),
+            None => return Err(Unpredictable(&"POP {pc} of an ARM-state address with bit 1 set")),
         }
     } else {
         None
@@ -550,11 +548,11 @@ fn pop(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
 }
 
 /// Format 15: `STMIA Rn!, {list}`. The original Rn is stored if Rn is in the list.
-fn stmia(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+fn stmia(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
     let rn = lo(hw, 8);
-    let list = hw as u32 & 0xFF;
+    let list = hw & 0xFF;
     if list == 0 {
-        return Err(unpredictable(cpu, hw, "STMIA with an empty register list"));
+        return Err(Unpredictable(&"STMIA with an empty register list"));
     }
     let base = cpu.r[rn];
     let mut addr = base;
@@ -571,11 +569,11 @@ fn stmia(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
 
 /// Format 15: `LDMIA Rn!, {list}`. If Rn is in the list it gets the loaded value and is
 /// not written back (ARMv5).
-fn ldmia(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+fn ldmia(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
     let rn = lo(hw, 8);
-    let list = hw as u32 & 0xFF;
+    let list = hw & 0xFF;
     if list == 0 {
-        return Err(unpredictable(cpu, hw, "LDMIA with an empty register list"));
+        return Err(Unpredictable(&"LDMIA with an empty register list"));
     }
     let mut vals = [0u32; 8];
     let mut addr = cpu.r[rn];
@@ -600,40 +598,40 @@ fn ldmia(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
 // Branches and exceptions
 
 /// Format 16: `B<cond> label` (cond 0..=13).
-fn bcc<const COND: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+fn bcc<const COND: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
     if !cpu.cond_passed(COND) {
         return Ok(Flow::Next);
     }
-    cpu.r[15] = cpu.r[15].wrapping_add(4).wrapping_add(sext(hw as u32 & 0xFF, 8) << 1);
+    cpu.r[15] = cpu.r[15].wrapping_add(4).wrapping_add(sext(hw & 0xFF, 8) << 1);
     Ok(Flow::Jump)
 }
 
 /// Format 18: `B label`.
-fn b(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
-    cpu.r[15] = cpu.r[15].wrapping_add(4).wrapping_add(sext(hw as u32 & 0x7FF, 11) << 1);
+fn b(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
+    cpu.r[15] = cpu.r[15].wrapping_add(4).wrapping_add(sext(hw & 0x7FF, 11) << 1);
     Ok(Flow::Jump)
 }
 
 /// Format 19, first half: `lr = pc + 4 + (sext(imm11) << 12)`.
-fn bl_prefix(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
-    cpu.r[14] = cpu.r[15].wrapping_add(4).wrapping_add(sext(hw as u32 & 0x7FF, 11) << 12);
+fn bl_prefix(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
+    cpu.r[14] = cpu.r[15].wrapping_add(4).wrapping_add(sext(hw & 0x7FF, 11) << 12);
     Ok(Flow::Next)
 }
 
 /// Format 19, BL second half: branch to `lr + (imm11 << 1)` in Thumb state.
-fn bl_suffix(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
-    let target = cpu.r[14].wrapping_add((hw as u32 & 0x7FF) << 1);
+fn bl_suffix(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
+    let target = cpu.r[14].wrapping_add((hw & 0x7FF) << 1);
     cpu.r[14] = cpu.r[15].wrapping_add(2) | 1;
     cpu.r[15] = target & !1;
     Ok(Flow::Jump)
 }
 
 /// Format 19, BLX second half: branch to `(lr + (imm11 << 1)) & !3` in ARM state.
-fn blx_suffix(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+fn blx_suffix(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
     if hw & 1 != 0 {
         return Ok(Flow::Exception(ExceptionKind::Undefined));
     }
-    let target = cpu.r[14].wrapping_add((hw as u32 & 0x7FF) << 1);
+    let target = cpu.r[14].wrapping_add((hw & 0x7FF) << 1);
     cpu.r[14] = cpu.r[15].wrapping_add(2) | 1;
     cpu.r[15] = target & !3;
     cpu.thumb = false;
@@ -641,16 +639,16 @@ fn blx_suffix(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError>
 }
 
 /// Format 17: `SWI imm8`; `SWI 0xAB` is the semihosting trap.
-fn swi(_: &mut Cpu, _: &mut Bus<'_>, hw: u16) -> Result<Flow, SimError> {
+fn swi(_: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
     Ok(if hw & 0xFF == 0xAB { Flow::Semihost } else { Flow::Exception(ExceptionKind::Swi) })
 }
 
 /// `BKPT imm8` (ARMv5T): prefetch abort.
-fn bkpt(_: &mut Cpu, _: &mut Bus<'_>, _: u16) -> Result<Flow, SimError> {
+fn bkpt(_: &mut Cpu, _: &mut Bus<'_>, _: u32) -> Result<Flow, Unpredictable> {
     Ok(Flow::Exception(ExceptionKind::PrefetchAbort))
 }
 
-fn undefined(_: &mut Cpu, _: &mut Bus<'_>, _: u16) -> Result<Flow, SimError> {
+fn undefined(_: &mut Cpu, _: &mut Bus<'_>, _: u32) -> Result<Flow, Unpredictable> {
     Ok(Flow::Exception(ExceptionKind::Undefined))
 }
 

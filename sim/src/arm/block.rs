@@ -4,7 +4,7 @@
 use super::dp::exception_return;
 use super::{field, interwork_to, unpredictable};
 use crate::cpu::{Cpu, ExceptionKind};
-use crate::machine::{Bus, Flow, SimError};
+use crate::machine::{Bus, Flow, Unpredictable};
 
 const P: u32 = 1 << 24;
 const U: u32 = 1 << 23;
@@ -27,24 +27,24 @@ fn block_addresses(word: u32, base: u32, count: u32) -> (u32, u32) {
 }
 
 /// LDM (all addressing modes, with or without `^`).
-pub(super) fn ldm(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+pub(super) fn ldm(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, Unpredictable> {
     let rn = field(word, 16);
     let list = word & 0xFFFF;
     if list == 0 {
-        return unpredictable(cpu, word, "LDM with an empty register list");
+        return unpredictable(&"LDM with an empty register list");
     }
     if rn == 15 {
-        return unpredictable(cpu, word, "LDM with Rn = pc");
+        return unpredictable(&"LDM with Rn = pc");
     }
     let writeback = word & W != 0;
     let pc_in_list = list & 0x8000 != 0;
     let user_bank = word & S != 0 && !pc_in_list;
     if user_bank {
         if writeback {
-            return unpredictable(cpu, word, "LDM^ (user registers) with writeback");
+            return unpredictable(&"LDM^ (user registers) with writeback");
         }
         if !cpu.mode().has_spsr() {
-            return unpredictable(cpu, word, "LDM^ in User or System mode");
+            return unpredictable(&"LDM^ in User or System mode");
         }
     }
     let (start, new_base) = block_addresses(word, cpu.r[rn], list.count_ones());
@@ -74,35 +74,35 @@ pub(super) fn ldm(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, S
     }
     if pc_in_list {
         if word & S != 0 {
-            return exception_return(cpu, word, values[15]);
+            return exception_return(cpu, values[15]);
         }
-        return interwork_to(cpu, word, values[15]);
+        return interwork_to(cpu, values[15]);
     }
     Ok(Flow::Next)
 }
 
 /// STM (all addressing modes, with or without `^`). pc is stored as its address + 8.
-pub(super) fn stm(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+pub(super) fn stm(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, Unpredictable> {
     let rn = field(word, 16);
     let list = word & 0xFFFF;
     if list == 0 {
-        return unpredictable(cpu, word, "STM with an empty register list");
+        return unpredictable(&"STM with an empty register list");
     }
     if rn == 15 {
-        return unpredictable(cpu, word, "STM with Rn = pc");
+        return unpredictable(&"STM with Rn = pc");
     }
     let writeback = word & W != 0;
     let user_bank = word & S != 0;
     if user_bank {
         if writeback {
-            return unpredictable(cpu, word, "STM^ (user registers) with writeback");
+            return unpredictable(&"STM^ (user registers) with writeback");
         }
         if !cpu.mode().has_spsr() {
-            return unpredictable(cpu, word, "STM^ in User or System mode");
+            return unpredictable(&"STM^ in User or System mode");
         }
     }
     if writeback && list & (1 << rn) != 0 && list & ((1 << rn) - 1) != 0 {
-        return unpredictable(cpu, word, "STM with writeback and Rn in the list but not the lowest register");
+        return unpredictable(&"STM with writeback and Rn in the list but not the lowest register");
     }
     let (start, new_base) = block_addresses(word, cpu.r[rn], list.count_ones());
     let mut addr = start;

@@ -3,14 +3,14 @@
 
 use super::{field, half, read_reg, unpredictable, CP15_CACHE_TYPE, CP15_MAIN_ID};
 use crate::cpu::{Cpu, ExceptionKind};
-use crate::machine::{Bus, CoprocOp, Flow, SimError};
+use crate::machine::{Bus, CoprocOp, Flow, Unpredictable};
 
 const ACC_MASK: u64 = (1 << 40) - 1;
 
-const UNDEFINED: Result<Flow, SimError> = Ok(Flow::Exception(ExceptionKind::Undefined));
+const UNDEFINED: Result<Flow, Unpredictable> = Ok(Flow::Exception(ExceptionKind::Undefined));
 
 /// MCR/MRC (bits[27:24] = 1110, bit 4 = 1).
-pub(super) fn mcr_mrc(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+pub(super) fn mcr_mrc(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, Unpredictable> {
     let load = word & (1 << 20) != 0;
     let opc1 = (word >> 21) & 7;
     let crn = (word >> 16) & 15;
@@ -60,20 +60,20 @@ pub(super) fn mcr_mrc(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flo
 
 /// MIA (opcode_3 = 0000), MIAPH (1000), MIAxy (11xy): acc0 += products, 40-bit wrap.
 /// opcode_3 = bits[19:16], Rs = [15:12], acc = [7:5], Rm = [3:0].
-fn mia(cpu: &mut Cpu, word: u32) -> Result<Flow, SimError> {
+fn mia(cpu: &mut Cpu, word: u32) -> Result<Flow, Unpredictable> {
     let (rs, rm) = (field(word, 12), field(word, 0));
     if rs == 15 || rm == 15 {
-        return unpredictable(cpu, word, "MIA with pc as an operand");
+        return unpredictable(&"MIA with pc as an operand");
     }
     if (word >> 5) & 7 != 0 {
-        return unpredictable(cpu, word, "MIA on an accumulator other than acc0");
+        return unpredictable(&"MIA on an accumulator other than acc0");
     }
     let (a, b) = (cpu.r[rm], cpu.r[rs]);
     let add = match (word >> 16) & 15 {
         0b0000 => (a as i32 as i64).wrapping_mul(b as i32 as i64),
         0b1000 => (half(a, true) as i64 * half(b, true) as i64) + (half(a, false) as i64 * half(b, false) as i64),
         op @ 0b1100..=0b1111 => half(a, op & 2 != 0) as i64 * half(b, op & 1 != 0) as i64,
-        _ => return unpredictable(cpu, word, "MIA with an undefined opcode_3"),
+        _ => return unpredictable(&"MIA with an undefined opcode_3"),
     };
     cpu.acc0 = cpu.acc0.wrapping_add(add as u64) & ACC_MASK;
     Ok(Flow::Next)
@@ -83,7 +83,7 @@ fn mia(cpu: &mut Cpu, word: u32) -> Result<Flow, SimError> {
 /// a word (N = 0) or doubleword (N = 1) with the offset in words, CP0 a byte or halfword
 /// with the offset in bytes; loads zero-extend into wRd. P = 0 is post-indexed with W = 1
 /// and unindexed with W = 0 (then U must be 1). Every other coprocessor is undefined.
-pub(super) fn ldc_stc(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+pub(super) fn ldc_stc(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, Unpredictable> {
     let cp = (word >> 8) & 15;
     if cp > 1 {
         return UNDEFINED;
@@ -95,7 +95,7 @@ pub(super) fn ldc_stc(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flo
     }
     let rn = field(word, 16);
     if rn == 15 && writeback {
-        return unpredictable(cpu, word, "iWMMXt load/store writing back to the pc");
+        return unpredictable(&"iWMMXt load/store writing back to the pc");
     }
     let wrd = field(word, 12);
     let offset = (word & 0xFF) << if cp == 1 { 2 } else { 0 };
@@ -138,16 +138,16 @@ pub(super) fn ldc_stc(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flo
 }
 
 /// MCRR/MRRC (bits[27:21] = 1100010): only MAR/MRA (p0, opcode 0, acc0) exist.
-pub(super) fn mcrr_mrrc(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+pub(super) fn mcrr_mrrc(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, Unpredictable> {
     if (word >> 8) & 15 != 0 || (word >> 4) & 15 != 0 {
         return UNDEFINED;
     }
     let (hi, lo) = (field(word, 16), field(word, 12));
     if hi == 15 || lo == 15 {
-        return unpredictable(cpu, word, "MAR/MRA with pc as a register");
+        return unpredictable(&"MAR/MRA with pc as a register");
     }
     if word & 15 != 0 {
-        return unpredictable(cpu, word, "MAR/MRA on an accumulator other than acc0");
+        return unpredictable(&"MAR/MRA on an accumulator other than acc0");
     }
     if word & (1 << 20) == 0 {
         // MAR acc0, RdLo, RdHi
@@ -155,7 +155,7 @@ pub(super) fn mcrr_mrrc(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<
     } else {
         // MRA RdLo, RdHi, acc0
         if hi == lo {
-            return unpredictable(cpu, word, "MRA with RdHi = RdLo");
+            return unpredictable(&"MRA with RdHi = RdLo");
         }
         cpu.r[lo] = cpu.acc0 as u32;
         cpu.r[hi] = ((cpu.acc0 >> 32) as u8) as i8 as i32 as u32;

@@ -3,7 +3,7 @@
 
 use super::{field, read_reg, unpredictable, Handler};
 use crate::cpu::{add_with_carry, shift_imm, shift_reg, Cpu, Mode, ShiftType, CPSR_T};
-use crate::machine::{Bus, Flow, SimError};
+use crate::machine::{Bus, Flow, Unpredictable};
 
 /// Operand 2 forms.
 pub(super) const F_IMM: u32 = 0;
@@ -49,7 +49,7 @@ pub(super) fn dp<const OP: u32, const S: bool, const F: u32>(
     cpu: &mut Cpu,
     _bus: &mut Bus<'_>,
     word: u32,
-) -> Result<Flow, SimError> {
+) -> Result<Flow, Unpredictable> {
     let rn_idx = field(word, 16);
     let (op2, shifter_carry, rn) = match F {
         F_IMM => {
@@ -88,7 +88,7 @@ pub(super) fn dp<const OP: u32, const S: bool, const F: u32>(
     if writes_rd {
         let rd = field(word, 12);
         if rd == 15 {
-            return write_pc::<S>(cpu, word, result);
+            return write_pc::<S>(cpu, result);
         }
         cpu.r[rd] = result;
     }
@@ -110,21 +110,21 @@ fn with_flags((r, c, v): (u32, bool, bool)) -> (u32, bool, bool, bool) {
 /// Data processing with Rd = pc: a plain branch (ARMv5: no interworking, bits[1:0] cleared)
 /// or, with S, an exception return.
 #[inline(never)]
-fn write_pc<const S: bool>(cpu: &mut Cpu, word: u32, target: u32) -> Result<Flow, SimError> {
+fn write_pc<const S: bool>(cpu: &mut Cpu, target: u32) -> Result<Flow, Unpredictable> {
     if S {
-        return exception_return(cpu, word, target);
+        return exception_return(cpu, target);
     }
     cpu.r[15] = target & !3;
     Ok(Flow::Jump)
 }
 
 /// CPSR := SPSR, then pc := `target` (aligned for the restored state).
-pub(super) fn exception_return(cpu: &mut Cpu, word: u32, target: u32) -> Result<Flow, SimError> {
+pub(super) fn exception_return(cpu: &mut Cpu, target: u32) -> Result<Flow, Unpredictable> {
     let Some(spsr) = cpu.spsr() else {
-        return unpredictable(cpu, word, "exception return (CPSR := SPSR) in User or System mode");
+        return unpredictable(&"exception return (CPSR := SPSR) in User or System mode");
     };
     if Mode::from_bits(spsr).is_none() {
-        return unpredictable(cpu, word, "exception return to an SPSR with an invalid mode field");
+        return unpredictable(&"exception return to an SPSR with an invalid mode field");
     }
     cpu.set_cpsr(spsr);
     cpu.r[15] = if cpu.thumb { target & !1 } else { target & !3 };
@@ -165,15 +165,15 @@ pub(super) const fn select_dp(opcode: u32, s: bool, form: u32) -> Handler {
 }
 
 /// MRS Rd, CPSR / SPSR.
-pub(super) fn mrs(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+pub(super) fn mrs(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, Unpredictable> {
     let rd = field(word, 12);
     if rd == 15 {
-        return unpredictable(cpu, word, "MRS with Rd = pc");
+        return unpredictable(&"MRS with Rd = pc");
     }
     let v = if word & (1 << 22) != 0 {
         match cpu.spsr() {
             Some(v) => v,
-            None => return unpredictable(cpu, word, "MRS of the SPSR in User or System mode"),
+            None => return unpredictable(&"MRS of the SPSR in User or System mode"),
         }
     } else {
         cpu.cpsr()
@@ -183,13 +183,13 @@ pub(super) fn mrs(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, 
 }
 
 /// MSR CPSR/SPSR_<fields>, #imm (`IMM`) or Rm.
-pub(super) fn msr<const IMM: bool>(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+pub(super) fn msr<const IMM: bool>(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, Unpredictable> {
     let operand = if IMM {
         rotated_imm(word, false).0
     } else {
         let rm = field(word, 0);
         if rm == 15 {
-            return unpredictable(cpu, word, "MSR with Rm = pc");
+            return unpredictable(&"MSR with Rm = pc");
         }
         cpu.r[rm]
     };
@@ -202,7 +202,7 @@ pub(super) fn msr<const IMM: bool>(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32)
     }
     if word & (1 << 22) != 0 {
         let Some(old) = cpu.spsr() else {
-            return unpredictable(cpu, word, "MSR to the SPSR in User or System mode");
+            return unpredictable(&"MSR to the SPSR in User or System mode");
         };
         cpu.set_spsr((old & !mask) | (operand & mask));
         return Ok(Flow::Next);
@@ -214,7 +214,7 @@ pub(super) fn msr<const IMM: bool>(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32)
     // The T bit is never changed by MSR (ARM ARM: UNPREDICTABLE; we ignore the write).
     let new = (((old & !mask) | (operand & mask)) & !CPSR_T) | (old & CPSR_T);
     if Mode::from_bits(new).is_none() {
-        return unpredictable(cpu, word, "MSR sets an invalid processor mode");
+        return unpredictable(&"MSR sets an invalid processor mode");
     }
     cpu.set_cpsr(new);
     Ok(Flow::Next)

@@ -3,7 +3,7 @@
 
 use super::{dp, field, interwork_to, mul, read_reg, undefined, unpredictable, Handler};
 use crate::cpu::{saturate_i32, Cpu, ExceptionKind};
-use crate::machine::{Bus, Flow, SimError};
+use crate::machine::{Bus, Flow, Unpredictable};
 
 /// sext(imm24) << 2.
 #[inline(always)]
@@ -12,7 +12,7 @@ fn branch_offset(word: u32) -> u32 {
 }
 
 /// B / BL (`LINK`): target = pc + 8 + offset; lr = pc + 4.
-pub(super) fn branch<const LINK: bool>(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+pub(super) fn branch<const LINK: bool>(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, Unpredictable> {
     let pc = cpu.r[15];
     if LINK {
         cpu.r[14] = pc.wrapping_add(4);
@@ -28,43 +28,43 @@ fn bx_sbo_ok(word: u32) -> bool {
 }
 
 /// BX Rm: bit 0 of Rm selects Thumb state.
-pub(super) fn bx(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+pub(super) fn bx(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, Unpredictable> {
     if !bx_sbo_ok(word) {
-        return unpredictable(cpu, word, "BX with should-be-one bits [19:8] not all ones");
+        return unpredictable(&"BX with should-be-one bits [19:8] not all ones");
     }
     let target = read_reg(cpu, field(word, 0));
-    interwork_to(cpu, word, target)
+    interwork_to(cpu, target)
 }
 
 /// BLX Rm: lr = pc + 4, then as BX (Rm is read before lr is written).
-pub(super) fn blx_reg(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+pub(super) fn blx_reg(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, Unpredictable> {
     if !bx_sbo_ok(word) {
-        return unpredictable(cpu, word, "BLX with should-be-one bits [19:8] not all ones");
+        return unpredictable(&"BLX with should-be-one bits [19:8] not all ones");
     }
     let rm = field(word, 0);
     if rm == 15 {
-        return unpredictable(cpu, word, "BLX with Rm = pc");
+        return unpredictable(&"BLX with Rm = pc");
     }
     let target = cpu.r[rm];
     cpu.r[14] = cpu.r[15].wrapping_add(4);
-    interwork_to(cpu, word, target)
+    interwork_to(cpu, target)
 }
 
 /// CLZ Rd, Rm.
-pub(super) fn clz(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+pub(super) fn clz(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, Unpredictable> {
     let (rd, rm) = (field(word, 12), field(word, 0));
     if rd == 15 || rm == 15 {
-        return unpredictable(cpu, word, "CLZ with pc as a register");
+        return unpredictable(&"CLZ with pc as a register");
     }
     cpu.r[rd] = cpu.r[rm].leading_zeros();
     Ok(Flow::Next)
 }
 
 /// QADD (OP = 0), QSUB (1), QDADD (2), QDSUB (3): Rd = sat(Rm +/- [sat(2 *)] Rn); Q sticky.
-pub(super) fn qarith<const OP: u32>(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+pub(super) fn qarith<const OP: u32>(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, Unpredictable> {
     let (rn, rd, rm) = (field(word, 16), field(word, 12), field(word, 0));
     if rn == 15 || rd == 15 || rm == 15 {
-        return unpredictable(cpu, word, "saturating add/subtract with pc as a register");
+        return unpredictable(&"saturating add/subtract with pc as a register");
     }
     let a = cpu.r[rm] as i32 as i64;
     let mut b = cpu.r[rn] as i32 as i64;
@@ -83,12 +83,12 @@ pub(super) fn qarith<const OP: u32>(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32
 }
 
 /// BKPT: prefetch abort.
-pub(super) fn bkpt(_cpu: &mut Cpu, _bus: &mut Bus<'_>, _word: u32) -> Result<Flow, SimError> {
+pub(super) fn bkpt(_cpu: &mut Cpu, _bus: &mut Bus<'_>, _word: u32) -> Result<Flow, Unpredictable> {
     Ok(Flow::Exception(ExceptionKind::PrefetchAbort))
 }
 
 /// SWI: `SWI 0x123456` is the semihosting trap, every other number the SWI exception.
-pub(super) fn swi(_cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+pub(super) fn swi(_cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, Unpredictable> {
     if word & 0x00FF_FFFF == 0x12_3456 {
         Ok(Flow::Semihost)
     } else {
@@ -144,7 +144,7 @@ pub(super) const fn select_misc(hi: u32, lo: u32) -> Handler {
 
 /// cond = 1111: BLX(imm) and PLD; everything else is undefined on ARMv5TE.
 #[inline(never)]
-pub(super) fn unconditional(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+pub(super) fn unconditional(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, Unpredictable> {
     if word & 0x0E00_0000 == 0x0A00_0000 {
         // BLX(imm): lr = pc + 4; target = pc + 8 + (sext(imm24) << 2) + (H << 1), Thumb.
         let pc = cpu.r[15];

@@ -84,7 +84,7 @@
 //!   miscellaneous encodings.
 
 use crate::cpu::{Cpu, ExceptionKind};
-use crate::machine::{Bus, Flow, SimError};
+use crate::machine::{Bus, Flow, SimError, Unpredictable};
 
 /// Run a bus access; a fault makes the instruction take a data abort (the bus records the
 /// faulting address). Nothing the instruction would write is committed before its last load.
@@ -110,22 +110,34 @@ pub const CP15_MAIN_ID: u32 = 0x6905_4110;
 pub const CP15_CACHE_TYPE: u32 = 0x0D17_2172;
 
 /// An instruction handler; the table holds one per bits\[27:20\]:\[7:4\] pattern.
-pub(crate) type Handler = fn(&mut Cpu, &mut Bus<'_>, u32) -> Result<Flow, SimError>;
+///
+/// A handler reports an UNPREDICTABLE instruction with [`Unpredictable`]; the caller adds the
+/// instruction's address and word (which the handler has not changed by then).
+pub(crate) type Handler = fn(&mut Cpu, &mut Bus<'_>, u32) -> Result<Flow, Unpredictable>;
 
 /// Execute one ARM instruction located at `cpu.r[15]`.
 // Always inlined into the machine's (timed and untimed) steps.
 #[inline(always)]
 pub fn execute(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
-    let cond = word >> 28;
-    if cond != 0xE {
-        if cond == 0xF {
-            return misc::unconditional(cpu, bus, word);
-        }
-        if !cpu.cond_passed(cond) {
-            return Ok(Flow::Next);
-        }
+    let pc = cpu.r[15];
+    let (handler, cond) = decode_word(word);
+    if cond != COND_ALWAYS && !cpu.cond_passed(cond as u32) {
+        return Ok(Flow::Next);
     }
-    TABLE[table_index(word)](cpu, bus, word)
+    handler(cpu, bus, word).map_err(|e| e.at(pc, word))
+}
+
+/// Condition field value of instructions that always execute.
+pub(crate) const COND_ALWAYS: u8 = 0xE;
+
+/// The handler of `word` and the condition the machine checks before calling it (the
+/// unconditional space `cond = 1111` has one handler, called unconditionally): `execute`
+/// split in two, for the predecoded-instruction cache.
+pub(crate) fn decode_word(word: u32) -> (Handler, u8) {
+    match word >> 28 {
+        0xF => (misc::unconditional as Handler, COND_ALWAYS),
+        cond => (TABLE[table_index(word)], cond as u8),
+    }
 }
 
 #[inline(always)]
@@ -229,7 +241,7 @@ const fn decode(hi: u32, lo: u32) -> Handler {
 }
 
 /// Undefined instruction.
-pub(crate) fn undefined(_: &mut Cpu, _: &mut Bus<'_>, _: u32) -> Result<Flow, SimError> {
+pub(crate) fn undefined(_: &mut Cpu, _: &mut Bus<'_>, _: u32) -> Result<Flow, Unpredictable> {
     Ok(Flow::Exception(ExceptionKind::Undefined))
 }
 
@@ -251,19 +263,19 @@ pub(crate) fn read_reg(cpu: &Cpu, n: usize) -> u32 {
 
 #[cold]
 #[inline(never)]
-pub(crate) fn unpredictable(cpu: &Cpu, word: u32, reason: &'static str) -> Result<Flow, SimError> {
-    Err(SimError::Unpredictable { pc: cpu.r[15], insn: word, reason })
+pub(crate) fn unpredictable(reason: &'static &'static str) -> Result<Flow, Unpredictable> {
+    Err(Unpredictable(reason))
 }
 
 /// Load a word into pc with ARMv5T interworking (LDR pc, LDM {..pc}, BX, BLX): bit 0 of
 /// `value` selects Thumb state.
 #[inline]
-pub(crate) fn interwork_to(cpu: &mut Cpu, word: u32, value: u32) -> Result<Flow, SimError> {
+pub(crate) fn interwork_to(cpu: &mut Cpu, value: u32) -> Result<Flow, Unpredictable> {
     if value & 1 != 0 {
         cpu.thumb = true;
         cpu.r[15] = value & !1;
     } else if value & 2 != 0 {
-        return unpredictable(cpu, word, "branch to an ARM-state address with bit 1 set");
+        return unpredictable(&"branch to an ARM-state address with bit 1 set");
     } else {
         cpu.thumb = false;
         cpu.r[15] = value;

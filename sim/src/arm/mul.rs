@@ -3,7 +3,7 @@
 
 use super::{field, half, unpredictable, Handler};
 use crate::cpu::{add_with_carry, Cpu};
-use crate::machine::{Bus, Flow, SimError};
+use crate::machine::{Bus, Flow, Unpredictable};
 
 /// MUL (`A` = false) / MLA: Rd = bits[19:16], Rn = [15:12], Rs = [11:8], Rm = [3:0].
 /// With S: N and Z from the result; C and V are unaffected (ARMv5).
@@ -11,10 +11,10 @@ pub(super) fn mul<const A: bool, const S: bool>(
     cpu: &mut Cpu,
     _bus: &mut Bus<'_>,
     word: u32,
-) -> Result<Flow, SimError> {
+) -> Result<Flow, Unpredictable> {
     let (rd, rn, rs, rm) = (field(word, 16), field(word, 12), field(word, 8), field(word, 0));
     if rd == 15 || rs == 15 || rm == 15 || (A && rn == 15) {
-        return unpredictable(cpu, word, "multiply with pc as an operand or destination");
+        return unpredictable(&"multiply with pc as an operand or destination");
     }
     let mut r = cpu.r[rm].wrapping_mul(cpu.r[rs]);
     if A {
@@ -33,13 +33,13 @@ pub(super) fn mull<const SIGNED: bool, const A: bool, const S: bool>(
     cpu: &mut Cpu,
     _bus: &mut Bus<'_>,
     word: u32,
-) -> Result<Flow, SimError> {
+) -> Result<Flow, Unpredictable> {
     let (hi, lo, rs, rm) = (field(word, 16), field(word, 12), field(word, 8), field(word, 0));
     if hi == 15 || lo == 15 || rs == 15 || rm == 15 {
-        return unpredictable(cpu, word, "long multiply with pc as an operand or destination");
+        return unpredictable(&"long multiply with pc as an operand or destination");
     }
     if hi == lo {
-        return unpredictable(cpu, word, "long multiply with RdHi = RdLo");
+        return unpredictable(&"long multiply with RdHi = RdLo");
     }
     let (a, b) = (cpu.r[rm], cpu.r[rs]);
     let product = if SIGNED { (a as i32 as i64).wrapping_mul(b as i32 as i64) as u64 } else { a as u64 * b as u64 };
@@ -88,10 +88,10 @@ fn any_pc(regs: &[usize]) -> bool {
 
 /// SMLAxy Rd, Rm, Rs, Rn: Rd = bits[19:16], Rn = [15:12]. Q is set on signed overflow of the
 /// accumulation (the result wraps).
-pub(super) fn smla_xy(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+pub(super) fn smla_xy(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, Unpredictable> {
     let (rd, rn) = (field(word, 16), field(word, 12));
     if any_pc(&[rd, rn, field(word, 8), field(word, 0)]) {
-        return unpredictable(cpu, word, "SMLA<x><y> with pc as an operand or destination");
+        return unpredictable(&"SMLA<x><y> with pc as an operand or destination");
     }
     let (a, b) = halves(cpu, word);
     let (r, _, v) = add_with_carry(a.wrapping_mul(b) as u32, cpu.r[rn], false);
@@ -103,10 +103,10 @@ pub(super) fn smla_xy(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Fl
 }
 
 /// SMULxy Rd, Rm, Rs: Rd = bits[19:16].
-pub(super) fn smul_xy(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+pub(super) fn smul_xy(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, Unpredictable> {
     let rd = field(word, 16);
     if any_pc(&[rd, field(word, 8), field(word, 0)]) {
-        return unpredictable(cpu, word, "SMUL<x><y> with pc as an operand or destination");
+        return unpredictable(&"SMUL<x><y> with pc as an operand or destination");
     }
     let (a, b) = halves(cpu, word);
     cpu.r[rd] = a.wrapping_mul(b) as u32;
@@ -114,11 +114,11 @@ pub(super) fn smul_xy(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Fl
 }
 
 /// SMLAWy (bit 5 = 0) / SMULWy (bit 5 = 1): Rd = (Rm * Rs.y)[47:16] (+ Rn, Q on overflow).
-pub(super) fn smlaw_smulw(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+pub(super) fn smlaw_smulw(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, Unpredictable> {
     let (rd, rn, rs, rm) = (field(word, 16), field(word, 12), field(word, 8), field(word, 0));
     let accumulate = word & (1 << 5) == 0;
     if any_pc(&[rd, rs, rm]) || (accumulate && rn == 15) {
-        return unpredictable(cpu, word, "SMLAW<y>/SMULW<y> with pc as an operand or destination");
+        return unpredictable(&"SMLAW<y>/SMULW<y> with pc as an operand or destination");
     }
     let y = half(cpu.r[rs], word & (1 << 6) != 0) as i64;
     let product = (((cpu.r[rm] as i32 as i64) * y) >> 16) as u32;
@@ -135,13 +135,13 @@ pub(super) fn smlaw_smulw(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Resul
 }
 
 /// SMLALxy RdLo, RdHi, Rm, Rs: RdHi = bits[19:16], RdLo = [15:12]; 64-bit accumulate, no flags.
-pub(super) fn smlal_xy(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+pub(super) fn smlal_xy(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, Unpredictable> {
     let (hi, lo) = (field(word, 16), field(word, 12));
     if any_pc(&[hi, lo, field(word, 8), field(word, 0)]) {
-        return unpredictable(cpu, word, "SMLAL<x><y> with pc as an operand or destination");
+        return unpredictable(&"SMLAL<x><y> with pc as an operand or destination");
     }
     if hi == lo {
-        return unpredictable(cpu, word, "SMLAL<x><y> with RdHi = RdLo");
+        return unpredictable(&"SMLAL<x><y> with RdHi = RdLo");
     }
     let (a, b) = halves(cpu, word);
     let acc = ((cpu.r[hi] as u64) << 32) | cpu.r[lo] as u64;

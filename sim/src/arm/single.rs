@@ -3,7 +3,7 @@
 
 use super::{field, interwork_to, read_reg, unpredictable, Handler};
 use crate::cpu::{shift_imm, Cpu, ExceptionKind, ShiftType};
-use crate::machine::{Bus, Flow, SimError};
+use crate::machine::{Bus, Flow, Unpredictable};
 
 const P: u32 = 1 << 24;
 const U: u32 = 1 << 23;
@@ -32,7 +32,7 @@ pub(super) fn single<const L: bool, const B: bool, const REG: bool>(
     cpu: &mut Cpu,
     bus: &mut Bus<'_>,
     word: u32,
-) -> Result<Flow, SimError> {
+) -> Result<Flow, Unpredictable> {
     let (rn, rd) = (field(word, 16), field(word, 12));
     let offset = if REG {
         let rm = read_reg(cpu, field(word, 0));
@@ -43,21 +43,21 @@ pub(super) fn single<const L: bool, const B: bool, const REG: bool>(
     let (addr, wb_addr) = addresses(word, read_reg(cpu, rn), offset);
     let writeback = word & P == 0 || word & W != 0;
     if writeback && rn == 15 {
-        return unpredictable(cpu, word, "load/store with base writeback and Rn = pc");
+        return unpredictable(&"load/store with base writeback and Rn = pc");
     }
     if L {
         if writeback && rn == rd {
-            return unpredictable(cpu, word, "load with base writeback and Rn = Rd");
+            return unpredictable(&"load with base writeback and Rn = Rd");
         }
         if rd == 15 && (B || word & (P | W) == W) {
-            return unpredictable(cpu, word, "LDRB/LDRT/LDRBT into pc");
+            return unpredictable(&"LDRB/LDRT/LDRBT into pc");
         }
         let v = if B { mem_try!(bus.read8(addr)) as u32 } else { mem_try!(load_word_rotated(bus, addr)) };
         if writeback {
             cpu.r[rn] = wb_addr;
         }
         if rd == 15 {
-            return interwork_to(cpu, word, v);
+            return interwork_to(cpu, v);
         }
         cpu.r[rd] = v;
     } else {
@@ -102,16 +102,16 @@ pub(super) fn extra<const KIND: u32, const IMM: bool>(
     cpu: &mut Cpu,
     bus: &mut Bus<'_>,
     word: u32,
-) -> Result<Flow, SimError> {
+) -> Result<Flow, Unpredictable> {
     let (rn, rd, rm) = (field(word, 16), field(word, 12), field(word, 0));
     let offset = if IMM { ((word >> 4) & 0xF0) | (word & 0xF) } else { read_reg(cpu, rm) };
     let (addr, wb_addr) = addresses(word, read_reg(cpu, rn), offset);
     let writeback = word & P == 0 || word & W != 0;
     if word & (P | W) == W {
-        return unpredictable(cpu, word, "post-indexed halfword/doubleword transfer with W = 1");
+        return unpredictable(&"post-indexed halfword/doubleword transfer with W = 1");
     }
     if writeback && rn == 15 {
-        return unpredictable(cpu, word, "load/store with base writeback and Rn = pc");
+        return unpredictable(&"load/store with base writeback and Rn = pc");
     }
     match KIND {
         STRH => {
@@ -120,10 +120,10 @@ pub(super) fn extra<const KIND: u32, const IMM: bool>(
         }
         LDRH | LDRSB | LDRSH => {
             if rd == 15 {
-                return unpredictable(cpu, word, "halfword or signed byte load into pc");
+                return unpredictable(&"halfword or signed byte load into pc");
             }
             if writeback && rn == rd {
-                return unpredictable(cpu, word, "load with base writeback and Rn = Rd");
+                return unpredictable(&"load with base writeback and Rn = Rd");
             }
             let v = match KIND {
                 LDRH => mem_try!(bus.read16(addr & !1)) as u32,
@@ -138,18 +138,18 @@ pub(super) fn extra<const KIND: u32, const IMM: bool>(
         }
         _ => {
             if rd & 1 != 0 {
-                return unpredictable(cpu, word, "LDRD/STRD with an odd Rd");
+                return unpredictable(&"LDRD/STRD with an odd Rd");
             }
             if rd == 14 {
-                return unpredictable(cpu, word, "LDRD/STRD with Rd = lr (second register pc)");
+                return unpredictable(&"LDRD/STRD with Rd = lr (second register pc)");
             }
             let a = addr & !3;
             if KIND == LDRD {
                 if writeback && (rn == rd || rn == rd + 1) {
-                    return unpredictable(cpu, word, "LDRD with writeback and Rn = Rd or Rd+1");
+                    return unpredictable(&"LDRD with writeback and Rn = Rd or Rd+1");
                 }
                 if !IMM && (rm == rd || rm == rd + 1) {
-                    return unpredictable(cpu, word, "LDRD with Rm = Rd or Rd+1");
+                    return unpredictable(&"LDRD with Rm = Rd or Rd+1");
                 }
                 let lo = mem_try!(bus.read32(a));
                 let hi = mem_try!(bus.read32(a.wrapping_add(4)));
@@ -199,13 +199,13 @@ pub(super) const fn select_extra(hi: u32, lo: u32) -> Handler {
 }
 
 /// SWP/SWPB Rd, Rm, [Rn]: read, then write Rm; Rd gets the value read.
-pub(super) fn swp<const B: bool>(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, SimError> {
+pub(super) fn swp<const B: bool>(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, Unpredictable> {
     let (rn, rd, rm) = (field(word, 16), field(word, 12), field(word, 0));
     if rn == 15 || rd == 15 || rm == 15 {
-        return unpredictable(cpu, word, "SWP with pc as a register");
+        return unpredictable(&"SWP with pc as a register");
     }
     if rn == rd || rn == rm {
-        return unpredictable(cpu, word, "SWP with Rn = Rd or Rn = Rm");
+        return unpredictable(&"SWP with Rn = Rd or Rn = Rm");
     }
     let addr = cpu.r[rn];
     let store = cpu.r[rm];

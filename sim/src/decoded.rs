@@ -1,0 +1,144 @@
+//! The predecoded-instruction cache: each instruction is fetched, classified and decoded
+//! once, and later executions of it find its handler, condition, word and branch class in
+//! one slot keyed by address and state, skipping the fetch, the classifier and the decode
+//! tables.
+//!
+//! # Staying exact
+//!
+//! A slot holds what memory held when it was filled. Filling marks the page as a code page
+//! in [`Memory`], which from then on reports every change to that page (stores, bulk
+//! writes, mapping, unmapping); [`DecodedCache::sync`], called before each instruction, drops
+//! every slot those changes could affect. An instruction depends on its own bytes, and a
+//! Thumb BL/BLX suffix also on the halfword before it (its branch class names the prefix).
+
+use streamtrace_isa::{classify_arm, classify_thumb, is_thumb_bl_suffix};
+use streamtrace_model::BranchClass;
+
+use crate::arm::{Handler, COND_ALWAYS};
+use crate::memory::{MemFault, Memory, ALL_CHANGED};
+
+/// One decoded instruction.
+#[derive(Clone, Copy)]
+pub(crate) struct Decoded {
+    /// `pc << 1 | thumb` of the instruction in this slot, or [`EMPTY`].
+    key: u64,
+    /// The instruction word (a Thumb halfword zero-extended).
+    pub word: u32,
+    pub handler: Handler,
+    /// ARM condition field, checked before the handler runs; [`COND_ALWAYS`] for Thumb (its
+    /// conditional branches check their own) and the ARM unconditional space.
+    pub cond: u8,
+    pub class: BranchClass,
+}
+
+/// The key of no instruction (`pc` has 32 bits).
+const EMPTY: u64 = u64::MAX;
+
+const SLOTS: usize = 1 << 14;
+
+#[inline(always)]
+fn key(pc: u32, thumb: bool) -> u64 {
+    (pc as u64) << 1 | thumb as u64
+}
+
+/// Slot of an instruction: consecutive instructions of either state take consecutive slots.
+#[inline(always)]
+fn slot(pc: u32, thumb: bool) -> usize {
+    (pc >> (2 - thumb as u32)) as usize & (SLOTS - 1)
+}
+
+/// Direct-mapped: one slot per `slot(pc, thumb)`.
+pub(crate) struct DecodedCache {
+    /// (A fixed-size array: indexing by a masked slot needs no bounds check.)
+    slots: Box<[Decoded; SLOTS]>,
+    /// Scratch list of changed ranges (kept for its allocation).
+    changes: Vec<(u32, u64)>,
+}
+
+impl DecodedCache {
+    pub fn new() -> Self {
+        let empty = Decoded {
+            key: EMPTY,
+            word: 0,
+            handler: crate::arm::decode_word(0).0,
+            cond: COND_ALWAYS,
+            class: BranchClass::None,
+        };
+        let slots = vec![empty; SLOTS].into_boxed_slice().try_into().ok().expect("SLOTS slots");
+        DecodedCache { slots, changes: Vec::new() }
+    }
+
+    /// The decoded instruction at `pc` in the given state; a miss fetches and decodes it.
+    #[inline(always)]
+    pub fn get(&mut self, mem: &mut Memory, pc: u32, thumb: bool) -> Result<&Decoded, MemFault> {
+        let s = slot(pc, thumb);
+        if self.slots[s].key != key(pc, thumb) {
+            self.fill(mem, pc, thumb)?;
+        }
+        Ok(&self.slots[s])
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn fill(&mut self, mem: &mut Memory, pc: u32, thumb: bool) -> Result<(), MemFault> {
+        let word = if thumb { mem.read16(pc)? as u32 } else { mem.read32(pc)? };
+        let (handler, cond, class) = if thumb {
+            let hw = word as u16;
+            let prev = if is_thumb_bl_suffix(hw) { mem.read16(pc.wrapping_sub(2)).ok() } else { None };
+            (crate::thumb::TABLE[(hw >> 6) as usize], COND_ALWAYS, classify_thumb(hw, prev, pc).class)
+        } else {
+            let (handler, cond) = crate::arm::decode_word(word);
+            (handler, cond, classify_arm(word, pc).class)
+        };
+        // The pages of every byte the slot depends on (an unaligned instruction may straddle two).
+        let size = if thumb { 2 } else { 4 };
+        mem.mark_code_page(pc);
+        mem.mark_code_page(pc.wrapping_add(size - 1));
+        if thumb && is_thumb_bl_suffix(word as u16) {
+            mem.mark_code_page(pc.wrapping_sub(2));
+        }
+        self.slots[slot(pc, thumb)] = Decoded { key: key(pc, thumb), word, handler, cond, class };
+        Ok(())
+    }
+
+    /// Drop every slot that the changes `mem` reports could affect.
+    #[inline(always)]
+    pub fn sync(&mut self, mem: &mut Memory) {
+        if mem.code_changed() {
+            self.apply_changes(mem);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn apply_changes(&mut self, mem: &mut Memory) {
+        let mut changes = std::mem::take(&mut self.changes);
+        mem.take_code_changes(&mut changes);
+        for &(start, len) in &changes {
+            if (start, len) == ALL_CHANGED || len >= 2 * SLOTS as u64 {
+                for s in self.slots.iter_mut() {
+                    s.key = EMPTY;
+                }
+                continue;
+            }
+            // Every instruction with a byte in [start, end): ARM ones at start - 3 ..= end - 1,
+            // Thumb ones at start - 1 ..= end + 1 (a BL suffix depends on the two bytes before it).
+            let end = start as u64 + len;
+            for at in start as u64 + (1 << 32) - 3..=end + (1 << 32) + 1 {
+                let pc = at as u32;
+                drop_slot(&mut self.slots[..], pc, false);
+                drop_slot(&mut self.slots[..], pc, true);
+            }
+        }
+        changes.clear();
+        self.changes = changes;
+    }
+
+}
+
+fn drop_slot(slots: &mut [Decoded], pc: u32, thumb: bool) {
+    let s = &mut slots[slot(pc, thumb)];
+    if s.key == key(pc, thumb) {
+        s.key = EMPTY;
+    }
+}
