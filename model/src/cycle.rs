@@ -14,7 +14,7 @@ use std::str::FromStr;
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::config::Config;
+use crate::config::{Config, Scheme};
 use crate::detector::{StreamDescriptor, StreamDetector};
 use crate::encoder::{EncodeError, EncodedTrace, Encoder};
 use crate::event::RetireEvent;
@@ -181,12 +181,16 @@ pub enum CycleError {
     Cycle { index: u64, cycle: u64, previous: u64 },
 }
 
+/// A descriptor or overflow entry waiting in the SDB. It is encoded when it enters: the
+/// compressor services entries strictly in SDB order, so its bits and its SDC outcome
+/// do not depend on when that happens, and the SDB only has to remember what the service
+/// will take and produce.
 #[derive(Clone, Copy, Debug)]
-enum Entry {
-    Stream(StreamDescriptor),
-    Overflow(u64),
-    /// pft: a coder job (docs/trace-timing.md section 7).
-    Pft(CoderJob),
+struct Encoded {
+    /// Bits the service produces (records and escapes).
+    bits: u64,
+    /// Service time in cycles (`svc_hit` or `svc_miss`).
+    svc: u64,
 }
 
 /// One bit count the port sent in one cycle (cosimulation observes these).
@@ -209,8 +213,12 @@ pub struct CycleTraceModule {
     enc: Encoder,
     detector: StreamDetector,
     buf: BufferConfig,
+    /// pft: coder jobs instead of stream descriptors (docs/trace-timing.md section 7).
+    pft: bool,
     sdb_cap: usize,
     obuf_cap: u64,
+    svc_hit: u64,
+    svc_miss: u64,
     /// The next cycle to simulate: cycles before it are done.
     now: u64,
     /// Core stall so far; every input cycle is shifted by it.
@@ -220,7 +228,10 @@ pub struct CycleTraceModule {
     events: u64,
     /// The first input cycle, which is the module's cycle 0.
     origin: Option<u64>,
-    sdb: VecDeque<Entry>,
+    /// The SDB (descriptors and overflow entries, already encoded).
+    sdb: VecDeque<Encoded>,
+    /// pft: the job buffer, which takes the SDB's place.
+    jobs: VecDeque<CoderJob>,
     /// Descriptor in service: the cycle it completes and the bits it produces.
     in_service: Option<(u64, u64)>,
     /// pft: the job in the coder and the index of its next operation.
@@ -233,9 +244,79 @@ pub struct CycleTraceModule {
     pft_dropping: Option<(u32, u64)>,
     port_log: Option<Vec<PortBeat>>,
     stats: CycleStats,
+    /// A replay of [`EncodedStreams`]: END's bits, the trace and its statistics.
+    preencoded: Option<(u64, EncodedTrace, Stats)>,
+}
+
+/// Stream descriptors encoded once, for cycle-mode replays that never drop a descriptor
+/// (the stall policy, or an unbounded SDB): the bits each service produces and whether it
+/// missed in the SDC, END's bits, the finished trace and its statistics. The encoder sees
+/// the descriptors in the same order whatever the buffers do, so with the stall policy the
+/// bits do not depend on the buffers (docs/trace-timing.md section 4): a sweep encodes a
+/// capture once per configuration and replays the encoding under every buffer setting.
+pub struct EncodedStreams {
+    /// Per descriptor: `bits << 1 | missed`.
+    services: Vec<u64>,
+    end_bits: u64,
+    trace: EncodedTrace,
+    stats: Stats,
+}
+
+impl EncodedStreams {
+    /// Encode `descriptors` with `cfg` (not pft, which has no stream descriptors).
+    pub fn new<'a>(cfg: &Config, descriptors: impl IntoIterator<Item = &'a StreamDescriptor>) -> Self {
+        assert!(cfg.scheme != Scheme::Pft, "pft cannot encode stream descriptors");
+        let mut enc = Encoder::new(cfg);
+        let descriptors = descriptors.into_iter();
+        let mut services = Vec::with_capacity(descriptors.size_hint().0);
+        for d in descriptors {
+            enc.count_instructions(d.sl as u64);
+            let (bits, miss) = enc.service_descriptor(d);
+            services.push(bits << 1 | miss as u64);
+        }
+        let before = enc.bit_len();
+        let (trace, stats) = enc.finish();
+        EncodedStreams { services, end_bits: trace.bit_len - before, trace, stats }
+    }
+
+    /// Descriptors encoded.
+    pub fn len(&self) -> usize {
+        self.services.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.services.is_empty()
+    }
 }
 
 impl CycleTraceModule {
+    /// Replay `enc` in cycle mode with buffers `buf`, which must not drop (stall policy or
+    /// an unbounded SDB): the descriptors it was encoded from retired their last
+    /// instructions at `end_cycles` (strictly increasing), the first instruction at
+    /// `first_cycle`. Equals replaying the descriptors through
+    /// [`CycleTraceModule::push_descriptor`] after [`CycleTraceModule::start_at`].
+    pub fn replay_encoded(
+        cfg: &Config,
+        buf: &BufferConfig,
+        enc: &EncodedStreams,
+        first_cycle: u64,
+        end_cycles: impl IntoIterator<Item = u64>,
+    ) -> CycleOutput {
+        assert!(buf.policy == FullPolicy::Stall || buf.sdb.is_none(), "a replay of one encoding cannot drop");
+        let mut m = CycleTraceModule::new(cfg, buf);
+        m.start_at(first_cycle);
+        for (&w, end) in enc.services.iter().zip(end_cycles) {
+            debug_assert!(m.last_input.is_none_or(|p| end > p));
+            m.last_input = Some(end);
+            let entered = m.arrive(end);
+            debug_assert!(entered);
+            m.sdb.push_back(Encoded { bits: w >> 1, svc: if w & 1 != 0 { m.svc_miss } else { m.svc_hit } });
+            m.end_of_cycle();
+        }
+        m.preencoded = Some((enc.end_bits, enc.trace.clone(), enc.stats.clone()));
+        m.finish()
+    }
+
     /// `cfg` must be valid; `buf` must pass [`BufferConfig::validate`].
     pub fn new(cfg: &Config, buf: &BufferConfig) -> Self {
         debug_assert!(buf.validate().is_ok());
@@ -244,14 +325,18 @@ impl CycleTraceModule {
             enc: Encoder::new(cfg),
             detector: StreamDetector::new(cfg.max_sl),
             buf: *buf,
+            pft: cfg.scheme == Scheme::Pft,
             sdb_cap: buf.sdb.map_or(usize::MAX, |d| d as usize),
             obuf_cap: buf.obuf.unwrap_or(u64::MAX),
+            svc_hit: buf.svc_hit as u64,
+            svc_miss: buf.svc_miss as u64,
             now: 0,
             delay: 0,
             last_input: None,
             events: 0,
             origin: None,
             sdb: VecDeque::new(),
+            jobs: VecDeque::new(),
             in_service: None,
             pft_job: None,
             record_bits: 0,
@@ -260,6 +345,7 @@ impl CycleTraceModule {
             pft_dropping: None,
             port_log: None,
             stats: CycleStats { buffers: buf.to_string(), sdb_needed: 1, ..Default::default() },
+            preencoded: None,
         }
     }
 
@@ -287,30 +373,44 @@ impl CycleTraceModule {
     }
 
     /// One retired instruction at its retire cycle `ev.cycle`.
+    #[inline]
     pub fn push(&mut self, ev: &RetireEvent) -> Result<(), CycleError> {
         self.push_at(ev, ev.cycle)
     }
 
     /// One retired instruction at retire cycle `cycle` (IPC = 1 runs pass the event index).
+    /// Inlined: most instructions only go through the checks and the stream detector; the
+    /// buffers see the instruction that ends a stream.
+    #[inline]
     pub fn push_at(&mut self, ev: &RetireEvent, cycle: u64) -> Result<(), CycleError> {
         if let Some(previous) = self.last_input {
             if cycle <= previous {
-                return Err(CycleError::Cycle { index: self.events, cycle, previous });
+                return Err(self.cycle_error(cycle, previous));
             }
         }
         self.enc.accept(ev)?;
         self.origin.get_or_insert(cycle);
         self.last_input = Some(cycle);
         self.events += 1;
-        if let Some(p) = self.enc.pft_mut() {
-            let job = p.front.push(ev);
-            self.pft_produce(job, cycle);
+        if self.pft {
+            self.push_pft(ev, cycle);
             return Ok(());
         }
         if let Some(d) = self.detector.push(ev) {
-            self.produce(Entry::Stream(d), cycle);
+            self.produce_stream(&d, cycle);
         }
         Ok(())
+    }
+
+    #[cold]
+    fn cycle_error(&self, cycle: u64, previous: u64) -> CycleError {
+        CycleError::Cycle { index: self.events, cycle, previous }
+    }
+
+    #[inline(never)]
+    fn push_pft(&mut self, ev: &RetireEvent, cycle: u64) {
+        let job = self.enc.pft_mut().expect("pft").front.push(ev);
+        self.pft_produce(job, cycle);
     }
 
     /// pft: the job of an instruction that retired in input cycle `input` (or none), under
@@ -321,7 +421,7 @@ impl CycleTraceModule {
             // overflow job if the buffer has room.
             self.lose(1);
             let lost = lost + 1;
-            if self.produce(Entry::Pft(PftFrontEnd::overflow_job(gap, lost)), input) {
+            if self.produce_job(PftFrontEnd::overflow_job(gap, lost), input) {
                 self.enc.pft_mut().expect("pft").front.overflow_pushed();
                 self.stats.overflows += 1;
                 self.pft_dropping = None;
@@ -332,7 +432,7 @@ impl CycleTraceModule {
         }
         if let Some(job) = job {
             let gap = job.gap_before;
-            if !self.produce(Entry::Pft(job), input) {
+            if !self.produce_job(job, input) {
                 self.lose(1);
                 self.pft_dropping = Some((gap, 1));
             }
@@ -341,6 +441,7 @@ impl CycleTraceModule {
 
     /// A descriptor captured earlier whose last instruction retired at `end_cycle` (sweeps
     /// replay captures with this; cycles must increase strictly across calls).
+    #[inline]
     pub fn push_descriptor(&mut self, d: &StreamDescriptor, end_cycle: u64) {
         debug_assert!(self.last_input.is_none_or(|p| end_cycle > p));
         // Without `start_at`, assume IPC = 1 inside the first stream.
@@ -348,16 +449,16 @@ impl CycleTraceModule {
         self.last_input = Some(end_cycle);
         self.events += d.sl as u64;
         self.enc.count_instructions(d.sl as u64);
-        self.produce(Entry::Stream(*d), end_cycle);
+        self.produce_stream(d, end_cycle);
     }
 
     /// End of trace: the partial stream one cycle after the last retirement, any pending
     /// overflow entry, the drain, END, and the drain of END.
     pub fn finish(mut self) -> CycleOutput {
         let after_last = self.last_input.map_or(0, |c| c + 1);
-        if self.enc.pft_mut().is_none() {
+        if !self.pft {
             if let Some(d) = self.detector.cut() {
-                self.produce(Entry::Stream(d), after_last);
+                self.produce_stream(&d, after_last);
             }
         } else {
             self.advance_to(after_last.saturating_sub(self.origin.unwrap_or(0)) + self.delay);
@@ -366,7 +467,7 @@ impl CycleTraceModule {
         while let Some((gap, lost)) = self.pft_dropping {
             let c = self.now;
             if self.cycle_steps(c) < self.sdb_cap {
-                self.sdb.push_back(Entry::Pft(PftFrontEnd::overflow_job(gap, lost)));
+                self.jobs.push_back(PftFrontEnd::overflow_job(gap, lost));
                 self.enc.pft_mut().expect("pft").front.overflow_pushed();
                 self.stats.overflows += 1;
                 self.pft_dropping = None;
@@ -377,13 +478,14 @@ impl CycleTraceModule {
         while let Some(lost) = self.dropping {
             let c = self.now;
             if self.cycle_steps(c) < self.sdb_cap {
-                self.sdb.push_back(Entry::Overflow(lost));
+                let bits = self.enc.service_overflow(lost);
+                self.sdb.push_back(Encoded { bits, svc: self.svc_hit });
                 self.stats.overflows += 1;
                 self.dropping = None;
             }
             self.end_of_cycle();
         }
-        while !self.sdb.is_empty() || self.in_service.is_some() || self.pft_job.is_some() || self.record_bits > 0 {
+        while !self.sdb.is_empty() || !self.jobs.is_empty() || self.in_service.is_some() || self.pft_job.is_some() || self.record_bits > 0 {
             let c = self.now;
             self.cycle_steps(c);
             self.end_of_cycle();
@@ -398,10 +500,13 @@ impl CycleTraceModule {
                 self.end_of_cycle();
             }
             self.enc_finish_bits()
+        } else if let Some((end_bits, trace, stats)) = self.preencoded.take() {
+            self.in_service = Some((self.now + self.svc_hit - 1, end_bits));
+            (trace, stats)
         } else {
             let before = self.enc.bit_len();
             let (trace, stats) = self.enc_finish_bits();
-            self.in_service = Some((self.now + self.buf.svc_hit as u64 - 1, trace.bit_len - before));
+            self.in_service = Some((self.now + self.svc_hit - 1, trace.bit_len - before));
             (trace, stats)
         };
         while self.in_service.is_some() || self.record_bits > 0 {
@@ -427,19 +532,77 @@ impl CycleTraceModule {
         enc.finish()
     }
 
-    /// A descriptor (or overflow entry, or pft job) produced in input cycle `input`; returns
-    /// whether it entered the buffer (false: dropped).
-    fn produce(&mut self, entry: Entry, input: u64) -> bool {
+    /// A stream descriptor produced in input cycle `input`: into the SDB (encoded), or
+    /// replaced by an overflow entry, or dropped (docs/trace-timing.md sections 3 and 4).
+    #[inline(never)]
+    fn produce_stream(&mut self, d: &StreamDescriptor, input: u64) {
+        if self.arrive(input) {
+            let e = match self.dropping.take() {
+                Some(lost) => {
+                    let bits = self.enc.service_overflow(lost + d.sl as u64);
+                    self.lose(d.sl as u64);
+                    self.stats.overflows += 1;
+                    Encoded { bits, svc: self.svc_hit }
+                }
+                None => {
+                    let (bits, miss) = self.enc.service_descriptor(d);
+                    Encoded { bits, svc: if miss { self.svc_miss } else { self.svc_hit } }
+                }
+            };
+            self.sdb.push_back(e);
+        } else {
+            *self.dropping.get_or_insert(0) += d.sl as u64;
+            self.lose(d.sl as u64);
+        }
+        self.end_of_cycle();
+    }
+
+    /// pft: a job produced in input cycle `input`; returns whether it entered the buffer
+    /// (false: dropped).
+    fn produce_job(&mut self, job: CoderJob, input: u64) -> bool {
+        let entered = self.arrive(input);
+        if entered {
+            self.jobs.push_back(job);
+        }
+        self.end_of_cycle();
+        entered
+    }
+
+    /// Bring the module to the cycle in which something produced in input cycle `input`
+    /// meets the SDB (steps 1-4 of that cycle done, step 5 and the end of the cycle left to
+    /// the caller): true if the SDB has a free slot then, false if the entry is to be
+    /// dropped. With the stall policy the core waits here until there is a slot.
+    fn arrive(&mut self, input: u64) -> bool {
         let origin = *self.origin.get_or_insert(input);
         let c = input.saturating_sub(origin) + self.delay;
         self.advance_to(c);
+        if self.port_log.is_none()
+            && self.record_bits == 0
+            && self.in_service.is_none()
+            && self.pft_job.is_none()
+            && self.sdb.is_empty()
+            && self.jobs.is_empty()
+        {
+            // Nothing in the module but the output buffer: the cycle is the port's, and the
+            // SDB is empty at its start (no maximum changes).
+            let c = self.now;
+            if self.obuf_bits > 0 && (self.buf.ratio == 1 || c.is_multiple_of(self.buf.ratio as u64)) {
+                let sent = self.obuf_bits.min(self.buf.port as u64);
+                self.obuf_bits -= sent;
+                self.stats.port_bits += sent;
+                self.stats.port_busy_cycles += 1;
+            }
+            return true;
+        }
         let mut found_full = false;
         loop {
             if found_full && self.port_log.is_none() {
-                // Stalled behind a full SDB while the port drains a held-back record: the
-                // core stays frozen for all of those cycles.
+                // Stalled behind a full SDB while the port drains a held-back record, or
+                // while the compressor is busy: the core stays frozen for all of those
+                // cycles. (The first skip does not look at the SDB, as before the speed
+                // work: see `stall_skip_quirk` in the tests.)
                 let before = self.now;
-                if self.skip_held_back(u64::MAX) {
+                if self.skip_held_back(u64::MAX) || (self.sdb.len() + self.jobs.len() >= self.sdb_cap && self.skip_busy(u64::MAX)) {
                     self.stats.stall_cycles += self.now - before;
                     self.delay += self.now - before;
                     continue;
@@ -448,41 +611,21 @@ impl CycleTraceModule {
             let c = self.now;
             let start_len = self.cycle_steps(c);
             self.stats.sdb_needed = self.stats.sdb_needed.max(start_len.saturating_add(1).min(u32::MAX as usize) as u32);
-            let full = start_len >= self.sdb_cap;
-            if full && !found_full {
+            if start_len < self.sdb_cap {
+                return true;
+            }
+            if !found_full {
                 self.stats.sdb_full_events += 1;
                 found_full = true;
             }
-            match (self.buf.policy, full) {
-                (_, false) => {
-                    match (entry, self.dropping.take()) {
-                        (Entry::Stream(d), Some(lost)) => {
-                            self.sdb.push_back(Entry::Overflow(lost + d.sl as u64));
-                            self.lose(d.sl as u64);
-                            self.stats.overflows += 1;
-                        }
-                        (e, d) => {
-                            self.dropping = d;
-                            self.sdb.push_back(e)
-                        }
-                    }
-                    self.end_of_cycle();
-                    return true;
-                }
-                (FullPolicy::Stall, true) => {
+            match self.buf.policy {
+                FullPolicy::Stall => {
                     // The core holds the instruction and retries next cycle.
                     self.stats.stall_cycles += 1;
                     self.delay += 1;
                     self.end_of_cycle();
                 }
-                (FullPolicy::Drop, true) => {
-                    if let Entry::Stream(d) = entry {
-                        *self.dropping.get_or_insert(0) += d.sl as u64;
-                        self.lose(d.sl as u64);
-                    }
-                    self.end_of_cycle();
-                    return false;
-                }
+                FullPolicy::Drop => return false,
             }
         }
     }
@@ -492,19 +635,83 @@ impl CycleTraceModule {
     }
 
     /// Simulate every cycle before `target` (steps 1-4 only: nothing is produced in them).
+    #[inline]
     fn advance_to(&mut self, target: u64) {
         while self.now < target {
-            let quiet = self.sdb.is_empty() && self.in_service.is_none() && self.pft_job.is_none() && self.record_bits == 0;
-            if quiet && self.port_log.is_none() {
-                self.drain_idle(target);
-                return;
-            }
-            if self.port_log.is_none() && self.skip_held_back(target) {
-                continue;
+            if self.port_log.is_none() {
+                if self.record_bits == 0 && self.pft_job.is_none() {
+                    match self.in_service {
+                        None if self.sdb.is_empty() && self.jobs.is_empty() => {
+                            self.drain_idle(target);
+                            return;
+                        }
+                        None if self.buf.ratio == 1 => {
+                            // Idle with an entry waiting: it starts now; when it completes
+                            // before `target`, its whole service in one step.
+                            if let Some(&e) = self.sdb.front() {
+                                if self.now + e.svc - 1 < target {
+                                    self.sdb.pop_front();
+                                    self.serve(e);
+                                    continue;
+                                }
+                            }
+                        }
+                        Some((done, _)) if done > self.now => {
+                            self.drain_idle(done.min(target));
+                            continue;
+                        }
+                        _ => {}
+                    }
+                }
+                if self.skip_held_back(target) {
+                    continue;
+                }
             }
             let c = self.now;
             self.cycle_steps(c);
             self.end_of_cycle();
+        }
+    }
+
+    /// Steps 1-4 of the cycles from `now` (compressor idle, record register empty, ratio 1)
+    /// to the completion of `e`, which was at the head of the SDB and starts now, with
+    /// nothing produced in between: the port sends `port` bits a cycle while it has them,
+    /// then the record moves into the output buffer as far as it fits. (In the cycles
+    /// before the completion the output buffer only shrinks and the SDB only loses `e`:
+    /// no maximum changes.)
+    #[inline]
+    fn serve(&mut self, e: Encoded) {
+        let port = self.buf.port as u64;
+        let o = self.obuf_bits;
+        let sent = o.min(port * e.svc);
+        self.stats.port_bits += sent;
+        self.stats.port_busy_cycles += if port == 1 { sent } else { o.div_ceil(port).min(e.svc) };
+        let o = o - sent;
+        let moved = e.bits.min(self.obuf_cap - o);
+        self.obuf_bits = o + moved;
+        self.record_bits = e.bits - moved;
+        if self.record_bits > 0 {
+            self.stats.obuf_full_cycles += 1;
+        }
+        self.stats.obuf_needed_bits = self.stats.obuf_needed_bits.max(o + e.bits);
+        self.stats.max_obuf_bits = self.stats.max_obuf_bits.max(self.obuf_bits);
+        self.now += e.svc;
+    }
+
+    /// The compressor is busy with a descriptor that completes later and the record
+    /// register is empty: until it completes nothing happens but the port (no pop, no
+    /// completion, nothing to move; the SDB keeps its length). Skip to the completion
+    /// cycle or `target`; returns whether it skipped any cycle.
+    fn skip_busy(&mut self, target: u64) -> bool {
+        if self.record_bits != 0 || self.pft_job.is_some() {
+            return false;
+        }
+        match self.in_service {
+            Some((done, _)) if done > self.now && target > self.now => {
+                self.drain_idle(done.min(target));
+                true
+            }
+            _ => false,
         }
     }
 
@@ -537,6 +744,7 @@ impl CycleTraceModule {
     }
 
     /// Nothing but the port is active from `now` to `target`: drain in one step.
+    #[inline]
     fn drain_idle(&mut self, target: u64) {
         let ratio = self.buf.ratio as u64;
         let port = self.buf.port as u64;
@@ -560,9 +768,10 @@ impl CycleTraceModule {
     }
 
     /// Steps 1-4 of cycle `c` (`c == self.now`); returns the SDB occupancy at its start.
+    #[inline]
     fn cycle_steps(&mut self, c: u64) -> usize {
         debug_assert_eq!(c, self.now);
-        let start_len = self.sdb.len();
+        let start_len = self.sdb.len() + self.jobs.len();
         // 1. Port.
         if self.obuf_bits > 0 && (self.buf.ratio == 1 || c.is_multiple_of(self.buf.ratio as u64)) {
             let sent = self.obuf_bits.min(self.buf.port as u64);
@@ -575,18 +784,10 @@ impl CycleTraceModule {
         }
         // 2. Compressor start (idle at start of cycle, SDB non-empty at start of cycle).
         if self.in_service.is_none() && self.pft_job.is_none() && self.record_bits == 0 {
-            match self.sdb.pop_front() {
-                Some(Entry::Stream(d)) => {
-                    let (bits, miss) = self.enc.service_descriptor(&d);
-                    let service = if miss { self.buf.svc_miss } else { self.buf.svc_hit };
-                    self.in_service = Some((c + service as u64 - 1, bits));
-                }
-                Some(Entry::Overflow(lost)) => {
-                    let bits = self.enc.service_overflow(lost);
-                    self.in_service = Some((c + self.buf.svc_hit as u64 - 1, bits));
-                }
-                Some(Entry::Pft(job)) => self.pft_job = Some((job, 0)),
-                None => {}
+            if let Some(e) = self.sdb.pop_front() {
+                self.in_service = Some((c + e.svc - 1, e.bits));
+            } else if let Some(job) = self.jobs.pop_front() {
+                self.pft_job = Some((job, 0));
             }
         }
         // 2-3. pft: one coder operation per cycle whose record register is empty at start of
@@ -621,11 +822,16 @@ impl CycleTraceModule {
         start_len
     }
 
+    #[inline]
     fn end_of_cycle(&mut self) {
-        self.stats.max_sdb = self.stats.max_sdb.max(self.sdb.len().min(u32::MAX as usize) as u32);
+        self.stats.max_sdb = self.stats.max_sdb.max((self.sdb.len() + self.jobs.len()).min(u32::MAX as usize) as u32);
         self.now += 1;
     }
 }
+
+#[cfg(test)]
+#[path = "cycle_reference.rs"]
+mod reference;
 
 #[cfg(test)]
 mod tests {
@@ -709,6 +915,176 @@ mod tests {
         m.push_at(&evs[0], 5).unwrap();
         let err = m.push_at(&evs[1], 5).unwrap_err().to_string();
         assert!(err.contains("event 1") && err.contains("increase strictly"), "{err}");
+    }
+
+    /// A random but continuous program: mostly sequential, branches of every class, some
+    /// exceptions and Thumb stretches, retire cycles increasing by 1-5 (bursts of streams
+    /// that fill the buffers, then gaps).
+    fn random_events(seed: u64, n: usize, thumb: bool, pft: bool) -> Vec<(RetireEvent, u64)> {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut rnd = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let mut out = Vec::with_capacity(n);
+        let (mut pc, mut t, mut cycle) = (0x8000u32, false, 0u64);
+        let targets = [0x8000u32, 0x8100, 0x8240, 0x9000, 0x1_0000, 0x20_0000, 0x8010];
+        for _ in 0..n {
+            let size = if t { 2 } else { 4 };
+            let r = rnd(100);
+            let class = match r {
+                0..=69 => BranchClass::None,
+                70..=81 => BranchClass::DirectCond,
+                82..=86 => BranchClass::DirectUncond,
+                87..=90 => BranchClass::IndirectCond,
+                91..=95 => BranchClass::IndirectUncond,
+                _ => BranchClass::Return,
+            };
+            // (pft asserts that an exception never comes first after a reset.)
+            let exception = rnd(500) == 0 && !pft;
+            let taken = class != BranchClass::None && rnd(4) != 0 && !exception;
+            let (next, next_t) = if exception {
+                (0x18, false)
+            } else if taken {
+                let nt = thumb && rnd(3) == 0;
+                let tg = targets[rnd(targets.len() as u64) as usize] + 4 * rnd(8) as u32;
+                (tg, nt)
+            } else {
+                (pc + size, t)
+            };
+            let ev = RetireEvent { pc, thumb: t, class, taken, exception, next_pc: next | next_t as u32, ..Default::default() };
+            cycle += if rnd(10) < 7 { 1 } else { 1 + rnd(40) };
+            out.push((ev, cycle));
+            pc = next;
+            t = next_t;
+        }
+        out
+    }
+
+    fn run_events(cfg: &Config, buf: &BufferConfig, evs: &[(RetireEvent, u64)], log: bool) -> CycleOutput {
+        let mut m = CycleTraceModule::new(cfg, buf);
+        if log {
+            m = m.with_port_log();
+        }
+        for (e, c) in evs {
+            m.push_at(e, *c).unwrap();
+        }
+        m.finish()
+    }
+
+    fn run_reference(cfg: &Config, buf: &BufferConfig, evs: &[(RetireEvent, u64)], log: bool) -> CycleOutput {
+        let mut m = reference::ReferenceModule::new(cfg, buf);
+        if log {
+            m = m.with_port_log();
+        }
+        for (e, c) in evs {
+            m.push_at(e, *c).unwrap();
+        }
+        m.finish()
+    }
+
+    const DIFF_CONFIGS: [&str; 8] = [
+        "rsdc-32x4-128",
+        "fbase",
+        "nexs",
+        "bsdc-16x4-64,repl=lru",
+        "esdc-32x4-128,sync=300",
+        "rsdc-32x4-128,sync=50",
+        "tslz-256",
+        "pft",
+    ];
+    const DIFF_BUFFERS: [&str; 10] = [
+        "sdb=2,obuf=80",
+        "sdb=1,obuf=8",
+        "sdb=1,obuf=1",
+        "sdb=3,obuf=40,port=2",
+        "sdb=2,obuf=16,port=4,ratio=3",
+        "sdb=1,obuf=20,ratio=2,svc_hit=2,svc_miss=5",
+        "sdb=2,obuf=80,policy=drop",
+        "sdb=1,obuf=12,port=3,policy=drop",
+        "sdb=inf,obuf=inf",
+        "sdb=inf,obuf=inf,port=2,ratio=2,svc_miss=3",
+    ];
+
+    /// Every (configuration, buffers, events) case of the differential tests.
+    fn cases(mut f: impl FnMut(&str, &str, &Config, &BufferConfig, &[(RetireEvent, u64)])) {
+        for (i, c) in DIFF_CONFIGS.iter().enumerate() {
+            let cfg: Config = c.parse().unwrap();
+            for (j, b) in DIFF_BUFFERS.iter().enumerate() {
+                let buf: BufferConfig = b.parse().unwrap();
+                // (pft with drops: its front end trips a debug assertion in `end_job` on
+                // some of these random programs, which are not real code; not cycle mode's.)
+                let pft_drop = cfg.scheme == Scheme::Pft && buf.policy == FullPolicy::Drop;
+                if buf.check_scheme(&cfg).is_err() || pft_drop {
+                    continue;
+                }
+                let thumb = cfg.isa != crate::config::IsaMode::ArmOnly;
+                // (pft: one program each; longer ones can also end with a slot open, which
+                // trips another of its front end's debug assertions in `end_job`.)
+                let pft = cfg.scheme == Scheme::Pft;
+                for seed in 0..if pft { 1 } else { 3 } {
+                    let n = if pft { 3000 } else { 4000 };
+                    let evs = random_events((seed * 1000 + i * 31 + j) as u64 + 1, n, thumb, pft);
+                    f(c, b, &cfg, &buf, &evs);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn same_cycles_and_bits_as_before_the_speed_work() {
+        // Both paths: the port log steps every cycle (the RTL's reference), without it the
+        // module skips what it can (sweeps, the architect's runs).
+        cases(|c, b, cfg, buf, evs| {
+            for log in [false, true] {
+                let new = run_events(cfg, buf, evs, log);
+                let old = run_reference(cfg, buf, evs, log);
+                assert_eq!(new.cycle, old.cycle, "{c} {b} log={log}");
+                assert_eq!(new.trace, old.trace, "{c} {b} log={log}");
+                assert_eq!(new.stats, old.stats, "{c} {b} log={log}");
+                assert_eq!(new.port_log, old.port_log, "{c} {b} log={log}");
+            }
+            // Replays of captured descriptors (sweeps).
+            if cfg.scheme != Scheme::Pft {
+                let mut det = StreamDetector::new(cfg.max_sl);
+                let ds: Vec<(StreamDescriptor, u64)> = evs.iter().filter_map(|(e, c)| det.push(e).map(|d| (d, *c))).collect();
+                let mut new = CycleTraceModule::new(cfg, buf);
+                let mut old = reference::ReferenceModule::new(cfg, buf);
+                new.start_at(evs[0].1);
+                old.start_at(evs[0].1);
+                for (d, c) in &ds {
+                    new.push_descriptor(d, *c);
+                    old.push_descriptor(d, *c);
+                }
+                let (new, old) = (new.finish(), old.finish());
+                if buf.policy == FullPolicy::Stall || buf.sdb.is_none() {
+                    let enc = EncodedStreams::new(cfg, ds.iter().map(|(d, _)| d));
+                    let once = CycleTraceModule::replay_encoded(cfg, buf, &enc, evs[0].1, ds.iter().map(|(_, c)| *c));
+                    assert_eq!((&once.cycle, &once.trace, &once.stats), (&old.cycle, &old.trace, &old.stats), "{c} {b} encoded once");
+                }
+                assert_eq!((new.cycle, new.trace, new.stats), (old.cycle, old.trace, old.stats), "{c} {b} replay");
+            }
+        });
+    }
+
+    #[test]
+    fn skipping_changes_no_bits_and_only_the_stall_quirk() {
+        // Without the port log the module counts every cycle in which a held-back record
+        // drains as a stall once the producer found the SDB full, even after a pop freed a
+        // slot (the behaviour before the speed work, kept so that outputs stay identical):
+        // the cycle counts of a run with stalls can differ from the stepped run, never the bits.
+        cases(|c, b, cfg, buf, evs| {
+            let fast = run_events(cfg, buf, evs, false);
+            let slow = run_events(cfg, buf, evs, true);
+            assert_eq!(fast.trace, slow.trace, "{c} {b}");
+            assert_eq!(fast.stats, slow.stats, "{c} {b}");
+            assert_eq!(fast.cycle.port_bits, slow.cycle.port_bits, "{c} {b}");
+            if fast.cycle.stall_cycles == 0 {
+                assert_eq!(fast.cycle, slow.cycle, "{c} {b}");
+            }
+        });
     }
 
     #[test]

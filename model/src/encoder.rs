@@ -142,24 +142,33 @@ impl Encoder {
 
     /// Check one event and count it, without stream detection (cycle mode runs its own
     /// detector and feeds descriptors later, through the buffers).
+    #[inline]
     pub(crate) fn accept(&mut self, ev: &RetireEvent) -> Result<(), EncodeError> {
-        let index = self.events;
-        let state = if ev.thumb { "Thumb" } else { "ARM" };
-        if ev.thumb && self.cfg.isa == IsaMode::ArmOnly {
-            return Err(EncodeError::ThumbInArmOnly { index, pc: ev.pc });
-        }
-        if ev.pc & (ev.size() - 1) != 0 {
-            return Err(EncodeError::Misaligned { index, pc: ev.pc, state });
-        }
-        if let Some(expected) = self.expected_pc {
-            if expected != ev.iw_addr() {
-                return Err(EncodeError::Discontinuity { index, pc: ev.pc, state, expected });
-            }
+        let misaligned = ev.pc & (ev.size() - 1) != 0;
+        let thumb_in_arm = ev.thumb && self.cfg.isa == IsaMode::ArmOnly;
+        let discontinuous = self.expected_pc.is_some_and(|e| e != ev.iw_addr());
+        if thumb_in_arm | misaligned | discontinuous {
+            return Err(self.event_error(ev));
         }
         self.expected_pc = Some(ev.next_pc);
         self.events += 1;
         self.stats.instructions += 1;
         Ok(())
+    }
+
+    /// What is wrong with `ev` (which [`Encoder::accept`] refused), in the order it checks.
+    #[cold]
+    fn event_error(&self, ev: &RetireEvent) -> EncodeError {
+        let index = self.events;
+        let state = if ev.thumb { "Thumb" } else { "ARM" };
+        if ev.thumb && self.cfg.isa == IsaMode::ArmOnly {
+            return EncodeError::ThumbInArmOnly { index, pc: ev.pc };
+        }
+        if ev.pc & (ev.size() - 1) != 0 {
+            return EncodeError::Misaligned { index, pc: ev.pc, state };
+        }
+        let expected = self.expected_pc.unwrap_or_default();
+        EncodeError::Discontinuity { index, pc: ev.pc, state, expected }
     }
 
     /// Encode one descriptor whose instructions were already counted; returns the bits it

@@ -28,7 +28,7 @@ pub mod tuple_history;
 
 pub use aolc::AdaptiveOneLengthCounter;
 pub use compressor::{CompressorState, StreamOutcome};
-pub use cycle::{BufferConfig, CycleError, CycleOutput, CycleStats, CycleTraceModule, FullPolicy, PortBeat};
+pub use cycle::{BufferConfig, CycleError, CycleOutput, CycleStats, CycleTraceModule, EncodedStreams, FullPolicy, PortBeat};
 pub use config::{Config, ConfigError, IsaMode, Replacement, Scheme};
 pub use detector::{StreamDescriptor, StreamDetector};
 pub use encoder::{encode_events, EncodeError, EncodedTrace, Encoder};

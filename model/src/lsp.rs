@@ -9,6 +9,9 @@ pub struct LastStreamPredictor {
     /// history[0] is the most recent stream index.
     history: [u16; 8],
     depth: usize,
+    /// `h0 ^ (h1 << 1) ^ ...` over the `depth` most recent indices, unmasked (kept up to
+    /// date by `access`, so `index` is one AND).
+    hash: u32,
 }
 
 impl LastStreamPredictor {
@@ -19,22 +22,24 @@ impl LastStreamPredictor {
             mask: cfg.lsp_entries - 1,
             history: [0; 8],
             depth: cfg.hist as usize,
+            hash: 0,
         }
     }
 
     pub fn reset(&mut self) {
         self.table.iter_mut().for_each(|e| *e = 0);
         self.history = [0; 8];
+        self.hash = 0;
     }
 
     /// p = (h0 ^ (h1 << 1) ^ ... ) & (N_P - 1).
     #[inline]
     pub fn index(&self) -> usize {
-        let mut p = 0u32;
-        for (i, &h) in self.history[..self.depth].iter().enumerate() {
-            p ^= (h as u32) << i;
-        }
-        (p & self.mask) as usize
+        debug_assert_eq!(
+            self.hash,
+            self.history[..self.depth].iter().enumerate().fold(0, |p, (i, &h)| p ^ (h as u32) << i)
+        );
+        (self.hash & self.mask) as usize
     }
 
     /// The stream index the predictor holds for the current history (0 = nothing).
@@ -52,6 +57,9 @@ impl LastStreamPredictor {
         if !hit {
             self.table[p] = si;
         }
+        // The oldest index leaves the hash, the others move up one bit, `si` comes in.
+        let oldest = (self.history[self.depth - 1] as u32) << (self.depth - 1);
+        self.hash = (si as u32) ^ ((self.hash ^ oldest) << 1);
         self.history.copy_within(0..7, 1);
         self.history[0] = si;
         hit

@@ -138,6 +138,13 @@ impl StreamDescriptorCache {
         let base = set * self.ways;
         let first = self.first_way(set);
         match self.repl {
+            Replacement::Mru if self.mru_words == 1 => {
+                // At most 64 ways (every paper configuration): one word per set.
+                let way = si & (self.ways - 1);
+                let m = self.mru[set as usize] | 1 << way;
+                let full = self.exist_mask(set, 0);
+                self.mru[set as usize] = if m == full { 1 << way } else { m };
+            }
             Replacement::Mru => {
                 let way = (si & (self.ways - 1)) as usize;
                 let words = set as usize * self.mru_words..(set as usize + 1) * self.mru_words;

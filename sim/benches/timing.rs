@@ -7,8 +7,8 @@
 //! `STREAMTRACE_BENCH_RUNS` (5) runs, with the ratios timing/functional and timing/QEMU, and the CPI the model
 //! computes. The simulator is timed on thread CPU time where the system provides it (the
 //! machine is shared: wall time moves by 10-15 % with other jobs), QEMU on wall time.
-//! Arguments: program names to run (default: all); `timing-only` / `functional-only` run one
-//! mode alone (for profiling).
+//! Arguments: program names to run (default: all); `timing-only` / `functional-only` / `traced-only`
+//! run one mode alone (for profiling; `traced-only` is timing + trace module).
 
 use std::process::Command;
 use std::time::Instant;
@@ -80,11 +80,12 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let timing_only = args.iter().any(|a| a == "timing-only");
     let functional_only = args.iter().any(|a| a == "functional-only");
+    let traced_only = args.iter().any(|a| a == "traced-only");
     let only: Vec<String> =
         args.into_iter().filter(|a| !a.starts_with('-') && !a.ends_with("-only")).collect();
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(programs_dir().join("programs.json")).unwrap()).unwrap();
-    let qemu = !timing_only && !functional_only && Command::new("qemu-arm").arg("--version").output().is_ok();
+    let qemu = !timing_only && !functional_only && !traced_only && Command::new("qemu-arm").arg("--version").output().is_ok();
     let clock = if thread_cpu_seconds().is_some() { "thread CPU time" } else { "wall time" };
     let runs = runs();
     println!("medians of {runs} runs; MIPS = millions of simulated instructions per second");
@@ -104,6 +105,15 @@ fn main() {
         // Interleave the two modes so that load changes on the machine hit both alike.
         let (mut func, mut tim, mut trc) = (Vec::new(), Vec::new(), Vec::new());
         let (mut insns, mut cpi) = (0, 0.0);
+        if traced_only {
+            let t: Vec<f64> = (0..runs).map(|_| run_sim(&elf, cmdline, true, true)).map(|(n, s, c)| {
+                insns = n;
+                cpi = c;
+                s
+            }).collect();
+            println!("{name:<14} {insns:>11} {:>9} {:>9} {:>8} {:>9.1} {:>9} {:>8} {cpi:>6.2}", "-", "-", "-", insns as f64 / median(t) / 1e6, "-", "-");
+            continue;
+        }
         for _ in 0..runs {
             if !timing_only {
                 let (n, s, _) = run_sim(&elf, cmdline, false, false);
@@ -153,7 +163,7 @@ fn main() {
             mips(trc)
         );
     }
-    if timing_only || functional_only {
+    if timing_only || functional_only || traced_only {
         return;
     }
     let all = |s: f64| n_all as f64 / s / 1e6;

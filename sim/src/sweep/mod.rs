@@ -17,7 +17,10 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use streamtrace_isa::ElfImage;
 use streamtrace_model::capture::{Capture, CaptureInfo, CaptureWriter};
-use streamtrace_model::{storage_bits, BufferConfig, Config, CycleOutput, CycleStats, CycleTraceModule, IsaMode, Scheme, Stats, StreamDetector};
+use streamtrace_model::{
+    storage_bits, BufferConfig, Config, CycleOutput, CycleStats, CycleTraceModule, EncodedStreams, FullPolicy, IsaMode, Scheme, Stats,
+    StreamDetector,
+};
 
 use crate::machine::{Machine, StepOutcome};
 use crate::semihost::Semihost;
@@ -526,8 +529,19 @@ pub fn sweep_program(
                 return Err(format!("{}: {} has isa=arm but the program runs Thumb code", cap.info.program, job.config));
             }
             let mut out = Vec::new();
+            // The encoder's work does not depend on buffers that never drop: encode once,
+            // replay the encoding under every such setting.
+            let encoded = EncodedStreams::new(&job.config, cap.descriptors.iter().map(|t| &t.descriptor));
+            let replay = |b: &BufferConfig| {
+                if b.policy == FullPolicy::Stall || b.sdb.is_none() {
+                    let ends = cap.descriptors.iter().map(|t| t.end_cycle);
+                    CycleTraceModule::replay_encoded(&job.config, b, &encoded, cap.info.first_cycle, ends)
+                } else {
+                    replay(cap, &job.config, b)
+                }
+            };
             for (unbounded, settings) in &job.groups {
-                let sizing = replay(cap, &job.config, unbounded);
+                let sizing = replay(unbounded);
                 let mut replays = 1;
                 for b in settings {
                     let fits = b.sdb.is_none_or(|d| d >= sizing.cycle.sdb_needed)
@@ -537,7 +551,7 @@ pub fn sweep_program(
                     if fits {
                         out.push(row(&cap.info, &job.config, b, &sizing, &sizing));
                     } else {
-                        let constrained = replay(cap, &job.config, b);
+                        let constrained = replay(b);
                         replays += 1;
                         out.push(row(&cap.info, &job.config, b, &constrained, &sizing));
                     }
