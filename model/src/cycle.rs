@@ -599,10 +599,11 @@ impl CycleTraceModule {
             if found_full && self.port_log.is_none() {
                 // Stalled behind a full SDB while the port drains a held-back record, or
                 // while the compressor is busy: the core stays frozen for all of those
-                // cycles. (The first skip does not look at the SDB, as before the speed
-                // work: see `stall_skip_quirk` in the tests.)
+                // cycles, as long as the SDB is still full (a pop in the cycle just stepped
+                // may have freed a slot: then the producer enters now, as in the stepped run
+                // the RTL is compared with).
                 let before = self.now;
-                if self.skip_held_back(u64::MAX) || (self.sdb.len() + self.jobs.len() >= self.sdb_cap && self.skip_busy(u64::MAX)) {
+                if self.sdb.len() + self.jobs.len() >= self.sdb_cap && (self.skip_held_back(u64::MAX) || self.skip_busy(u64::MAX)) {
                     self.stats.stall_cycles += self.now - before;
                     self.delay += self.now - before;
                     continue;
@@ -1070,21 +1071,22 @@ mod tests {
     }
 
     #[test]
-    fn skipping_changes_no_bits_and_only_the_stall_quirk() {
-        // Without the port log the module counts every cycle in which a held-back record
-        // drains as a stall once the producer found the SDB full, even after a pop freed a
-        // slot (the behaviour before the speed work, kept so that outputs stay identical):
-        // the cycle counts of a run with stalls can differ from the stepped run, never the bits.
+    fn skipping_gives_what_stepping_every_cycle_gives() {
+        // Without the port log the module skips cycles in which nothing but the port can
+        // change; with it, it steps every cycle (the RTL's reference). Everything must agree.
+        // (Until 2026-11-25 a stalled producer kept skipping the cycles in which a held-back
+        // record drained after a pop had freed an SDB slot, counting them as stalls: more
+        // stall cycles than the RTL in runs that stall on a full SDB, never different bits.)
+        let mut stalled = 0;
         cases(|c, b, cfg, buf, evs| {
             let fast = run_events(cfg, buf, evs, false);
             let slow = run_events(cfg, buf, evs, true);
             assert_eq!(fast.trace, slow.trace, "{c} {b}");
             assert_eq!(fast.stats, slow.stats, "{c} {b}");
-            assert_eq!(fast.cycle.port_bits, slow.cycle.port_bits, "{c} {b}");
-            if fast.cycle.stall_cycles == 0 {
-                assert_eq!(fast.cycle, slow.cycle, "{c} {b}");
-            }
+            assert_eq!(fast.cycle, slow.cycle, "{c} {b}");
+            stalled += (fast.cycle.stall_cycles > 0) as u32;
         });
+        assert!(stalled > 20, "only {stalled} runs stall");
     }
 
     #[test]

@@ -257,7 +257,8 @@ impl ReferenceModule {
                 // Stalled behind a full SDB while the port drains a held-back record: the
                 // core stays frozen for all of those cycles.
                 let before = self.now;
-                if self.skip_held_back(u64::MAX) {
+                // (The SDB check was added with the fix of 2026-11-25 in cycle.rs.)
+                if self.sdb.len() >= self.sdb_cap && self.skip_held_back(u64::MAX) {
                     self.stats.stall_cycles += self.now - before;
                     self.delay += self.now - before;
                     continue;
