@@ -183,7 +183,9 @@ impl<'a> Bus<'a> {
 }
 
 /// What an executed instruction did to control flow.
+// (`repr(u8)`: `Next` is tag 0, so the run loop tests its common case with one compare.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum Flow {
     /// Continue with the next sequential instruction (also: condition failed).
     Next,
@@ -196,16 +198,36 @@ pub enum Flow {
     Semihost,
 }
 
-/// Why an instruction is UNPREDICTABLE, as its handler reports it. (A reference to a static
-/// string rather than the string itself: a handler's result then fits in two registers.)
+/// A handler's report that its instruction is UNPREDICTABLE. The reason is kept aside (in a
+/// thread-local, set by [`Unpredictable::new`] and read by [`Unpredictable::reason`] on the
+/// same thread right after the handler returns), so that the marker has no size: a handler's
+/// `Result<Flow, Unpredictable>` is then two bytes, returned in a register rather than
+/// through memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Unpredictable(pub &'static &'static str);
+pub struct Unpredictable(());
+
+thread_local! {
+    static UNPREDICTABLE_REASON: std::cell::Cell<&'static str> = const { std::cell::Cell::new("") };
+}
 
 impl Unpredictable {
+    /// Report `reason` (the error returned next on this thread names it).
+    #[cold]
+    #[inline(never)]
+    pub fn new(reason: &'static str) -> Self {
+        UNPREDICTABLE_REASON.with(|r| r.set(reason));
+        Unpredictable(())
+    }
+
+    /// The reason given to the latest [`Unpredictable::new`] on this thread.
+    pub fn reason(self) -> &'static str {
+        UNPREDICTABLE_REASON.with(|r| r.get())
+    }
+
     /// The error of the instruction `insn` at `pc`.
     #[cold]
     pub fn at(self, pc: u32, insn: u32) -> SimError {
-        SimError::Unpredictable { pc, insn, reason: self.0 }
+        SimError::Unpredictable { pc, insn, reason: self.reason() }
     }
 }
 

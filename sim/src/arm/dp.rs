@@ -9,6 +9,9 @@ use crate::machine::{Bus, Flow, Unpredictable};
 pub(super) const F_IMM: u32 = 0;
 pub(super) const F_SHIFT_IMM: u32 = 1;
 pub(super) const F_SHIFT_REG: u32 = 2;
+/// "Register shifted by immediate" with bits[11:5] = 0 (`LSL #0`: Rm unshifted, carry kept).
+/// Not a table entry: [`super::decode_word`] picks it for those words.
+pub(super) const F_REG: u32 = 3;
 
 const AND: u32 = 0x0;
 const EOR: u32 = 0x1;
@@ -56,6 +59,7 @@ pub(super) fn dp<const OP: u32, const S: bool, const F: u32>(
             let (v, c) = rotated_imm(word, cpu.c);
             (v, c, read_reg(cpu, rn_idx))
         }
+        F_REG => (read_reg(cpu, field(word, 0)), cpu.c, read_reg(cpu, rn_idx)),
         F_SHIFT_IMM => {
             let rm = read_reg(cpu, field(word, 0));
             let (v, c) = shift_imm(rm, ShiftType::from_bits(word >> 5), (word >> 7) & 31, cpu.c);
@@ -157,9 +161,11 @@ pub(super) const fn select_dp(opcode: u32, s: bool, form: u32) -> Handler {
     match (s, form) {
         (false, F_IMM) => select_op::<false, F_IMM>(opcode),
         (false, F_SHIFT_IMM) => select_op::<false, F_SHIFT_IMM>(opcode),
+        (false, F_REG) => select_op::<false, F_REG>(opcode),
         (false, _) => select_op::<false, F_SHIFT_REG>(opcode),
         (true, F_IMM) => select_op::<true, F_IMM>(opcode),
         (true, F_SHIFT_IMM) => select_op::<true, F_SHIFT_IMM>(opcode),
+        (true, F_REG) => select_op::<true, F_REG>(opcode),
         (true, _) => select_op::<true, F_SHIFT_REG>(opcode),
     }
 }

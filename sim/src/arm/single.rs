@@ -74,6 +74,41 @@ pub(super) fn single<const L: bool, const B: bool, const REG: bool>(
     Ok(Flow::Next)
 }
 
+/// LDR/STR/LDRB/STRB with an immediate offset, P = 1, W = 0 (no writeback) and Rd != pc:
+/// [`single`] without the checks those words cannot fail (picked by `super::decode_word`).
+pub(super) fn single_imm_offset<const L: bool, const B: bool>(
+    cpu: &mut Cpu,
+    bus: &mut Bus<'_>,
+    word: u32,
+) -> Result<Flow, Unpredictable> {
+    let rd = field(word, 12);
+    let base = read_reg(cpu, field(word, 16));
+    let offset = word & 0xFFF;
+    let addr = if word & U != 0 { base.wrapping_add(offset) } else { base.wrapping_sub(offset) };
+    if L {
+        let v = if B { mem_try!(bus.read8(addr)) as u32 } else { mem_try!(load_word_rotated(bus, addr)) };
+        cpu.r[rd & 15] = v;
+    } else {
+        let v = cpu.r[rd & 15];
+        if B {
+            mem_try!(bus.write8(addr, v as u8));
+        } else {
+            mem_try!(bus.write32(addr & !3, v));
+        }
+    }
+    Ok(Flow::Next)
+}
+
+/// The [`single_imm_offset`] handler for bits[27:20] = `hi`.
+pub(super) const fn select_single_imm_offset(hi: u32) -> Handler {
+    match (hi & 1 != 0, hi & 4 != 0) {
+        (false, false) => single_imm_offset::<false, false>,
+        (false, true) => single_imm_offset::<false, true>,
+        (true, false) => single_imm_offset::<true, false>,
+        (true, true) => single_imm_offset::<true, true>,
+    }
+}
+
 /// Handler for bits[27:25] = 010 (`reg` = false) or 011 with bit 4 = 0 (`reg` = true).
 pub(super) const fn select_single(hi: u32, reg: bool) -> Handler {
     let l = hi & 1 != 0;
