@@ -146,12 +146,24 @@ pub(crate) fn decode_word(word: u32) -> (Handler, u8) {
 
 /// A handler for `word` (condition not 1111) specialised beyond the table's, if any.
 fn specialised(word: u32) -> Option<Handler> {
-    // Data processing, register shifted by immediate, outside the multiply, extra
-    // load/store and miscellaneous spaces (the table's own test), with shift LSL #0.
     let hi = (word >> 20) & 0xFF;
     let lo = (word >> 4) & 0xF;
-    if hi >> 5 == 0 && lo & 1 == 0 && hi & 0x19 != 0x10 && (word >> 5) & 0x7F == 0 {
-        return Some(dp::select_dp((hi >> 1) & 0xF, hi & 1 != 0, dp::F_REG));
+    let (opcode, s) = ((hi >> 1) & 0xF, hi & 1 != 0);
+    let not_pc = |lsb: u32| field(word, lsb) != 15;
+    // Data processing, register shifted by immediate, outside the multiply, extra
+    // load/store and miscellaneous spaces (the table's own test): shift LSL #0 is F_REG,
+    // and without pc in Rn, Rd, Rm the form is F_PLAIN too.
+    if hi >> 5 == 0 && lo & 1 == 0 && hi & 0x19 != 0x10 {
+        let form = if (word >> 5) & 0x7F == 0 { dp::F_REG } else { dp::F_SHIFT_IMM };
+        let plain = if not_pc(16) && not_pc(12) && not_pc(0) { dp::F_PLAIN } else { 0 };
+        if form == dp::F_SHIFT_IMM && plain == 0 {
+            return None;
+        }
+        return Some(dp::select_dp(opcode, s, form | plain));
+    }
+    // Data processing with an immediate operand (not MSR / undefined) and no pc in Rn, Rd.
+    if hi >> 5 == 1 && hi & 0x19 != 0x10 && not_pc(16) && not_pc(12) {
+        return Some(dp::select_dp(opcode, s, dp::F_IMM | dp::F_PLAIN));
     }
     // LDR/STR/LDRB/STRB, immediate offset, P = 1, W = 0, Rd != pc.
     if hi >> 5 == 0b010 && hi & 0x12 == 0x10 && field(word, 12) != 15 {
