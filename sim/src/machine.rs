@@ -626,7 +626,12 @@ impl Machine {
             if let Some(code) = self.exit {
                 return Ok(code);
             }
-            let Some(s) = self.run_plain(max_insns, hook)? else { continue };
+            let plain = if self.cpu.thumb {
+                self.run_plain::<H, true>(max_insns, hook)?
+            } else {
+                self.run_plain::<H, false>(max_insns, hook)?
+            };
+            let Some(s) = plain else { continue };
             let exception = self.finish_special::<false>(s.flow, s.pc, s.word, s.thumb, s.fault)?;
             self.retired += 1;
             let next_pc = self.cpu.r[15] | self.cpu.thumb as u32;
@@ -647,11 +652,20 @@ impl Machine {
         }
     }
 
-    /// Run instructions until `max_insns` have retired (`None`) or one needs more than the
-    /// next PC or a jump (`Some`: executed, not yet retired; [`Machine::finish_special`]
-    /// completes it). The loop keeps the retired count in a register and builds the bus once.
-    #[inline(always)]
-    fn run_plain<H: RetireHook + ?Sized>(&mut self, max_insns: u64, hook: &mut H) -> Result<Option<Special>, SimError> {
+    /// Run instructions in the state `THUMB` (which `cpu.thumb` holds on entry) until
+    /// `max_insns` have retired or a jump changes the state (`None`), or one needs more than
+    /// the next PC or a jump (`Some`: executed, not yet retired; [`Machine::finish_special`]
+    /// completes it). The loop keeps the retired count in a register and builds the bus once;
+    /// with the state a constant, the decoded-cache slot and the sequential step are plain
+    /// shifts and additions. (Only jumps change the state: `Flow::Next` never does.) Not
+    /// inlined: the loop gets a register allocation of its own.
+    #[inline(never)]
+    fn run_plain<H: RetireHook + ?Sized, const THUMB: bool>(
+        &mut self,
+        max_insns: u64,
+        hook: &mut H,
+    ) -> Result<Option<Special>, SimError> {
+        debug_assert_eq!(self.cpu.thumb, THUMB);
         let mut retired = self.retired;
         let cpu = &mut self.cpu;
         let decoded = &mut self.decoded;
@@ -662,7 +676,7 @@ impl Machine {
             }
             decoded.sync(bus.mem);
             let pc = cpu.r[15];
-            let thumb = cpu.thumb;
+            let thumb = THUMB;
             let Ok(&d) = decoded.get(bus.mem, pc, thumb) else { break Err(SimError::FetchFault { pc }) };
             bus.log.clear();
             bus.fault = None;
@@ -676,6 +690,7 @@ impl Machine {
             };
             let taken = match flow {
                 Flow::Next => {
+                    debug_assert_eq!(cpu.thumb, THUMB, "Flow::Next changed the state");
                     cpu.r[15] = pc.wrapping_add(if thumb { 2 } else { 4 });
                     false
                 }
@@ -687,6 +702,9 @@ impl Machine {
             let next_pc = cpu.r[15] | cpu.thumb as u32;
             let ev = RetireEvent { pc, insn: d.word, thumb, class: d.class, taken, next_pc, exception: false, cycle: 0 };
             hook.retire(&ev, bus.log);
+            if taken && cpu.thumb != THUMB {
+                break Ok(None);
+            }
         };
         self.retired = retired;
         result
