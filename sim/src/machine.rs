@@ -80,8 +80,9 @@ impl<'a> Bus<'a> {
         r
     }
 
-    /// RAM faulted: try the devices.
+    /// RAM faulted: try the devices. (Out of line: the accessors' callers stay small.)
     #[cold]
+    #[inline(never)]
     fn io_read(&mut self, addr: u32, size: u8, f: MemFault) -> Result<u32, MemFault> {
         match self.io.as_deref_mut().and_then(|io| io.read(addr, size)) {
             Some(v) => Ok(v),
@@ -90,6 +91,7 @@ impl<'a> Bus<'a> {
     }
 
     #[cold]
+    #[inline(never)]
     fn io_write(&mut self, addr: u32, size: u8, value: u32, f: MemFault) -> Result<(), MemFault> {
         match self.io.as_deref_mut().map(|io| io.write(addr, size, value)) {
             Some(true) => Ok(()),

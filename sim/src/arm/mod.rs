@@ -135,8 +135,9 @@ pub(crate) const COND_ALWAYS: u8 = 0xE;
 /// split in two, for the predecoded-instruction cache.
 ///
 /// Some words get a handler specialised further than the table's (same behaviour, fewer
-/// steps): data processing with an unshifted register operand (`LSL #0`), word and byte loads and
-/// stores with an immediate offset and no writeback.
+/// steps): data processing with an unshifted register operand (`LSL #0`) or without pc
+/// operands, single and halfword/signed loads and stores with an offset, no writeback and no
+/// pc operand (but the base).
 pub(crate) fn decode_word(word: u32) -> (Handler, u8) {
     match word >> 28 {
         0xF => (misc::unconditional as Handler, COND_ALWAYS),
@@ -165,9 +166,18 @@ fn specialised(word: u32) -> Option<Handler> {
     if hi >> 5 == 1 && hi & 0x19 != 0x10 && not_pc(16) && not_pc(12) {
         return Some(dp::select_dp(opcode, s, dp::F_IMM | dp::F_PLAIN));
     }
-    // LDR/STR/LDRB/STRB, immediate offset, P = 1, W = 0, Rd != pc.
-    if hi >> 5 == 0b010 && hi & 0x12 == 0x10 && field(word, 12) != 15 {
-        return Some(single::select_single_imm_offset(hi));
+    // LDR/STR/LDRB/STRB, P = 1, W = 0, Rd != pc: immediate offset, or (bit 4 = 0) a
+    // register offset with Rm != pc.
+    if hi >> 5 == 0b010 && hi & 0x12 == 0x10 && not_pc(12) {
+        return Some(single::select_single_offset(hi, false));
+    }
+    if hi >> 5 == 0b011 && lo & 1 == 0 && hi & 0x12 == 0x10 && not_pc(12) && not_pc(0) {
+        return Some(single::select_single_offset(hi, true));
+    }
+    // STRH/LDRH/LDRSB/LDRSH (the extra load/store space: bit 7 = bit 4 = 1, not the multiply
+    // space), P = 1, W = 0, Rd != pc, and for a register offset Rm != pc.
+    if hi >> 5 == 0 && lo != 0b1001 && lo & 0b1001 == 0b1001 && hi & 0x12 == 0x10 && not_pc(12) && (hi & 4 != 0 || not_pc(0)) {
+        return single::select_extra_offset(hi, lo);
     }
     None
 }

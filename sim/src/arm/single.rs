@@ -74,16 +74,21 @@ pub(super) fn single<const L: bool, const B: bool, const REG: bool>(
     Ok(Flow::Next)
 }
 
-/// LDR/STR/LDRB/STRB with an immediate offset, P = 1, W = 0 (no writeback) and Rd != pc:
-/// [`single`] without the checks those words cannot fail (picked by `super::decode_word`).
-pub(super) fn single_imm_offset<const L: bool, const B: bool>(
+/// LDR/STR/LDRB/STRB with an offset (`REG`: a scaled register Rm != pc, else imm12), P = 1,
+/// W = 0 (no writeback) and Rd != pc: [`single`] without the checks those words cannot fail
+/// (picked by `super::decode_word`).
+pub(super) fn single_offset<const L: bool, const B: bool, const REG: bool>(
     cpu: &mut Cpu,
     bus: &mut Bus<'_>,
     word: u32,
 ) -> Result<Flow, Unpredictable> {
     let rd = field(word, 12);
     let base = read_reg(cpu, field(word, 16));
-    let offset = word & 0xFFF;
+    let offset = if REG {
+        shift_imm(cpu.r[field(word, 0)], ShiftType::from_bits(word >> 5), (word >> 7) & 31, cpu.c).0
+    } else {
+        word & 0xFFF
+    };
     let addr = if word & U != 0 { base.wrapping_add(offset) } else { base.wrapping_sub(offset) };
     if L {
         let v = if B { mem_try!(bus.read8(addr)) as u32 } else { mem_try!(load_word_rotated(bus, addr)) };
@@ -99,13 +104,17 @@ pub(super) fn single_imm_offset<const L: bool, const B: bool>(
     Ok(Flow::Next)
 }
 
-/// The [`single_imm_offset`] handler for bits[27:20] = `hi`.
-pub(super) const fn select_single_imm_offset(hi: u32) -> Handler {
-    match (hi & 1 != 0, hi & 4 != 0) {
-        (false, false) => single_imm_offset::<false, false>,
-        (false, true) => single_imm_offset::<false, true>,
-        (true, false) => single_imm_offset::<true, false>,
-        (true, true) => single_imm_offset::<true, true>,
+/// The [`single_offset`] handler for bits[27:20] = `hi` (`reg`: register offset).
+pub(super) const fn select_single_offset(hi: u32, reg: bool) -> Handler {
+    match (hi & 1 != 0, hi & 4 != 0, reg) {
+        (false, false, false) => single_offset::<false, false, false>,
+        (false, true, false) => single_offset::<false, true, false>,
+        (true, false, false) => single_offset::<true, false, false>,
+        (true, true, false) => single_offset::<true, true, false>,
+        (false, false, true) => single_offset::<false, false, true>,
+        (false, true, true) => single_offset::<false, true, true>,
+        (true, false, true) => single_offset::<true, false, true>,
+        (true, true, true) => single_offset::<true, true, true>,
     }
 }
 
@@ -204,6 +213,48 @@ pub(super) fn extra<const KIND: u32, const IMM: bool>(
         cpu.r[rn] = wb_addr;
     }
     Ok(Flow::Next)
+}
+
+/// STRH/LDRH/LDRSB/LDRSH (`KIND`) with an offset (`IMM`: bits[11:8]:[3:0], else Rm != pc),
+/// P = 1, W = 0 (no writeback) and Rd != pc: [`extra`] without the checks those words cannot
+/// fail (picked by `super::decode_word`).
+pub(super) fn extra_offset<const KIND: u32, const IMM: bool>(
+    cpu: &mut Cpu,
+    bus: &mut Bus<'_>,
+    word: u32,
+) -> Result<Flow, Unpredictable> {
+    let rd = field(word, 12);
+    let offset = if IMM { ((word >> 4) & 0xF0) | (word & 0xF) } else { cpu.r[field(word, 0)] };
+    let base = read_reg(cpu, field(word, 16));
+    let addr = if word & U != 0 { base.wrapping_add(offset) } else { base.wrapping_sub(offset) };
+    let v = match KIND {
+        STRH => {
+            mem_try!(bus.write16(addr & !1, cpu.r[rd & 15] as u16));
+            return Ok(Flow::Next);
+        }
+        LDRH => mem_try!(bus.read16(addr & !1)) as u32,
+        LDRSB => mem_try!(bus.read8(addr)) as i8 as i32 as u32,
+        _ => mem_try!(bus.read16(addr & !1)) as i16 as i32 as u32,
+    };
+    cpu.r[rd & 15] = v;
+    Ok(Flow::Next)
+}
+
+/// The [`extra_offset`] handler for bits[27:20] = `hi`, bits[7:4] = `lo`, if the kind is one
+/// it handles (not LDRD/STRD).
+pub(super) const fn select_extra_offset(hi: u32, lo: u32) -> Option<Handler> {
+    let imm = hi & 4 != 0;
+    Some(match (hi & 1, (lo >> 1) & 3, imm) {
+        (0, 1, false) => extra_offset::<STRH, false>,
+        (0, 1, true) => extra_offset::<STRH, true>,
+        (1, 1, false) => extra_offset::<LDRH, false>,
+        (1, 1, true) => extra_offset::<LDRH, true>,
+        (1, 2, false) => extra_offset::<LDRSB, false>,
+        (1, 2, true) => extra_offset::<LDRSB, true>,
+        (1, 3, false) => extra_offset::<LDRSH, false>,
+        (1, 3, true) => extra_offset::<LDRSH, true>,
+        _ => return None,
+    })
 }
 
 /// Handler of the extra load/store space (bits[27:25] = 000, bit 7 = bit 4 = 1, bits[6:5] != 00).
