@@ -101,6 +101,14 @@ impl<'a> Bus<'a> {
 
     #[inline(always)]
     fn save_prior(&mut self, addr: u32, size: u8) {
+        if self.prior.is_some() {
+            self.save_prior_bytes(addr, size);
+        }
+    }
+
+    /// (Out of line: the store handlers stay small when no monitor asks for prior bytes.)
+    #[inline(never)]
+    fn save_prior_bytes(&mut self, addr: u32, size: u8) {
         if let Some(p) = self.prior.as_deref_mut() {
             for i in 0..size as u32 {
                 if let Ok(b) = self.mem.read8(addr.wrapping_add(i)) {

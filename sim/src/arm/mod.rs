@@ -166,13 +166,21 @@ fn specialised(word: u32) -> Option<Handler> {
     if hi >> 5 == 1 && hi & 0x19 != 0x10 && not_pc(16) && not_pc(12) {
         return Some(dp::select_dp(opcode, s, dp::F_IMM | dp::F_PLAIN));
     }
-    // LDR/STR/LDRB/STRB, P = 1, W = 0, Rd != pc: immediate offset, or (bit 4 = 0) a
-    // register offset with Rm != pc.
-    if hi >> 5 == 0b010 && hi & 0x12 == 0x10 && not_pc(12) {
-        return Some(single::select_single_offset(hi, false));
-    }
-    if hi >> 5 == 0b011 && lo & 1 == 0 && hi & 0x12 == 0x10 && not_pc(12) && not_pc(0) {
-        return Some(single::select_single_offset(hi, true));
+    // LDR/STR/LDRB/STRB with Rd != pc: immediate offset, or (bit 4 = 0) a register offset
+    // with Rm != pc; P = 1, W = 0, or with writeback (P = 1, W = 1 or P = 0, W = 0; not the
+    // T forms P = 0, W = 1) Rn != pc and Rn != Rd.
+    let reg = hi >> 5 == 0b011;
+    if (hi >> 5 == 0b010 || reg && lo & 1 == 0 && not_pc(0)) && not_pc(12) {
+        let wb_ok = not_pc(16) && field(word, 16) != field(word, 12);
+        let wb = match hi & 0x12 {
+            0x10 => Some(single::WB_NONE),
+            0x12 if wb_ok => Some(single::WB_PRE),
+            0x00 if wb_ok => Some(single::WB_POST),
+            _ => None,
+        };
+        if let Some(wb) = wb {
+            return Some(single::select_single_offset(hi, reg, wb));
+        }
     }
     // STRH/LDRH/LDRSB/LDRSH (the extra load/store space: bit 7 = bit 4 = 1, not the multiply
     // space), P = 1, W = 0, Rd != pc, and for a register offset Rm != pc.

@@ -74,47 +74,66 @@ pub(super) fn single<const L: bool, const B: bool, const REG: bool>(
     Ok(Flow::Next)
 }
 
-/// LDR/STR/LDRB/STRB with an offset (`REG`: a scaled register Rm != pc, else imm12), P = 1,
-/// W = 0 (no writeback) and Rd != pc: [`single`] without the checks those words cannot fail
-/// (picked by `super::decode_word`).
-pub(super) fn single_offset<const L: bool, const B: bool, const REG: bool>(
+/// Writeback modes of [`single_offset`]: none (P = 1, W = 0), pre-indexed (P = 1, W = 1),
+/// post-indexed (P = 0, W = 0).
+pub(super) const WB_NONE: u32 = 0;
+pub(super) const WB_PRE: u32 = 1;
+pub(super) const WB_POST: u32 = 2;
+
+/// LDR/STR/LDRB/STRB with an offset (`REG`: a scaled register Rm != pc, else imm12), Rd != pc
+/// and writeback mode `WB` (with writeback: Rn != pc, Rn != Rd): [`single`] without the
+/// checks those words cannot fail (picked by `super::decode_word`).
+pub(super) fn single_offset<const L: bool, const B: bool, const REG: bool, const WB: u32>(
     cpu: &mut Cpu,
     bus: &mut Bus<'_>,
     word: u32,
 ) -> Result<Flow, Unpredictable> {
-    let rd = field(word, 12);
-    let base = read_reg(cpu, field(word, 16));
+    let (rn, rd) = (field(word, 16), field(word, 12) & 15);
+    let base = if WB == WB_NONE { read_reg(cpu, rn) } else { cpu.r[rn & 15] };
     let offset = if REG {
         shift_imm(cpu.r[field(word, 0)], ShiftType::from_bits(word >> 5), (word >> 7) & 31, cpu.c).0
     } else {
         word & 0xFFF
     };
-    let addr = if word & U != 0 { base.wrapping_add(offset) } else { base.wrapping_sub(offset) };
+    let offset_addr = if word & U != 0 { base.wrapping_add(offset) } else { base.wrapping_sub(offset) };
+    let addr = if WB == WB_POST { base } else { offset_addr };
     if L {
         let v = if B { mem_try!(bus.read8(addr)) as u32 } else { mem_try!(load_word_rotated(bus, addr)) };
-        cpu.r[rd & 15] = v;
+        cpu.r[rd] = v;
     } else {
-        let v = cpu.r[rd & 15];
+        let v = cpu.r[rd];
         if B {
             mem_try!(bus.write8(addr, v as u8));
         } else {
             mem_try!(bus.write32(addr & !3, v));
         }
     }
+    if WB != WB_NONE {
+        cpu.r[rn & 15] = offset_addr;
+    }
     Ok(Flow::Next)
 }
 
-/// The [`single_offset`] handler for bits[27:20] = `hi` (`reg`: register offset).
-pub(super) const fn select_single_offset(hi: u32, reg: bool) -> Handler {
+const fn select_single_offset_wb<const L: bool, const B: bool, const REG: bool>(wb: u32) -> Handler {
+    match wb {
+        WB_NONE => single_offset::<L, B, REG, WB_NONE>,
+        WB_PRE => single_offset::<L, B, REG, WB_PRE>,
+        _ => single_offset::<L, B, REG, WB_POST>,
+    }
+}
+
+/// The [`single_offset`] handler for bits[27:20] = `hi` (`reg`: register offset) and
+/// writeback mode `wb`.
+pub(super) const fn select_single_offset(hi: u32, reg: bool, wb: u32) -> Handler {
     match (hi & 1 != 0, hi & 4 != 0, reg) {
-        (false, false, false) => single_offset::<false, false, false>,
-        (false, true, false) => single_offset::<false, true, false>,
-        (true, false, false) => single_offset::<true, false, false>,
-        (true, true, false) => single_offset::<true, true, false>,
-        (false, false, true) => single_offset::<false, false, true>,
-        (false, true, true) => single_offset::<false, true, true>,
-        (true, false, true) => single_offset::<true, false, true>,
-        (true, true, true) => single_offset::<true, true, true>,
+        (false, false, false) => select_single_offset_wb::<false, false, false>(wb),
+        (false, true, false) => select_single_offset_wb::<false, true, false>(wb),
+        (true, false, false) => select_single_offset_wb::<true, false, false>(wb),
+        (true, true, false) => select_single_offset_wb::<true, true, false>(wb),
+        (false, false, true) => select_single_offset_wb::<false, false, true>(wb),
+        (false, true, true) => select_single_offset_wb::<false, true, true>(wb),
+        (true, false, true) => select_single_offset_wb::<true, false, true>(wb),
+        (true, true, true) => select_single_offset_wb::<true, true, true>(wb),
     }
 }
 
