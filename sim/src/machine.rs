@@ -636,10 +636,11 @@ impl Machine {
             if let Some(code) = self.exit {
                 return Ok(code);
             }
-            let plain = if self.cpu.thumb {
-                self.run_plain::<H, true>(max_insns, hook)?
-            } else {
-                self.run_plain::<H, false>(max_insns, hook)?
+            let plain = match (self.cpu.thumb, self.log_accesses) {
+                (true, true) => self.run_plain::<H, true, true>(max_insns, hook)?,
+                (true, false) => self.run_plain::<H, true, false>(max_insns, hook)?,
+                (false, true) => self.run_plain::<H, false, true>(max_insns, hook)?,
+                (false, false) => self.run_plain::<H, false, false>(max_insns, hook)?,
             };
             let Some(s) = plain else { continue };
             let exception = self.finish_special::<false>(s.flow, s.pc, s.word, s.thumb, s.fault)?;
@@ -668,18 +669,22 @@ impl Machine {
     /// completes it). The loop keeps the retired count in a register and builds the bus once;
     /// with the state a constant, the decoded-cache slot and the sequential step are plain
     /// shifts and additions. (Only jumps change the state: `Flow::Next` never does.) Not
-    /// inlined: the loop gets a register allocation of its own.
+    /// inlined: the loop gets a register allocation of its own. `LOG` is whether accesses are
+    /// logged: without, the log is emptied once (nothing is added to it) rather than before
+    /// every instruction.
     #[inline(never)]
-    fn run_plain<H: RetireHook + ?Sized, const THUMB: bool>(
+    fn run_plain<H: RetireHook + ?Sized, const THUMB: bool, const LOG: bool>(
         &mut self,
         max_insns: u64,
         hook: &mut H,
     ) -> Result<Option<Special>, SimError> {
         debug_assert_eq!(self.cpu.thumb, THUMB);
+        debug_assert_eq!(self.log_accesses, LOG);
         let mut retired = self.retired;
         let cpu = &mut self.cpu;
         let decoded = &mut self.decoded;
         let mut bus = Bus::new(&mut self.mem, &mut self.accesses, self.log_accesses);
+        bus.log.clear();
         let result = loop {
             if retired >= max_insns {
                 break Ok(None);
@@ -688,7 +693,9 @@ impl Machine {
             let pc = cpu.r[15];
             let thumb = THUMB;
             let Ok(&d) = decoded.get(bus.mem, pc, thumb) else { break Err(SimError::FetchFault { pc }) };
-            bus.log.clear();
+            if LOG {
+                bus.log.clear();
+            }
             bus.fault = None;
             let flow = if d.cond == COND_ALWAYS || cpu.cond_passed(d.cond as u32) {
                 match (d.handler)(cpu, &mut bus, d.word) {
