@@ -685,14 +685,18 @@ impl Machine {
         let decoded = &mut self.decoded;
         let mut bus = Bus::new(&mut self.mem, &mut self.accesses, self.log_accesses);
         bus.log.clear();
+        // `cpu.r[15]` and its decoded-cache slot and key, carried from one instruction to the
+        // next (a sequential step finds the next slot without recomputing it).
+        let mut next_pc = cpu.r[15];
+        let mut at = DecodedCache::locate(next_pc, THUMB);
         let result = loop {
             if retired >= max_insns {
                 break Ok(None);
             }
             decoded.sync(bus.mem);
-            let pc = cpu.r[15];
+            let pc = next_pc;
             let thumb = THUMB;
-            let Ok(&d) = decoded.get(bus.mem, pc, thumb) else { break Err(SimError::FetchFault { pc }) };
+            let Ok(&d) = decoded.get_at(bus.mem, pc, thumb, at) else { break Err(SimError::FetchFault { pc }) };
             if LOG {
                 bus.log.clear();
             }
@@ -708,16 +712,30 @@ impl Machine {
             let taken = match flow {
                 Flow::Next => {
                     debug_assert_eq!(cpu.thumb, THUMB, "Flow::Next changed the state");
-                    cpu.r[15] = pc.wrapping_add(if thumb { 2 } else { 4 });
+                    next_pc = pc.wrapping_add(if thumb { 2 } else { 4 });
+                    cpu.r[15] = next_pc;
+                    at = DecodedCache::next(at.0, next_pc, THUMB);
                     false
                 }
-                Flow::Jump if d.class != BranchClass::None => true,
+                Flow::Jump if d.class != BranchClass::None => {
+                    next_pc = cpu.r[15];
+                    at = DecodedCache::locate(next_pc, THUMB);
+                    true
+                }
                 Flow::Jump => break Err(pc_write_error(pc, d.word)),
                 _ => break Ok(Some(Special { flow, pc, word: d.word, thumb, class: d.class, fault: bus.fault })),
             };
             retired += 1;
-            let next_pc = cpu.r[15] | cpu.thumb as u32;
-            let ev = RetireEvent { pc, insn: d.word, thumb, class: d.class, taken, next_pc, exception: false, cycle: 0 };
+            let ev = RetireEvent {
+                pc,
+                insn: d.word,
+                thumb,
+                class: d.class,
+                taken,
+                next_pc: next_pc | cpu.thumb as u32,
+                exception: false,
+                cycle: 0,
+            };
             hook.retire(&ev, bus.log);
             if taken && cpu.thumb != THUMB {
                 break Ok(None);
