@@ -666,9 +666,9 @@ impl Machine {
     /// Run instructions in the state `THUMB` (which `cpu.thumb` holds on entry) until
     /// `max_insns` have retired or a jump changes the state (`None`), or one needs more than
     /// the next PC or a jump (`Some`: executed, not yet retired; [`Machine::finish_special`]
-    /// completes it). The loop keeps the retired count in a register and builds the bus once;
-    /// with the state a constant, the decoded-cache slot and the sequential step are plain
-    /// shifts and additions. (Only jumps change the state: `Flow::Next` never does.) Not
+    /// completes it). The loop counts the instructions left down in a register and builds
+    /// the bus once; with the state a constant, the decoded-cache slot and the sequential step
+    /// are plain shifts and additions. (Only jumps change the state: `Flow::Next` never does.) Not
     /// inlined: the loop gets a register allocation of its own. `LOG` is whether accesses are
     /// logged: without, the log is emptied once (nothing is added to it) rather than before
     /// every instruction.
@@ -680,7 +680,11 @@ impl Machine {
     ) -> Result<Option<Special>, SimError> {
         debug_assert_eq!(self.cpu.thumb, THUMB);
         debug_assert_eq!(self.log_accesses, LOG);
-        let mut retired = self.retired;
+        if self.retired >= max_insns {
+            return Ok(None);
+        }
+        // Instructions left before the limit, counted down (`self.retired` is updated on exit).
+        let mut left = max_insns - self.retired;
         let cpu = &mut self.cpu;
         let decoded = &mut self.decoded;
         let mut bus = Bus::new(&mut self.mem, &mut self.accesses, self.log_accesses);
@@ -690,7 +694,7 @@ impl Machine {
         let mut next_pc = cpu.r[15];
         let mut at = DecodedCache::locate(next_pc, THUMB);
         let result = loop {
-            if retired >= max_insns {
+            if left == 0 {
                 break Ok(None);
             }
             decoded.sync(bus.mem);
@@ -725,7 +729,7 @@ impl Machine {
                 Flow::Jump => break Err(pc_write_error(pc, d.word)),
                 _ => break Ok(Some(Special { flow, pc, word: d.word, thumb, class: d.class, fault: bus.fault })),
             };
-            retired += 1;
+            left -= 1;
             let ev = RetireEvent {
                 pc,
                 insn: d.word,
@@ -741,7 +745,7 @@ impl Machine {
                 break Ok(None);
             }
         };
-        self.retired = retired;
+        self.retired = max_insns - left;
         result
     }
 }
