@@ -160,7 +160,13 @@ fn specialised(word: u32) -> Option<Handler> {
         if form == dp::F_SHIFT_IMM && plain == 0 {
             return None;
         }
-        return Some(dp::select_dp(opcode, s, form | plain));
+        // Plain with a nonzero shift amount: the shift type is known too.
+        let typed = if form == dp::F_SHIFT_IMM && (word >> 7) & 31 != 0 {
+            (((word >> 5) & 3) + 1) << dp::F_TYPE_SHIFT
+        } else {
+            0
+        };
+        return Some(dp::select_dp(opcode, s, form | plain | typed));
     }
     // Data processing with an immediate operand (not MSR / undefined) and no pc in Rn, Rd.
     if hi >> 5 == 1 && hi & 0x19 != 0x10 && not_pc(16) && not_pc(12) {
