@@ -71,8 +71,28 @@ impl DecodedCache {
     /// The decoded instruction at `pc` in the given state; a miss fetches and decodes it.
     #[inline(always)]
     pub fn get(&mut self, mem: &mut Memory, pc: u32, thumb: bool) -> Result<&Decoded, MemFault> {
-        let s = slot(pc, thumb);
-        if self.slots[s].key != key(pc, thumb) {
+        self.get_at(mem, pc, thumb, Self::locate(pc, thumb))
+    }
+
+    /// The slot and key of the instruction at `pc` in the given state.
+    #[inline(always)]
+    pub fn locate(pc: u32, thumb: bool) -> (usize, u64) {
+        (slot(pc, thumb), key(pc, thumb))
+    }
+
+    /// [`Self::locate`] of the instruction at `next_pc`, the one after (in sequence: + 4 in
+    /// ARM state, + 2 in Thumb state) the instruction in slot `s`: consecutive instructions
+    /// take consecutive slots (modulo the slot count, for any pc, wrapping at 2^32 too).
+    #[inline(always)]
+    pub fn next(s: usize, next_pc: u32, thumb: bool) -> (usize, u64) {
+        ((s + 1) & (SLOTS - 1), key(next_pc, thumb))
+    }
+
+    /// [`Self::get`] with the instruction's [`Self::locate`] known.
+    #[inline(always)]
+    pub fn get_at(&mut self, mem: &mut Memory, pc: u32, thumb: bool, (s, k): (usize, u64)) -> Result<&Decoded, MemFault> {
+        debug_assert_eq!((s, k), Self::locate(pc, thumb));
+        if self.slots[s].key != k {
             self.fill(mem, pc, thumb)?;
         }
         Ok(&self.slots[s])

@@ -80,8 +80,9 @@ impl<'a> Bus<'a> {
         r
     }
 
-    /// RAM faulted: try the devices.
+    /// RAM faulted: try the devices. (Out of line: the accessors' callers stay small.)
     #[cold]
+    #[inline(never)]
     fn io_read(&mut self, addr: u32, size: u8, f: MemFault) -> Result<u32, MemFault> {
         match self.io.as_deref_mut().and_then(|io| io.read(addr, size)) {
             Some(v) => Ok(v),
@@ -90,6 +91,7 @@ impl<'a> Bus<'a> {
     }
 
     #[cold]
+    #[inline(never)]
     fn io_write(&mut self, addr: u32, size: u8, value: u32, f: MemFault) -> Result<(), MemFault> {
         match self.io.as_deref_mut().map(|io| io.write(addr, size, value)) {
             Some(true) => Ok(()),
@@ -99,6 +101,14 @@ impl<'a> Bus<'a> {
 
     #[inline(always)]
     fn save_prior(&mut self, addr: u32, size: u8) {
+        if self.prior.is_some() {
+            self.save_prior_bytes(addr, size);
+        }
+    }
+
+    /// (Out of line: the store handlers stay small when no monitor asks for prior bytes.)
+    #[inline(never)]
+    fn save_prior_bytes(&mut self, addr: u32, size: u8) {
         if let Some(p) = self.prior.as_deref_mut() {
             for i in 0..size as u32 {
                 if let Ok(b) = self.mem.read8(addr.wrapping_add(i)) {
@@ -183,7 +193,9 @@ impl<'a> Bus<'a> {
 }
 
 /// What an executed instruction did to control flow.
+// (`repr(u8)`: `Next` is tag 0, so the run loop tests its common case with one compare.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum Flow {
     /// Continue with the next sequential instruction (also: condition failed).
     Next,
@@ -196,16 +208,36 @@ pub enum Flow {
     Semihost,
 }
 
-/// Why an instruction is UNPREDICTABLE, as its handler reports it. (A reference to a static
-/// string rather than the string itself: a handler's result then fits in two registers.)
+/// A handler's report that its instruction is UNPREDICTABLE. The reason is kept aside (in a
+/// thread-local, set by [`Unpredictable::new`] and read by [`Unpredictable::reason`] on the
+/// same thread right after the handler returns), so that the marker has no size: a handler's
+/// `Result<Flow, Unpredictable>` is then two bytes, returned in a register rather than
+/// through memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Unpredictable(pub &'static &'static str);
+pub struct Unpredictable(());
+
+thread_local! {
+    static UNPREDICTABLE_REASON: std::cell::Cell<&'static str> = const { std::cell::Cell::new("") };
+}
 
 impl Unpredictable {
+    /// Report `reason` (the error returned next on this thread names it).
+    #[cold]
+    #[inline(never)]
+    pub fn new(reason: &'static str) -> Self {
+        UNPREDICTABLE_REASON.with(|r| r.set(reason));
+        Unpredictable(())
+    }
+
+    /// The reason given to the latest [`Unpredictable::new`] on this thread.
+    pub fn reason(self) -> &'static str {
+        UNPREDICTABLE_REASON.with(|r| r.get())
+    }
+
     /// The error of the instruction `insn` at `pc`.
     #[cold]
     pub fn at(self, pc: u32, insn: u32) -> SimError {
-        SimError::Unpredictable { pc, insn, reason: self.0 }
+        SimError::Unpredictable { pc, insn, reason: self.reason() }
     }
 }
 
@@ -604,7 +636,13 @@ impl Machine {
             if let Some(code) = self.exit {
                 return Ok(code);
             }
-            let Some(s) = self.run_plain(max_insns, hook)? else { continue };
+            let plain = match (self.cpu.thumb, self.log_accesses) {
+                (true, true) => self.run_plain::<H, true, true>(max_insns, hook)?,
+                (true, false) => self.run_plain::<H, true, false>(max_insns, hook)?,
+                (false, true) => self.run_plain::<H, false, true>(max_insns, hook)?,
+                (false, false) => self.run_plain::<H, false, false>(max_insns, hook)?,
+            };
+            let Some(s) = plain else { continue };
             let exception = self.finish_special::<false>(s.flow, s.pc, s.word, s.thumb, s.fault)?;
             self.retired += 1;
             let next_pc = self.cpu.r[15] | self.cpu.thumb as u32;
@@ -625,24 +663,47 @@ impl Machine {
         }
     }
 
-    /// Run instructions until `max_insns` have retired (`None`) or one needs more than the
-    /// next PC or a jump (`Some`: executed, not yet retired; [`Machine::finish_special`]
-    /// completes it). The loop keeps the retired count in a register and builds the bus once.
-    #[inline(always)]
-    fn run_plain<H: RetireHook + ?Sized>(&mut self, max_insns: u64, hook: &mut H) -> Result<Option<Special>, SimError> {
-        let mut retired = self.retired;
+    /// Run instructions in the state `THUMB` (which `cpu.thumb` holds on entry) until
+    /// `max_insns` have retired or a jump changes the state (`None`), or one needs more than
+    /// the next PC or a jump (`Some`: executed, not yet retired; [`Machine::finish_special`]
+    /// completes it). The loop counts the instructions left down in a register and builds
+    /// the bus once; with the state a constant, the decoded-cache slot and the sequential step
+    /// are plain shifts and additions. (Only jumps change the state: `Flow::Next` never does.) Not
+    /// inlined: the loop gets a register allocation of its own. `LOG` is whether accesses are
+    /// logged: without, the log is emptied once (nothing is added to it) rather than before
+    /// every instruction.
+    #[inline(never)]
+    fn run_plain<H: RetireHook + ?Sized, const THUMB: bool, const LOG: bool>(
+        &mut self,
+        max_insns: u64,
+        hook: &mut H,
+    ) -> Result<Option<Special>, SimError> {
+        debug_assert_eq!(self.cpu.thumb, THUMB);
+        debug_assert_eq!(self.log_accesses, LOG);
+        if self.retired >= max_insns {
+            return Ok(None);
+        }
+        // Instructions left before the limit, counted down (`self.retired` is updated on exit).
+        let mut left = max_insns - self.retired;
         let cpu = &mut self.cpu;
         let decoded = &mut self.decoded;
         let mut bus = Bus::new(&mut self.mem, &mut self.accesses, self.log_accesses);
+        bus.log.clear();
+        // `cpu.r[15]` and its decoded-cache slot and key, carried from one instruction to the
+        // next (a sequential step finds the next slot without recomputing it).
+        let mut next_pc = cpu.r[15];
+        let mut at = DecodedCache::locate(next_pc, THUMB);
         let result = loop {
-            if retired >= max_insns {
+            if left == 0 {
                 break Ok(None);
             }
             decoded.sync(bus.mem);
-            let pc = cpu.r[15];
-            let thumb = cpu.thumb;
-            let Ok(&d) = decoded.get(bus.mem, pc, thumb) else { break Err(SimError::FetchFault { pc }) };
-            bus.log.clear();
+            let pc = next_pc;
+            let thumb = THUMB;
+            let Ok(&d) = decoded.get_at(bus.mem, pc, thumb, at) else { break Err(SimError::FetchFault { pc }) };
+            if LOG {
+                bus.log.clear();
+            }
             bus.fault = None;
             let flow = if d.cond == COND_ALWAYS || cpu.cond_passed(d.cond as u32) {
                 match (d.handler)(cpu, &mut bus, d.word) {
@@ -654,19 +715,37 @@ impl Machine {
             };
             let taken = match flow {
                 Flow::Next => {
-                    cpu.r[15] = pc.wrapping_add(if thumb { 2 } else { 4 });
+                    debug_assert_eq!(cpu.thumb, THUMB, "Flow::Next changed the state");
+                    next_pc = pc.wrapping_add(if thumb { 2 } else { 4 });
+                    cpu.r[15] = next_pc;
+                    at = DecodedCache::next(at.0, next_pc, THUMB);
                     false
                 }
-                Flow::Jump if d.class != BranchClass::None => true,
+                Flow::Jump if d.class != BranchClass::None => {
+                    next_pc = cpu.r[15];
+                    at = DecodedCache::locate(next_pc, THUMB);
+                    true
+                }
                 Flow::Jump => break Err(pc_write_error(pc, d.word)),
                 _ => break Ok(Some(Special { flow, pc, word: d.word, thumb, class: d.class, fault: bus.fault })),
             };
-            retired += 1;
-            let next_pc = cpu.r[15] | cpu.thumb as u32;
-            let ev = RetireEvent { pc, insn: d.word, thumb, class: d.class, taken, next_pc, exception: false, cycle: 0 };
+            left -= 1;
+            let ev = RetireEvent {
+                pc,
+                insn: d.word,
+                thumb,
+                class: d.class,
+                taken,
+                next_pc: next_pc | cpu.thumb as u32,
+                exception: false,
+                cycle: 0,
+            };
             hook.retire(&ev, bus.log);
+            if taken && cpu.thumb != THUMB {
+                break Ok(None);
+            }
         };
-        self.retired = retired;
+        self.retired = max_insns - left;
         result
     }
 }

@@ -197,16 +197,62 @@ impl Memory {
         Ok(u32::from_le_bytes(b))
     }
 
-    #[inline]
+    /// The page at `idx` if it is allocated and holds no decoded instructions: a store there
+    /// is a plain write (allocated pages are allowed ones; nothing to report).
+    #[inline(always)]
+    fn plain_page(&mut self, idx: usize) -> Option<&mut Page> {
+        if self.code_pages[idx / 64] >> (idx % 64) & 1 == 1 {
+            return None;
+        }
+        self.pages[idx].as_deref_mut()
+    }
+
+    // The stores: an inlined fast path for a store within an allocated non-code page, the
+    // general one (allocation, faults, code-change reports, page straddling) out of line.
+
+    #[inline(always)]
     pub fn write8(&mut self, addr: u32, v: u8) -> Result<(), MemFault> {
+        if let Some(p) = self.plain_page((addr >> PAGE_BITS) as usize) {
+            p[addr as usize & (PAGE_SIZE - 1)] = v;
+            return Ok(());
+        }
+        self.write8_slow(addr, v)
+    }
+
+    #[inline(always)]
+    pub fn write16(&mut self, addr: u32, v: u16) -> Result<(), MemFault> {
+        let off = addr as usize & (PAGE_SIZE - 1);
+        if off + 2 <= PAGE_SIZE {
+            if let Some(p) = self.plain_page((addr >> PAGE_BITS) as usize) {
+                p[off..off + 2].copy_from_slice(&v.to_le_bytes());
+                return Ok(());
+            }
+        }
+        self.write16_slow(addr, v)
+    }
+
+    #[inline(always)]
+    pub fn write32(&mut self, addr: u32, v: u32) -> Result<(), MemFault> {
+        let off = addr as usize & (PAGE_SIZE - 1);
+        if off + 4 <= PAGE_SIZE {
+            if let Some(p) = self.plain_page((addr >> PAGE_BITS) as usize) {
+                p[off..off + 4].copy_from_slice(&v.to_le_bytes());
+                return Ok(());
+            }
+        }
+        self.write32_slow(addr, v)
+    }
+
+    #[inline(never)]
+    fn write8_slow(&mut self, addr: u32, v: u8) -> Result<(), MemFault> {
         self.note_store(addr, 1);
         let p = self.page_mut(addr)?;
         p[addr as usize & (PAGE_SIZE - 1)] = v;
         Ok(())
     }
 
-    #[inline]
-    pub fn write16(&mut self, addr: u32, v: u16) -> Result<(), MemFault> {
+    #[inline(never)]
+    fn write16_slow(&mut self, addr: u32, v: u16) -> Result<(), MemFault> {
         let off = addr as usize & (PAGE_SIZE - 1);
         if off + 2 <= PAGE_SIZE {
             self.note_store(addr, 2);
@@ -217,8 +263,8 @@ impl Memory {
         self.write_bytes(addr, &v.to_le_bytes())
     }
 
-    #[inline]
-    pub fn write32(&mut self, addr: u32, v: u32) -> Result<(), MemFault> {
+    #[inline(never)]
+    fn write32_slow(&mut self, addr: u32, v: u32) -> Result<(), MemFault> {
         let off = addr as usize & (PAGE_SIZE - 1);
         if off + 4 <= PAGE_SIZE {
             self.note_store(addr, 4);

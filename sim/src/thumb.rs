@@ -385,7 +385,7 @@ fn hi_mov(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable
 fn bx(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
     let (_, rm) = hi_regs(hw);
     let Some((pc, thumb)) = interwork_target(read_hi(cpu, rm)) else {
-        return Err(Unpredictable(&"BX to an ARM-state address with bit 1 set"));
+        return Err(Unpredictable::new("BX to an ARM-state address with bit 1 set"));
     };
     cpu.r[15] = pc;
     cpu.thumb = thumb;
@@ -396,10 +396,10 @@ fn bx(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
 fn blx_reg(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
     let (_, rm) = hi_regs(hw);
     if rm == 15 {
-        return Err(Unpredictable(&"BLX pc"));
+        return Err(Unpredictable::new("BLX pc"));
     }
     let Some((pc, thumb)) = interwork_target(cpu.r[rm]) else {
-        return Err(Unpredictable(&"BLX to an ARM-state address with bit 1 set"));
+        return Err(Unpredictable::new("BLX to an ARM-state address with bit 1 set"));
     };
     cpu.r[14] = cpu.r[15].wrapping_add(2) | 1;
     cpu.r[15] = pc;
@@ -486,7 +486,7 @@ fn push(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable
     let with_lr = hw & 0x100 != 0;
     let n = list.count_ones() + with_lr as u32;
     if n == 0 {
-        return Err(Unpredictable(&"PUSH with an empty register list"));
+        return Err(Unpredictable::new("PUSH with an empty register list"));
     }
     let start = cpu.r[13].wrapping_sub(4 * n);
     let mut addr = start;
@@ -510,7 +510,7 @@ fn pop(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable>
     let with_pc = hw & 0x100 != 0;
     let n = list.count_ones() + with_pc as u32;
     if n == 0 {
-        return Err(Unpredictable(&"POP with an empty register list"));
+        return Err(Unpredictable::new("POP with an empty register list"));
     }
     let mut vals = [0u32; 8];
     let mut addr = cpu.r[13];
@@ -525,7 +525,7 @@ fn pop(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable>
         let v = mem!(bus.read32(addr & !3));
         match interwork_target(v) {
             Some(t) => Some(t),
-            None => return Err(Unpredictable(&"POP {pc} of an ARM-state address with bit 1 set")),
+            None => return Err(Unpredictable::new("POP {pc} of an ARM-state address with bit 1 set")),
         }
     } else {
         None
@@ -552,7 +552,7 @@ fn stmia(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictabl
     let rn = lo(hw, 8);
     let list = hw & 0xFF;
     if list == 0 {
-        return Err(Unpredictable(&"STMIA with an empty register list"));
+        return Err(Unpredictable::new("STMIA with an empty register list"));
     }
     let base = cpu.r[rn];
     let mut addr = base;
@@ -573,7 +573,7 @@ fn ldmia(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictabl
     let rn = lo(hw, 8);
     let list = hw & 0xFF;
     if list == 0 {
-        return Err(Unpredictable(&"LDMIA with an empty register list"));
+        return Err(Unpredictable::new("LDMIA with an empty register list"));
     }
     let mut vals = [0u32; 8];
     let mut addr = cpu.r[rn];

@@ -9,6 +9,26 @@ use crate::machine::{Bus, Flow, Unpredictable};
 pub(super) const F_IMM: u32 = 0;
 pub(super) const F_SHIFT_IMM: u32 = 1;
 pub(super) const F_SHIFT_REG: u32 = 2;
+/// "Register shifted by immediate" with bits[11:5] = 0 (`LSL #0`: Rm unshifted, carry kept).
+/// Not a table entry: [`super::decode_word`] picks it for those words.
+pub(super) const F_REG: u32 = 3;
+/// Added to a form (other than [`F_SHIFT_REG`]): no register field of the word is 15, so no
+/// operand reads pc and Rd is not pc. Picked by [`super::decode_word`] too.
+pub(super) const F_PLAIN: u32 = 4;
+
+/// Added to [`F_SHIFT_IMM`] | [`F_PLAIN`]: `(type + 1) << F_TYPE_SHIFT` for a known shift type
+/// (bits[6:5]) and a nonzero amount (no `#32` / RRX cases). Picked by [`super::decode_word`].
+pub(super) const F_TYPE_SHIFT: u32 = 3;
+
+/// A register operand of a form: with [`F_PLAIN`] the index is known not to be pc.
+#[inline(always)]
+fn operand<const F: u32>(cpu: &Cpu, n: usize) -> u32 {
+    if F & F_PLAIN != 0 {
+        cpu.r[n & 15]
+    } else {
+        read_reg(cpu, n)
+    }
+}
 
 const AND: u32 = 0x0;
 const EOR: u32 = 0x1;
@@ -51,15 +71,24 @@ pub(super) fn dp<const OP: u32, const S: bool, const F: u32>(
     word: u32,
 ) -> Result<Flow, Unpredictable> {
     let rn_idx = field(word, 16);
-    let (op2, shifter_carry, rn) = match F {
+    let (op2, shifter_carry, rn) = match F & 3 {
         F_IMM => {
             let (v, c) = rotated_imm(word, cpu.c);
-            (v, c, read_reg(cpu, rn_idx))
+            (v, c, operand::<F>(cpu, rn_idx))
         }
+        F_REG => (operand::<F>(cpu, field(word, 0)), cpu.c, operand::<F>(cpu, rn_idx)),
         F_SHIFT_IMM => {
-            let rm = read_reg(cpu, field(word, 0));
-            let (v, c) = shift_imm(rm, ShiftType::from_bits(word >> 5), (word >> 7) & 31, cpu.c);
-            (v, c, read_reg(cpu, rn_idx))
+            let rm = operand::<F>(cpu, field(word, 0));
+            let n = (word >> 7) & 31;
+            // A known type has n in 1..=31: the cases of `shift_imm` for a nonzero amount.
+            let (v, c) = match F >> F_TYPE_SHIFT {
+                0 => shift_imm(rm, ShiftType::from_bits(word >> 5), n, cpu.c),
+                1 => (rm << n, (rm >> (32 - n)) & 1 == 1),
+                2 => (rm >> n, (rm >> (n - 1)) & 1 == 1),
+                3 => (((rm as i32) >> n) as u32, (rm >> (n - 1)) & 1 == 1),
+                _ => (rm.rotate_right(n), (rm >> (n - 1)) & 1 == 1),
+            };
+            (v, c, operand::<F>(cpu, rn_idx))
         }
         _ => {
             let amount = read_reg12(cpu, field(word, 8)) & 0xFF;
@@ -87,7 +116,7 @@ pub(super) fn dp<const OP: u32, const S: bool, const F: u32>(
     let writes_rd = !matches!(OP, TST | TEQ | CMP | CMN);
     if writes_rd {
         let rd = field(word, 12);
-        if rd == 15 {
+        if F & F_PLAIN == 0 && rd == 15 {
             return write_pc::<S>(cpu, result);
         }
         cpu.r[rd] = result;
@@ -157,10 +186,26 @@ pub(super) const fn select_dp(opcode: u32, s: bool, form: u32) -> Handler {
     match (s, form) {
         (false, F_IMM) => select_op::<false, F_IMM>(opcode),
         (false, F_SHIFT_IMM) => select_op::<false, F_SHIFT_IMM>(opcode),
-        (false, _) => select_op::<false, F_SHIFT_REG>(opcode),
+        (false, F_REG) => select_op::<false, F_REG>(opcode),
+        (false, F_SHIFT_REG) => select_op::<false, F_SHIFT_REG>(opcode),
+        (false, 4) => select_op::<false, 4>(opcode),
+        (false, 5) => select_op::<false, 5>(opcode),
+        (false, 13) => select_op::<false, 13>(opcode),
+        (false, 21) => select_op::<false, 21>(opcode),
+        (false, 29) => select_op::<false, 29>(opcode),
+        (false, 37) => select_op::<false, 37>(opcode),
+        (false, _) => select_op::<false, 7>(opcode),
         (true, F_IMM) => select_op::<true, F_IMM>(opcode),
         (true, F_SHIFT_IMM) => select_op::<true, F_SHIFT_IMM>(opcode),
-        (true, _) => select_op::<true, F_SHIFT_REG>(opcode),
+        (true, F_REG) => select_op::<true, F_REG>(opcode),
+        (true, F_SHIFT_REG) => select_op::<true, F_SHIFT_REG>(opcode),
+        (true, 4) => select_op::<true, 4>(opcode),
+        (true, 5) => select_op::<true, 5>(opcode),
+        (true, 13) => select_op::<true, 13>(opcode),
+        (true, 21) => select_op::<true, 21>(opcode),
+        (true, 29) => select_op::<true, 29>(opcode),
+        (true, 37) => select_op::<true, 37>(opcode),
+        (true, _) => select_op::<true, 7>(opcode),
     }
 }
 

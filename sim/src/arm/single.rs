@@ -74,6 +74,69 @@ pub(super) fn single<const L: bool, const B: bool, const REG: bool>(
     Ok(Flow::Next)
 }
 
+/// Writeback modes of [`single_offset`]: none (P = 1, W = 0), pre-indexed (P = 1, W = 1),
+/// post-indexed (P = 0, W = 0).
+pub(super) const WB_NONE: u32 = 0;
+pub(super) const WB_PRE: u32 = 1;
+pub(super) const WB_POST: u32 = 2;
+
+/// LDR/STR/LDRB/STRB with an offset (`REG`: a scaled register Rm != pc, else imm12), Rd != pc
+/// and writeback mode `WB` (with writeback: Rn != pc, Rn != Rd): [`single`] without the
+/// checks those words cannot fail (picked by `super::decode_word`).
+pub(super) fn single_offset<const L: bool, const B: bool, const REG: bool, const WB: u32>(
+    cpu: &mut Cpu,
+    bus: &mut Bus<'_>,
+    word: u32,
+) -> Result<Flow, Unpredictable> {
+    let (rn, rd) = (field(word, 16), field(word, 12) & 15);
+    let base = if WB == WB_NONE { read_reg(cpu, rn) } else { cpu.r[rn & 15] };
+    let offset = if REG {
+        shift_imm(cpu.r[field(word, 0)], ShiftType::from_bits(word >> 5), (word >> 7) & 31, cpu.c).0
+    } else {
+        word & 0xFFF
+    };
+    let offset_addr = if word & U != 0 { base.wrapping_add(offset) } else { base.wrapping_sub(offset) };
+    let addr = if WB == WB_POST { base } else { offset_addr };
+    if L {
+        let v = if B { mem_try!(bus.read8(addr)) as u32 } else { mem_try!(load_word_rotated(bus, addr)) };
+        cpu.r[rd] = v;
+    } else {
+        let v = cpu.r[rd];
+        if B {
+            mem_try!(bus.write8(addr, v as u8));
+        } else {
+            mem_try!(bus.write32(addr & !3, v));
+        }
+    }
+    if WB != WB_NONE {
+        cpu.r[rn & 15] = offset_addr;
+    }
+    Ok(Flow::Next)
+}
+
+const fn select_single_offset_wb<const L: bool, const B: bool, const REG: bool>(wb: u32) -> Handler {
+    match wb {
+        WB_NONE => single_offset::<L, B, REG, WB_NONE>,
+        WB_PRE => single_offset::<L, B, REG, WB_PRE>,
+        _ => single_offset::<L, B, REG, WB_POST>,
+    }
+}
+
+/// The [`single_offset`] handler for bits[27:20] = `hi` (`reg`: register offset) and
+/// writeback mode `wb`.
+pub(super) const fn select_single_offset(hi: u32, reg: bool, wb: u32) -> Handler {
+    match (hi & 1 != 0, hi & 4 != 0, reg) {
+        (false, false, false) => select_single_offset_wb::<false, false, false>(wb),
+        (false, true, false) => select_single_offset_wb::<false, true, false>(wb),
+        (true, false, false) => select_single_offset_wb::<true, false, false>(wb),
+        (true, true, false) => select_single_offset_wb::<true, true, false>(wb),
+        (false, false, true) => select_single_offset_wb::<false, false, true>(wb),
+        (false, true, true) => select_single_offset_wb::<false, true, true>(wb),
+        (true, false, true) => select_single_offset_wb::<true, false, true>(wb),
+        (true, true, true) => select_single_offset_wb::<true, true, true>(wb),
+    }
+}
+
 /// Handler for bits[27:25] = 010 (`reg` = false) or 011 with bit 4 = 0 (`reg` = true).
 pub(super) const fn select_single(hi: u32, reg: bool) -> Handler {
     let l = hi & 1 != 0;
@@ -169,6 +232,48 @@ pub(super) fn extra<const KIND: u32, const IMM: bool>(
         cpu.r[rn] = wb_addr;
     }
     Ok(Flow::Next)
+}
+
+/// STRH/LDRH/LDRSB/LDRSH (`KIND`) with an offset (`IMM`: bits[11:8]:[3:0], else Rm != pc),
+/// P = 1, W = 0 (no writeback) and Rd != pc: [`extra`] without the checks those words cannot
+/// fail (picked by `super::decode_word`).
+pub(super) fn extra_offset<const KIND: u32, const IMM: bool>(
+    cpu: &mut Cpu,
+    bus: &mut Bus<'_>,
+    word: u32,
+) -> Result<Flow, Unpredictable> {
+    let rd = field(word, 12);
+    let offset = if IMM { ((word >> 4) & 0xF0) | (word & 0xF) } else { cpu.r[field(word, 0)] };
+    let base = read_reg(cpu, field(word, 16));
+    let addr = if word & U != 0 { base.wrapping_add(offset) } else { base.wrapping_sub(offset) };
+    let v = match KIND {
+        STRH => {
+            mem_try!(bus.write16(addr & !1, cpu.r[rd & 15] as u16));
+            return Ok(Flow::Next);
+        }
+        LDRH => mem_try!(bus.read16(addr & !1)) as u32,
+        LDRSB => mem_try!(bus.read8(addr)) as i8 as i32 as u32,
+        _ => mem_try!(bus.read16(addr & !1)) as i16 as i32 as u32,
+    };
+    cpu.r[rd & 15] = v;
+    Ok(Flow::Next)
+}
+
+/// The [`extra_offset`] handler for bits[27:20] = `hi`, bits[7:4] = `lo`, if the kind is one
+/// it handles (not LDRD/STRD).
+pub(super) const fn select_extra_offset(hi: u32, lo: u32) -> Option<Handler> {
+    let imm = hi & 4 != 0;
+    Some(match (hi & 1, (lo >> 1) & 3, imm) {
+        (0, 1, false) => extra_offset::<STRH, false>,
+        (0, 1, true) => extra_offset::<STRH, true>,
+        (1, 1, false) => extra_offset::<LDRH, false>,
+        (1, 1, true) => extra_offset::<LDRH, true>,
+        (1, 2, false) => extra_offset::<LDRSB, false>,
+        (1, 2, true) => extra_offset::<LDRSB, true>,
+        (1, 3, false) => extra_offset::<LDRSH, false>,
+        (1, 3, true) => extra_offset::<LDRSH, true>,
+        _ => return None,
+    })
 }
 
 /// Handler of the extra load/store space (bits[27:25] = 000, bit 7 = bit 4 = 1, bits[6:5] != 00).
