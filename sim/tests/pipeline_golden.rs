@@ -2,7 +2,7 @@
 //! timing model or the trace module's cycle mode must leave every one of them unchanged.
 //!
 //! For every test program (whole run) and every Linux workload (its first
-//! `LINUX_LIMIT` instructions) this runs
+//! `LINUX_LIMIT` instructions, run from the fixed directory `LINUX_RUNDIR`) this runs
 //! * the functional core with memory logging: the retired instruction count, the exit
 //!   status and a hash of every retire event and every logged data access (its value too,
 //!   except in the Linux workloads, which read the host's file metadata);
@@ -31,6 +31,44 @@ const LINUX_LIMIT: u64 = 2_000_000;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Where the Linux workloads run: a Linux program sees its own canonical path
+/// (`/proc/self/exe`, the auxiliary vector) and its working directory, and the lengths of
+/// those strings change what it executes, so the manifest's files are copied to this fixed
+/// directory (as scripts/linux-manifest.py runs QEMU from one) and run from there.
+const LINUX_RUNDIR: &str = "/tmp/streamtrace-pipeline-golden";
+
+/// Copy `src` (a file, or a directory recursively; symbolic links followed) to `dst`,
+/// rewriting only files whose bytes differ, each through a rename so that a concurrent run
+/// never reads a half-written file.
+fn sync_copy(src: &Path, dst: &Path) {
+    if src.is_dir() {
+        std::fs::create_dir_all(dst).unwrap();
+        for e in std::fs::read_dir(src).unwrap() {
+            let e = e.unwrap();
+            sync_copy(&e.path(), &dst.join(e.file_name()));
+        }
+        return;
+    }
+    let bytes = std::fs::read(src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
+    if std::fs::read(dst).is_ok_and(|b| b == bytes) {
+        return;
+    }
+    std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+    let tmp = dst.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, &bytes).unwrap();
+    std::fs::set_permissions(&tmp, std::fs::metadata(src).unwrap().permissions()).unwrap();
+    std::fs::rename(&tmp, dst).unwrap();
+}
+
+fn linux_programs() -> Vec<ProgramSpec> {
+    let src = root().join("testbenches/linux");
+    let dst = Path::new(LINUX_RUNDIR);
+    for part in ["programs.json", "bin", "data"] {
+        sync_copy(&src.join(part), &dst.join(part));
+    }
+    programs_from_manifest(&dst.join("programs.json")).expect("the Linux workloads (scripts/setup.sh fetches and builds them)")
 }
 
 fn golden_path() -> PathBuf {
@@ -152,7 +190,8 @@ fn counts_only(v: Value) -> Value {
 
 fn record(p: &ProgramSpec, limit: u64) -> (String, Value) {
     let elf = ElfImage::open(&p.elf).unwrap_or_else(|e| panic!("{}: {e}", p.elf.display()));
-    let name = format!("{}: {}", p.elf.parent().unwrap().parent().unwrap().file_name().unwrap().to_string_lossy(), p.name);
+    let set = if p.elf.starts_with(LINUX_RUNDIR) { "linux" } else { "programs" };
+    let name = format!("{set}: {}", p.name);
     let linux = limit != u64::MAX;
     (name, json!({ "functional": functional(p, &elf, limit, !linux), "timed": timed(p, &elf, limit) }))
 }
@@ -161,9 +200,7 @@ fn record(p: &ProgramSpec, limit: u64) -> (String, Value) {
 fn functional_timed_and_traced_runs_match_the_recorded_values() {
     let mut programs: Vec<(ProgramSpec, u64)> =
         programs_from_manifest(&root().join("testbenches/programs/programs.json")).unwrap().into_iter().map(|p| (p, u64::MAX)).collect();
-    let linux = programs_from_manifest(&root().join("testbenches/linux/programs.json"))
-        .expect("the Linux workloads (scripts/setup.sh fetches and builds them)");
-    programs.extend(linux.into_iter().map(|p| (p, LINUX_LIMIT)));
+    programs.extend(linux_programs().into_iter().map(|p| (p, LINUX_LIMIT)));
     let runs: Vec<(String, Value)> = programs.par_iter().map(|(p, limit)| record(p, *limit)).collect();
     let got = Value::Object(runs.into_iter().collect());
     if std::env::var_os("STREAMTRACE_RECORD_GOLDEN").is_some() {
