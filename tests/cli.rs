@@ -724,6 +724,32 @@ fn bad_inputs_get_clear_errors() {
     let o = streamtrace(&["encode", "-c", "bsdc-16x4-64", "-e", p(&ev), "-o", p(&out)]);
     assert_fails(&o, 1, &["bad.events:2:", "does not follow"]);
 
+    // Events that contradict themselves, under a stream scheme and under pft (which used to
+    // leave a slot symbol open on the first: a debug assertion, a corrupt trace in release).
+    for (line, want) in [
+        ("00008004 e12fff13 A iuncond 0 00008008", "class iuncond always changes the PC but the event says not taken"),
+        ("00008004 0000 T ret 0 00008007", "class ret always changes the PC"),
+        ("00008004 e5900000 A none 1 00008100", "class none cannot change the PC but the event says taken"),
+        ("00008004 1a000010 A dcond 0 00008100", "not taken but next_pc 0x00008100 is not the next instruction 0x00008008"),
+    ] {
+        // (The Thumb case is entered by a BX to 0x8004 | 1.)
+        let first = if line.contains(" T ") { "00008000 e12fff13 A iuncond 1 00008005" } else { "00008000 e59f0010 A none 0 00008004" };
+        std::fs::write(&ev, format!("{first}\n{line}\n")).unwrap();
+        for cfg in ["bsdc-16x4-64", "pft"] {
+            let o = streamtrace(&["encode", "-c", cfg, "-e", p(&ev), "-o", p(&out)]);
+            assert_fails(&o, 1, &["bad.events:2:", "event 1: pc 0x00008004 (state ", want]);
+        }
+    }
+    // A conditional return that fails its condition is fine; so is an exception from any class.
+    std::fs::write(
+        &ev,
+        "00008000 e59f0010 A none 0 00008004\n00008004 18bd8010 A ret 0 00008008\n00008008 e12fff13 A iuncond 0 00000008 exc\n",
+    )
+    .unwrap();
+    for cfg in ["bsdc-16x4-64", "pft"] {
+        assert_ok(&streamtrace(&["encode", "-c", cfg, "-e", p(&ev), "-o", p(&out)]));
+    }
+
     // A malformed line in the file given to --verify.
     let good = d.join("good.events");
     write_events(&good, &tiny_events(2));

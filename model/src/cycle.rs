@@ -921,7 +921,7 @@ mod tests {
     /// A random but continuous program: mostly sequential, branches of every class, some
     /// exceptions and Thumb stretches, retire cycles increasing by 1-5 (bursts of streams
     /// that fill the buffers, then gaps).
-    fn random_events(seed: u64, n: usize, thumb: bool, pft: bool) -> Vec<(RetireEvent, u64)> {
+    fn random_events(seed: u64, n: usize, thumb: bool) -> Vec<(RetireEvent, u64)> {
         let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         let mut rnd = move |m: u64| {
             x ^= x << 13;
@@ -943,9 +943,11 @@ mod tests {
                 91..=95 => BranchClass::IndirectUncond,
                 _ => BranchClass::Return,
             };
-            // (pft asserts that an exception never comes first after a reset.)
-            let exception = rnd(500) == 0 && !pft;
-            let taken = class != BranchClass::None && rnd(4) != 0 && !exception;
+            let exception = rnd(500) == 0;
+            // A condition field in ARM state (a `ret` with AL or 0xF is always taken).
+            let insn = if t { 0 } else { (rnd(16) as u32) << 28 };
+            let always = RetireEvent { class, insn, thumb: t, ..Default::default() }.always_taken();
+            let taken = class != BranchClass::None && (always || rnd(4) != 0) && !exception;
             let (next, next_t) = if exception {
                 (0x18, false)
             } else if taken {
@@ -955,7 +957,7 @@ mod tests {
             } else {
                 (pc + size, t)
             };
-            let ev = RetireEvent { pc, thumb: t, class, taken, exception, next_pc: next | next_t as u32, ..Default::default() };
+            let ev = RetireEvent { pc, insn, thumb: t, class, taken, exception, next_pc: next | next_t as u32, ..Default::default() };
             cycle += if rnd(10) < 7 { 1 } else { 1 + rnd(40) };
             out.push((ev, cycle));
             pc = next;
@@ -1015,22 +1017,46 @@ mod tests {
             let cfg: Config = c.parse().unwrap();
             for (j, b) in DIFF_BUFFERS.iter().enumerate() {
                 let buf: BufferConfig = b.parse().unwrap();
-                // (pft with drops: its front end trips a debug assertion in `end_job` on
-                // some of these random programs, which are not real code; not cycle mode's.)
-                let pft_drop = cfg.scheme == Scheme::Pft && buf.policy == FullPolicy::Drop;
-                if buf.check_scheme(&cfg).is_err() || pft_drop {
+                if buf.check_scheme(&cfg).is_err() {
                     continue;
                 }
                 let thumb = cfg.isa != crate::config::IsaMode::ArmOnly;
-                // (pft: one program each; longer ones can also end with a slot open, which
-                // trips another of its front end's debug assertions in `end_job`.)
-                let pft = cfg.scheme == Scheme::Pft;
-                for seed in 0..if pft { 1 } else { 3 } {
-                    let n = if pft { 3000 } else { 4000 };
-                    let evs = random_events((seed * 1000 + i * 31 + j) as u64 + 1, n, thumb, pft);
+                for seed in 0..3 {
+                    let evs = random_events((seed * 1000 + i * 31 + j) as u64 + 1, 4000, thumb);
                     f(c, b, &cfg, &buf, &evs);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn pft_takes_exceptions_first_after_every_reset() {
+        // sync=1: every instruction is followed by a sync, so every exception (one in three
+        // instructions here) comes first after a reset; also with drops (an overflow resets).
+        let cfg: Config = "pft,sync=1".parse().unwrap();
+        let (mut pc, mut cycle, mut evs) = (0x8000u32, 0u64, Vec::new());
+        for i in 0..3000u32 {
+            let mut ev = RetireEvent { pc, insn: 0xE000_0000, next_pc: pc + 4, ..Default::default() };
+            if i % 3 == 0 {
+                ev.exception = true;
+                ev.next_pc = 0x18 + 4 * (i % 5);
+            } else if i % 3 == 1 {
+                ev.class = BranchClass::DirectCond;
+                ev.taken = i % 2 == 0;
+                if ev.taken {
+                    ev.next_pc = 0x9000 + 4 * (i % 11);
+                }
+            }
+            cycle += 1 + (i % 5 == 0) as u64 * 30;
+            pc = ev.next_pc;
+            evs.push((ev, cycle));
+        }
+        for b in ["sdb=2,obuf=80", "sdb=1,obuf=8,policy=drop"] {
+            let buf: BufferConfig = b.parse().unwrap();
+            let out = run_events(&cfg, &buf, &evs, false);
+            assert_eq!(out.stats.instructions, 3000, "{b}");
+            assert_eq!(out.cycle.lost_instructions > 0, b.contains("drop"), "{b}");
+            assert_eq!(run_events(&cfg, &buf, &evs, true).trace, out.trace, "{b}");
         }
     }
 

@@ -7,7 +7,7 @@ use crate::bits::BitWriter;
 use crate::compressor::{CompressorState, StreamOutcome};
 use crate::config::{Config, IsaMode, Scheme};
 use crate::detector::{StreamDescriptor, StreamDetector};
-use crate::event::RetireEvent;
+use crate::event::{BranchClass, RetireEvent};
 use crate::pft::PftEncoder;
 use crate::format::{write_nexs_diff, EscapeType, ESCAPE_TYPE_BITS, OVERFLOW_COUNT_BITS, SYNC_MARKER};
 use crate::stats::{DescriptorSet, Stats};
@@ -30,6 +30,8 @@ pub enum EncodeError {
     Misaligned { index: u64, pc: u32, state: &'static str },
     #[error("event {index}: pc {pc:#010x} (state {state}) does not follow the previous event's next_pc {expected:#010x}")]
     Discontinuity { index: u64, pc: u32, state: &'static str, expected: u32 },
+    #[error("event {index}: pc {pc:#010x} (state {state}): {reason}")]
+    Inconsistent { index: u64, pc: u32, state: &'static str, reason: String },
 }
 
 /// Which component a bit belongs to, for the statistics.
@@ -147,7 +149,14 @@ impl Encoder {
         let misaligned = ev.pc & (ev.size() - 1) != 0;
         let thumb_in_arm = ev.thumb && self.cfg.isa == IsaMode::ArmOnly;
         let discontinuous = self.expected_pc.is_some_and(|e| e != ev.iw_addr());
-        if thumb_in_arm | misaligned | discontinuous {
+        // (An exception leaves for its vector whatever the class and the taken flag say.)
+        let inconsistent = !ev.exception
+            && if ev.taken {
+                ev.class == BranchClass::None
+            } else {
+                ev.next_pc != ev.iw_addr().wrapping_add(ev.size()) || ev.always_taken()
+            };
+        if thumb_in_arm | misaligned | discontinuous | inconsistent {
             return Err(self.event_error(ev));
         }
         self.expected_pc = Some(ev.next_pc);
@@ -167,8 +176,18 @@ impl Encoder {
         if ev.pc & (ev.size() - 1) != 0 {
             return EncodeError::Misaligned { index, pc: ev.pc, state };
         }
-        let expected = self.expected_pc.unwrap_or_default();
-        EncodeError::Discontinuity { index, pc: ev.pc, state, expected }
+        if let Some(expected) = self.expected_pc.filter(|&e| e != ev.iw_addr()) {
+            return EncodeError::Discontinuity { index, pc: ev.pc, state, expected };
+        }
+        let sequential = ev.iw_addr().wrapping_add(ev.size());
+        let reason = if ev.taken {
+            "class none cannot change the PC but the event says taken".to_string()
+        } else if ev.always_taken() {
+            format!("class {} always changes the PC but the event says not taken", ev.class)
+        } else {
+            format!("not taken but next_pc {:#010x} is not the next instruction {sequential:#010x}", ev.next_pc)
+        };
+        EncodeError::Inconsistent { index, pc: ev.pc, state, reason }
     }
 
     /// Encode one descriptor whose instructions were already counted; returns the bits it

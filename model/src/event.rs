@@ -113,6 +113,17 @@ impl RetireEvent {
         self.pc | self.thumb as u32
     }
 
+    /// The class's instructions change the PC whenever they execute: `duncond`, `iuncond`,
+    /// and `ret` in Thumb state or with ARM condition AL / `0xF` (trace-format.md section 2).
+    #[inline]
+    pub fn always_taken(&self) -> bool {
+        match self.class {
+            BranchClass::DirectUncond | BranchClass::IndirectUncond => true,
+            BranchClass::Return => self.thumb || self.insn >> 28 >= 0xE,
+            _ => false,
+        }
+    }
+
     /// Size of the instruction in bytes.
     #[inline]
     pub fn size(&self) -> u32 {
