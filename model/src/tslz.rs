@@ -64,9 +64,14 @@ pub struct LzEncoder {
     positions: Vec<VecDeque<u32>>,
     /// Where the pending record's words start in `history`.
     record_start: usize,
-    /// Start positions whose continuation equals the pending words, ascending (so the
-    /// nearest, the one a record names, is the last).
+    /// Start positions of the pending record's first word in the window when the record
+    /// began, ascending. `candidates[..top]` holds every position whose continuation
+    /// still equals the pending words, and `candidates[top - 1]` is one of them: the
+    /// nearest, the one a record names. (Only the nearest is checked word by word; one
+    /// below it is checked against all pending words when the nearest fails, so each
+    /// word costs one comparison instead of one per candidate.)
     candidates: Vec<u32>,
+    top: usize,
     /// The best candidate for the pending words without their last word.
     best_before_last: Option<u32>,
     pub records: u64,
@@ -82,6 +87,7 @@ impl LzEncoder {
             positions: vec![VecDeque::new(); 4096],
             record_start: 0,
             candidates: Vec::new(),
+            top: 0,
             best_before_last: None,
             records: 0,
         }
@@ -131,7 +137,13 @@ impl LzEncoder {
         self.emit(out, start, len, word);
         self.record_start = self.end();
         self.candidates.clear();
+        self.top = 0;
         self.best_before_last = None;
+    }
+
+    /// The nearest candidate for the pending words.
+    fn best(&self) -> Option<u32> {
+        self.top.checked_sub(1).map(|i| self.candidates[i])
     }
 
     pub fn push(&mut self, w: u16, out: &mut BitWriter) {
@@ -140,7 +152,7 @@ impl LzEncoder {
         let lowest = self.record_start.saturating_sub(self.window) as u32;
         self.history.push(w);
         if len == MAX_MATCH {
-            let best = self.candidates.last().copied();
+            let best = self.best();
             self.close(out, best, len, w);
         } else if len == 0 {
             let list = &mut self.positions[w as usize];
@@ -149,16 +161,31 @@ impl LzEncoder {
             }
             self.candidates.clear();
             self.candidates.extend(list.iter().copied());
+            self.top = self.candidates.len();
             if self.candidates.is_empty() {
                 self.close(out, None, 0, w);
             } else {
                 self.best_before_last = None;
             }
         } else {
-            let best = self.candidates.last().copied();
+            let best = self.best();
             let (history, base) = (&self.history, self.base);
-            self.candidates.retain(|&s| history[s as usize + len - base] == w);
-            if self.candidates.is_empty() {
+            // The pending words with `w`, and the nearest candidate that continues with all
+            // of them (those above it failed on an earlier word or on `w`).
+            let pending = &history[self.record_start - base..];
+            let mut t = self.top;
+            if history[self.candidates[t - 1] as usize - base + len] != w {
+                t -= 1;
+                while t > 0 {
+                    let s = self.candidates[t - 1] as usize - base;
+                    if history[s..=s + len] == *pending {
+                        break;
+                    }
+                    t -= 1;
+                }
+            }
+            self.top = t;
+            if t == 0 {
                 self.close(out, best, len, w);
             } else {
                 self.best_before_last = best;
@@ -359,6 +386,53 @@ mod tests {
             d.record().unwrap();
         }
         d.history
+    }
+
+    /// The records by definition (trace-format.md 10.1), from the whole word sequence:
+    /// the longest continuation (at most 127 words, a literal always follows) among start
+    /// positions in the window, the nearest of those.
+    fn encode_by_definition(words: &[u16], window: u32) -> (Vec<u8>, u64) {
+        let mut out = BitWriter::new();
+        let (mut r, mut records) = (0, 0);
+        while r < words.len() {
+            let cap = MAX_MATCH.min(words.len() - 1 - r);
+            let (mut best, mut best_len) = (None, 0);
+            for s in r.saturating_sub(window as usize)..r {
+                let l = (0..cap).take_while(|&k| words[s + k] == words[r + k]).count();
+                if l > 0 && l >= best_len {
+                    (best, best_len) = (Some(s), l);
+                }
+            }
+            let index = best.map_or(0, |s| (r - s - 1) as u64);
+            out.put(index, window.trailing_zeros());
+            out.put(best_len as u64, LENGTH_BITS);
+            out.put(words[r + best_len] as u64, WORD_BITS);
+            records += 1;
+            r += best_len + 1;
+        }
+        out.pad_to_byte();
+        (out.into_bytes(), records)
+    }
+
+    #[test]
+    fn the_streaming_matcher_gives_the_records_of_the_definition() {
+        // Small alphabets give long matches and many candidates; the lengths pass the
+        // history compaction of the small windows and the 127-word limit.
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for (alphabet, window, n) in [(2, 4, 9000), (3, 16, 9000), (5, 256, 6000), (2, 1024, 3000), (40, 64, 5000)] {
+            let mut words: Vec<u16> = (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x % alphabet) as u16
+                })
+                .collect();
+            // A long repeat (past 127 words) in the middle.
+            let copy: Vec<u16> = words[100..400].to_vec();
+            words.splice(2000..2000, copy);
+            assert_eq!(encode(&words, window), encode_by_definition(&words, window), "alphabet {alphabet} window {window}");
+        }
     }
 
     #[test]
