@@ -305,16 +305,32 @@ impl CycleTraceModule {
         assert!(buf.policy == FullPolicy::Stall || buf.sdb.is_none(), "a replay of one encoding cannot drop");
         let mut m = CycleTraceModule::new(cfg, buf);
         m.start_at(first_cycle);
-        for (&w, end) in enc.services.iter().zip(end_cycles) {
-            debug_assert!(m.last_input.is_none_or(|p| end > p));
-            m.last_input = Some(end);
-            let entered = m.arrive(end);
-            debug_assert!(entered);
-            m.sdb.push_back(Encoded { bits: w >> 1, svc: if w & 1 != 0 { m.svc_miss } else { m.svc_hit } });
-            m.end_of_cycle();
+        if m.plain() {
+            m.replay_services::<true>(&enc.services, end_cycles);
+        } else {
+            m.replay_services::<false>(&enc.services, end_cycles);
         }
         m.preencoded = Some((enc.end_bits, enc.trace.clone(), enc.stats.clone()));
         m.finish()
+    }
+
+    #[inline(never)]
+    fn replay_services<const PLAIN: bool>(&mut self, services: &[u64], end_cycles: impl IntoIterator<Item = u64>) {
+        for (&w, end) in services.iter().zip(end_cycles) {
+            debug_assert!(self.last_input.is_none_or(|p| end > p));
+            self.last_input = Some(end);
+            let entered = self.arrive_with::<PLAIN>(end);
+            debug_assert!(entered);
+            self.sdb.push_back(Encoded { bits: w >> 1, svc: if w & 1 != 0 { self.svc_miss } else { self.svc_hit } });
+            self.end_of_cycle();
+        }
+    }
+
+    /// No port log, not pft, port at the core's clock: the cases the sweeps run, in which
+    /// `arrive_with::<true>` and `advance_to_with::<true>` drop those checks.
+    #[inline]
+    fn plain(&self) -> bool {
+        self.port_log.is_none() && !self.pft && self.buf.ratio == 1
     }
 
     /// `cfg` must be valid; `buf` must pass [`BufferConfig::validate`].
@@ -573,20 +589,31 @@ impl CycleTraceModule {
     /// the caller): true if the SDB has a free slot then, false if the entry is to be
     /// dropped. With the stall policy the core waits here until there is a slot.
     fn arrive(&mut self, input: u64) -> bool {
+        if self.plain() {
+            self.arrive_with::<true>(input)
+        } else {
+            self.arrive_with::<false>(input)
+        }
+    }
+
+    /// `arrive`; `PLAIN` only when [`Self::plain`] holds.
+    #[inline(always)]
+    fn arrive_with<const PLAIN: bool>(&mut self, input: u64) -> bool {
+        debug_assert!(!PLAIN || self.plain());
         let origin = *self.origin.get_or_insert(input);
         let c = input.saturating_sub(origin) + self.delay;
-        self.advance_to(c);
-        if self.port_log.is_none()
+        self.advance_to_with::<PLAIN>(c);
+        if (PLAIN || self.port_log.is_none())
             && self.record_bits == 0
             && self.in_service.is_none()
-            && self.pft_job.is_none()
+            && (PLAIN || self.pft_job.is_none())
             && self.sdb.is_empty()
-            && self.jobs.is_empty()
+            && (PLAIN || self.jobs.is_empty())
         {
             // Nothing in the module but the output buffer: the cycle is the port's, and the
             // SDB is empty at its start (no maximum changes).
             let c = self.now;
-            if self.obuf_bits > 0 && (self.buf.ratio == 1 || c.is_multiple_of(self.buf.ratio as u64)) {
+            if self.obuf_bits > 0 && (PLAIN || self.buf.ratio == 1 || c.is_multiple_of(self.buf.ratio as u64)) {
                 let sent = self.obuf_bits.min(self.buf.port as u64);
                 self.obuf_bits -= sent;
                 self.stats.port_bits += sent;
@@ -596,7 +623,7 @@ impl CycleTraceModule {
         }
         let mut found_full = false;
         loop {
-            if found_full && self.port_log.is_none() {
+            if found_full && (PLAIN || self.port_log.is_none()) {
                 // Stalled behind a full SDB while the port drains a held-back record, or
                 // while the compressor is busy: the core stays frozen for all of those
                 // cycles, as long as the SDB is still full (a pop in the cycle just stepped
@@ -636,17 +663,26 @@ impl CycleTraceModule {
     }
 
     /// Simulate every cycle before `target` (steps 1-4 only: nothing is produced in them).
-    #[inline]
     fn advance_to(&mut self, target: u64) {
+        if self.plain() {
+            self.advance_to_with::<true>(target)
+        } else {
+            self.advance_to_with::<false>(target)
+        }
+    }
+
+    /// `advance_to`; `PLAIN` only when [`Self::plain`] holds.
+    #[inline(always)]
+    fn advance_to_with<const PLAIN: bool>(&mut self, target: u64) {
         while self.now < target {
-            if self.port_log.is_none() {
-                if self.record_bits == 0 && self.pft_job.is_none() {
+            if PLAIN || self.port_log.is_none() {
+                if self.record_bits == 0 && (PLAIN || self.pft_job.is_none()) {
                     match self.in_service {
-                        None if self.sdb.is_empty() && self.jobs.is_empty() => {
+                        None if self.sdb.is_empty() && (PLAIN || self.jobs.is_empty()) => {
                             self.drain_idle(target);
                             return;
                         }
-                        None if self.buf.ratio == 1 => {
+                        None if PLAIN || self.buf.ratio == 1 => {
                             // Idle with an entry waiting: it starts now; when it completes
                             // before `target`, its whole service in one step.
                             if let Some(&e) = self.sdb.front() {
