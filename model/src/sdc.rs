@@ -134,17 +134,26 @@ impl StreamDescriptorCache {
     /// Replacement update for an access (hit, or fill) of entry `si`.
     #[inline]
     pub fn touch(&mut self, si: u32) {
+        if self.repl == Replacement::Mru && self.mru_words == 1 {
+            // At most 64 ways (every paper configuration): one word per set; entry 0
+            // (way 0 of set 0) does not exist.
+            let set = si >> self.way_bits;
+            let way = si & (self.ways - 1);
+            let all = u64::MAX >> (64 - self.ways);
+            let full = all & !((set == 0) as u64);
+            let m = self.mru[set as usize] | 1 << way;
+            self.mru[set as usize] = if m == full { 1 << way } else { m };
+        } else {
+            self.touch_other(si);
+        }
+    }
+
+    /// `touch` for LRU, FIFO, random and MRU over more than 64 ways (out of line, so the
+    /// common case inlines into the encoder).
+    #[inline(never)]
+    fn touch_other(&mut self, si: u32) {
         let set = si >> self.way_bits;
-        let base = set * self.ways;
-        let first = self.first_way(set);
         match self.repl {
-            Replacement::Mru if self.mru_words == 1 => {
-                // At most 64 ways (every paper configuration): one word per set.
-                let way = si & (self.ways - 1);
-                let m = self.mru[set as usize] | 1 << way;
-                let full = self.exist_mask(set, 0);
-                self.mru[set as usize] = if m == full { 1 << way } else { m };
-            }
             Replacement::Mru => {
                 let way = (si & (self.ways - 1)) as usize;
                 let words = set as usize * self.mru_words..(set as usize + 1) * self.mru_words;
@@ -159,6 +168,7 @@ impl StreamDescriptorCache {
                 }
             }
             Replacement::Lru => {
+                let (base, first) = (set * self.ways, self.first_way(set));
                 let old = self.state[si as usize];
                 for i in (base + first) as usize..(base + self.ways) as usize {
                     if self.state[i] < old {
