@@ -117,6 +117,11 @@ impl<'a> Cursor<'a> {
     pub fn array<const N: usize>(&mut self) -> [u8; N] {
         std::array::from_fn(|_| self.u8())
     }
+
+    /// The last read went past the end of the input (it read zeros there).
+    pub fn exhausted(&self) -> bool {
+        self.pos > self.data.len()
+    }
 }
 
 /// The synthetic program the `decode` target decodes against: `instructions` only matters
