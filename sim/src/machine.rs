@@ -126,8 +126,15 @@ impl<'a> Bus<'a> {
     #[inline(always)]
     fn record(&mut self, addr: u32, size: u8, write: bool, value: u32) {
         if self.logging {
-            self.log.push(MemAccess { addr, size, write, value });
+            self.push_record(MemAccess { addr, size, write, value });
         }
+    }
+
+    /// (Out of line: with the push and its growth path inlined, every load and store
+    /// handler saved and restored all callee-saved registers, logging or not.)
+    #[inline(never)]
+    fn push_record(&mut self, access: MemAccess) {
+        self.log.push(access);
     }
 
     #[inline(always)]
@@ -693,6 +700,9 @@ impl Machine {
         // next (a sequential step finds the next slot without recomputing it).
         let mut next_pc = cpu.r[15];
         let mut at = DecodedCache::locate(next_pc, THUMB);
+        // A handler records a fault only with the data abort it returns, which ends the loop:
+        // the bus comes back to the top of the loop without one.
+        bus.fault = None;
         let result = loop {
             if left == 0 {
                 break Ok(None);
@@ -700,11 +710,13 @@ impl Machine {
             decoded.sync(bus.mem);
             let pc = next_pc;
             let thumb = THUMB;
-            let Ok(&d) = decoded.get_at(bus.mem, pc, thumb, at) else { break Err(SimError::FetchFault { pc }) };
+            let Ok(d) = decoded.get_at(bus.mem, pc, thumb, at) else { break Err(SimError::FetchFault { pc }) };
             if LOG {
                 bus.log.clear();
             }
-            bus.fault = None;
+            debug_assert!(bus.fault.is_none());
+            // (The slot is read again after the handler for what only the rare paths need:
+            // nothing changes it meanwhile, and the values need no registers across the call.)
             let flow = if d.cond == COND_ALWAYS || cpu.cond_passed(d.cond as u32) {
                 match (d.handler)(cpu, &mut bus, d.word) {
                     Ok(flow) => flow,
