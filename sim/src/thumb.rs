@@ -127,14 +127,53 @@ const fn build_table() -> [Handler; 1024] {
     t
 }
 
+/// The format 1 handler for shift type `TY` and amount field `n` (0..=31).
+const fn pick_shift<const TY: u32>(n: u32) -> Handler {
+    match n {
+        0 => shift_by_imm::<TY, 0> as Handler,
+        1 => shift_by_imm::<TY, 1>,
+        2 => shift_by_imm::<TY, 2>,
+        3 => shift_by_imm::<TY, 3>,
+        4 => shift_by_imm::<TY, 4>,
+        5 => shift_by_imm::<TY, 5>,
+        6 => shift_by_imm::<TY, 6>,
+        7 => shift_by_imm::<TY, 7>,
+        8 => shift_by_imm::<TY, 8>,
+        9 => shift_by_imm::<TY, 9>,
+        10 => shift_by_imm::<TY, 10>,
+        11 => shift_by_imm::<TY, 11>,
+        12 => shift_by_imm::<TY, 12>,
+        13 => shift_by_imm::<TY, 13>,
+        14 => shift_by_imm::<TY, 14>,
+        15 => shift_by_imm::<TY, 15>,
+        16 => shift_by_imm::<TY, 16>,
+        17 => shift_by_imm::<TY, 17>,
+        18 => shift_by_imm::<TY, 18>,
+        19 => shift_by_imm::<TY, 19>,
+        20 => shift_by_imm::<TY, 20>,
+        21 => shift_by_imm::<TY, 21>,
+        22 => shift_by_imm::<TY, 22>,
+        23 => shift_by_imm::<TY, 23>,
+        24 => shift_by_imm::<TY, 24>,
+        25 => shift_by_imm::<TY, 25>,
+        26 => shift_by_imm::<TY, 26>,
+        27 => shift_by_imm::<TY, 27>,
+        28 => shift_by_imm::<TY, 28>,
+        29 => shift_by_imm::<TY, 29>,
+        30 => shift_by_imm::<TY, 30>,
+        _ => shift_by_imm::<TY, 31>,
+    }
+}
+
 /// The handler for every halfword whose bits [15:6] are `idx`.
 const fn select(idx: u32) -> Handler {
     let hw = idx << 6;
     match hw >> 11 {
         // Format 1: LSL/LSR/ASR Rd, Rm, #imm5.
-        0b00000 => shift_by_imm::<0>,
-        0b00001 => shift_by_imm::<1>,
-        0b00010 => shift_by_imm::<2>,
+        // (The amount, hw[10:6], is part of the index: each amount has its handler.)
+        0b00000 => pick_shift::<0>(idx & 31),
+        0b00001 => pick_shift::<1>(idx & 31),
+        0b00010 => pick_shift::<2>(idx & 31),
         // Format 2: ADD/SUB Rd, Rn, Rm / #imm3 (bit 10 = immediate, bit 9 = subtract).
         0b00011 => pick!(add_sub, (hw >> 9) & 3),
         // Format 3: MOV/CMP/ADD/SUB Rd, #imm8.
@@ -264,9 +303,11 @@ fn load_word(bus: &mut Bus<'_>, addr: u32) -> Result<u32, crate::memory::MemFaul
 // ---------------------------------------------------------------------------------------
 // Data processing
 
-/// Format 1: `LSL/LSR/ASR Rd, Rm, #imm5` (LSR/ASR #0 encode #32).
-fn shift_by_imm<const TY: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
-    let (v, c) = shift_imm(cpu.r[lo(hw, 3)], ShiftType::from_bits(TY), (hw >> 6) & 31, cpu.c);
+/// Format 1: `LSL/LSR/ASR Rd, Rm, #imm5` (LSR/ASR #0 encode #32), with shift type `TY` and
+/// amount field `N` (hw\[10:6\]) constants: `shift_imm` folds to the one case.
+fn shift_by_imm<const TY: u32, const N: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
+    debug_assert_eq!((hw >> 6) & 31, N);
+    let (v, c) = shift_imm(cpu.r[lo(hw, 3)], ShiftType::from_bits(TY), N, cpu.c);
     cpu.r[lo(hw, 0)] = v;
     cpu.c = c;
     cpu.set_nz(v);
