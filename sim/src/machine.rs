@@ -118,6 +118,28 @@ impl<'a> Bus<'a> {
         }
     }
 
+    /// The bytes of a block load `[addr, addr + len)` at once: `Some` when nothing is logged
+    /// and they lie in one allocated page, where the loads one by one could not fault and
+    /// would read the same.
+    #[inline(always)]
+    pub fn fast_read_span(&self, addr: u32, len: usize) -> Option<&[u8]> {
+        if self.logging {
+            return None;
+        }
+        self.mem.span(addr, len)
+    }
+
+    /// The bytes of a block store `[addr, addr + len)` at once: `Some` when nothing is logged
+    /// or saved and they lie in one allocated page without decoded instructions, where the
+    /// stores one by one would be plain writes.
+    #[inline(always)]
+    pub fn fast_write_span(&mut self, addr: u32, len: usize) -> Option<&mut [u8]> {
+        if self.logging || self.prior.is_some() {
+            return None;
+        }
+        self.mem.plain_span_mut(addr, len)
+    }
+
     /// MRC/MCR on a coprocessor the platform provides; `None` = undefined.
     pub fn coproc(&mut self, cp: u32, load: bool, op: CoprocOp, value: u32) -> Option<u32> {
         self.io.as_deref_mut()?.coproc(cp, load, op, value)

@@ -530,6 +530,23 @@ fn push(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable
         return Err(Unpredictable::new("PUSH with an empty register list"));
     }
     let start = cpu.r[13].wrapping_sub(4 * n);
+    if start & 3 == 0 {
+        if let Some(span) = bus.fast_write_span(start, 4 * n as usize) {
+            // One plain page, nothing logged or saved: the same stores without a check per word.
+            let mut bits = list;
+            for w in span.chunks_exact_mut(4) {
+                if bits == 0 {
+                    w.copy_from_slice(&cpu.r[14].to_le_bytes());
+                    break;
+                }
+                let i = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                w.copy_from_slice(&cpu.r[i].to_le_bytes());
+            }
+            cpu.r[13] = start;
+            return Ok(Flow::Next);
+        }
+    }
     let mut addr = start;
     let mut bits = list;
     while bits != 0 {
@@ -554,17 +571,38 @@ fn pop(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable>
         return Err(Unpredictable::new("POP with an empty register list"));
     }
     let mut vals = [0u32; 8];
-    let mut addr = cpu.r[13];
-    let mut bits = list;
-    while bits != 0 {
-        let i = bits.trailing_zeros() as usize;
-        bits &= bits - 1;
-        vals[i] = mem!(bus.read32(addr & !3));
-        addr = addr.wrapping_add(4);
+    let base = cpu.r[13];
+    // The word loaded into pc (read when `with_pc`).
+    let mut pc_word = 0;
+    let span = if base & 3 == 0 { bus.fast_read_span(base, 4 * n as usize) } else { None };
+    if let Some(span) = span {
+        // One page, nothing logged: the same words without a check per word (pc's last).
+        let mut bits = list;
+        for w in span.chunks_exact(4) {
+            let v = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+            if bits == 0 {
+                pc_word = v;
+                break;
+            }
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            vals[i & 7] = v;
+        }
+    } else {
+        let mut addr = base;
+        let mut bits = list;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            vals[i] = mem!(bus.read32(addr & !3));
+            addr = addr.wrapping_add(4);
+        }
+        if with_pc {
+            pc_word = mem!(bus.read32(addr & !3));
+        }
     }
     let target = if with_pc {
-        let v = mem!(bus.read32(addr & !3));
-        match interwork_target(v) {
+        match interwork_target(pc_word) {
             Some(t) => Some(t),
             None => return Err(Unpredictable::new("POP {pc} of an ARM-state address with bit 1 set")),
         }
