@@ -140,6 +140,28 @@ impl<'a> Bus<'a> {
         self.mem.plain_span_mut(addr, len)
     }
 
+    /// A load's bytes when nothing is logged and they lie in one allocated page, where the
+    /// access cannot fault: the handlers' fast path, which needs no call (and so no saved
+    /// registers); `None`: make the full access.
+    #[inline(always)]
+    pub fn peek<const N: usize>(&self, addr: u32) -> Option<[u8; N]> {
+        if self.logging {
+            return None;
+        }
+        self.mem.peek::<N>(addr)
+    }
+
+    /// A store when nothing is logged or saved and it lies in one allocated page without
+    /// decoded instructions (a plain write): the handlers' fast path; false: nothing written,
+    /// make the full access.
+    #[inline(always)]
+    pub fn poke<const N: usize>(&mut self, addr: u32, bytes: [u8; N]) -> bool {
+        if self.logging || self.prior.is_some() {
+            return false;
+        }
+        self.mem.poke::<N>(addr, bytes)
+    }
+
     /// MRC/MCR on a coprocessor the platform provides; `None` = undefined.
     pub fn coproc(&mut self, cp: u32, load: bool, op: CoprocOp, value: u32) -> Option<u32> {
         self.io.as_deref_mut()?.coproc(cp, load, op, value)

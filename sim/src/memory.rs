@@ -231,6 +231,25 @@ impl Memory {
         Some(&mut p[off..off + len])
     }
 
+    /// The `N` bytes at `addr` when they lie in one allocated page (what a read returns).
+    #[inline(always)]
+    pub(crate) fn peek<const N: usize>(&self, addr: u32) -> Option<[u8; N]> {
+        self.span(addr, N)?.try_into().ok()
+    }
+
+    /// Store `bytes` at `addr` if they lie in one allocated page without decoded instructions
+    /// (a plain write, as in the stores' fast paths); false: nothing written.
+    #[inline(always)]
+    pub(crate) fn poke<const N: usize>(&mut self, addr: u32, bytes: [u8; N]) -> bool {
+        match self.plain_span_mut(addr, N) {
+            Some(dst) => {
+                dst.copy_from_slice(&bytes);
+                true
+            }
+            None => false,
+        }
+    }
+
     // The stores: an inlined fast path for a store within an allocated non-code page, the
     // general one (allocation, faults, code-change reports, page straddling) out of line.
 

@@ -81,6 +81,24 @@ pub fn execute(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimErr
     TABLE[(hw >> 6) as usize](cpu, bus, hw as u32).map_err(|e| e.at(pc, hw as u32))
 }
 
+/// The handler for `hw` that the predecoded-instruction cache keeps: the table's, or for a
+/// hi-register ADD/CMP/MOV without pc operands one that skips the pc checks (same behaviour).
+pub(crate) fn decode(hw: u16) -> Handler {
+    let hw32 = hw as u32;
+    if hw32 >> 10 == 0b010001 {
+        let (rd, rm) = hi_regs(hw32);
+        if rd != 15 && rm != 15 {
+            match (hw32 >> 8) & 3 {
+                0 => return hi_add_plain,
+                1 => return hi_cmp_plain,
+                2 => return hi_mov_plain,
+                _ => {}
+            }
+        }
+    }
+    TABLE[(hw >> 6) as usize]
+}
+
 const DATA_ABORT: Flow = Flow::Exception(ExceptionKind::DataAbort);
 
 /// Unwrap a bus access, turning a fault into a data abort of the instruction.
@@ -422,6 +440,27 @@ fn hi_mov(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable
     Ok(Flow::Next)
 }
 
+/// [`hi_add`] with neither register pc.
+fn hi_add_plain(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
+    let (rd, rm) = hi_regs(hw);
+    cpu.r[rd & 15] = cpu.r[rd & 15].wrapping_add(cpu.r[rm & 15]);
+    Ok(Flow::Next)
+}
+
+/// [`hi_cmp`] with neither register pc.
+fn hi_cmp_plain(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
+    let (rn, rm) = hi_regs(hw);
+    set_nzcv(cpu, sub(cpu.r[rn & 15], cpu.r[rm & 15]));
+    Ok(Flow::Next)
+}
+
+/// [`hi_mov`] with neither register pc.
+fn hi_mov_plain(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
+    let (rd, rm) = hi_regs(hw);
+    cpu.r[rd & 15] = cpu.r[rm & 15];
+    Ok(Flow::Next)
+}
+
 /// `BX Rm`: interworking branch.
 fn bx(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
     let (_, rm) = hi_regs(hw);
@@ -480,8 +519,36 @@ const OP_LDRB: u32 = 6;
 const OP_LDRSH: u32 = 7;
 
 /// One single-register transfer with the format 7/8 opcode `OP` (see the `OP_*` constants).
+/// The common case (nothing logged, one allocated page) is done here without a call; the
+/// others go on to [`transfer_full`] as a tail call, so that the handlers save no registers.
 #[inline(always)]
 fn transfer<const OP: u32>(cpu: &mut Cpu, bus: &mut Bus<'_>, rd: usize, addr: u32) -> Result<Flow, Unpredictable> {
+    let loaded = |cpu: &mut Cpu, v: Option<u32>| match v {
+        Some(v) => {
+            cpu.r[rd] = v;
+            true
+        }
+        None => false,
+    };
+    let done = match OP {
+        OP_STR => bus.poke(addr & !3, cpu.r[rd].to_le_bytes()),
+        OP_STRH => bus.poke(addr & !1, (cpu.r[rd] as u16).to_le_bytes()),
+        OP_STRB => bus.poke(addr, [cpu.r[rd] as u8]),
+        OP_LDRSB => loaded(cpu, bus.peek::<1>(addr).map(|b| b[0] as i8 as u32)),
+        OP_LDR => loaded(cpu, bus.peek::<4>(addr & !3).map(|b| u32::from_le_bytes(b).rotate_right((addr & 3) * 8))),
+        OP_LDRH => loaded(cpu, bus.peek::<2>(addr & !1).map(|b| u16::from_le_bytes(b) as u32)),
+        OP_LDRB => loaded(cpu, bus.peek::<1>(addr).map(|b| b[0] as u32)),
+        _ => loaded(cpu, bus.peek::<2>(addr & !1).map(|b| u16::from_le_bytes(b) as i16 as u32)),
+    };
+    if done {
+        return Ok(Flow::Next);
+    }
+    transfer_full::<OP>(cpu, bus, rd, addr)
+}
+
+/// [`transfer`] through the bus accessors (logging, faults, devices, code-page reports).
+#[inline(never)]
+fn transfer_full<const OP: u32>(cpu: &mut Cpu, bus: &mut Bus<'_>, rd: usize, addr: u32) -> Result<Flow, Unpredictable> {
     match OP {
         OP_STR => mem!(bus.write32(addr & !3, cpu.r[rd])),
         OP_STRH => mem!(bus.write16(addr & !1, cpu.r[rd] as u16)),
@@ -517,8 +584,8 @@ fn ldst_sp<const OP: u32>(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<F
 /// Format 6: `LDR Rd, [PC, #imm8 * 4]`.
 fn ldr_pc(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
     let addr = (cpu.r[15].wrapping_add(4) & !3).wrapping_add((hw & 0xFF) << 2);
-    cpu.r[lo(hw, 8)] = mem!(bus.read32(addr));
-    Ok(Flow::Next)
+    // (Word-aligned: the plain read is the rotated one of `transfer`.)
+    transfer::<OP_LDR>(cpu, bus, lo(hw, 8), addr)
 }
 
 /// Format 14: `PUSH {list[, lr]}` (full descending: lowest register at the lowest address).
