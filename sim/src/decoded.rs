@@ -105,7 +105,7 @@ impl DecodedCache {
         let (handler, cond, class) = if thumb {
             let hw = word as u16;
             let prev = if is_thumb_bl_suffix(hw) { mem.read16(pc.wrapping_sub(2)).ok() } else { None };
-            (crate::thumb::TABLE[(hw >> 6) as usize], COND_ALWAYS, classify_thumb(hw, prev, pc).class)
+            (crate::thumb::decode(hw), COND_ALWAYS, classify_thumb(hw, prev, pc).class)
         } else {
             let (handler, cond) = crate::arm::decode_word(word);
             (handler, cond, classify_arm(word, pc).class)

@@ -118,6 +118,50 @@ impl<'a> Bus<'a> {
         }
     }
 
+    /// The bytes of a block load `[addr, addr + len)` at once: `Some` when nothing is logged
+    /// and they lie in one allocated page, where the loads one by one could not fault and
+    /// would read the same.
+    #[inline(always)]
+    pub fn fast_read_span(&self, addr: u32, len: usize) -> Option<&[u8]> {
+        if self.logging {
+            return None;
+        }
+        self.mem.span(addr, len)
+    }
+
+    /// The bytes of a block store `[addr, addr + len)` at once: `Some` when nothing is logged
+    /// or saved and they lie in one allocated page without decoded instructions, where the
+    /// stores one by one would be plain writes.
+    #[inline(always)]
+    pub fn fast_write_span(&mut self, addr: u32, len: usize) -> Option<&mut [u8]> {
+        if self.logging || self.prior.is_some() {
+            return None;
+        }
+        self.mem.plain_span_mut(addr, len)
+    }
+
+    /// A load's bytes when nothing is logged and they lie in one allocated page, where the
+    /// access cannot fault: the handlers' fast path, which needs no call (and so no saved
+    /// registers); `None`: make the full access.
+    #[inline(always)]
+    pub fn peek<const N: usize>(&self, addr: u32) -> Option<[u8; N]> {
+        if self.logging {
+            return None;
+        }
+        self.mem.peek::<N>(addr)
+    }
+
+    /// A store when nothing is logged or saved and it lies in one allocated page without
+    /// decoded instructions (a plain write): the handlers' fast path; false: nothing written,
+    /// make the full access.
+    #[inline(always)]
+    pub fn poke<const N: usize>(&mut self, addr: u32, bytes: [u8; N]) -> bool {
+        if self.logging || self.prior.is_some() {
+            return false;
+        }
+        self.mem.poke::<N>(addr, bytes)
+    }
+
     /// MRC/MCR on a coprocessor the platform provides; `None` = undefined.
     pub fn coproc(&mut self, cp: u32, load: bool, op: CoprocOp, value: u32) -> Option<u32> {
         self.io.as_deref_mut()?.coproc(cp, load, op, value)
@@ -126,8 +170,15 @@ impl<'a> Bus<'a> {
     #[inline(always)]
     fn record(&mut self, addr: u32, size: u8, write: bool, value: u32) {
         if self.logging {
-            self.log.push(MemAccess { addr, size, write, value });
+            self.push_record(MemAccess { addr, size, write, value });
         }
+    }
+
+    /// (Out of line: with the push and its growth path inlined, every load and store
+    /// handler saved and restored all callee-saved registers, logging or not.)
+    #[inline(never)]
+    fn push_record(&mut self, access: MemAccess) {
+        self.log.push(access);
     }
 
     #[inline(always)]
@@ -693,6 +744,9 @@ impl Machine {
         // next (a sequential step finds the next slot without recomputing it).
         let mut next_pc = cpu.r[15];
         let mut at = DecodedCache::locate(next_pc, THUMB);
+        // A handler records a fault only with the data abort it returns, which ends the loop:
+        // the bus comes back to the top of the loop without one.
+        bus.fault = None;
         let result = loop {
             if left == 0 {
                 break Ok(None);
@@ -700,11 +754,13 @@ impl Machine {
             decoded.sync(bus.mem);
             let pc = next_pc;
             let thumb = THUMB;
-            let Ok(&d) = decoded.get_at(bus.mem, pc, thumb, at) else { break Err(SimError::FetchFault { pc }) };
+            let Ok(d) = decoded.get_at(bus.mem, pc, thumb, at) else { break Err(SimError::FetchFault { pc }) };
             if LOG {
                 bus.log.clear();
             }
-            bus.fault = None;
+            debug_assert!(bus.fault.is_none());
+            // (The slot is read again after the handler for what only the rare paths need:
+            // nothing changes it meanwhile, and the values need no registers across the call.)
             let flow = if d.cond == COND_ALWAYS || cpu.cond_passed(d.cond as u32) {
                 match (d.handler)(cpu, &mut bus, d.word) {
                     Ok(flow) => flow,

@@ -207,6 +207,49 @@ impl Memory {
         self.pages[idx].as_deref_mut()
     }
 
+    /// `[addr, addr + len)` when it lies in one allocated page: what reads there return
+    /// (the block transfers' fast path; `None`: access by access).
+    #[inline(always)]
+    pub(crate) fn span(&self, addr: u32, len: usize) -> Option<&[u8]> {
+        let off = addr as usize & (PAGE_SIZE - 1);
+        if off + len > PAGE_SIZE {
+            return None;
+        }
+        let p = self.pages[(addr >> PAGE_BITS) as usize].as_deref()?;
+        Some(&p[off..off + len])
+    }
+
+    /// `[addr, addr + len)` when it lies in one allocated page without decoded instructions:
+    /// stores there are plain writes, as in the stores' fast paths.
+    #[inline(always)]
+    pub(crate) fn plain_span_mut(&mut self, addr: u32, len: usize) -> Option<&mut [u8]> {
+        let off = addr as usize & (PAGE_SIZE - 1);
+        if off + len > PAGE_SIZE {
+            return None;
+        }
+        let p = self.plain_page((addr >> PAGE_BITS) as usize)?;
+        Some(&mut p[off..off + len])
+    }
+
+    /// The `N` bytes at `addr` when they lie in one allocated page (what a read returns).
+    #[inline(always)]
+    pub(crate) fn peek<const N: usize>(&self, addr: u32) -> Option<[u8; N]> {
+        self.span(addr, N)?.try_into().ok()
+    }
+
+    /// Store `bytes` at `addr` if they lie in one allocated page without decoded instructions
+    /// (a plain write, as in the stores' fast paths); false: nothing written.
+    #[inline(always)]
+    pub(crate) fn poke<const N: usize>(&mut self, addr: u32, bytes: [u8; N]) -> bool {
+        match self.plain_span_mut(addr, N) {
+            Some(dst) => {
+                dst.copy_from_slice(&bytes);
+                true
+            }
+            None => false,
+        }
+    }
+
     // The stores: an inlined fast path for a store within an allocated non-code page, the
     // general one (allocation, faults, code-change reports, page straddling) out of line.
 

@@ -81,6 +81,24 @@ pub fn execute(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u16) -> Result<Flow, SimErr
     TABLE[(hw >> 6) as usize](cpu, bus, hw as u32).map_err(|e| e.at(pc, hw as u32))
 }
 
+/// The handler for `hw` that the predecoded-instruction cache keeps: the table's, or for a
+/// hi-register ADD/CMP/MOV without pc operands one that skips the pc checks (same behaviour).
+pub(crate) fn decode(hw: u16) -> Handler {
+    let hw32 = hw as u32;
+    if hw32 >> 10 == 0b010001 {
+        let (rd, rm) = hi_regs(hw32);
+        if rd != 15 && rm != 15 {
+            match (hw32 >> 8) & 3 {
+                0 => return hi_add_plain,
+                1 => return hi_cmp_plain,
+                2 => return hi_mov_plain,
+                _ => {}
+            }
+        }
+    }
+    TABLE[(hw >> 6) as usize]
+}
+
 const DATA_ABORT: Flow = Flow::Exception(ExceptionKind::DataAbort);
 
 /// Unwrap a bus access, turning a fault into a data abort of the instruction.
@@ -127,14 +145,53 @@ const fn build_table() -> [Handler; 1024] {
     t
 }
 
+/// The format 1 handler for shift type `TY` and amount field `n` (0..=31).
+const fn pick_shift<const TY: u32>(n: u32) -> Handler {
+    match n {
+        0 => shift_by_imm::<TY, 0> as Handler,
+        1 => shift_by_imm::<TY, 1>,
+        2 => shift_by_imm::<TY, 2>,
+        3 => shift_by_imm::<TY, 3>,
+        4 => shift_by_imm::<TY, 4>,
+        5 => shift_by_imm::<TY, 5>,
+        6 => shift_by_imm::<TY, 6>,
+        7 => shift_by_imm::<TY, 7>,
+        8 => shift_by_imm::<TY, 8>,
+        9 => shift_by_imm::<TY, 9>,
+        10 => shift_by_imm::<TY, 10>,
+        11 => shift_by_imm::<TY, 11>,
+        12 => shift_by_imm::<TY, 12>,
+        13 => shift_by_imm::<TY, 13>,
+        14 => shift_by_imm::<TY, 14>,
+        15 => shift_by_imm::<TY, 15>,
+        16 => shift_by_imm::<TY, 16>,
+        17 => shift_by_imm::<TY, 17>,
+        18 => shift_by_imm::<TY, 18>,
+        19 => shift_by_imm::<TY, 19>,
+        20 => shift_by_imm::<TY, 20>,
+        21 => shift_by_imm::<TY, 21>,
+        22 => shift_by_imm::<TY, 22>,
+        23 => shift_by_imm::<TY, 23>,
+        24 => shift_by_imm::<TY, 24>,
+        25 => shift_by_imm::<TY, 25>,
+        26 => shift_by_imm::<TY, 26>,
+        27 => shift_by_imm::<TY, 27>,
+        28 => shift_by_imm::<TY, 28>,
+        29 => shift_by_imm::<TY, 29>,
+        30 => shift_by_imm::<TY, 30>,
+        _ => shift_by_imm::<TY, 31>,
+    }
+}
+
 /// The handler for every halfword whose bits [15:6] are `idx`.
 const fn select(idx: u32) -> Handler {
     let hw = idx << 6;
     match hw >> 11 {
         // Format 1: LSL/LSR/ASR Rd, Rm, #imm5.
-        0b00000 => shift_by_imm::<0>,
-        0b00001 => shift_by_imm::<1>,
-        0b00010 => shift_by_imm::<2>,
+        // (The amount, hw[10:6], is part of the index: each amount has its handler.)
+        0b00000 => pick_shift::<0>(idx & 31),
+        0b00001 => pick_shift::<1>(idx & 31),
+        0b00010 => pick_shift::<2>(idx & 31),
         // Format 2: ADD/SUB Rd, Rn, Rm / #imm3 (bit 10 = immediate, bit 9 = subtract).
         0b00011 => pick!(add_sub, (hw >> 9) & 3),
         // Format 3: MOV/CMP/ADD/SUB Rd, #imm8.
@@ -264,9 +321,11 @@ fn load_word(bus: &mut Bus<'_>, addr: u32) -> Result<u32, crate::memory::MemFaul
 // ---------------------------------------------------------------------------------------
 // Data processing
 
-/// Format 1: `LSL/LSR/ASR Rd, Rm, #imm5` (LSR/ASR #0 encode #32).
-fn shift_by_imm<const TY: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
-    let (v, c) = shift_imm(cpu.r[lo(hw, 3)], ShiftType::from_bits(TY), (hw >> 6) & 31, cpu.c);
+/// Format 1: `LSL/LSR/ASR Rd, Rm, #imm5` (LSR/ASR #0 encode #32), with shift type `TY` and
+/// amount field `N` (hw\[10:6\]) constants: `shift_imm` folds to the one case.
+fn shift_by_imm<const TY: u32, const N: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
+    debug_assert_eq!((hw >> 6) & 31, N);
+    let (v, c) = shift_imm(cpu.r[lo(hw, 3)], ShiftType::from_bits(TY), N, cpu.c);
     cpu.r[lo(hw, 0)] = v;
     cpu.c = c;
     cpu.set_nz(v);
@@ -381,6 +440,27 @@ fn hi_mov(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable
     Ok(Flow::Next)
 }
 
+/// [`hi_add`] with neither register pc.
+fn hi_add_plain(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
+    let (rd, rm) = hi_regs(hw);
+    cpu.r[rd & 15] = cpu.r[rd & 15].wrapping_add(cpu.r[rm & 15]);
+    Ok(Flow::Next)
+}
+
+/// [`hi_cmp`] with neither register pc.
+fn hi_cmp_plain(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
+    let (rn, rm) = hi_regs(hw);
+    set_nzcv(cpu, sub(cpu.r[rn & 15], cpu.r[rm & 15]));
+    Ok(Flow::Next)
+}
+
+/// [`hi_mov`] with neither register pc.
+fn hi_mov_plain(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
+    let (rd, rm) = hi_regs(hw);
+    cpu.r[rd & 15] = cpu.r[rm & 15];
+    Ok(Flow::Next)
+}
+
 /// `BX Rm`: interworking branch.
 fn bx(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
     let (_, rm) = hi_regs(hw);
@@ -439,8 +519,36 @@ const OP_LDRB: u32 = 6;
 const OP_LDRSH: u32 = 7;
 
 /// One single-register transfer with the format 7/8 opcode `OP` (see the `OP_*` constants).
+/// The common case (nothing logged, one allocated page) is done here without a call; the
+/// others go on to [`transfer_full`] as a tail call, so that the handlers save no registers.
 #[inline(always)]
 fn transfer<const OP: u32>(cpu: &mut Cpu, bus: &mut Bus<'_>, rd: usize, addr: u32) -> Result<Flow, Unpredictable> {
+    let loaded = |cpu: &mut Cpu, v: Option<u32>| match v {
+        Some(v) => {
+            cpu.r[rd] = v;
+            true
+        }
+        None => false,
+    };
+    let done = match OP {
+        OP_STR => bus.poke(addr & !3, cpu.r[rd].to_le_bytes()),
+        OP_STRH => bus.poke(addr & !1, (cpu.r[rd] as u16).to_le_bytes()),
+        OP_STRB => bus.poke(addr, [cpu.r[rd] as u8]),
+        OP_LDRSB => loaded(cpu, bus.peek::<1>(addr).map(|b| b[0] as i8 as u32)),
+        OP_LDR => loaded(cpu, bus.peek::<4>(addr & !3).map(|b| u32::from_le_bytes(b).rotate_right((addr & 3) * 8))),
+        OP_LDRH => loaded(cpu, bus.peek::<2>(addr & !1).map(|b| u16::from_le_bytes(b) as u32)),
+        OP_LDRB => loaded(cpu, bus.peek::<1>(addr).map(|b| b[0] as u32)),
+        _ => loaded(cpu, bus.peek::<2>(addr & !1).map(|b| u16::from_le_bytes(b) as i16 as u32)),
+    };
+    if done {
+        return Ok(Flow::Next);
+    }
+    transfer_full::<OP>(cpu, bus, rd, addr)
+}
+
+/// [`transfer`] through the bus accessors (logging, faults, devices, code-page reports).
+#[inline(never)]
+fn transfer_full<const OP: u32>(cpu: &mut Cpu, bus: &mut Bus<'_>, rd: usize, addr: u32) -> Result<Flow, Unpredictable> {
     match OP {
         OP_STR => mem!(bus.write32(addr & !3, cpu.r[rd])),
         OP_STRH => mem!(bus.write16(addr & !1, cpu.r[rd] as u16)),
@@ -476,8 +584,8 @@ fn ldst_sp<const OP: u32>(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<F
 /// Format 6: `LDR Rd, [PC, #imm8 * 4]`.
 fn ldr_pc(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
     let addr = (cpu.r[15].wrapping_add(4) & !3).wrapping_add((hw & 0xFF) << 2);
-    cpu.r[lo(hw, 8)] = mem!(bus.read32(addr));
-    Ok(Flow::Next)
+    // (Word-aligned: the plain read is the rotated one of `transfer`.)
+    transfer::<OP_LDR>(cpu, bus, lo(hw, 8), addr)
 }
 
 /// Format 14: `PUSH {list[, lr]}` (full descending: lowest register at the lowest address).
@@ -489,6 +597,23 @@ fn push(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable
         return Err(Unpredictable::new("PUSH with an empty register list"));
     }
     let start = cpu.r[13].wrapping_sub(4 * n);
+    if start & 3 == 0 {
+        if let Some(span) = bus.fast_write_span(start, 4 * n as usize) {
+            // One plain page, nothing logged or saved: the same stores without a check per word.
+            let mut bits = list;
+            for w in span.chunks_exact_mut(4) {
+                if bits == 0 {
+                    w.copy_from_slice(&cpu.r[14].to_le_bytes());
+                    break;
+                }
+                let i = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                w.copy_from_slice(&cpu.r[i].to_le_bytes());
+            }
+            cpu.r[13] = start;
+            return Ok(Flow::Next);
+        }
+    }
     let mut addr = start;
     let mut bits = list;
     while bits != 0 {
@@ -513,17 +638,38 @@ fn pop(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable>
         return Err(Unpredictable::new("POP with an empty register list"));
     }
     let mut vals = [0u32; 8];
-    let mut addr = cpu.r[13];
-    let mut bits = list;
-    while bits != 0 {
-        let i = bits.trailing_zeros() as usize;
-        bits &= bits - 1;
-        vals[i] = mem!(bus.read32(addr & !3));
-        addr = addr.wrapping_add(4);
+    let base = cpu.r[13];
+    // The word loaded into pc (read when `with_pc`).
+    let mut pc_word = 0;
+    let span = if base & 3 == 0 { bus.fast_read_span(base, 4 * n as usize) } else { None };
+    if let Some(span) = span {
+        // One page, nothing logged: the same words without a check per word (pc's last).
+        let mut bits = list;
+        for w in span.chunks_exact(4) {
+            let v = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+            if bits == 0 {
+                pc_word = v;
+                break;
+            }
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            vals[i & 7] = v;
+        }
+    } else {
+        let mut addr = base;
+        let mut bits = list;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            vals[i] = mem!(bus.read32(addr & !3));
+            addr = addr.wrapping_add(4);
+        }
+        if with_pc {
+            pc_word = mem!(bus.read32(addr & !3));
+        }
     }
     let target = if with_pc {
-        let v = mem!(bus.read32(addr & !3));
-        match interwork_target(v) {
+        match interwork_target(pc_word) {
             Some(t) => Some(t),
             None => return Err(Unpredictable::new("POP {pc} of an ARM-state address with bit 1 set")),
         }

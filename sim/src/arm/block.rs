@@ -50,13 +50,23 @@ pub(super) fn ldm(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, U
     let (start, new_base) = block_addresses(word, cpu.r[rn], list.count_ones());
     // Load everything first: a fault leaves the registers untouched.
     let mut values = [0u32; 16];
-    let mut addr = start;
-    let mut bits = list;
-    while bits != 0 {
-        let i = bits.trailing_zeros() as usize;
-        bits &= bits - 1;
-        values[i & 15] = mem_try!(bus.read32(addr));
-        addr = addr.wrapping_add(4);
+    if let Some(span) = bus.fast_read_span(start, 4 * list.count_ones() as usize) {
+        // One page, nothing logged: the same words without a check per word.
+        let mut bits = list;
+        for w in span.chunks_exact(4) {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits.wrapping_sub(1);
+            values[i & 15] = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+        }
+    } else {
+        let mut addr = start;
+        let mut bits = list;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            values[i & 15] = mem_try!(bus.read32(addr));
+            addr = addr.wrapping_add(4);
+        }
     }
     if writeback {
         // Rn in the list: the loaded value (written below) wins.
@@ -105,20 +115,32 @@ pub(super) fn stm(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, U
         return unpredictable(&"STM with writeback and Rn in the list but not the lowest register");
     }
     let (start, new_base) = block_addresses(word, cpu.r[rn], list.count_ones());
-    let mut addr = start;
-    let mut bits = list;
-    while bits != 0 {
-        let i = bits.trailing_zeros() as usize;
-        bits &= bits - 1;
-        let v = if i == 15 {
+    let stored = |cpu: &Cpu, i: usize| {
+        if i == 15 {
             cpu.r[15].wrapping_add(8)
         } else if user_bank {
             cpu.user_reg(i)
         } else {
             cpu.r[i & 15]
-        };
-        mem_try!(bus.write32(addr, v));
-        addr = addr.wrapping_add(4);
+        }
+    };
+    if let Some(span) = bus.fast_write_span(start, 4 * list.count_ones() as usize) {
+        // One plain page, nothing logged or saved: the same stores without a check per word.
+        let mut bits = list;
+        for w in span.chunks_exact_mut(4) {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits.wrapping_sub(1);
+            w.copy_from_slice(&stored(cpu, i).to_le_bytes());
+        }
+    } else {
+        let mut addr = start;
+        let mut bits = list;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            mem_try!(bus.write32(addr, stored(cpu, i)));
+            addr = addr.wrapping_add(4);
+        }
     }
     if writeback {
         cpu.r[rn] = new_base;

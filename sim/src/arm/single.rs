@@ -82,12 +82,48 @@ pub(super) const WB_POST: u32 = 2;
 
 /// LDR/STR/LDRB/STRB with an offset (`REG`: a scaled register Rm != pc, else imm12), Rd != pc
 /// and writeback mode `WB` (with writeback: Rn != pc, Rn != Rd): [`single`] without the
-/// checks those words cannot fail (picked by `super::decode_word`).
+/// checks those words cannot fail (picked by `super::decode_word`). The common case (nothing
+/// logged, one allocated page) is done here without a call; the others go on to
+/// [`single_offset_full`] as a tail call, so that the handler saves no registers.
 pub(super) fn single_offset<const L: bool, const B: bool, const REG: bool, const WB: u32>(
     cpu: &mut Cpu,
     bus: &mut Bus<'_>,
     word: u32,
 ) -> Result<Flow, Unpredictable> {
+    let (rn, rd, offset_addr, addr) = single_offset_addresses::<REG, WB>(cpu, word);
+    let done = if L {
+        let v = if B {
+            bus.peek::<1>(addr).map(|b| b[0] as u32)
+        } else {
+            bus.peek::<4>(addr & !3).map(|b| u32::from_le_bytes(b).rotate_right(8 * (addr & 3)))
+        };
+        match v {
+            Some(v) => {
+                cpu.r[rd] = v;
+                true
+            }
+            None => false,
+        }
+    } else {
+        let v = cpu.r[rd];
+        if B {
+            bus.poke(addr, [v as u8])
+        } else {
+            bus.poke(addr & !3, v.to_le_bytes())
+        }
+    };
+    if !done {
+        return single_offset_full::<L, B, REG, WB>(cpu, bus, word);
+    }
+    if WB != WB_NONE {
+        cpu.r[rn & 15] = offset_addr;
+    }
+    Ok(Flow::Next)
+}
+
+/// (Rn, Rd, offset address, access address) of a [`single_offset`] word.
+#[inline(always)]
+fn single_offset_addresses<const REG: bool, const WB: u32>(cpu: &Cpu, word: u32) -> (usize, usize, u32, u32) {
     let (rn, rd) = (field(word, 16), field(word, 12) & 15);
     let base = if WB == WB_NONE { read_reg(cpu, rn) } else { cpu.r[rn & 15] };
     let offset = if REG {
@@ -97,6 +133,17 @@ pub(super) fn single_offset<const L: bool, const B: bool, const REG: bool, const
     };
     let offset_addr = if word & U != 0 { base.wrapping_add(offset) } else { base.wrapping_sub(offset) };
     let addr = if WB == WB_POST { base } else { offset_addr };
+    (rn, rd, offset_addr, addr)
+}
+
+/// [`single_offset`] through the bus accessors (logging, faults, devices, code-page reports).
+#[inline(never)]
+fn single_offset_full<const L: bool, const B: bool, const REG: bool, const WB: u32>(
+    cpu: &mut Cpu,
+    bus: &mut Bus<'_>,
+    word: u32,
+) -> Result<Flow, Unpredictable> {
+    let (rn, rd, offset_addr, addr) = single_offset_addresses::<REG, WB>(cpu, word);
     if L {
         let v = if B { mem_try!(bus.read8(addr)) as u32 } else { mem_try!(load_word_rotated(bus, addr)) };
         cpu.r[rd] = v;
@@ -242,10 +289,44 @@ pub(super) fn extra_offset<const KIND: u32, const IMM: bool>(
     bus: &mut Bus<'_>,
     word: u32,
 ) -> Result<Flow, Unpredictable> {
+    let (rd, addr) = extra_offset_address::<IMM>(cpu, word);
+    // The common case (nothing logged, one allocated page) without a call; the others go on
+    // to `extra_offset_full` as a tail call, so that the handler saves no registers.
+    let v = match KIND {
+        STRH => bus.poke(addr & !1, (cpu.r[rd & 15] as u16).to_le_bytes()).then_some(0),
+        LDRH => bus.peek::<2>(addr & !1).map(|b| u16::from_le_bytes(b) as u32),
+        LDRSB => bus.peek::<1>(addr).map(|b| b[0] as i8 as i32 as u32),
+        _ => bus.peek::<2>(addr & !1).map(|b| u16::from_le_bytes(b) as i16 as i32 as u32),
+    };
+    match v {
+        None => extra_offset_full::<KIND, IMM>(cpu, bus, word),
+        Some(v) => {
+            if KIND != STRH {
+                cpu.r[rd & 15] = v;
+            }
+            Ok(Flow::Next)
+        }
+    }
+}
+
+/// (Rd, access address) of an [`extra_offset`] word.
+#[inline(always)]
+fn extra_offset_address<const IMM: bool>(cpu: &Cpu, word: u32) -> (usize, u32) {
     let rd = field(word, 12);
     let offset = if IMM { ((word >> 4) & 0xF0) | (word & 0xF) } else { cpu.r[field(word, 0)] };
     let base = read_reg(cpu, field(word, 16));
     let addr = if word & U != 0 { base.wrapping_add(offset) } else { base.wrapping_sub(offset) };
+    (rd, addr)
+}
+
+/// [`extra_offset`] through the bus accessors (logging, faults, devices, code-page reports).
+#[inline(never)]
+fn extra_offset_full<const KIND: u32, const IMM: bool>(
+    cpu: &mut Cpu,
+    bus: &mut Bus<'_>,
+    word: u32,
+) -> Result<Flow, Unpredictable> {
+    let (rd, addr) = extra_offset_address::<IMM>(cpu, word);
     let v = match KIND {
         STRH => {
             mem_try!(bus.write16(addr & !1, cpu.r[rd & 15] as u16));
