@@ -23,7 +23,8 @@
 //! * `decoder/program-file/<program>/<form>`: the rSDC trace decoded into a file of
 //!   addresses in a temporary directory, as `decode -o` writes it (`AddressFileWriter`):
 //!   `binary` (32-bit words) or `text` (`%08x A` lines, the default form); peer
-//!   `write-peer` writes the binary file's number of bytes from a buffer, no decoding.
+//!   `write-peer` writes the binary file's number of bytes from a buffer, no decoding. Each
+//!   iteration writes a new file (the previous one is removed untimed).
 //!
 //! After the run the medians are read back from criterion's `estimates.json` and printed as
 //! ratios against the memcpy peer, pft's speed as a ratio of rSDC's, and for the programs
@@ -37,7 +38,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
+use criterion::{BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput};
 use streamtrace_isa::{ElfImage, MemoryImage, ProgramImage};
 use streamtrace_model::{Config, Encoder, RetireEvent};
 use streamtrace_sim::semihost::SharedBuffer;
@@ -321,11 +322,18 @@ fn benches(c: &mut Criterion, work: &[Prepared]) {
                 let (cfg, bytes) = &p.traces[0];
                 let path = dir.join(format!("{name}.{form}"));
                 let form = if *form == "binary" { AddressForm::Binary } else { AddressForm::Annotated };
-                b.iter(|| {
-                    let mut sink = AddressFileWriter::new(Box::new(std::fs::File::create(&path).unwrap()), form);
-                    decode_into(cfg, black_box(bytes), &p.image, &mut sink);
-                    sink.finish().unwrap();
-                })
+                // A new file each time: the previous iteration's file is removed untimed
+                // (truncating it in `create` made the file system free 40-180 MB of blocks
+                // inside the timed region, which `decode -o` into a new file never does).
+                b.iter_batched(
+                    || remove_if_there(&path),
+                    |()| {
+                        let mut sink = AddressFileWriter::new(Box::new(std::fs::File::create(&path).unwrap()), form);
+                        decode_into(cfg, black_box(bytes), &p.image, &mut sink);
+                        sink.finish().unwrap();
+                    },
+                    BatchSize::PerIteration,
+                )
             });
         }
         // Peer: the same number of bytes as the binary file, written from a buffer with no
@@ -334,19 +342,30 @@ fn benches(c: &mut Criterion, work: &[Prepared]) {
             let p = cell.get_or_init(|| program_trace(name));
             let path = dir.join(format!("{name}.peer"));
             let block = vec![0x5au8; 1 << 20];
-            b.iter(|| {
-                let mut file = std::fs::File::create(&path).unwrap();
-                let mut left = 4 * p.n as usize;
-                while left > 0 {
-                    let n = left.min(block.len());
-                    std::io::Write::write_all(&mut file, &block[..n]).unwrap();
-                    left -= n;
-                }
-            })
+            b.iter_batched(
+                || remove_if_there(&path),
+                |()| {
+                    let mut file = std::fs::File::create(&path).unwrap();
+                    let mut left = 4 * p.n as usize;
+                    while left > 0 {
+                        let n = left.min(block.len());
+                        std::io::Write::write_all(&mut file, &block[..n]).unwrap();
+                        left -= n;
+                    }
+                },
+                BatchSize::PerIteration,
+            )
         });
     }
     g.finish();
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn remove_if_there(path: &Path) {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => panic!("{}: {e}", path.display()),
+        _ => {}
+    }
 }
 
 fn summary(n: u64) {
