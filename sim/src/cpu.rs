@@ -572,3 +572,17 @@ mod dump_tests {
         assert!(Cpu::new().restore_registers(&bad).is_err());
     }
 }
+
+/// The register numbers of an LDM/STM/PUSH/POP register list, lowest first: the order in
+/// which the block transfers move them.
+#[inline(always)]
+pub fn list_registers(list: u32) -> impl Iterator<Item = usize> {
+    let mut bits = list;
+    std::iter::from_fn(move || {
+        (bits != 0).then(|| {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            i
+        })
+    })
+}

@@ -63,7 +63,7 @@
 //! Thumb-2 CBZ/IT/hints are not ARMv5T). BKPT gives `Flow::Exception(PrefetchAbort)`;
 //! `SWI 0xAB` gives `Flow::Semihost`, every other SWI `Flow::Exception(Swi)`.
 
-use crate::cpu::{add_with_carry, shift_imm, shift_reg, Cpu, ExceptionKind, ShiftType};
+use crate::cpu::{add_with_carry, list_registers, shift_imm, shift_reg, Cpu, ExceptionKind, ShiftType};
 use crate::machine::{Bus, Flow, SimError, Unpredictable};
 
 /// A handler gets the halfword zero-extended, so that the predecoded-instruction cache holds
@@ -615,10 +615,7 @@ fn push(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable
         }
     }
     let mut addr = start;
-    let mut bits = list;
-    while bits != 0 {
-        let i = bits.trailing_zeros() as usize;
-        bits &= bits - 1;
+    for i in list_registers(list) {
         mem!(bus.write32(addr & !3, cpu.r[i]));
         addr = addr.wrapping_add(4);
     }
@@ -657,10 +654,7 @@ fn pop(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable>
         }
     } else {
         let mut addr = base;
-        let mut bits = list;
-        while bits != 0 {
-            let i = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
+        for i in list_registers(list) {
             vals[i] = mem!(bus.read32(addr & !3));
             addr = addr.wrapping_add(4);
         }
@@ -676,10 +670,7 @@ fn pop(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable>
     } else {
         None
     };
-    let mut bits = list;
-    while bits != 0 {
-        let i = bits.trailing_zeros() as usize;
-        bits &= bits - 1;
+    for i in list_registers(list) {
         cpu.r[i] = vals[i];
     }
     cpu.r[13] = cpu.r[13].wrapping_add(4 * n);
@@ -702,10 +693,7 @@ fn stmia(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictabl
     }
     let base = cpu.r[rn];
     let mut addr = base;
-    let mut bits = list;
-    while bits != 0 {
-        let i = bits.trailing_zeros() as usize;
-        bits &= bits - 1;
+    for i in list_registers(list) {
         mem!(bus.write32(addr & !3, cpu.r[i]));
         addr = addr.wrapping_add(4);
     }
@@ -723,18 +711,12 @@ fn ldmia(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictabl
     }
     let mut vals = [0u32; 8];
     let mut addr = cpu.r[rn];
-    let mut bits = list;
-    while bits != 0 {
-        let i = bits.trailing_zeros() as usize;
-        bits &= bits - 1;
+    for i in list_registers(list) {
         vals[i] = mem!(bus.read32(addr & !3));
         addr = addr.wrapping_add(4);
     }
     cpu.r[rn] = addr;
-    let mut bits = list;
-    while bits != 0 {
-        let i = bits.trailing_zeros() as usize;
-        bits &= bits - 1;
+    for i in list_registers(list) {
         cpu.r[i] = vals[i];
     }
     Ok(Flow::Next)

@@ -3,7 +3,7 @@
 
 use super::dp::exception_return;
 use super::{field, interwork_to, unpredictable};
-use crate::cpu::{Cpu, ExceptionKind};
+use crate::cpu::{list_registers, Cpu, ExceptionKind};
 use crate::machine::{Bus, Flow, Unpredictable};
 
 const P: u32 = 1 << 24;
@@ -52,18 +52,12 @@ pub(super) fn ldm(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, U
     let mut values = [0u32; 16];
     if let Some(span) = bus.fast_read_span(start, 4 * list.count_ones() as usize) {
         // One page, nothing logged: the same words without a check per word.
-        let mut bits = list;
-        for w in span.chunks_exact(4) {
-            let i = bits.trailing_zeros() as usize;
-            bits &= bits.wrapping_sub(1);
+        for (w, i) in span.chunks_exact(4).zip(list_registers(list)) {
             values[i & 15] = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
         }
     } else {
         let mut addr = start;
-        let mut bits = list;
-        while bits != 0 {
-            let i = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
+        for i in list_registers(list) {
             values[i & 15] = mem_try!(bus.read32(addr));
             addr = addr.wrapping_add(4);
         }
@@ -72,10 +66,7 @@ pub(super) fn ldm(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, U
         // Rn in the list: the loaded value (written below) wins.
         cpu.r[rn] = new_base;
     }
-    let mut bits = list & 0x7FFF;
-    while bits != 0 {
-        let i = bits.trailing_zeros() as usize;
-        bits &= bits - 1;
+    for i in list_registers(list & 0x7FFF) {
         if user_bank {
             cpu.set_user_reg(i, values[i & 15]);
         } else {
@@ -126,18 +117,12 @@ pub(super) fn stm(cpu: &mut Cpu, bus: &mut Bus<'_>, word: u32) -> Result<Flow, U
     };
     if let Some(span) = bus.fast_write_span(start, 4 * list.count_ones() as usize) {
         // One plain page, nothing logged or saved: the same stores without a check per word.
-        let mut bits = list;
-        for w in span.chunks_exact_mut(4) {
-            let i = bits.trailing_zeros() as usize;
-            bits &= bits.wrapping_sub(1);
+        for (w, i) in span.chunks_exact_mut(4).zip(list_registers(list)) {
             w.copy_from_slice(&stored(cpu, i).to_le_bytes());
         }
     } else {
         let mut addr = start;
-        let mut bits = list;
-        while bits != 0 {
-            let i = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
+        for i in list_registers(list) {
             mem_try!(bus.write32(addr, stored(cpu, i)));
             addr = addr.wrapping_add(4);
         }
