@@ -169,12 +169,8 @@ impl Memory {
     /// Little-endian halfword at any address (alignment is the caller's rule).
     #[inline]
     pub fn read16(&self, addr: u32) -> Result<u16, MemFault> {
-        let off = addr as usize & (PAGE_SIZE - 1);
-        if off + 2 <= PAGE_SIZE {
-            let idx = (addr >> PAGE_BITS) as usize;
-            if let Some(p) = &self.pages[idx] {
-                return Ok(u16::from_le_bytes([p[off], p[off + 1]]));
-            }
+        if let Some(b) = self.peek(addr) {
+            return Ok(u16::from_le_bytes(b));
         }
         Ok(u16::from_le_bytes([self.byte(addr)?, self.byte(addr.wrapping_add(1))?]))
     }
@@ -183,12 +179,8 @@ impl Memory {
     // Always inlined: the machine's timed and untimed steps both fetch through it.
     #[inline(always)]
     pub fn read32(&self, addr: u32) -> Result<u32, MemFault> {
-        let off = addr as usize & (PAGE_SIZE - 1);
-        if off + 4 <= PAGE_SIZE {
-            let idx = (addr >> PAGE_BITS) as usize;
-            if let Some(p) = &self.pages[idx] {
-                return Ok(u32::from_le_bytes([p[off], p[off + 1], p[off + 2], p[off + 3]]));
-            }
+        if let Some(b) = self.peek(addr) {
+            return Ok(u32::from_le_bytes(b));
         }
         let mut b = [0u8; 4];
         for (i, v) in b.iter_mut().enumerate() {
@@ -208,7 +200,7 @@ impl Memory {
     }
 
     /// `[addr, addr + len)` when it lies in one allocated page: what reads there return
-    /// (the block transfers' fast path; `None`: access by access).
+    /// (the fast paths of loads and block transfers; `None`: access by access).
     #[inline(always)]
     pub(crate) fn span(&self, addr: u32, len: usize) -> Option<&[u8]> {
         let off = addr as usize & (PAGE_SIZE - 1);
@@ -255,8 +247,7 @@ impl Memory {
 
     #[inline(always)]
     pub fn write8(&mut self, addr: u32, v: u8) -> Result<(), MemFault> {
-        if let Some(p) = self.plain_page((addr >> PAGE_BITS) as usize) {
-            p[addr as usize & (PAGE_SIZE - 1)] = v;
+        if self.poke(addr, [v]) {
             return Ok(());
         }
         self.write8_slow(addr, v)
@@ -264,24 +255,16 @@ impl Memory {
 
     #[inline(always)]
     pub fn write16(&mut self, addr: u32, v: u16) -> Result<(), MemFault> {
-        let off = addr as usize & (PAGE_SIZE - 1);
-        if off + 2 <= PAGE_SIZE {
-            if let Some(p) = self.plain_page((addr >> PAGE_BITS) as usize) {
-                p[off..off + 2].copy_from_slice(&v.to_le_bytes());
-                return Ok(());
-            }
+        if self.poke(addr, v.to_le_bytes()) {
+            return Ok(());
         }
         self.write16_slow(addr, v)
     }
 
     #[inline(always)]
     pub fn write32(&mut self, addr: u32, v: u32) -> Result<(), MemFault> {
-        let off = addr as usize & (PAGE_SIZE - 1);
-        if off + 4 <= PAGE_SIZE {
-            if let Some(p) = self.plain_page((addr >> PAGE_BITS) as usize) {
-                p[off..off + 4].copy_from_slice(&v.to_le_bytes());
-                return Ok(());
-            }
+        if self.poke(addr, v.to_le_bytes()) {
+            return Ok(());
         }
         self.write32_slow(addr, v)
     }
