@@ -612,13 +612,7 @@ impl CycleTraceModule {
         {
             // Nothing in the module but the output buffer: the cycle is the port's, and the
             // SDB is empty at its start (no maximum changes).
-            let c = self.now;
-            if self.obuf_bits > 0 && (PLAIN || self.buf.ratio == 1 || c.is_multiple_of(self.buf.ratio as u64)) {
-                let sent = self.obuf_bits.min(self.buf.port as u64);
-                self.obuf_bits -= sent;
-                self.stats.port_bits += sent;
-                self.stats.port_busy_cycles += 1;
-            }
+            self.port_step::<PLAIN>(self.now);
             return true;
         }
         let mut found_full = false;
@@ -804,21 +798,30 @@ impl CycleTraceModule {
         self.now = target;
     }
 
+    /// Step 1 of cycle `c`: the port sends up to `port` bits of the output buffer when the
+    /// cycle is one of its cycles. `PLAIN` only when [`Self::plain`] holds.
+    #[inline(always)]
+    fn port_step<const PLAIN: bool>(&mut self, c: u64) {
+        if self.obuf_bits > 0 && (PLAIN || self.buf.ratio == 1 || c.is_multiple_of(self.buf.ratio as u64)) {
+            let sent = self.obuf_bits.min(self.buf.port as u64);
+            self.obuf_bits -= sent;
+            self.stats.port_bits += sent;
+            self.stats.port_busy_cycles += 1;
+            if !PLAIN {
+                if let Some(log) = &mut self.port_log {
+                    log.push(PortBeat { cycle: c, bits: sent as u32 });
+                }
+            }
+        }
+    }
+
     /// Steps 1-4 of cycle `c` (`c == self.now`); returns the SDB occupancy at its start.
     #[inline]
     fn cycle_steps(&mut self, c: u64) -> usize {
         debug_assert_eq!(c, self.now);
         let start_len = self.sdb.len() + self.jobs.len();
         // 1. Port.
-        if self.obuf_bits > 0 && (self.buf.ratio == 1 || c.is_multiple_of(self.buf.ratio as u64)) {
-            let sent = self.obuf_bits.min(self.buf.port as u64);
-            self.obuf_bits -= sent;
-            self.stats.port_bits += sent;
-            self.stats.port_busy_cycles += 1;
-            if let Some(log) = &mut self.port_log {
-                log.push(PortBeat { cycle: c, bits: sent as u32 });
-            }
-        }
+        self.port_step::<false>(c);
         // 2. Compressor start (idle at start of cycle, SDB non-empty at start of cycle).
         if self.in_service.is_none() && self.pft_job.is_none() && self.record_bits == 0 {
             if let Some(e) = self.sdb.pop_front() {
