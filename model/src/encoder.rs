@@ -154,7 +154,7 @@ impl Encoder {
             && if ev.taken {
                 ev.class == BranchClass::None
             } else {
-                ev.next_pc != ev.iw_addr().wrapping_add(ev.size()) || ev.always_taken()
+                ev.next_pc != ev.sequential_next() || ev.always_taken()
             };
         if thumb_in_arm | misaligned | discontinuous | inconsistent {
             return Err(self.event_error(ev));
@@ -179,13 +179,12 @@ impl Encoder {
         if let Some(expected) = self.expected_pc.filter(|&e| e != ev.iw_addr()) {
             return EncodeError::Discontinuity { index, pc: ev.pc, state, expected };
         }
-        let sequential = ev.iw_addr().wrapping_add(ev.size());
         let reason = if ev.taken {
             "class none cannot change the PC but the event says taken".to_string()
         } else if ev.always_taken() {
             format!("class {} always changes the PC but the event says not taken", ev.class)
         } else {
-            format!("not taken but next_pc {:#010x} is not the next instruction {sequential:#010x}", ev.next_pc)
+            format!("not taken but next_pc {:#010x} is not the next instruction {:#010x}", ev.next_pc, ev.sequential_next())
         };
         EncodeError::Inconsistent { index, pc: ev.pc, state, reason }
     }

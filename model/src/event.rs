@@ -113,6 +113,13 @@ impl RetireEvent {
         self.pc | self.thumb as u32
     }
 
+    /// The next instruction in the same state, in interworking form: `next_pc` of an event
+    /// that did not change the PC.
+    #[inline]
+    pub fn sequential_next(&self) -> u32 {
+        self.iw_addr().wrapping_add(self.size())
+    }
+
     /// The class's instructions change the PC whenever they execute: `duncond`, `iuncond`,
     /// and `ret` in Thumb state or with ARM condition AL / `0xF` (trace-format.md section 2).
     #[inline]
