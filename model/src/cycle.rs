@@ -287,6 +287,64 @@ impl EncodedStreams {
     pub fn is_empty(&self) -> bool {
         self.services.is_empty()
     }
+
+    /// The SDB depth and output-buffer bits a replay with buffers `buf` made unbounded
+    /// needs ([`CycleStats::sdb_needed`] and [`CycleStats::obuf_needed_bits`] of
+    /// [`CycleTraceModule::replay_encoded`] with `buf.unbounded()`), computed from the
+    /// service times rather than cycle by cycle: what a sweep needs of its sizing runs.
+    ///
+    /// Nothing waits for space when nothing is bounded, so descriptor `i`, arriving in
+    /// module cycle `c_i`, starts in cycle `s_i = max(c_i + 1, d_{i-1} + 1)` and completes
+    /// in `d_i = s_i + svc_i - 1`, when its bits enter the output buffer; the port drains
+    /// it by `port` bits a cycle; END follows like one more arrival in the last cycle
+    /// (docs/trace-timing.md sections 2-5). An arrival finds the SDB holding the
+    /// descriptors not started before its cycle, and counts it unless the module was idle
+    /// (`d_{i-1} < c_i`, the idle fast path of the stepped replay). The deepest SDB is
+    /// looked for among the last few descriptors; a deeper one, a port slower than the core
+    /// or no descriptors at all take the stepped replay.
+    pub fn needed_sizes(&self, cfg: &Config, buf: &BufferConfig, first_cycle: u64, end_cycles: impl IntoIterator<Item = u64> + Clone) -> (u32, u64) {
+        /// Earlier descriptors examined for the SDB depth (the paper's runs need 2).
+        const LOOK_BACK: usize = 4;
+        let stepped = || {
+            let out = CycleTraceModule::replay_encoded(cfg, &buf.unbounded(), self, first_cycle, end_cycles.clone());
+            (out.cycle.sdb_needed, out.cycle.obuf_needed_bits)
+        };
+        if buf.ratio != 1 || self.services.is_empty() {
+            return stepped();
+        }
+        let (svc_hit, svc_miss, port) = (buf.svc_hit as u64, buf.svc_miss as u64, buf.port as u64);
+        // Start cycles of the last LOOK_BACK descriptors (0: none; real starts are >= 1).
+        let mut starts = [0u64; LOOK_BACK];
+        let (mut sdb_needed, mut obuf, mut obuf_needed) = (1u64, 0u64, 0u64);
+        let mut done_prev = 0u64;
+        let mut too_deep = false;
+        for (i, (&w, end)) in self.services.iter().zip(end_cycles.clone()).enumerate() {
+            let c = end.saturating_sub(first_cycle);
+            // Descriptors not started before cycle `c` (for c = 0, the first, none).
+            let before = c.saturating_sub(1);
+            let waiting: u64 = starts.iter().map(|&s| (s > before) as u64).sum();
+            too_deep |= starts[i % LOOK_BACK] > before;
+            // (The first arrival is idle too: done_prev is 0 and the maximum starts at 1.)
+            if done_prev >= c {
+                sdb_needed = sdb_needed.max(waiting + 1);
+            }
+            let start = (c + 1).max(done_prev + 1);
+            let done = start + if w & 1 != 0 { svc_miss } else { svc_hit } - 1;
+            obuf = obuf - obuf.min((done - done_prev).saturating_mul(port)) + (w >> 1);
+            obuf_needed = obuf_needed.max(obuf);
+            starts[i % LOOK_BACK] = start;
+            done_prev = done;
+        }
+        if too_deep {
+            return stepped();
+        }
+        // END: one svc_hit service from the cycle after the last completion (which comes
+        // after the last arrival).
+        let done = done_prev + svc_hit;
+        obuf = obuf - obuf.min((done - done_prev).saturating_mul(port)) + self.end_bits;
+        obuf_needed = obuf_needed.max(obuf);
+        (sdb_needed.min(u32::MAX as u64) as u32, obuf_needed)
+    }
 }
 
 impl CycleTraceModule {
@@ -300,7 +358,7 @@ impl CycleTraceModule {
         buf: &BufferConfig,
         enc: &EncodedStreams,
         first_cycle: u64,
-        end_cycles: impl IntoIterator<Item = u64>,
+        end_cycles: impl IntoIterator<Item = u64> + Clone,
     ) -> CycleOutput {
         assert!(buf.policy == FullPolicy::Stall || buf.sdb.is_none(), "a replay of one encoding cannot drop");
         let mut m = CycleTraceModule::new(cfg, buf);
@@ -1037,7 +1095,7 @@ mod tests {
         "tslz-256",
         "pft",
     ];
-    const DIFF_BUFFERS: [&str; 10] = [
+    const DIFF_BUFFERS: [&str; 13] = [
         "sdb=2,obuf=80",
         "sdb=1,obuf=8",
         "sdb=1,obuf=1",
@@ -1046,7 +1104,11 @@ mod tests {
         "sdb=1,obuf=20,ratio=2,svc_hit=2,svc_miss=5",
         "sdb=2,obuf=80,policy=drop",
         "sdb=1,obuf=12,port=3,policy=drop",
+        "sdb=2,obuf=24,port=2,svc_hit=2,svc_miss=3",
         "sdb=inf,obuf=inf",
+        "sdb=inf,obuf=inf,port=3,svc_hit=2,svc_miss=4",
+        // (Services slower than arrivals: the SDB grows deep.)
+        "sdb=inf,obuf=inf,svc_hit=4,svc_miss=9",
         "sdb=inf,obuf=inf,port=2,ratio=2,svc_miss=3",
     ];
 
@@ -1128,11 +1190,69 @@ mod tests {
                 if buf.policy == FullPolicy::Stall || buf.sdb.is_none() {
                     let enc = EncodedStreams::new(cfg, ds.iter().map(|(d, _)| d));
                     let once = CycleTraceModule::replay_encoded(cfg, buf, &enc, evs[0].1, ds.iter().map(|(_, c)| *c));
+                    assert_eq!(&once.cycle, &old.cycle, "{c} {b} encoded once: cycle statistics");
                     assert_eq!((&once.cycle, &once.trace, &once.stats), (&old.cycle, &old.trace, &old.stats), "{c} {b} encoded once");
+                }
+                if buf.policy == FullPolicy::Stall {
+                    // The sizes a sweep takes from the service times, against the stepped
+                    // reference with these buffers unbounded.
+                    let enc = EncodedStreams::new(cfg, ds.iter().map(|(d, _)| d));
+                    let mut unbounded = reference::ReferenceModule::new(cfg, &buf.unbounded());
+                    unbounded.start_at(evs[0].1);
+                    for (d, c) in &ds {
+                        unbounded.push_descriptor(d, *c);
+                    }
+                    let u = unbounded.finish().cycle;
+                    let needed = enc.needed_sizes(cfg, buf, evs[0].1, ds.iter().map(|(_, c)| *c));
+                    assert_eq!(needed, (u.sdb_needed, u.obuf_needed_bits), "{c} {b} needed sizes");
                 }
                 assert_eq!((new.cycle, new.trace, new.stats), (old.cycle, old.trace, old.stats), "{c} {b} replay");
             }
         });
+    }
+
+    #[test]
+    fn needed_sizes_of_a_deep_sdb() {
+        // One-instruction streams (every instruction a taken branch) in consecutive cycles
+        // and services of up to 9 cycles: the SDB grows past what `needed_sizes` looks for
+        // (it then replays cycle by cycle), or short runs end with several descriptors
+        // waiting and END behind them.
+        let cfg: Config = "rsdc-8x2-16".parse().unwrap();
+        let cases = [
+            ("sdb=inf,obuf=inf,svc_hit=4,svc_miss=9", 3000),
+            ("sdb=inf,obuf=inf,svc_hit=2,svc_miss=3", 40),
+            ("sdb=inf,obuf=inf,svc_hit=1,svc_miss=2", 3000),
+            // Three waiting at the last arrival (within the look-back); the first
+            // descriptor still in service at the last arrival.
+            ("sdb=inf,obuf=inf,svc_hit=2,svc_miss=2", 7),
+            ("sdb=inf,obuf=inf,svc_hit=3,svc_miss=3", 2),
+            ("sdb=inf,obuf=inf,port=2,svc_hit=2,svc_miss=2", 6),
+        ];
+        for (buffers, n) in cases {
+            let buf: BufferConfig = buffers.parse().unwrap();
+            let evs: Vec<(RetireEvent, u64)> = (0..n as u32)
+                .map(|i| {
+                    let pc = 0x8000 + 8 * (i % 37);
+                    let next = 0x8000 + 8 * ((i + 1) % 37);
+                    let ev = RetireEvent { pc, insn: 0xE12F_FF10, class: BranchClass::IndirectUncond, taken: true, next_pc: next, ..Default::default() };
+                    (ev, 100 + i as u64)
+                })
+                .collect();
+            let mut det = StreamDetector::new(cfg.max_sl);
+            let ds: Vec<(StreamDescriptor, u64)> = evs.iter().filter_map(|(e, c)| det.push(e).map(|d| (d, *c))).collect();
+            let mut old = reference::ReferenceModule::new(&cfg, &buf);
+            old.start_at(evs[0].1);
+            for (d, c) in &ds {
+                old.push_descriptor(d, *c);
+            }
+            let old = old.finish();
+            let enc = EncodedStreams::new(&cfg, ds.iter().map(|(d, _)| d));
+            let once = CycleTraceModule::replay_encoded(&cfg, &buf, &enc, evs[0].1, ds.iter().map(|(_, c)| *c));
+            assert_eq!(once.cycle, old.cycle, "{buffers}");
+            assert_eq!((once.trace, once.stats), (old.trace, old.stats), "{buffers}");
+            let needed = enc.needed_sizes(&cfg, &buf, evs[0].1, ds.iter().map(|(_, c)| *c));
+            assert_eq!(needed, (old.cycle.sdb_needed, old.cycle.obuf_needed_bits), "{buffers}");
+        }
     }
 
     #[test]

@@ -19,7 +19,7 @@ use streamtrace_isa::ElfImage;
 use streamtrace_model::capture::{Capture, CaptureInfo, CaptureWriter};
 use streamtrace_model::{
     storage_bits, BufferConfig, Config, CycleOutput, CycleStats, CycleTraceModule, EncodedStreams, FullPolicy, IsaMode, Scheme, Stats,
-    StreamDetector,
+    StreamDescriptor, StreamDetector,
 };
 
 use crate::machine::{Machine, StepOutcome};
@@ -432,9 +432,10 @@ fn sizing_groups(buffers: &[BufferConfig]) -> Vec<(BufferConfig, Vec<BufferConfi
     groups
 }
 
-fn row(info: &CaptureInfo, cfg: &Config, buf: &BufferConfig, out: &CycleOutput, sizing: &CycleOutput) -> SweepRow {
-    let storage = buffered_storage_bits(cfg, buf, &sizing.cycle);
-    let mut r = sweep_row(&info.program, &info.timing, cfg, buf.to_string(), storage, &out.stats, &out.cycle, &sizing.cycle);
+/// A row from a run and the needed sizes of its sizing run (`sizing`).
+fn row(info: &CaptureInfo, cfg: &Config, buf: &BufferConfig, out: &CycleOutput, sizing: &CycleStats) -> SweepRow {
+    let storage = buffered_storage_bits(cfg, buf, sizing);
+    let mut r = sweep_row(&info.program, &info.timing, cfg, buf.to_string(), storage, &out.stats, &out.cycle, sizing);
     r.exit_code = info.exit_code;
     r.truncated = info.exit_code.is_none();
     r
@@ -494,6 +495,21 @@ pub(crate) fn sweep_row(
     }
 }
 
+/// A capture's descriptors and their end cycles in separate arrays.
+struct SplitCapture {
+    descriptors: Vec<StreamDescriptor>,
+    end_cycles: Vec<u64>,
+}
+
+impl SplitCapture {
+    fn new(c: &Capture) -> Self {
+        SplitCapture {
+            descriptors: c.descriptors.iter().map(|t| t.descriptor).collect(),
+            end_cycles: c.descriptors.iter().map(|t| t.end_cycle).collect(),
+        }
+    }
+}
+
 /// Run the jobs of one program's captures (`captures[i]` was cut with `max_sls[i]`).
 /// `progress` is called with the number of descriptors replayed by each finished job.
 pub fn sweep_program(
@@ -513,6 +529,11 @@ pub fn sweep_program(
         .filter(|(i, _)| (job_offset + i) % plan.shard.1 == plan.shard.0)
         .map(|(_, c)| Job { config: *c, groups: groups.clone() })
         .collect();
+    // The captures as separate descriptor and end-cycle arrays, once for all jobs: each job
+    // reads the descriptors once to encode and the end cycles once per replay, and the
+    // capture's interleaved 24-byte entries made every pass read both (the passes are
+    // bounded by memory bandwidth rather than arithmetic).
+    let split: Vec<SplitCapture> = captures.iter().map(|(_, c)| SplitCapture::new(c)).collect();
     let done = AtomicU64::new(0);
     let rows: Vec<Result<Vec<SweepRow>, String>> = jobs
         .par_iter()
@@ -520,46 +541,55 @@ pub fn sweep_program(
             if cancelled(&plan.cancel) {
                 return Ok(Vec::new());
             }
-            let cap = &captures
+            let (cap, split) = captures
                 .iter()
-                .find(|(m, _)| *m == job.config.max_sl)
-                .ok_or_else(|| format!("no capture for maxsl={}", job.config.max_sl))?
-                .1;
-            if job.config.isa == IsaMode::ArmOnly && cap.descriptors.iter().any(|t| t.descriptor.sa & 1 == 1) {
+                .zip(&split)
+                .find(|((m, _), _)| *m == job.config.max_sl)
+                .map(|((_, c), s)| (c, s))
+                .ok_or_else(|| format!("no capture for maxsl={}", job.config.max_sl))?;
+            if job.config.isa == IsaMode::ArmOnly && split.descriptors.iter().any(|d| d.sa & 1 == 1) {
                 return Err(format!("{}: {} has isa=arm but the program runs Thumb code", cap.info.program, job.config));
             }
-            let mut out = Vec::new();
+            let mut out_rows = Vec::new();
             // The encoder's work does not depend on buffers that never drop: encode once,
             // replay the encoding under every such setting.
-            let encoded = EncodedStreams::new(&job.config, cap.descriptors.iter().map(|t| &t.descriptor));
+            let encoded = EncodedStreams::new(&job.config, &split.descriptors);
             let replay = |b: &BufferConfig| {
                 if b.policy == FullPolicy::Stall || b.sdb.is_none() {
-                    let ends = cap.descriptors.iter().map(|t| t.end_cycle);
+                    let ends = split.end_cycles.iter().copied();
                     CycleTraceModule::replay_encoded(&job.config, b, &encoded, cap.info.first_cycle, ends)
                 } else {
                     replay(cap, &job.config, b)
                 }
             };
             for (unbounded, settings) in &job.groups {
-                let sizing = replay(unbounded);
+                // What the sizing run (unbounded buffers, which never drop) needs, from the
+                // service times; the run itself only when a setting is at least that large.
+                let (sdb_needed, obuf_needed_bits) =
+                    encoded.needed_sizes(&job.config, unbounded, cap.info.first_cycle, split.end_cycles.iter().copied());
+                let sizing = CycleStats { sdb_needed, obuf_needed_bits, ..Default::default() };
+                let mut sizing_run = None;
                 let mut replays = 1;
                 for b in settings {
-                    let fits = b.sdb.is_none_or(|d| d >= sizing.cycle.sdb_needed)
-                        && b.obuf.is_none_or(|o| o >= sizing.cycle.obuf_needed_bits);
-                    // Buffers at least the needed sizes behave exactly as unbounded ones
-                    // (docs/trace-timing.md section 5): no second replay.
+                    let fits = b.sdb.is_none_or(|d| d >= sdb_needed) && b.obuf.is_none_or(|o| o >= obuf_needed_bits);
                     if fits {
-                        out.push(row(&cap.info, &job.config, b, &sizing, &sizing));
+                        // Buffers at least the needed sizes behave exactly as unbounded ones
+                        // (docs/trace-timing.md section 5): the sizing run is the row's.
+                        let run = sizing_run.get_or_insert_with(|| {
+                            replays += 1;
+                            replay(unbounded)
+                        });
+                        out_rows.push(row(&cap.info, &job.config, b, run, &sizing));
                     } else {
                         let constrained = replay(b);
                         replays += 1;
-                        out.push(row(&cap.info, &job.config, b, &constrained, &sizing));
+                        out_rows.push(row(&cap.info, &job.config, b, &constrained, &sizing));
                     }
                 }
                 progress(cap.descriptors.len() as u64 * replays);
             }
             done.fetch_add(1, Ordering::Relaxed);
-            Ok(out)
+            Ok(out_rows)
         })
         .collect();
     let mut all = Vec::new();
