@@ -10,6 +10,7 @@ use std::time::{Instant, SystemTime};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
 use streamtrace_model::{BufferConfig, Config, Scheme};
 use streamtrace_sim::sweep::plot::write_plots;
 use streamtrace_sim::TimingConfig;
@@ -368,40 +369,58 @@ pub fn run_sweep(a: &SweepArgs) -> Result<u8> {
     let bar = ProgressBar::new(programs.len() as u64 * 2).with_style(
         ProgressStyle::with_template("{elapsed:>4} [{bar:30}] {pos}/{len} {msg}").expect("valid template").progress_chars("=> "),
     );
-    let mut descriptors = 0u64;
-    for (pi, p) in programs.iter().enumerate() {
-        if interrupt.load(Ordering::SeqCst) {
-            break;
-        }
-        // Jobs are numbered program-major so shards spread every program.
-        let offset = pi * configs.len();
-        let mine = (0..configs.len()).any(|i| (offset + i) % shard.1 == shard.0);
-        bar.set_message(format!("capturing {}", p.name));
-        if !mine {
-            bar.inc(2);
-            continue;
-        }
-        let paths = match ensure_captures(p, &max_sls, &opts) {
-            Ok(paths) => paths,
-            Err(e) if e == INTERRUPTED => break,
-            Err(e) => bail!("{e}"),
-        };
-        bar.inc(1);
-        bar.set_message(format!("replaying {}", p.name));
-        let captures = max_sls
-            .iter()
-            .zip(&paths)
-            .map(|(m, path)| Ok((*m, load_capture(path).map_err(|e| anyhow!("{e}"))?)))
-            .collect::<Result<Vec<_>>>()?;
-        let plan = SweepPlan { configs: configs.clone(), buffers: buffers.clone(), shard, cancel: Some(interrupt.clone()) };
-        let counted = std::sync::atomic::AtomicU64::new(0);
-        let rows = sweep_program(&captures, &plan, offset, &|n| {
-            counted.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+    // Programs run in parallel as well as their jobs, so that no core waits at the end
+    // of a program for its last job; rows stay in program order. After an error, programs
+    // not started yet are skipped.
+    let failed = AtomicBool::new(false);
+    let per_program = programs
+        .par_iter()
+        .enumerate()
+        .map(|(pi, p)| -> Result<Option<(Vec<SweepRow>, u64)>> {
+            if interrupt.load(Ordering::SeqCst) || failed.load(Ordering::SeqCst) {
+                return Ok(None);
+            }
+            // Jobs are numbered program-major so shards spread every program.
+            let offset = pi * configs.len();
+            let mine = (0..configs.len()).any(|i| (offset + i) % shard.1 == shard.0);
+            if !mine {
+                bar.inc(2);
+                return Ok(None);
+            }
+            bar.set_message(format!("capturing {}", p.name));
+            let paths = match ensure_captures(p, &max_sls, &opts) {
+                Ok(paths) => paths,
+                Err(e) if e == INTERRUPTED => return Ok(None),
+                Err(e) => bail!("{e}"),
+            };
+            bar.inc(1);
+            bar.set_message(format!("replaying {}", p.name));
+            let captures = max_sls
+                .iter()
+                .zip(&paths)
+                .map(|(m, path)| Ok((*m, load_capture(path).map_err(|e| anyhow!("{e}"))?)))
+                .collect::<Result<Vec<_>>>()?;
+            let plan = SweepPlan { configs: configs.clone(), buffers: buffers.clone(), shard, cancel: Some(interrupt.clone()) };
+            let counted = std::sync::atomic::AtomicU64::new(0);
+            let rows = sweep_program(&captures, &plan, offset, &|n| {
+                counted.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            })
+            .map_err(|e| anyhow!("{e}"))?;
+            bar.inc(1);
+            Ok(Some((rows, counted.into_inner())))
         })
-        .map_err(|e| anyhow!("{e}"))?;
-        descriptors += counted.into_inner();
-        results.rows.extend(rows);
-        bar.inc(1);
+        .inspect(|r| {
+            if r.is_err() {
+                failed.store(true, Ordering::SeqCst);
+            }
+        })
+        .collect::<Vec<_>>();
+    let mut descriptors = 0u64;
+    for r in per_program {
+        if let Some((rows, n)) = r? {
+            results.rows.extend(rows);
+            descriptors += n;
+        }
     }
     bar.finish_and_clear();
     let secs = start.elapsed().as_secs_f64();
