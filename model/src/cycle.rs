@@ -265,8 +265,18 @@ pub struct EncodedStreams {
 impl EncodedStreams {
     /// Encode `descriptors` with `cfg` (not pft, which has no stream descriptors).
     pub fn new<'a>(cfg: &Config, descriptors: impl IntoIterator<Item = &'a StreamDescriptor>) -> Self {
-        assert!(cfg.scheme != Scheme::Pft, "pft cannot encode stream descriptors");
-        let mut enc = Encoder::new(cfg);
+        Self::encode(Encoder::new(cfg), descriptors)
+    }
+
+    /// [`EncodedStreams::new`] with the unique-stream count given: `unique` must be
+    /// [`crate::stats::count_unique_streams`] of the same descriptors (a sweep counts them
+    /// once for all its configurations).
+    pub fn with_unique_streams<'a>(cfg: &Config, descriptors: impl IntoIterator<Item = &'a StreamDescriptor>, unique: u64) -> Self {
+        Self::encode(Encoder::new(cfg).with_unique_streams(unique), descriptors)
+    }
+
+    fn encode<'a>(mut enc: Encoder, descriptors: impl IntoIterator<Item = &'a StreamDescriptor>) -> Self {
+        assert!(enc.config().scheme != Scheme::Pft, "pft cannot encode stream descriptors");
         let descriptors = descriptors.into_iter();
         let mut services = Vec::with_capacity(descriptors.size_hint().0);
         for d in descriptors {
@@ -1189,6 +1199,9 @@ mod tests {
                 let (new, old) = (new.finish(), old.finish());
                 if buf.policy == FullPolicy::Stall || buf.sdb.is_none() {
                     let enc = EncodedStreams::new(cfg, ds.iter().map(|(d, _)| d));
+                    let unique = crate::stats::count_unique_streams(ds.iter().map(|(d, _)| d));
+                    let counted_once = EncodedStreams::with_unique_streams(cfg, ds.iter().map(|(d, _)| d), unique);
+                    assert_eq!((&counted_once.trace, &counted_once.stats), (&enc.trace, &enc.stats), "{c} {b} unique streams counted once");
                     let once = CycleTraceModule::replay_encoded(cfg, buf, &enc, evs[0].1, ds.iter().map(|(_, c)| *c));
                     assert_eq!(&once.cycle, &old.cycle, "{c} {b} encoded once: cycle statistics");
                     assert_eq!((&once.cycle, &once.trace, &once.stats), (&old.cycle, &old.trace, &old.stats), "{c} {b} encoded once");

@@ -10,7 +10,7 @@ use crate::detector::{StreamDescriptor, StreamDetector};
 use crate::event::{BranchClass, RetireEvent};
 use crate::pft::PftEncoder;
 use crate::format::{write_nexs_diff, EscapeType, ESCAPE_TYPE_BITS, OVERFLOW_COUNT_BITS, SYNC_MARKER};
-use crate::stats::{DescriptorSet, Stats};
+use crate::stats::{unique_key, DescriptorSet, Stats};
 use crate::tslz::{stream_words, LzEncoder, END_WORD};
 use crate::tuple_history::TupleEncoder;
 
@@ -58,6 +58,9 @@ pub struct Encoder {
     out: BitWriter,
     stats: Stats,
     unique: DescriptorSet,
+    /// The unique-stream count given by the caller ([`Encoder::with_unique_streams`]):
+    /// the set is then not kept.
+    unique_known: Option<u64>,
     sum_sl: u64,
     events: u64,
     /// next_pc of the previous event (interworking form), for the continuity check.
@@ -80,6 +83,7 @@ impl Encoder {
             out: BitWriter::with_capacity(1 << 16),
             stats: Stats { config: cfg.to_string(), ..Default::default() },
             unique: DescriptorSet::new(),
+            unique_known: None,
             sum_sl: 0,
             events: 0,
             expected_pc: None,
@@ -97,6 +101,18 @@ impl Encoder {
 
     pub fn config(&self) -> &Config {
         &self.cfg
+    }
+
+    /// Report `n` unique streams instead of counting them: for callers that encode the
+    /// same descriptors under many configurations and count them once
+    /// ([`crate::stats::count_unique_streams`] of everything this encoder will see).
+    pub(crate) fn with_unique_streams(mut self, n: u64) -> Self {
+        self.unique_known = Some(n);
+        self
+    }
+
+    fn unique_streams(&self) -> u64 {
+        self.unique_known.unwrap_or(self.unique.len() as u64)
     }
 
     /// Instructions in the stream the detector is building (not yet encoded).
@@ -282,7 +298,7 @@ impl Encoder {
         self.out.pad_to_byte();
         self.stats.bits.escape += self.out.bit_len() - before;
         let bit_len = self.out.bit_len();
-        self.stats.unique_streams = self.unique.len() as u64;
+        self.stats.unique_streams = self.unique_streams();
         if let Some(a) = &self.state.aolc {
             self.stats.aolc_resizes = a.resizes();
         }
@@ -342,7 +358,7 @@ impl Encoder {
         self.out.pad_to_byte();
         self.stats.bits.miss += self.out.bit_len() - before;
         let bit_len = self.out.bit_len();
-        self.stats.unique_streams = self.unique.len() as u64;
+        self.stats.unique_streams = self.unique_streams();
         self.stats.finish(self.sum_sl);
         (EncodedTrace { bytes: self.out.into_bytes(), bit_len }, self.stats)
     }
@@ -365,7 +381,9 @@ impl Encoder {
         self.stats.streams += 1;
         self.sum_sl += d.sl as u64;
         self.stats.max_sl = self.stats.max_sl.max(d.sl);
-        self.unique.insert(((d.sa as u64) << 16) | d.sl as u64);
+        if self.unique_known.is_none() {
+            self.unique.insert(unique_key(d));
+        }
         let miss = match &mut self.competitor {
             Competitor::None if self.cfg.scheme.uses_sdc() => self.encode_sdc_stream(d),
             Competitor::None => {

@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::detector::StreamDescriptor;
+
 /// Bits of each trace component (paper Table 4: mSDCt, hSDCt, hLSPt; plus escapes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ComponentBits {
@@ -61,6 +63,23 @@ impl Stats {
         self.hr_sdc = div(self.sdc_hits as f64, self.sdc_lookups);
         self.hr_lsp = div(self.lsp_hits as f64, self.sdc_lookups);
     }
+}
+
+/// The key of a descriptor in the unique-stream count: start address and length.
+#[inline]
+pub(crate) fn unique_key(d: &StreamDescriptor) -> u64 {
+    ((d.sa as u64) << 16) | d.sl as u64
+}
+
+/// Distinct (start address, length) pairs among `descriptors`: the `unique_streams` an
+/// encoder reports after encoding them. Every configuration of a sweep encodes the same
+/// descriptors, so a sweep counts them once ([`crate::EncodedStreams::with_unique_streams`]).
+pub fn count_unique_streams<'a>(descriptors: impl IntoIterator<Item = &'a StreamDescriptor>) -> u64 {
+    let mut set = DescriptorSet::new();
+    for d in descriptors {
+        set.insert(unique_key(d));
+    }
+    set.len() as u64
 }
 
 /// Allocation-light set of stream descriptors for the unique-stream count: open addressing

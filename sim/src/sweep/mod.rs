@@ -17,6 +17,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use streamtrace_isa::ElfImage;
 use streamtrace_model::capture::{Capture, CaptureInfo, CaptureWriter};
+use streamtrace_model::stats::count_unique_streams;
 use streamtrace_model::{
     storage_bits, BufferConfig, Config, CycleOutput, CycleStats, CycleTraceModule, EncodedStreams, FullPolicy, IsaMode, Scheme, Stats,
     StreamDescriptor, StreamDetector,
@@ -499,13 +500,17 @@ pub(crate) fn sweep_row(
 struct SplitCapture {
     descriptors: Vec<StreamDescriptor>,
     end_cycles: Vec<u64>,
+    /// The unique-stream count every configuration reports.
+    unique_streams: u64,
 }
 
 impl SplitCapture {
     fn new(c: &Capture) -> Self {
+        let descriptors: Vec<StreamDescriptor> = c.descriptors.iter().map(|t| t.descriptor).collect();
         SplitCapture {
-            descriptors: c.descriptors.iter().map(|t| t.descriptor).collect(),
+            unique_streams: count_unique_streams(&descriptors),
             end_cycles: c.descriptors.iter().map(|t| t.end_cycle).collect(),
+            descriptors,
         }
     }
 }
@@ -529,10 +534,9 @@ pub fn sweep_program(
         .filter(|(i, _)| (job_offset + i) % plan.shard.1 == plan.shard.0)
         .map(|(_, c)| Job { config: *c, groups: groups.clone() })
         .collect();
-    // The captures as separate descriptor and end-cycle arrays, once for all jobs: each job
-    // reads the descriptors once to encode and the end cycles once per replay, and the
-    // capture's interleaved 24-byte entries made every pass read both (the passes are
-    // bounded by memory bandwidth rather than arithmetic).
+    // The captures as separate descriptor and end-cycle arrays (each job reads the
+    // descriptors once to encode and the end cycles once per replay) and their unique-stream
+    // count, once for all jobs.
     let split: Vec<SplitCapture> = captures.iter().map(|(_, c)| SplitCapture::new(c)).collect();
     let done = AtomicU64::new(0);
     let rows: Vec<Result<Vec<SweepRow>, String>> = jobs
@@ -553,7 +557,7 @@ pub fn sweep_program(
             let mut out_rows = Vec::new();
             // The encoder's work does not depend on buffers that never drop: encode once,
             // replay the encoding under every such setting.
-            let encoded = EncodedStreams::new(&job.config, &split.descriptors);
+            let encoded = EncodedStreams::with_unique_streams(&job.config, &split.descriptors, split.unique_streams);
             let replay = |b: &BufferConfig| {
                 if b.policy == FullPolicy::Stall || b.sdb.is_none() {
                     let ends = split.end_cycles.iter().copied();
