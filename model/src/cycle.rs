@@ -265,24 +265,47 @@ pub struct EncodedStreams {
 impl EncodedStreams {
     /// Encode `descriptors` with `cfg` (not pft, which has no stream descriptors).
     pub fn new<'a>(cfg: &Config, descriptors: impl IntoIterator<Item = &'a StreamDescriptor>) -> Self {
-        Self::encode(Encoder::new(cfg), descriptors)
+        Self::encode(Encoder::new(cfg), descriptors, |_| ())
     }
 
-    /// [`EncodedStreams::new`] with the unique-stream count given: `unique` must be
-    /// [`crate::stats::count_unique_streams`] of the same descriptors (a sweep counts them
-    /// once for all its configurations).
-    pub fn with_unique_streams<'a>(cfg: &Config, descriptors: impl IntoIterator<Item = &'a StreamDescriptor>, unique: u64) -> Self {
-        Self::encode(Encoder::new(cfg).with_unique_streams(unique), descriptors)
+    /// A sweep's encoding of `descriptors`, which retired their last instructions at
+    /// `end_cycles` (the first instruction at `first_cycle`): [`EncodedStreams::new`] with
+    /// the unique-stream count given (`unique` must be
+    /// [`crate::stats::count_unique_streams`] of the same descriptors, counted once for all
+    /// configurations) and, in the same pass, [`EncodedStreams::needed_sizes`] for
+    /// `sizing`.
+    pub fn with_needed_sizes(
+        cfg: &Config,
+        descriptors: &[StreamDescriptor],
+        unique: u64,
+        sizing: &BufferConfig,
+        first_cycle: u64,
+        end_cycles: &[u64],
+    ) -> (Self, (u32, u64)) {
+        let mut tracker = SizeTracker::new(sizing, first_cycle);
+        let mut ends = end_cycles.iter();
+        let enc = Self::encode(Encoder::new(cfg).with_unique_streams(unique), descriptors, |w| {
+            if let (Some(t), Some(&end)) = (&mut tracker, ends.next()) {
+                t.arrive(w, end);
+            }
+        });
+        let sizes = tracker.and_then(|t| t.finish(enc.end_bits));
+        let sizes = sizes.unwrap_or_else(|| enc.needed_sizes(cfg, sizing, first_cycle, end_cycles.iter().copied()));
+        (enc, sizes)
     }
 
-    fn encode<'a>(mut enc: Encoder, descriptors: impl IntoIterator<Item = &'a StreamDescriptor>) -> Self {
+    /// Encode `descriptors`, passing each service word (`bits << 1 | missed`) to `served`.
+    #[inline(always)]
+    fn encode<'a>(mut enc: Encoder, descriptors: impl IntoIterator<Item = &'a StreamDescriptor>, mut served: impl FnMut(u64)) -> Self {
         assert!(enc.config().scheme != Scheme::Pft, "pft cannot encode stream descriptors");
         let descriptors = descriptors.into_iter();
         let mut services = Vec::with_capacity(descriptors.size_hint().0);
         for d in descriptors {
             enc.count_instructions(d.sl as u64);
             let (bits, miss) = enc.service_descriptor(d);
-            services.push(bits << 1 | miss as u64);
+            let w = bits << 1 | miss as u64;
+            served(w);
+            services.push(w);
         }
         let before = enc.bit_len();
         let (trace, stats) = enc.finish();
@@ -313,47 +336,98 @@ impl EncodedStreams {
     /// looked for among the last few descriptors; a deeper one, a port slower than the core
     /// or no descriptors at all take the stepped replay.
     pub fn needed_sizes(&self, cfg: &Config, buf: &BufferConfig, first_cycle: u64, end_cycles: impl IntoIterator<Item = u64> + Clone) -> (u32, u64) {
-        /// Earlier descriptors examined for the SDB depth (the paper's runs need 2).
-        const LOOK_BACK: usize = 4;
-        let stepped = || {
-            let out = CycleTraceModule::replay_encoded(cfg, &buf.unbounded(), self, first_cycle, end_cycles.clone());
-            (out.cycle.sdb_needed, out.cycle.obuf_needed_bits)
-        };
-        if buf.ratio != 1 || self.services.is_empty() {
-            return stepped();
-        }
-        let (svc_hit, svc_miss, port) = (buf.svc_hit as u64, buf.svc_miss as u64, buf.port as u64);
-        // Start cycles of the last LOOK_BACK descriptors (0: none; real starts are >= 1).
-        let mut starts = [0u64; LOOK_BACK];
-        let (mut sdb_needed, mut obuf, mut obuf_needed) = (1u64, 0u64, 0u64);
-        let mut done_prev = 0u64;
-        let mut too_deep = false;
-        for (i, (&w, end)) in self.services.iter().zip(end_cycles.clone()).enumerate() {
-            let c = end.saturating_sub(first_cycle);
-            // Descriptors not started before cycle `c` (for c = 0, the first, none).
-            let before = c.saturating_sub(1);
-            let waiting: u64 = starts.iter().map(|&s| (s > before) as u64).sum();
-            too_deep |= starts[i % LOOK_BACK] > before;
-            // (The first arrival is idle too: done_prev is 0 and the maximum starts at 1.)
-            if done_prev >= c {
-                sdb_needed = sdb_needed.max(waiting + 1);
+        let mut tracker = SizeTracker::new(buf, first_cycle);
+        if let Some(t) = &mut tracker {
+            for (&w, end) in self.services.iter().zip(end_cycles.clone()) {
+                t.arrive(w, end);
             }
-            let start = (c + 1).max(done_prev + 1);
-            let done = start + if w & 1 != 0 { svc_miss } else { svc_hit } - 1;
-            obuf = obuf - obuf.min((done - done_prev).saturating_mul(port)) + (w >> 1);
-            obuf_needed = obuf_needed.max(obuf);
-            starts[i % LOOK_BACK] = start;
-            done_prev = done;
         }
-        if too_deep {
-            return stepped();
+        match tracker.and_then(|t| t.finish(self.end_bits)) {
+            Some(sizes) => sizes,
+            None => {
+                let out = CycleTraceModule::replay_encoded(cfg, &buf.unbounded(), self, first_cycle, end_cycles);
+                (out.cycle.sdb_needed, out.cycle.obuf_needed_bits)
+            }
         }
-        // END: one svc_hit service from the cycle after the last completion (which comes
-        // after the last arrival).
-        let done = done_prev + svc_hit;
-        obuf = obuf - obuf.min((done - done_prev).saturating_mul(port)) + self.end_bits;
-        obuf_needed = obuf_needed.max(obuf);
-        (sdb_needed.min(u32::MAX as u64) as u32, obuf_needed)
+    }
+}
+
+/// Earlier descriptors [`SizeTracker`] examines for the SDB depth (the paper's runs need 2).
+const LOOK_BACK: usize = 4;
+
+/// The needed sizes of an unbounded replay followed descriptor by descriptor
+/// ([`EncodedStreams::needed_sizes`] says how).
+struct SizeTracker {
+    svc_hit: u64,
+    svc_miss: u64,
+    port: u64,
+    first_cycle: u64,
+    /// Start cycles of the last LOOK_BACK descriptors (0: none; real starts are >= 1).
+    starts: [u64; LOOK_BACK],
+    n: usize,
+    done_prev: u64,
+    obuf: u64,
+    sdb_needed: u64,
+    obuf_needed: u64,
+    too_deep: bool,
+}
+
+impl SizeTracker {
+    /// None when the port is slower than the core (the stepped replay then).
+    fn new(buf: &BufferConfig, first_cycle: u64) -> Option<Self> {
+        (buf.ratio == 1).then_some(SizeTracker {
+            svc_hit: buf.svc_hit as u64,
+            svc_miss: buf.svc_miss as u64,
+            port: buf.port as u64,
+            first_cycle,
+            starts: [0; LOOK_BACK],
+            n: 0,
+            done_prev: 0,
+            obuf: 0,
+            sdb_needed: 1,
+            obuf_needed: 0,
+            too_deep: false,
+        })
+    }
+
+    /// A descriptor whose service is `w` (`bits << 1 | missed`) arrives at input cycle `end`.
+    #[inline(always)]
+    fn arrive(&mut self, w: u64, end: u64) {
+        let c = end.saturating_sub(self.first_cycle);
+        // Descriptors not started before cycle `c` (for c = 0, the first, none).
+        let before = c.saturating_sub(1);
+        let waiting: u64 = self.starts.iter().map(|&s| (s > before) as u64).sum();
+        let slot = self.n % LOOK_BACK;
+        self.too_deep |= self.starts[slot] > before;
+        // (The first arrival is idle too: done_prev is 0 and the maximum starts at 1.)
+        if self.done_prev >= c {
+            self.sdb_needed = self.sdb_needed.max(waiting + 1);
+        }
+        let start = (c + 1).max(self.done_prev + 1);
+        let done = start + if w & 1 != 0 { self.svc_miss } else { self.svc_hit } - 1;
+        self.complete(done, w >> 1);
+        self.starts[slot] = start;
+        self.n += 1;
+    }
+
+    /// A service completes in cycle `done` and its `bits` enter the output buffer, which
+    /// the port drained since the previous completion.
+    #[inline(always)]
+    fn complete(&mut self, done: u64, bits: u64) {
+        self.obuf = self.obuf - self.obuf.min((done - self.done_prev).saturating_mul(self.port)) + bits;
+        self.obuf_needed = self.obuf_needed.max(self.obuf);
+        self.done_prev = done;
+    }
+
+    /// After the last descriptor, END's `end_bits` (one svc_hit service from the cycle
+    /// after the last completion, which comes after the last arrival): the sizes, or None
+    /// when the SDB grew deeper than the look-back or nothing arrived.
+    fn finish(mut self, end_bits: u64) -> Option<(u32, u64)> {
+        if self.too_deep || self.n == 0 {
+            return None;
+        }
+        self.complete(self.done_prev + self.svc_hit, end_bits);
+        Some((self.sdb_needed.min(u32::MAX as u64) as u32, self.obuf_needed))
     }
 }
 
@@ -1199,9 +1273,6 @@ mod tests {
                 let (new, old) = (new.finish(), old.finish());
                 if buf.policy == FullPolicy::Stall || buf.sdb.is_none() {
                     let enc = EncodedStreams::new(cfg, ds.iter().map(|(d, _)| d));
-                    let unique = crate::stats::count_unique_streams(ds.iter().map(|(d, _)| d));
-                    let counted_once = EncodedStreams::with_unique_streams(cfg, ds.iter().map(|(d, _)| d), unique);
-                    assert_eq!((&counted_once.trace, &counted_once.stats), (&enc.trace, &enc.stats), "{c} {b} unique streams counted once");
                     let once = CycleTraceModule::replay_encoded(cfg, buf, &enc, evs[0].1, ds.iter().map(|(_, c)| *c));
                     assert_eq!(&once.cycle, &old.cycle, "{c} {b} encoded once: cycle statistics");
                     assert_eq!((&once.cycle, &once.trace, &once.stats), (&old.cycle, &old.trace, &old.stats), "{c} {b} encoded once");
@@ -1218,6 +1289,12 @@ mod tests {
                     let u = unbounded.finish().cycle;
                     let needed = enc.needed_sizes(cfg, buf, evs[0].1, ds.iter().map(|(_, c)| *c));
                     assert_eq!(needed, (u.sdb_needed, u.obuf_needed_bits), "{c} {b} needed sizes");
+                    // The sweep's single pass: the same encoding and sizes.
+                    let (descriptors, ends): (Vec<StreamDescriptor>, Vec<u64>) = ds.iter().copied().unzip();
+                    let unique = crate::stats::count_unique_streams(&descriptors);
+                    let (swept, sizes) = EncodedStreams::with_needed_sizes(cfg, &descriptors, unique, buf, evs[0].1, &ends);
+                    assert_eq!((&swept.services, &swept.trace, &swept.stats), (&enc.services, &enc.trace, &enc.stats), "{c} {b} sweep encoding");
+                    assert_eq!(sizes, needed, "{c} {b} sweep sizes");
                 }
                 assert_eq!((new.cycle, new.trace, new.stats), (old.cycle, old.trace, old.stats), "{c} {b} replay");
             }

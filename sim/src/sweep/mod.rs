@@ -557,7 +557,17 @@ pub fn sweep_program(
             let mut out_rows = Vec::new();
             // The encoder's work does not depend on buffers that never drop: encode once,
             // replay the encoding under every such setting.
-            let encoded = EncodedStreams::with_unique_streams(&job.config, &split.descriptors, split.unique_streams);
+            let Some((first_sizing, _)) = job.groups.first() else { return Ok(Vec::new()) };
+            // (The first sizing run's sizes come from the encoding pass.)
+            let first = cap.info.first_cycle;
+            let (encoded, first_sizes) = EncodedStreams::with_needed_sizes(
+                &job.config,
+                &split.descriptors,
+                split.unique_streams,
+                first_sizing,
+                first,
+                &split.end_cycles,
+            );
             let replay = |b: &BufferConfig| {
                 if b.policy == FullPolicy::Stall || b.sdb.is_none() {
                     let ends = split.end_cycles.iter().copied();
@@ -566,11 +576,14 @@ pub fn sweep_program(
                     replay(cap, &job.config, b)
                 }
             };
-            for (unbounded, settings) in &job.groups {
+            for (g, (unbounded, settings)) in job.groups.iter().enumerate() {
                 // What the sizing run (unbounded buffers, which never drop) needs, from the
                 // service times; the run itself only when a setting is at least that large.
-                let (sdb_needed, obuf_needed_bits) =
-                    encoded.needed_sizes(&job.config, unbounded, cap.info.first_cycle, split.end_cycles.iter().copied());
+                let (sdb_needed, obuf_needed_bits) = if g == 0 {
+                    first_sizes
+                } else {
+                    encoded.needed_sizes(&job.config, unbounded, first, split.end_cycles.iter().copied())
+                };
                 let sizing = CycleStats { sdb_needed, obuf_needed_bits, ..Default::default() };
                 let mut sizing_run = None;
                 let mut replays = 1;
