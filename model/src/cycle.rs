@@ -352,6 +352,96 @@ impl EncodedStreams {
     }
 }
 
+/// Descriptors [`EncodedStreams::stall_statistics`] remembers: more than the deepest SDB it
+/// takes.
+const STALL_RING: usize = 16;
+
+impl EncodedStreams {
+    /// The cycle statistics of [`CycleTraceModule::replay_encoded`] with a bounded SDB of
+    /// fewer than [`STALL_RING`] entries, the stall policy, the port at the core's clock and
+    /// an output buffer of at least one port word, computed from the service times (what
+    /// sweeps replay under the row's buffers); None in any other case.
+    ///
+    /// Descriptor `i`, which retires in input cycle `t_i` (module cycle plus the stall so
+    /// far), enters the SDB in `a_i = max(t_i, s_{i-sdb} + 1)` once descriptor `i - sdb`
+    /// has left it; the core stalls for the difference. The compressor starts it in
+    /// `s_i = max(a_i + 1, r_{i-1} + 1)` (SDB entry there at the cycle's start, record
+    /// register empty), completes it in `d_i = s_i + svc_i - 1`, and the record moves into
+    /// the output buffer as far as it fits; the rest follows `port` bits a cycle, as the
+    /// port frees them, until `r_i`. END is serviced like one more arrival after the last,
+    /// then the port drains the buffer (docs/trace-timing.md sections 2-5).
+    fn stall_statistics(&self, buf: &BufferConfig, first_cycle: u64, end_cycles: impl IntoIterator<Item = u64>) -> Option<CycleStats> {
+        let sdb = buf.sdb? as usize;
+        let port = buf.port as u64;
+        let obuf_cap = buf.obuf.unwrap_or(u64::MAX);
+        if buf.policy != FullPolicy::Stall || buf.ratio != 1 || sdb >= STALL_RING || obuf_cap < port || self.services.is_empty() {
+            return None;
+        }
+        let (svc_hit, svc_miss) = (buf.svc_hit as u64, buf.svc_miss as u64);
+        let mut st = CycleStats { buffers: buf.to_string(), sdb_needed: 1, ..Default::default() };
+        // Start cycles of the last descriptors.
+        let mut starts = [0u64; STALL_RING];
+        // The cycle the previous record register emptied, and the output buffer then.
+        let (mut emptied, mut obuf) = (0u64, 0u64);
+        // A service completes in cycle `done` with `bits`: the port's cycles since the
+        // register last emptied, then the move, then the held-back rest.
+        let complete = |st: &mut CycleStats, emptied: &mut u64, obuf: &mut u64, done: u64, bits: u64| {
+            let gap = done - *emptied;
+            let sent = (*obuf).min(gap.saturating_mul(port));
+            st.port_busy_cycles += gap.min(obuf.div_ceil(port));
+            st.port_bits += sent;
+            *obuf -= sent;
+            st.obuf_needed_bits = st.obuf_needed_bits.max(*obuf + bits);
+            if bits <= obuf_cap - *obuf {
+                *obuf += bits;
+                *emptied = done;
+                st.max_obuf_bits = st.max_obuf_bits.max(*obuf);
+            } else {
+                let rest = bits - (obuf_cap - *obuf);
+                let k = rest.div_ceil(port);
+                st.obuf_full_cycles += k;
+                st.port_busy_cycles += k;
+                st.port_bits += k * port;
+                *obuf = obuf_cap - k * port + rest;
+                *emptied = done + k;
+                st.max_obuf_bits = st.max_obuf_bits.max(obuf_cap);
+            }
+        };
+        let mut delay = 0u64;
+        for (i, (&w, end)) in self.services.iter().zip(end_cycles).enumerate() {
+            let t = end.saturating_sub(first_cycle) + delay;
+            let earlier = i.min(sdb);
+            let before = |m: usize| starts[(i - m) % STALL_RING];
+            if emptied >= t {
+                // Not the idle fast path: the SDB at the start of cycle t.
+                let waiting = (1..=earlier).filter(|&m| before(m) >= t).count() as u32;
+                st.sdb_needed = st.sdb_needed.max(waiting + 1);
+            }
+            let a = if i >= sdb { t.max(before(sdb) + 1) } else { t };
+            if a > t {
+                st.sdb_full_events += 1;
+                st.stall_cycles += a - t;
+                delay += a - t;
+            }
+            let start = (a + 1).max(emptied + 1);
+            // The SDB at the end of cycle a: this descriptor and those not started by then.
+            let left = 1 + (1..=earlier).filter(|&m| before(m) > a).count() as u32;
+            st.max_sdb = st.max_sdb.max(left);
+            starts[i % STALL_RING] = start;
+            let done = start + if w & 1 != 0 { svc_miss } else { svc_hit } - 1;
+            complete(&mut st, &mut emptied, &mut obuf, done, w >> 1);
+        }
+        // (The last record empties after the last arrival.)
+        let done = emptied + svc_hit;
+        complete(&mut st, &mut emptied, &mut obuf, done, self.end_bits);
+        let last_words = obuf.div_ceil(port);
+        st.port_bits += obuf;
+        st.port_busy_cycles += last_words;
+        st.cycles = emptied + 1 + last_words;
+        Some(st)
+    }
+}
+
 /// Earlier descriptors [`SizeTracker`] examines for the SDB depth (the paper's runs need 2).
 const LOOK_BACK: usize = 4;
 
@@ -445,6 +535,9 @@ impl CycleTraceModule {
         end_cycles: impl IntoIterator<Item = u64> + Clone,
     ) -> CycleOutput {
         assert!(buf.policy == FullPolicy::Stall || buf.sdb.is_none(), "a replay of one encoding cannot drop");
+        if let Some(cycle) = enc.stall_statistics(buf, first_cycle, end_cycles.clone()) {
+            return CycleOutput { trace: enc.trace.clone(), stats: enc.stats.clone(), cycle, port_log: None };
+        }
         let mut m = CycleTraceModule::new(cfg, buf);
         m.start_at(first_cycle);
         if m.plain() {
@@ -1342,6 +1435,40 @@ mod tests {
             assert_eq!((once.trace, once.stats), (old.trace, old.stats), "{buffers}");
             let needed = enc.needed_sizes(&cfg, &buf, evs[0].1, ds.iter().map(|(_, c)| *c));
             assert_eq!(needed, (old.cycle.sdb_needed, old.cycle.obuf_needed_bits), "{buffers}");
+        }
+    }
+
+    #[test]
+    fn a_descriptor_arriving_as_the_one_before_starts() {
+        // Pairs of one-instruction streams in consecutive cycles, 12 cycles apart, one-cycle
+        // services, no held-back bits: the second of a pair arrives in the cycle the first
+        // starts, which is not the idle fast path (the SDB held one at the cycle's start:
+        // sdb_needed 2) while the SDB holds one descriptor at the cycle's end (max_sdb 1).
+        let cfg: Config = "rsdc-8x2-16".parse().unwrap();
+        let evs: Vec<(RetireEvent, u64)> = (0..400u32)
+            .map(|i| {
+                let pc = 0x8000 + 8 * (i % 37);
+                let next = 0x8000 + 8 * ((i + 1) % 37);
+                let ev = RetireEvent { pc, insn: 0xE12F_FF10, class: BranchClass::IndirectUncond, taken: true, next_pc: next, ..Default::default() };
+                (ev, 100 + 12 * (i / 2) as u64 + (i % 2) as u64)
+            })
+            .collect();
+        let mut det = StreamDetector::new(cfg.max_sl);
+        let ds: Vec<(StreamDescriptor, u64)> = evs.iter().filter_map(|(e, c)| det.push(e).map(|d| (d, *c))).collect();
+        for buffers in ["sdb=2,obuf=100000,svc_hit=1,svc_miss=1", "sdb=inf,obuf=inf,svc_hit=1,svc_miss=1"] {
+            let buf: BufferConfig = buffers.parse().unwrap();
+            let mut old = reference::ReferenceModule::new(&cfg, &buf);
+            old.start_at(evs[0].1);
+            for (d, c) in &ds {
+                old.push_descriptor(d, *c);
+            }
+            let old = old.finish();
+            assert_eq!((old.cycle.sdb_needed, old.cycle.max_sdb, old.cycle.stall_cycles), (2, 1, 0), "{buffers}");
+            let enc = EncodedStreams::new(&cfg, ds.iter().map(|(d, _)| d));
+            let once = CycleTraceModule::replay_encoded(&cfg, &buf, &enc, evs[0].1, ds.iter().map(|(_, c)| *c));
+            assert_eq!(once.cycle, old.cycle, "{buffers}");
+            let needed = enc.needed_sizes(&cfg, &buf, evs[0].1, ds.iter().map(|(_, c)| *c));
+            assert_eq!(needed, (2, old.cycle.obuf_needed_bits), "{buffers}");
         }
     }
 
