@@ -20,8 +20,9 @@ use crate::memory::{MemFault, Memory, ALL_CHANGED};
 /// One decoded instruction.
 #[derive(Clone, Copy)]
 pub(crate) struct Decoded {
-    /// `pc << 1 | thumb` of the instruction in this slot, or [`EMPTY`].
-    key: u64,
+    /// The address of the instruction in this slot (the state is the array's), or
+    /// [`empty_key`] of the slot.
+    key: u32,
     /// The instruction word (a Thumb halfword zero-extended).
     pub word: u32,
     pub handler: Handler,
@@ -31,14 +32,18 @@ pub(crate) struct Decoded {
     pub class: BranchClass,
 }
 
-/// The key of no instruction (`pc` has 32 bits).
-const EMPTY: u64 = u64::MAX;
-
 const SLOTS: usize = 1 << 14;
 
+/// The key of an empty slot `s`: an address whose instruction has another slot in either
+/// state (1 is in slot 0; 5 in slot 1 in ARM state, 2 in Thumb state), so that no lookup
+/// matches it.
 #[inline(always)]
-fn key(pc: u32, thumb: bool) -> u64 {
-    (pc as u64) << 1 | thumb as u64
+fn empty_key(s: usize) -> u32 {
+    if s == 0 {
+        5
+    } else {
+        1
+    }
 }
 
 /// Slot of an instruction: consecutive instructions of either state take consecutive slots.
@@ -47,10 +52,11 @@ fn slot(pc: u32, thumb: bool) -> usize {
     (pc >> (2 - thumb as u32)) as usize & (SLOTS - 1)
 }
 
-/// Direct-mapped: one slot per `slot(pc, thumb)`.
+/// Direct-mapped: one slot per `slot(pc, thumb)`, in an array per state (ARM, Thumb): the
+/// key is then the address alone, compared without first combining it with the state.
 pub(crate) struct DecodedCache {
-    /// (A fixed-size array: indexing by a masked slot needs no bounds check.)
-    slots: Box<[Decoded; SLOTS]>,
+    /// (Fixed-size arrays: indexing by a masked slot needs no bounds check.)
+    slots: [Box<[Decoded; SLOTS]>; 2],
     /// Scratch list of changed ranges (kept for its allocation).
     changes: Vec<(u32, u64)>,
 }
@@ -58,14 +64,18 @@ pub(crate) struct DecodedCache {
 impl DecodedCache {
     pub fn new() -> Self {
         let empty = Decoded {
-            key: EMPTY,
+            key: empty_key(1),
             word: 0,
             handler: crate::arm::decode_word(0).0,
             cond: COND_ALWAYS,
             class: BranchClass::None,
         };
-        let slots = vec![empty; SLOTS].into_boxed_slice().try_into().ok().expect("SLOTS slots");
-        DecodedCache { slots, changes: Vec::new() }
+        let array = || {
+            let mut a: Box<[Decoded; SLOTS]> = vec![empty; SLOTS].into_boxed_slice().try_into().ok().expect("SLOTS slots");
+            a[0].key = empty_key(0);
+            a
+        };
+        DecodedCache { slots: [array(), array()], changes: Vec::new() }
     }
 
     /// The decoded instruction at `pc` in the given state; a miss fetches and decodes it.
@@ -76,26 +86,26 @@ impl DecodedCache {
 
     /// The slot and key of the instruction at `pc` in the given state.
     #[inline(always)]
-    pub fn locate(pc: u32, thumb: bool) -> (usize, u64) {
-        (slot(pc, thumb), key(pc, thumb))
+    pub fn locate(pc: u32, thumb: bool) -> (usize, u32) {
+        (slot(pc, thumb), pc)
     }
 
     /// [`Self::locate`] of the instruction at `next_pc`, the one after (in sequence: + 4 in
     /// ARM state, + 2 in Thumb state) the instruction in slot `s`: consecutive instructions
     /// take consecutive slots (modulo the slot count, for any pc, wrapping at 2^32 too).
     #[inline(always)]
-    pub fn next(s: usize, next_pc: u32, thumb: bool) -> (usize, u64) {
-        ((s + 1) & (SLOTS - 1), key(next_pc, thumb))
+    pub fn next(s: usize, next_pc: u32, _thumb: bool) -> (usize, u32) {
+        ((s + 1) & (SLOTS - 1), next_pc)
     }
 
     /// [`Self::get`] with the instruction's [`Self::locate`] known.
     #[inline(always)]
-    pub fn get_at(&mut self, mem: &mut Memory, pc: u32, thumb: bool, (s, k): (usize, u64)) -> Result<&Decoded, MemFault> {
+    pub fn get_at(&mut self, mem: &mut Memory, pc: u32, thumb: bool, (s, k): (usize, u32)) -> Result<&Decoded, MemFault> {
         debug_assert_eq!((s, k), Self::locate(pc, thumb));
-        if self.slots[s].key != k {
+        if self.slots[thumb as usize][s].key != k {
             self.fill(mem, pc, thumb)?;
         }
-        Ok(&self.slots[s])
+        Ok(&self.slots[thumb as usize][s])
     }
 
     #[cold]
@@ -117,7 +127,7 @@ impl DecodedCache {
         if thumb && is_thumb_bl_suffix(word as u16) {
             mem.mark_code_page(pc.wrapping_sub(2));
         }
-        self.slots[slot(pc, thumb)] = Decoded { key: key(pc, thumb), word, handler, cond, class };
+        self.slots[thumb as usize][slot(pc, thumb)] = Decoded { key: pc, word, handler, cond, class };
         Ok(())
     }
 
@@ -136,8 +146,10 @@ impl DecodedCache {
         mem.take_code_changes(&mut changes);
         for &(start, len) in &changes {
             if (start, len) == ALL_CHANGED || len >= 2 * SLOTS as u64 {
-                for s in self.slots.iter_mut() {
-                    s.key = EMPTY;
+                for array in self.slots.iter_mut() {
+                    for (s, d) in array.iter_mut().enumerate() {
+                        d.key = empty_key(s);
+                    }
                 }
                 continue;
             }
@@ -146,8 +158,8 @@ impl DecodedCache {
             let end = start as u64 + len;
             for at in start as u64 + (1 << 32) - 3..=end + (1 << 32) + 1 {
                 let pc = at as u32;
-                drop_slot(&mut self.slots[..], pc, false);
-                drop_slot(&mut self.slots[..], pc, true);
+                drop_slot(&mut self.slots[0][..], pc, false);
+                drop_slot(&mut self.slots[1][..], pc, true);
             }
         }
         changes.clear();
@@ -157,8 +169,8 @@ impl DecodedCache {
 }
 
 fn drop_slot(slots: &mut [Decoded], pc: u32, thumb: bool) {
-    let s = &mut slots[slot(pc, thumb)];
-    if s.key == key(pc, thumb) {
-        s.key = EMPTY;
+    let s = slot(pc, thumb);
+    if slots[s].key == pc {
+        slots[s].key = empty_key(s);
     }
 }
