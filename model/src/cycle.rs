@@ -402,7 +402,8 @@ impl EncodedStreams {
                 st.obuf_full_cycles += k;
                 st.port_busy_cycles += k;
                 st.port_bits += k * port;
-                *obuf = obuf_cap - k * port + rest;
+                // (The last word moved is `rest - (k - 1) * port`, at most one port word.)
+                *obuf = obuf_cap - (k * port - rest);
                 *emptied = done + k;
                 st.max_obuf_bits = st.max_obuf_bits.max(obuf_cap);
             }
