@@ -290,7 +290,7 @@ impl EncodedStreams {
             }
         });
         let sizes = tracker.and_then(|t| t.finish(enc.end_bits));
-        let sizes = sizes.unwrap_or_else(|| enc.needed_sizes(cfg, sizing, first_cycle, end_cycles.iter().copied()));
+        let sizes = sizes.unwrap_or_else(|| enc.stepped_sizes(cfg, sizing, first_cycle, end_cycles.iter().copied()));
         (enc, sizes)
     }
 
@@ -344,11 +344,15 @@ impl EncodedStreams {
         }
         match tracker.and_then(|t| t.finish(self.end_bits)) {
             Some(sizes) => sizes,
-            None => {
-                let out = CycleTraceModule::replay_encoded(cfg, &buf.unbounded(), self, first_cycle, end_cycles);
-                (out.cycle.sdb_needed, out.cycle.obuf_needed_bits)
-            }
+            None => self.stepped_sizes(cfg, buf, first_cycle, end_cycles),
         }
+    }
+
+    /// [`EncodedStreams::needed_sizes`] by the stepped replay, where the tracker cannot
+    /// follow it.
+    fn stepped_sizes(&self, cfg: &Config, buf: &BufferConfig, first_cycle: u64, end_cycles: impl IntoIterator<Item = u64> + Clone) -> (u32, u64) {
+        let out = CycleTraceModule::replay_encoded(cfg, &buf.unbounded(), self, first_cycle, end_cycles);
+        (out.cycle.sdb_needed, out.cycle.obuf_needed_bits)
     }
 }
 

@@ -73,7 +73,7 @@ pub(crate) fn unique_key(d: &StreamDescriptor) -> u64 {
 
 /// Distinct (start address, length) pairs among `descriptors`: the `unique_streams` an
 /// encoder reports after encoding them. Every configuration of a sweep encodes the same
-/// descriptors, so a sweep counts them once ([`crate::EncodedStreams::with_unique_streams`]).
+/// descriptors, so a sweep counts them once ([`crate::EncodedStreams::with_needed_sizes`]).
 pub fn count_unique_streams<'a>(descriptors: impl IntoIterator<Item = &'a StreamDescriptor>) -> u64 {
     let mut set = DescriptorSet::new();
     for d in descriptors {
