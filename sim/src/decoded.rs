@@ -19,8 +19,11 @@ use streamtrace_model::BranchClass;
 use crate::arm::{Handler, COND_ALWAYS};
 use crate::memory::{MemFault, Memory};
 
-/// One decoded instruction.
+/// One decoded instruction. (32 bytes: the run loop carries a slot's byte offset, which a
+/// sequential step advances with an add and a mask, and addresses the fields from it
+/// directly.)
 #[derive(Clone, Copy)]
+#[repr(align(32))]
 pub(crate) struct Decoded {
     /// The address of the instruction in this slot (the state is the array's), or
     /// [`empty_key`] of the slot.
@@ -76,6 +79,20 @@ fn empty_key(s: usize) -> u32 {
 pub(crate) fn slot(pc: u32, thumb: bool) -> usize {
     (pc >> (2 - thumb as u32)) as usize & (SLOTS - 1)
 }
+
+/// The byte offset of [`slot`]`(pc, thumb)` in its array.
+#[inline(always)]
+pub(crate) fn slot_offset(pc: u32, thumb: bool) -> usize {
+    ((pc as usize) << (3 + thumb as u32)) & ((SLOTS - 1) * size_of::<Decoded>())
+}
+
+/// The byte offset of the slot after the one at byte offset `offset` (wrapping).
+#[inline(always)]
+pub(crate) fn next_slot_offset(offset: usize) -> usize {
+    (offset + size_of::<Decoded>()) & ((SLOTS - 1) * size_of::<Decoded>())
+}
+
+const _: () = assert!(size_of::<Decoded>() == 32, "slot_offset shifts for 32-byte slots");
 
 /// Direct-mapped: one slot per `slot(pc, thumb)`, in an array per state (ARM, Thumb): the
 /// key is then the address alone, compared without first combining it with the state.

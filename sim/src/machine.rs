@@ -745,7 +745,7 @@ impl Machine {
         // `cpu.r[15]` and its decoded-cache slot, carried from one instruction to the next (a
         // sequential step finds the next slot without recomputing it).
         let mut next_pc = cpu.r[15];
-        let mut s = decoded::slot(next_pc, THUMB);
+        let mut s = decoded::slot_offset(next_pc, THUMB);
         // A handler records a fault only with the data abort it returns, which ends the loop:
         // the bus comes back to the top of the loop without one.
         bus.fault = None;
@@ -756,7 +756,7 @@ impl Machine {
             let pc = next_pc;
             let thumb = THUMB;
             // SAFETY (all slot reads): `s < SLOTS`, and the arrays live as long as the memory.
-            let slot = unsafe { slots.add(s) };
+            let slot = unsafe { slots.byte_add(s) };
             if unsafe { (*slot).key } != pc && decoded::fill(bus.mem, pc, thumb).is_err() {
                 break Err(SimError::FetchFault { pc });
             }
@@ -793,7 +793,7 @@ impl Machine {
                         pc.wrapping_add(8).wrapping_add((((word << 8) as i32) >> 6) as u32)
                     };
                     cpu.r[15] = next_pc;
-                    s = decoded::slot(next_pc, THUMB);
+                    s = decoded::slot_offset(next_pc, THUMB);
                     break 'executed (true, false);
                 } else {
                     Ok(Flow::Next)
@@ -809,12 +809,12 @@ impl Machine {
                         debug_assert_eq!(cpu.thumb, THUMB, "Flow::Next changed the state");
                         next_pc = pc.wrapping_add(if thumb { 2 } else { 4 });
                         cpu.r[15] = next_pc;
-                        s = (s + 1) & (decoded::SLOTS - 1);
+                        s = decoded::next_slot_offset(s);
                         (false, false)
                     }
                     Flow::Jump if unsafe { (*slot).class } != BranchClass::None => {
                         next_pc = cpu.r[15];
-                        s = decoded::slot(next_pc, THUMB);
+                        s = decoded::slot_offset(next_pc, THUMB);
                         (true, cpu.thumb != THUMB)
                     }
                     Flow::Jump => break 'run Err(pc_write_error(pc, unsafe { (*slot).word })),
