@@ -86,10 +86,12 @@ pub(crate) fn slot_offset(pc: u32, thumb: bool) -> usize {
     ((pc as usize) << (3 + thumb as u32)) & ((SLOTS - 1) * size_of::<Decoded>())
 }
 
-/// The byte offset of the slot after the one at byte offset `offset` (wrapping).
+/// The byte offset of the slot after the one at byte offset `offset`: past the last slot,
+/// the guard slot (see [`DecodedCache`]), where the loop finds no match and recomputes the
+/// offset from the address.
 #[inline(always)]
 pub(crate) fn next_slot_offset(offset: usize) -> usize {
-    (offset + size_of::<Decoded>()) & ((SLOTS - 1) * size_of::<Decoded>())
+    offset + size_of::<Decoded>()
 }
 
 const _: () = assert!(size_of::<Decoded>() == 32, "slot_offset shifts for 32-byte slots");
@@ -100,7 +102,9 @@ const _: () = assert!(size_of::<Decoded>() == 32, "slot_offset shifts for 32-byt
 /// The arrays are raw allocations, not boxes: the functional run loop reads slots through a
 /// pointer it keeps across handler calls, while a handler's store may drop slots through the
 /// memory (which owns the cache); a `Box` would claim unique access. Nothing holds a
-/// reference into the arrays across a call that may write them.
+/// reference into the arrays across a call that may write them. Each array has a guard slot
+/// after its last one, whose key ([`empty_key`]`(0)`) no instruction reached by a sequential
+/// step from the last slot has: the loop steps onto it without wrapping the offset.
 pub(crate) struct DecodedCache {
     slots: [*mut Decoded; 2],
 }
@@ -113,7 +117,7 @@ impl Drop for DecodedCache {
     fn drop(&mut self) {
         for &p in &self.slots {
             // SAFETY: allocated by `Box::into_raw` in `new`, freed once here.
-            drop(unsafe { Box::from_raw(p as *mut [Decoded; SLOTS]) });
+            drop(unsafe { Box::from_raw(p as *mut [Decoded; SLOTS + 1]) });
         }
     }
 }
@@ -128,14 +132,15 @@ impl DecodedCache {
             class: BranchClass::None,
         };
         let array = || {
-            let mut a: Box<[Decoded; SLOTS]> = vec![empty; SLOTS].into_boxed_slice().try_into().ok().expect("SLOTS slots");
+            let mut a: Box<[Decoded; SLOTS + 1]> = vec![empty; SLOTS + 1].into_boxed_slice().try_into().ok().expect("SLOTS + 1 slots");
             a[0].key = empty_key(0);
+            a[SLOTS].key = empty_key(0);
             Box::into_raw(a) as *mut Decoded
         };
         DecodedCache { slots: [array(), array()] }
     }
 
-    /// The slots of a state (`SLOTS` of them), for the run loop: read through the pointer
+    /// The slots of a state (`SLOTS` of them and the guard), for the run loop: read through the pointer
     /// field by field (`(*p.add(s)).key`), never holding a reference across a handler call.
     #[inline(always)]
     pub fn slots(&self, thumb: bool) -> *const Decoded {
@@ -195,6 +200,18 @@ pub(crate) fn get(mem: &mut Memory, pc: u32, thumb: bool) -> Result<Decoded, Mem
         fill(mem, pc, thumb)?;
     }
     Ok(*mem.decoded.at(thumb, s))
+}
+
+/// The run loop's lookup when the slot it carried does not hold `pc` (a new instruction, or
+/// the guard slot after a sequential step off the last slot): the offset of `pc`'s slot,
+/// filled if needed. (Cold: the loop keeps the matching case on its straight path.)
+#[cold]
+#[inline(never)]
+pub(crate) fn miss(mem: &mut Memory, pc: u32, thumb: bool) -> Result<usize, MemFault> {
+    if mem.decoded.at(thumb, slot(pc, thumb)).key != pc {
+        fill(mem, pc, thumb)?;
+    }
+    Ok(slot_offset(pc, thumb))
 }
 
 /// Fetch, classify and decode the instruction at `pc` into its slot.

@@ -755,11 +755,16 @@ impl Machine {
             }
             let pc = next_pc;
             let thumb = THUMB;
-            // SAFETY (all slot reads): `s < SLOTS`, and the arrays live as long as the memory.
-            let slot = unsafe { slots.byte_add(s) };
-            if unsafe { (*slot).key } != pc && decoded::fill(bus.mem, pc, thumb).is_err() {
-                break Err(SimError::FetchFault { pc });
+            // SAFETY (all slot reads): `s` is the offset of a slot or of the guard slot after
+            // the last one, and the arrays live as long as the memory.
+            if unsafe { (*slots.byte_add(s)).key } != pc {
+                // Not decoded yet, or the sequential step ran onto the guard slot.
+                match decoded::miss(bus.mem, pc, THUMB) {
+                    Ok(offset) => s = offset,
+                    Err(_) => break Err(SimError::FetchFault { pc }),
+                }
             }
+            let slot = unsafe { slots.byte_add(s) };
             if LOG {
                 bus.log.clear();
             }
