@@ -772,36 +772,40 @@ impl Machine {
             // (The slot is read again after the handler for what only the rare paths need:
             // the values need no registers across the call. A store of the handler may have
             // dropped the slot meanwhile, which changes its key only.)
-            let cond = unsafe { (*slot).cond };
             // (taken, whether the state changed)
             let (taken, switched) = 'executed: {
-                let result = if cond == COND_ALWAYS {
+                let result = if unsafe { (*slot).cond } == COND_ALWAYS {
                     unsafe { ((*slot).handler)(cpu, &mut bus, (*slot).word) }
-                } else if cond < decoded::BRANCH {
-                    if cpu.cond_passed(cond as u32) {
-                        unsafe { ((*slot).handler)(cpu, &mut bus, (*slot).word) }
+                } else {
+                    // (Read again, volatile: the common test above then compares the byte in
+                    // memory instead of loading it into a register for this path.)
+                    let cond = unsafe { std::ptr::read_volatile(&raw const (*slot).cond) };
+                    if cond < decoded::BRANCH {
+                        if cpu.cond_passed(cond as u32) {
+                            unsafe { ((*slot).handler)(cpu, &mut bus, (*slot).word) }
+                        } else {
+                            Ok(Flow::Next)
+                        }
+                    } else if cpu.cond_passed(cond as u32 & 15) {
+                        // A direct branch, taken: what its handler does (`arm::misc::branch`,
+                        // `thumb::bcc`, `thumb::b`), without the call; it stays in the state.
+                        let word = unsafe { (*slot).word };
+                        let long = cond & decoded::BRANCH_LONG != 0;
+                        next_pc = if THUMB {
+                            let offset = if long { (((word << 21) as i32) >> 20) as u32 } else { (((word << 24) as i32) >> 23) as u32 };
+                            pc.wrapping_add(4).wrapping_add(offset)
+                        } else {
+                            if long {
+                                cpu.r[14] = pc.wrapping_add(4);
+                            }
+                            pc.wrapping_add(8).wrapping_add((((word << 8) as i32) >> 6) as u32)
+                        };
+                        cpu.r[15] = next_pc;
+                        s = decoded::slot_offset(next_pc, THUMB);
+                        break 'executed (true, false);
                     } else {
                         Ok(Flow::Next)
                     }
-                } else if cpu.cond_passed(cond as u32 & 15) {
-                    // A direct branch, taken: what its handler does (`arm::misc::branch`,
-                    // `thumb::bcc`, `thumb::b`), without the call; it stays in the state.
-                    let word = unsafe { (*slot).word };
-                    let long = cond & decoded::BRANCH_LONG != 0;
-                    next_pc = if THUMB {
-                        let offset = if long { (((word << 21) as i32) >> 20) as u32 } else { (((word << 24) as i32) >> 23) as u32 };
-                        pc.wrapping_add(4).wrapping_add(offset)
-                    } else {
-                        if long {
-                            cpu.r[14] = pc.wrapping_add(4);
-                        }
-                        pc.wrapping_add(8).wrapping_add((((word << 8) as i32) >> 6) as u32)
-                    };
-                    cpu.r[15] = next_pc;
-                    s = decoded::slot_offset(next_pc, THUMB);
-                    break 'executed (true, false);
-                } else {
-                    Ok(Flow::Next)
                 };
                 // (One match on the result's byte: `Ok(Flow::Next)` is 0.)
                 let flow = match result {
