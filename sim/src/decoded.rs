@@ -5,34 +5,62 @@
 //!
 //! # Staying exact
 //!
-//! A slot holds what memory held when it was filled. Filling marks the page as a code page
-//! in [`Memory`], which from then on reports every change to that page (stores, bulk
-//! writes, mapping, unmapping); [`DecodedCache::sync`], called before each instruction, drops
-//! every slot those changes could affect. An instruction depends on its own bytes, and a
-//! Thumb BL/BLX suffix also on the halfword before it (its branch class names the prefix).
+//! A slot holds what memory held when it was filled. The cache belongs to the [`Memory`] it
+//! was filled from: filling marks the page as a code page, and from then on every change to
+//! that page (stores, bulk writes, mapping, unmapping) drops the slots it could affect at
+//! once ([`DecodedCache::drop_range`]), so that the run loop needs no check of its own
+//! before an instruction: a dropped slot's key matches no address. An instruction depends
+//! on its own bytes, and a Thumb BL/BLX suffix also on the halfword before it (its branch
+//! class names the prefix). A new memory starts with an empty cache.
 
 use streamtrace_isa::{classify_arm, classify_thumb, is_thumb_bl_suffix};
 use streamtrace_model::BranchClass;
 
 use crate::arm::{Handler, COND_ALWAYS};
-use crate::memory::{MemFault, Memory, ALL_CHANGED};
+use crate::memory::{MemFault, Memory};
 
-/// One decoded instruction.
+/// One decoded instruction. (32 bytes: the run loop carries a slot's byte offset, which a
+/// sequential step advances with an add and a mask, and addresses the fields from it
+/// directly.)
 #[derive(Clone, Copy)]
+#[repr(align(32))]
 pub(crate) struct Decoded {
     /// The address of the instruction in this slot (the state is the array's), or
     /// [`empty_key`] of the slot.
-    key: u32,
+    pub key: u32,
     /// The instruction word (a Thumb halfword zero-extended).
     pub word: u32,
     pub handler: Handler,
     /// ARM condition field, checked before the handler runs; [`COND_ALWAYS`] for Thumb (its
-    /// conditional branches check their own) and the ARM unconditional space.
+    /// conditional branches check their own) and the ARM unconditional space. A direct
+    /// branch has [`BRANCH`] or [`BRANCH_LONG`] added to its condition (AL for the
+    /// unconditional ones): the functional run loop executes it without calling its handler.
+    /// (Conditions are checked with `cond & 15`; the handler stays right for every caller.)
     pub cond: u8,
     pub class: BranchClass,
 }
 
-const SLOTS: usize = 1 << 14;
+pub(crate) const SLOTS: usize = 1 << 14;
+
+/// Added to the condition of a direct branch without link: ARM B, Thumb Bcc (8-bit offset).
+pub(crate) const BRANCH: u8 = 0x10;
+/// Added to the condition of ARM BL and of Thumb B (11-bit offset, condition AL).
+pub(crate) const BRANCH_LONG: u8 = 0x20;
+
+/// The slot's condition byte: `cond`, marked for a direct branch (see [`Decoded::cond`]).
+fn slot_cond(word: u32, thumb: bool, cond: u8) -> u8 {
+    if thumb {
+        match (word >> 11, (word >> 8) & 15) {
+            (0b11010 | 0b11011, c @ 0..=13) => BRANCH | c as u8,
+            (0b11100, _) => BRANCH_LONG | COND_ALWAYS,
+            _ => cond,
+        }
+    } else if word >> 28 != 0xF && (word >> 25) & 7 == 0b101 {
+        cond | if word & (1 << 24) != 0 { BRANCH_LONG } else { BRANCH }
+    } else {
+        cond
+    }
+}
 
 /// The key of an empty slot `s`: an address whose instruction has another slot in either
 /// state (1 is in slot 0; 5 in slot 1 in ARM state, 2 in Thumb state), so that no lookup
@@ -48,17 +76,50 @@ fn empty_key(s: usize) -> u32 {
 
 /// Slot of an instruction: consecutive instructions of either state take consecutive slots.
 #[inline(always)]
-fn slot(pc: u32, thumb: bool) -> usize {
+pub(crate) fn slot(pc: u32, thumb: bool) -> usize {
     (pc >> (2 - thumb as u32)) as usize & (SLOTS - 1)
 }
 
+/// The byte offset of [`slot`]`(pc, thumb)` in its array.
+#[inline(always)]
+pub(crate) fn slot_offset(pc: u32, thumb: bool) -> usize {
+    ((pc as usize) << (3 + thumb as u32)) & ((SLOTS - 1) * size_of::<Decoded>())
+}
+
+/// The byte offset of the slot after the one at byte offset `offset`: past the last slot,
+/// the guard slot (see [`DecodedCache`]), where the loop finds no match and recomputes the
+/// offset from the address.
+#[inline(always)]
+pub(crate) fn next_slot_offset(offset: usize) -> usize {
+    offset + size_of::<Decoded>()
+}
+
+const _: () = assert!(size_of::<Decoded>() == 32, "slot_offset shifts for 32-byte slots");
+
 /// Direct-mapped: one slot per `slot(pc, thumb)`, in an array per state (ARM, Thumb): the
 /// key is then the address alone, compared without first combining it with the state.
+///
+/// The arrays are raw allocations, not boxes: the functional run loop reads slots through a
+/// pointer it keeps across handler calls, while a handler's store may drop slots through the
+/// memory (which owns the cache); a `Box` would claim unique access. Nothing holds a
+/// reference into the arrays across a call that may write them. Each array has a guard slot
+/// after its last one, whose key ([`empty_key`]`(0)`) no instruction reached by a sequential
+/// step from the last slot has: the loop steps onto it without wrapping the offset.
 pub(crate) struct DecodedCache {
-    /// (Fixed-size arrays: indexing by a masked slot needs no bounds check.)
-    slots: [Box<[Decoded; SLOTS]>; 2],
-    /// Scratch list of changed ranges (kept for its allocation).
-    changes: Vec<(u32, u64)>,
+    slots: [*mut Decoded; 2],
+}
+
+// The cache owns its arrays (plain data) like a `Box` would.
+unsafe impl Send for DecodedCache {}
+unsafe impl Sync for DecodedCache {}
+
+impl Drop for DecodedCache {
+    fn drop(&mut self) {
+        for &p in &self.slots {
+            // SAFETY: allocated by `Box::into_raw` in `new`, freed once here.
+            drop(unsafe { Box::from_raw(p as *mut [Decoded; SLOTS + 1]) });
+        }
+    }
 }
 
 impl DecodedCache {
@@ -71,106 +132,109 @@ impl DecodedCache {
             class: BranchClass::None,
         };
         let array = || {
-            let mut a: Box<[Decoded; SLOTS]> = vec![empty; SLOTS].into_boxed_slice().try_into().ok().expect("SLOTS slots");
+            let mut a: Box<[Decoded; SLOTS + 1]> = vec![empty; SLOTS + 1].into_boxed_slice().try_into().ok().expect("SLOTS + 1 slots");
             a[0].key = empty_key(0);
-            a
+            a[SLOTS].key = empty_key(0);
+            Box::into_raw(a) as *mut Decoded
         };
-        DecodedCache { slots: [array(), array()], changes: Vec::new() }
+        DecodedCache { slots: [array(), array()] }
     }
 
-    /// The decoded instruction at `pc` in the given state; a miss fetches and decodes it.
+    /// The slots of a state (`SLOTS` of them and the guard), for the run loop: read through the pointer
+    /// field by field (`(*p.add(s)).key`), never holding a reference across a handler call.
     #[inline(always)]
-    pub fn get(&mut self, mem: &mut Memory, pc: u32, thumb: bool) -> Result<&Decoded, MemFault> {
-        self.get_at(mem, pc, thumb, Self::locate(pc, thumb))
+    pub fn slots(&self, thumb: bool) -> *const Decoded {
+        self.slots[thumb as usize]
     }
 
-    /// The slot and key of the instruction at `pc` in the given state.
     #[inline(always)]
-    pub fn locate(pc: u32, thumb: bool) -> (usize, u32) {
-        (slot(pc, thumb), pc)
+    fn at(&self, thumb: bool, s: usize) -> &Decoded {
+        // SAFETY: `s < SLOTS` (masked by every caller), the array lives as long as `self`,
+        // and `&self` excludes writers.
+        unsafe { &*self.slots[thumb as usize].add(s & (SLOTS - 1)) }
     }
 
-    /// [`Self::locate`] of the instruction at `next_pc`, the one after (in sequence: + 4 in
-    /// ARM state, + 2 in Thumb state) the instruction in slot `s`: consecutive instructions
-    /// take consecutive slots (modulo the slot count, for any pc, wrapping at 2^32 too).
     #[inline(always)]
-    pub fn next(s: usize, next_pc: u32, _thumb: bool) -> (usize, u32) {
-        ((s + 1) & (SLOTS - 1), next_pc)
+    fn at_mut(&mut self, thumb: bool, s: usize) -> &mut Decoded {
+        // SAFETY: as in `at`, with `&mut self` excluding every other access.
+        unsafe { &mut *self.slots[thumb as usize].add(s & (SLOTS - 1)) }
     }
 
-    /// [`Self::get`] with the instruction's [`Self::locate`] known.
-    #[inline(always)]
-    pub fn get_at(&mut self, mem: &mut Memory, pc: u32, thumb: bool, (s, k): (usize, u32)) -> Result<&Decoded, MemFault> {
-        debug_assert_eq!((s, k), Self::locate(pc, thumb));
-        if self.slots[thumb as usize][s].key != k {
-            self.fill(mem, pc, thumb)?;
+    /// Drop every slot whose instruction has a byte in `[start, start + len)` (a Thumb BL
+    /// suffix also when the halfword before it does).
+    pub fn drop_range(&mut self, start: u32, len: u64) {
+        if len >= 2 * SLOTS as u64 {
+            self.clear();
+            return;
         }
-        Ok(&self.slots[thumb as usize][s])
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn fill(&mut self, mem: &mut Memory, pc: u32, thumb: bool) -> Result<(), MemFault> {
-        let word = if thumb { mem.read16(pc)? as u32 } else { mem.read32(pc)? };
-        let (handler, cond, class) = if thumb {
-            let hw = word as u16;
-            let prev = if is_thumb_bl_suffix(hw) { mem.read16(pc.wrapping_sub(2)).ok() } else { None };
-            (crate::thumb::decode(hw), COND_ALWAYS, classify_thumb(hw, prev, pc).class)
-        } else {
-            let (handler, cond) = crate::arm::decode_word(word);
-            (handler, cond, classify_arm(word, pc).class)
-        };
-        // The pages of every byte the slot depends on (an unaligned instruction may straddle two).
-        let size = if thumb { 2 } else { 4 };
-        mem.mark_code_page(pc);
-        mem.mark_code_page(pc.wrapping_add(size - 1));
-        if thumb && is_thumb_bl_suffix(word as u16) {
-            mem.mark_code_page(pc.wrapping_sub(2));
-        }
-        self.slots[thumb as usize][slot(pc, thumb)] = Decoded { key: pc, word, handler, cond, class };
-        Ok(())
-    }
-
-    /// Drop every slot that the changes `mem` reports could affect.
-    #[inline(always)]
-    pub fn sync(&mut self, mem: &mut Memory) {
-        if mem.code_changed() {
-            self.apply_changes(mem);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn apply_changes(&mut self, mem: &mut Memory) {
-        let mut changes = std::mem::take(&mut self.changes);
-        mem.take_code_changes(&mut changes);
-        for &(start, len) in &changes {
-            if (start, len) == ALL_CHANGED || len >= 2 * SLOTS as u64 {
-                for array in self.slots.iter_mut() {
-                    for (s, d) in array.iter_mut().enumerate() {
-                        d.key = empty_key(s);
-                    }
+        // Every instruction with a byte in [start, end): ARM ones at start - 3 ..= end - 1,
+        // Thumb ones at start - 1 ..= end + 1 (a BL suffix depends on the two bytes before it).
+        let end = start as u64 + len;
+        for at in start as u64 + (1 << 32) - 3..=end + (1 << 32) + 1 {
+            let pc = at as u32;
+            for thumb in [false, true] {
+                let s = slot(pc, thumb);
+                let d = self.at_mut(thumb, s);
+                if d.key == pc {
+                    d.key = empty_key(s);
                 }
-                continue;
-            }
-            // Every instruction with a byte in [start, end): ARM ones at start - 3 ..= end - 1,
-            // Thumb ones at start - 1 ..= end + 1 (a BL suffix depends on the two bytes before it).
-            let end = start as u64 + len;
-            for at in start as u64 + (1 << 32) - 3..=end + (1 << 32) + 1 {
-                let pc = at as u32;
-                drop_slot(&mut self.slots[0][..], pc, false);
-                drop_slot(&mut self.slots[1][..], pc, true);
             }
         }
-        changes.clear();
-        self.changes = changes;
     }
 
+    /// Drop every slot.
+    pub fn clear(&mut self) {
+        for thumb in [false, true] {
+            for s in 0..SLOTS {
+                self.at_mut(thumb, s).key = empty_key(s);
+            }
+        }
+    }
 }
 
-fn drop_slot(slots: &mut [Decoded], pc: u32, thumb: bool) {
+/// The decoded instruction at `pc` in the given state; a miss fetches and decodes it.
+#[inline(always)]
+pub(crate) fn get(mem: &mut Memory, pc: u32, thumb: bool) -> Result<Decoded, MemFault> {
     let s = slot(pc, thumb);
-    if slots[s].key == pc {
-        slots[s].key = empty_key(s);
+    if mem.decoded.at(thumb, s).key != pc {
+        fill(mem, pc, thumb)?;
     }
+    Ok(*mem.decoded.at(thumb, s))
+}
+
+/// The run loop's lookup when the slot it carried does not hold `pc` (a new instruction, or
+/// the guard slot after a sequential step off the last slot): the offset of `pc`'s slot,
+/// filled if needed. (Cold: the loop keeps the matching case on its straight path.)
+#[cold]
+#[inline(never)]
+pub(crate) fn miss(mem: &mut Memory, pc: u32, thumb: bool) -> Result<usize, MemFault> {
+    if mem.decoded.at(thumb, slot(pc, thumb)).key != pc {
+        fill(mem, pc, thumb)?;
+    }
+    Ok(slot_offset(pc, thumb))
+}
+
+/// Fetch, classify and decode the instruction at `pc` into its slot.
+#[cold]
+#[inline(never)]
+pub(crate) fn fill(mem: &mut Memory, pc: u32, thumb: bool) -> Result<(), MemFault> {
+    let word = if thumb { mem.read16(pc)? as u32 } else { mem.read32(pc)? };
+    let (handler, cond, class) = if thumb {
+        let hw = word as u16;
+        let prev = if is_thumb_bl_suffix(hw) { mem.read16(pc.wrapping_sub(2)).ok() } else { None };
+        (crate::thumb::decode(hw), COND_ALWAYS, classify_thumb(hw, prev, pc).class)
+    } else {
+        let (handler, cond) = crate::arm::decode_word(word);
+        (handler, cond, classify_arm(word, pc).class)
+    };
+    // The pages of every byte the slot depends on (an unaligned instruction may straddle two).
+    let size = if thumb { 2 } else { 4 };
+    mem.mark_code_page(pc);
+    mem.mark_code_page(pc.wrapping_add(size - 1));
+    if thumb && is_thumb_bl_suffix(word as u16) {
+        mem.mark_code_page(pc.wrapping_sub(2));
+    }
+    let cond = slot_cond(word, thumb, cond);
+    *mem.decoded.at_mut(thumb, slot(pc, thumb)) = Decoded { key: pc, word, handler, cond, class };
+    Ok(())
 }

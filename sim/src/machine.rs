@@ -12,7 +12,7 @@ use streamtrace_model::{BranchClass, RetireEvent};
 
 use crate::arm::COND_ALWAYS;
 use crate::cpu::{Cpu, ExceptionKind};
-use crate::decoded::DecodedCache;
+use crate::decoded;
 use crate::linux::LinuxProcess;
 use crate::memory::{MemFault, Memory};
 use crate::semihost::{Semihost, SemihostOutcome};
@@ -353,8 +353,8 @@ pub enum StepOutcome {
 
 pub struct Machine {
     pub cpu: Cpu,
-    /// The memory (replacing it with a new [`Memory`] is fine: a new memory tells the
-    /// decoded-instruction cache to start afresh).
+    /// The memory (replacing it with a new [`Memory`] is fine: the decoded-instruction cache
+    /// is the memory's, and a new memory starts with an empty one).
     pub mem: Memory,
     pub semihost: Semihost,
     pub policy: ExceptionPolicy,
@@ -369,8 +369,6 @@ pub struct Machine {
     /// Honoured by [`Machine::step_with_io`] only.
     pub log_prior: bool,
     prior: Vec<(u32, u8)>,
-    /// Every instruction decoded once (kept exact through `mem`'s code-change reports).
-    decoded: DecodedCache,
     exit: Option<i32>,
     /// The optional timing model (boxed: the functional path only tests the option).
     timing: Option<Box<TimingModel>>,
@@ -398,7 +396,6 @@ impl Machine {
             semihosting: true,
             log_prior: false,
             prior: Vec::new(),
-            decoded: DecodedCache::new(),
             exit: None,
             timing: None,
             linux: None,
@@ -542,8 +539,7 @@ impl Machine {
         let pc = self.cpu.r[15];
         let thumb = self.cpu.thumb;
         let iw = pc | thumb as u32;
-        self.decoded.sync(&mut self.mem);
-        let decoded = *self.decoded.get(&mut self.mem, pc, thumb).map_err(|_| SimError::FetchFault { pc })?;
+        let decoded = decoded::get(&mut self.mem, pc, thumb).map_err(|_| SimError::FetchFault { pc })?;
         let (word, class) = (decoded.word, decoded.class);
         // Timing needs operand values from before execution (multiplier Rs, condition).
         let captured = if TIMED { self.timing.as_deref_mut().map(|t| t.before(&self.cpu, iw, word)) } else { None };
@@ -719,7 +715,9 @@ impl Machine {
     /// the next PC or a jump (`Some`: executed, not yet retired; [`Machine::finish_special`]
     /// completes it). The loop counts the instructions left down in a register and builds
     /// the bus once; with the state a constant, the decoded-cache slot and the sequential step
-    /// are plain shifts and additions. (Only jumps change the state: `Flow::Next` never does.) Not
+    /// are plain shifts and additions. (Only jumps change the state: `Flow::Next` never does.)
+    /// Direct branches (ARM B/BL, Thumb Bcc/B: marked in their slot's condition byte) run in
+    /// the loop without a handler call. Not
     /// inlined: the loop gets a register allocation of its own. `LOG` is whether accesses are
     /// logged: without, the log is emptied once (nothing is added to it) rather than before
     /// every instruction.
@@ -737,67 +735,117 @@ impl Machine {
         // Instructions left before the limit, counted down (`self.retired` is updated on exit).
         let mut left = max_insns - self.retired;
         let cpu = &mut self.cpu;
-        let decoded = &mut self.decoded;
         let mut bus = Bus::new(&mut self.mem, &mut self.accesses, self.log_accesses);
         bus.log.clear();
-        // `cpu.r[15]` and its decoded-cache slot and key, carried from one instruction to the
-        // next (a sequential step finds the next slot without recomputing it).
+        // The decoded-cache slots of the state, read through a pointer field by field: a
+        // handler's store to a code page drops slots through `bus.mem` (which owns the cache),
+        // so no reference into them is held across a call. (With the drops done by the stores
+        // themselves, the loop checks no code-change report before an instruction.)
+        let slots = bus.mem.decoded.slots(THUMB);
+        // `cpu.r[15]` and its decoded-cache slot, carried from one instruction to the next (a
+        // sequential step finds the next slot without recomputing it).
         let mut next_pc = cpu.r[15];
-        let mut at = DecodedCache::locate(next_pc, THUMB);
+        let mut s = decoded::slot_offset(next_pc, THUMB);
         // A handler records a fault only with the data abort it returns, which ends the loop:
         // the bus comes back to the top of the loop without one.
         bus.fault = None;
-        let result = loop {
+        let result = 'run: loop {
             if left == 0 {
                 break Ok(None);
             }
-            decoded.sync(bus.mem);
             let pc = next_pc;
             let thumb = THUMB;
-            let Ok(d) = decoded.get_at(bus.mem, pc, thumb, at) else { break Err(SimError::FetchFault { pc }) };
+            // SAFETY (all slot reads): `s` is the offset of a slot or of the guard slot after
+            // the last one, and the arrays live as long as the memory.
+            if unsafe { (*slots.byte_add(s)).key } != pc {
+                // Not decoded yet, or the sequential step ran onto the guard slot.
+                match decoded::miss(bus.mem, pc, THUMB) {
+                    Ok(offset) => s = offset,
+                    Err(_) => break Err(SimError::FetchFault { pc }),
+                }
+            }
+            let slot = unsafe { slots.byte_add(s) };
             if LOG {
                 bus.log.clear();
             }
             debug_assert!(bus.fault.is_none());
             // (The slot is read again after the handler for what only the rare paths need:
-            // nothing changes it meanwhile, and the values need no registers across the call.)
-            let flow = if d.cond == COND_ALWAYS || cpu.cond_passed(d.cond as u32) {
-                match (d.handler)(cpu, &mut bus, d.word) {
+            // the values need no registers across the call. A store of the handler may have
+            // dropped the slot meanwhile, which changes its key only.)
+            // (taken, whether the state changed)
+            let (taken, switched) = 'executed: {
+                let result = if unsafe { (*slot).cond } == COND_ALWAYS {
+                    unsafe { ((*slot).handler)(cpu, &mut bus, (*slot).word) }
+                } else {
+                    // (Read again, volatile: the common test above then compares the byte in
+                    // memory instead of loading it into a register for this path.)
+                    let cond = unsafe { std::ptr::read_volatile(&raw const (*slot).cond) };
+                    if cond < decoded::BRANCH {
+                        if cpu.cond_passed(cond as u32) {
+                            unsafe { ((*slot).handler)(cpu, &mut bus, (*slot).word) }
+                        } else {
+                            Ok(Flow::Next)
+                        }
+                    } else if cpu.cond_passed(cond as u32 & 15) {
+                        // A direct branch, taken: what its handler does (`arm::misc::branch`,
+                        // `thumb::bcc`, `thumb::b`), without the call; it stays in the state.
+                        let word = unsafe { (*slot).word };
+                        let long = cond & decoded::BRANCH_LONG != 0;
+                        next_pc = if THUMB {
+                            let offset = if long { (((word << 21) as i32) >> 20) as u32 } else { (((word << 24) as i32) >> 23) as u32 };
+                            pc.wrapping_add(4).wrapping_add(offset)
+                        } else {
+                            if long {
+                                cpu.r[14] = pc.wrapping_add(4);
+                            }
+                            pc.wrapping_add(8).wrapping_add((((word << 8) as i32) >> 6) as u32)
+                        };
+                        cpu.r[15] = next_pc;
+                        s = decoded::slot_offset(next_pc, THUMB);
+                        break 'executed (true, false);
+                    } else {
+                        Ok(Flow::Next)
+                    }
+                };
+                // (One match on the result's byte: `Ok(Flow::Next)` is 0.)
+                let flow = match result {
+                    Ok(Flow::Next) => Flow::Next,
                     Ok(flow) => flow,
-                    Err(e) => break Err(e.at(pc, d.word)),
+                    Err(e) => break 'run Err(e.at(pc, unsafe { (*slot).word })),
+                };
+                match flow {
+                    Flow::Next => {
+                        debug_assert_eq!(cpu.thumb, THUMB, "Flow::Next changed the state");
+                        next_pc = pc.wrapping_add(if thumb { 2 } else { 4 });
+                        cpu.r[15] = next_pc;
+                        s = decoded::next_slot_offset(s);
+                        (false, false)
+                    }
+                    Flow::Jump if unsafe { (*slot).class } != BranchClass::None => {
+                        next_pc = cpu.r[15];
+                        s = decoded::slot_offset(next_pc, THUMB);
+                        (true, cpu.thumb != THUMB)
+                    }
+                    Flow::Jump => break 'run Err(pc_write_error(pc, unsafe { (*slot).word })),
+                    _ => {
+                        let (word, class) = unsafe { ((*slot).word, (*slot).class) };
+                        break 'run Ok(Some(Special { flow, pc, word, thumb, class, fault: bus.fault }));
+                    }
                 }
-            } else {
-                Flow::Next
-            };
-            let taken = match flow {
-                Flow::Next => {
-                    debug_assert_eq!(cpu.thumb, THUMB, "Flow::Next changed the state");
-                    next_pc = pc.wrapping_add(if thumb { 2 } else { 4 });
-                    cpu.r[15] = next_pc;
-                    at = DecodedCache::next(at.0, next_pc, THUMB);
-                    false
-                }
-                Flow::Jump if d.class != BranchClass::None => {
-                    next_pc = cpu.r[15];
-                    at = DecodedCache::locate(next_pc, THUMB);
-                    true
-                }
-                Flow::Jump => break Err(pc_write_error(pc, d.word)),
-                _ => break Ok(Some(Special { flow, pc, word: d.word, thumb, class: d.class, fault: bus.fault })),
             };
             left -= 1;
             let ev = RetireEvent {
                 pc,
-                insn: d.word,
+                insn: unsafe { (*slot).word },
                 thumb,
-                class: d.class,
+                class: unsafe { (*slot).class },
                 taken,
-                next_pc: next_pc | cpu.thumb as u32,
+                next_pc: next_pc | (THUMB != switched) as u32,
                 exception: false,
                 cycle: 0,
             };
             hook.retire(&ev, bus.log);
-            if taken && cpu.thumb != THUMB {
+            if switched {
                 break Ok(None);
             }
         };

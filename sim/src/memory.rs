@@ -4,12 +4,14 @@
 //! heap, stack); reads of an allowed page that was never written return zeros. Accesses
 //! outside every region are faults, reported with the address.
 //!
-//! The machine decodes each instruction once (`crate::decoded`) and marks the pages it
-//! decoded from as code pages; every change to what a code page reads (stores, bulk writes,
-//! mapping and unmapping) is reported back, so that stale decodings are dropped before the
-//! next instruction runs (self-modifying code, loaders, DMA).
+//! The machine decodes each instruction once (`crate::decoded`, a cache the memory owns) and
+//! marks the pages it decoded from as code pages; every change to what a code page reads
+//! (stores, bulk writes, mapping and unmapping) drops the stale decodings as it happens
+//! (self-modifying code, loaders, DMA).
 
 use streamtrace_isa::ProgramImage;
+
+use crate::decoded::DecodedCache;
 
 pub const PAGE_BITS: u32 = 12;
 pub const PAGE_SIZE: usize = 1 << PAGE_BITS;
@@ -45,14 +47,10 @@ pub struct Memory {
     allowed: Box<PageBits>,
     /// One bit per page the machine holds decoded instructions from.
     code_pages: Box<PageBits>,
-    /// Byte ranges (start, length) of code pages that changed since the machine last took
-    /// them ([`Memory::take_code_changes`]). A new memory reports all of it as changed, so
-    /// a machine given a fresh memory forgets what it decoded from the old one.
-    code_changes: Vec<(u32, u64)>,
+    /// The instructions decoded from this memory (empty in a new memory, so a machine given
+    /// a fresh memory forgets what it decoded from the old one).
+    pub(crate) decoded: DecodedCache,
 }
-
-/// The whole address space, as a changed range.
-pub(crate) const ALL_CHANGED: (u32, u64) = (0, 1 << 32);
 
 impl Default for Memory {
     fn default() -> Self {
@@ -69,7 +67,7 @@ impl Memory {
             pages: pages.into_boxed_slice().try_into().expect("PAGES pages"),
             allowed: bits(),
             code_pages: bits(),
-            code_changes: vec![ALL_CHANGED],
+            decoded: DecodedCache::new(),
         }
     }
 
@@ -103,29 +101,17 @@ impl Memory {
         self.code_pages[page / 64] >> (page % 64) & 1 == 1
     }
 
-    /// Has a code page changed since [`Memory::take_code_changes`]? (Checked before every
-    /// instruction: one load.)
-    #[inline(always)]
-    pub(crate) fn code_changed(&self) -> bool {
-        !self.code_changes.is_empty()
-    }
-
-    /// The code ranges that changed, in the order they did; the list is empty afterwards.
-    pub(crate) fn take_code_changes(&mut self, into: &mut Vec<(u32, u64)>) {
-        into.append(&mut self.code_changes);
-    }
-
-    /// A store of `len` bytes at `addr` (within one page).
+    /// A store of `len` bytes at `addr` (within one page): drop what it overwrites.
     #[inline(always)]
     fn note_store(&mut self, addr: u32, len: u32) {
         if self.is_code_page((addr >> PAGE_BITS) as usize) {
-            self.code_changes.push((addr, len as u64));
+            self.decoded.drop_range(addr, len as u64);
         }
     }
 
     fn note_page_change(&mut self, page: usize) {
         if self.is_code_page(page) {
-            self.code_changes.push(((page as u32) << PAGE_BITS, PAGE_SIZE as u64));
+            self.decoded.drop_range((page as u32) << PAGE_BITS, PAGE_SIZE as u64);
         }
     }
 
@@ -318,8 +304,8 @@ impl Memory {
             self.page_mut(a)?[a as usize & (PAGE_SIZE - 1)] = b;
         }
         if code {
-            // One report for the whole range (a loader or DMA burst may write many pages).
-            self.code_changes.push((addr, data.len() as u64));
+            // One drop for the whole range (a loader or DMA burst may write many pages).
+            self.decoded.drop_range(addr, data.len() as u64);
         }
         Ok(())
     }

@@ -631,36 +631,56 @@ fn pop(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable>
     let list = hw & 0xFF;
     let with_pc = hw & 0x100 != 0;
     let n = list.count_ones() + with_pc as u32;
+    let base = cpu.r[13];
+    if n != 0 && base & 3 == 0 {
+        if let Some(span) = bus.fast_read_span(base, 4 * n as usize) {
+            // One page, nothing logged: no load can fault, so the registers are written as
+            // the words are read (pc's word is the last one).
+            let word = |k: usize| u32::from_le_bytes([span[k], span[k + 1], span[k + 2], span[k + 3]]);
+            let target = if with_pc {
+                match interwork_target(word(4 * (n as usize - 1))) {
+                    Some(t) => Some(t),
+                    None => return Err(Unpredictable::new("POP {pc} of an ARM-state address with bit 1 set")),
+                }
+            } else {
+                None
+            };
+            for (w, i) in span.chunks_exact(4).zip(list_registers(list)) {
+                cpu.r[i & 7] = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+            }
+            cpu.r[13] = base.wrapping_add(4 * n);
+            return Ok(match target {
+                Some((pc, thumb)) => {
+                    cpu.r[15] = pc;
+                    cpu.thumb = thumb;
+                    Flow::Jump
+                }
+                None => Flow::Next,
+            });
+        }
+    }
+    pop_general(cpu, bus, hw)
+}
+
+/// [`pop`] access by access (a fault commits no register).
+#[inline(never)]
+fn pop_general(cpu: &mut Cpu, bus: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
+    let list = hw & 0xFF;
+    let with_pc = hw & 0x100 != 0;
+    let n = list.count_ones() + with_pc as u32;
     if n == 0 {
         return Err(Unpredictable::new("POP with an empty register list"));
     }
     let mut vals = [0u32; 8];
-    let base = cpu.r[13];
     // The word loaded into pc (read when `with_pc`).
     let mut pc_word = 0;
-    let span = if base & 3 == 0 { bus.fast_read_span(base, 4 * n as usize) } else { None };
-    if let Some(span) = span {
-        // One page, nothing logged: the same words without a check per word (pc's last).
-        let mut bits = list;
-        for w in span.chunks_exact(4) {
-            let v = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
-            if bits == 0 {
-                pc_word = v;
-                break;
-            }
-            let i = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            vals[i & 7] = v;
-        }
-    } else {
-        let mut addr = base;
-        for i in list_registers(list) {
-            vals[i] = mem!(bus.read32(addr & !3));
-            addr = addr.wrapping_add(4);
-        }
-        if with_pc {
-            pc_word = mem!(bus.read32(addr & !3));
-        }
+    let mut addr = cpu.r[13];
+    for i in list_registers(list) {
+        vals[i] = mem!(bus.read32(addr & !3));
+        addr = addr.wrapping_add(4);
+    }
+    if with_pc {
+        pc_word = mem!(bus.read32(addr & !3));
     }
     let target = if with_pc {
         match interwork_target(pc_word) {

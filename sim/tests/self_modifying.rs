@@ -203,3 +203,36 @@ fn a_store_in_system_mode_replaces_an_instruction_that_ran() {
     assert_eq!(r0, [1, 1, 1, 3]);
     assert_eq!(m.prior_bytes(), [] as [(u32, u8); 0], "the last instruction stored nothing");
 }
+
+/// Straight-line code across the decoded cache's last slot (ARM 0xFFFC, Thumb 0x7FFE: the
+/// next instruction has slot 0), run twice: the second time every slot is filled and the
+/// functional loop steps past the last slot onto the guard slot and must find slot 0.
+#[test]
+fn straight_line_code_across_the_last_decoded_slot() {
+    for thumb in [false, true] {
+        let mut mem = Memory::new();
+        mem.map_region(0, 0x2_0000);
+        // mov(s) r0, #1; then add(s) r0, r0, #1 three times; every one retires in sequence.
+        let start = if thumb { 0x7FFC } else { 0xFFF8 };
+        let size = if thumb { 2 } else { 4 };
+        for i in 0..4u32 {
+            let addr = start + i * size;
+            if thumb {
+                mem.write16(addr, if i == 0 { 0x2001 } else { 0x3001 }).unwrap();
+            } else {
+                mem.write32(addr, if i == 0 { MOV_R0_1 } else { 0xE280_0001 }).unwrap();
+            }
+        }
+        let mut m = Machine::new(mem, Semihost::default());
+        for round in 0..2 {
+            m.cpu.r[15] = start;
+            m.cpu.thumb = thumb;
+            m.retired = 0;
+            let mut pcs = Vec::new();
+            let err = m.run(4, &mut |e: &RetireEvent, _: &[MemAccess]| pcs.push(e.pc)).unwrap_err();
+            assert_eq!(err, SimError::InstructionLimit { limit: 4, pc: start + 4 * size }, "thumb {thumb}, round {round}");
+            assert_eq!(pcs, (0..4).map(|i| start + i * size).collect::<Vec<_>>(), "thumb {thumb}, round {round}");
+            assert_eq!(m.cpu.r[0], 4, "thumb {thumb}, round {round}");
+        }
+    }
+}

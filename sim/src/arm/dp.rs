@@ -16,6 +16,10 @@ pub(super) const F_REG: u32 = 3;
 /// operand reads pc and Rd is not pc. Picked by [`super::decode_word`] too.
 pub(super) const F_PLAIN: u32 = 4;
 
+/// Added to [`F_IMM`] | [`F_PLAIN`]: the rotation (bits[11:8]) is 0, so the operand is
+/// bits[7:0] and the shifter carry is C. Picked by [`super::decode_word`].
+pub(super) const F_IMM8: u32 = 8;
+
 /// Added to [`F_SHIFT_IMM`] | [`F_PLAIN`]: `(type + 1) << F_TYPE_SHIFT` for a known shift type
 /// (bits[6:5]) and a nonzero amount (no `#32` / RRX cases). Picked by [`super::decode_word`].
 pub(super) const F_TYPE_SHIFT: u32 = 3;
@@ -73,7 +77,7 @@ pub(super) fn dp<const OP: u32, const S: bool, const F: u32>(
     let rn_idx = field(word, 16);
     let (op2, shifter_carry, rn) = match F & 3 {
         F_IMM => {
-            let (v, c) = rotated_imm(word, cpu.c);
+            let (v, c) = if F & F_IMM8 != 0 { (word & 0xFF, cpu.c) } else { rotated_imm(word, cpu.c) };
             (v, c, operand::<F>(cpu, rn_idx))
         }
         F_REG => (operand::<F>(cpu, field(word, 0)), cpu.c, operand::<F>(cpu, rn_idx)),
@@ -189,6 +193,7 @@ pub(super) const fn select_dp(opcode: u32, s: bool, form: u32) -> Handler {
         (false, F_REG) => select_op::<false, F_REG>(opcode),
         (false, F_SHIFT_REG) => select_op::<false, F_SHIFT_REG>(opcode),
         (false, 4) => select_op::<false, 4>(opcode),
+        (false, 12) => select_op::<false, 12>(opcode),
         (false, 5) => select_op::<false, 5>(opcode),
         (false, 13) => select_op::<false, 13>(opcode),
         (false, 21) => select_op::<false, 21>(opcode),
@@ -200,6 +205,7 @@ pub(super) const fn select_dp(opcode: u32, s: bool, form: u32) -> Handler {
         (true, F_REG) => select_op::<true, F_REG>(opcode),
         (true, F_SHIFT_REG) => select_op::<true, F_SHIFT_REG>(opcode),
         (true, 4) => select_op::<true, 4>(opcode),
+        (true, 12) => select_op::<true, 12>(opcode),
         (true, 5) => select_op::<true, 5>(opcode),
         (true, 13) => select_op::<true, 13>(opcode),
         (true, 21) => select_op::<true, 21>(opcode),

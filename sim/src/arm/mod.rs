@@ -168,9 +168,11 @@ fn specialised(word: u32) -> Option<Handler> {
         };
         return Some(dp::select_dp(opcode, s, form | plain | typed));
     }
-    // Data processing with an immediate operand (not MSR / undefined) and no pc in Rn, Rd.
+    // Data processing with an immediate operand (not MSR / undefined) and no pc in Rn, Rd;
+    // an unrotated one (bits[11:8] = 0) is F_IMM8 too.
     if hi >> 5 == 1 && hi & 0x19 != 0x10 && not_pc(16) && not_pc(12) {
-        return Some(dp::select_dp(opcode, s, dp::F_IMM | dp::F_PLAIN));
+        let imm8 = if (word >> 8) & 0xF == 0 { dp::F_IMM8 } else { 0 };
+        return Some(dp::select_dp(opcode, s, dp::F_IMM | dp::F_PLAIN | imm8));
     }
     // LDR/STR/LDRB/STRB with Rd != pc: immediate offset, or (bit 4 = 0) a register offset
     // with Rm != pc; P = 1, W = 0, or with writeback (P = 1, W = 1 or P = 0, W = 0; not the

@@ -85,12 +85,12 @@ pub(super) const WB_POST: u32 = 2;
 /// checks those words cannot fail (picked by `super::decode_word`). The common case (nothing
 /// logged, one allocated page) is done here without a call; the others go on to
 /// [`single_offset_full`] as a tail call, so that the handler saves no registers.
-pub(super) fn single_offset<const L: bool, const B: bool, const REG: bool, const WB: u32>(
+pub(super) fn single_offset<const L: bool, const B: bool, const REG: bool, const WB: u32, const UP: bool>(
     cpu: &mut Cpu,
     bus: &mut Bus<'_>,
     word: u32,
 ) -> Result<Flow, Unpredictable> {
-    let (rn, rd, offset_addr, addr) = single_offset_addresses::<REG, WB>(cpu, word);
+    let (rn, rd, offset_addr, addr) = single_offset_addresses::<REG, WB, UP>(cpu, word);
     let done = if L {
         let v = if B {
             bus.peek::<1>(addr).map(|b| b[0] as u32)
@@ -113,7 +113,7 @@ pub(super) fn single_offset<const L: bool, const B: bool, const REG: bool, const
         }
     };
     if !done {
-        return single_offset_full::<L, B, REG, WB>(cpu, bus, word);
+        return single_offset_full::<L, B, REG, WB, UP>(cpu, bus, word);
     }
     if WB != WB_NONE {
         cpu.r[rn & 15] = offset_addr;
@@ -121,9 +121,10 @@ pub(super) fn single_offset<const L: bool, const B: bool, const REG: bool, const
     Ok(Flow::Next)
 }
 
-/// (Rn, Rd, offset address, access address) of a [`single_offset`] word.
+/// (Rn, Rd, offset address, access address) of a [`single_offset`] word; `UP` is its U bit.
 #[inline(always)]
-fn single_offset_addresses<const REG: bool, const WB: u32>(cpu: &Cpu, word: u32) -> (usize, usize, u32, u32) {
+fn single_offset_addresses<const REG: bool, const WB: u32, const UP: bool>(cpu: &Cpu, word: u32) -> (usize, usize, u32, u32) {
+    debug_assert_eq!(word & U != 0, UP);
     let (rn, rd) = (field(word, 16), field(word, 12) & 15);
     let base = if WB == WB_NONE { read_reg(cpu, rn) } else { cpu.r[rn & 15] };
     let offset = if REG {
@@ -131,19 +132,19 @@ fn single_offset_addresses<const REG: bool, const WB: u32>(cpu: &Cpu, word: u32)
     } else {
         word & 0xFFF
     };
-    let offset_addr = if word & U != 0 { base.wrapping_add(offset) } else { base.wrapping_sub(offset) };
+    let offset_addr = if UP { base.wrapping_add(offset) } else { base.wrapping_sub(offset) };
     let addr = if WB == WB_POST { base } else { offset_addr };
     (rn, rd, offset_addr, addr)
 }
 
 /// [`single_offset`] through the bus accessors (logging, faults, devices, code-page reports).
 #[inline(never)]
-fn single_offset_full<const L: bool, const B: bool, const REG: bool, const WB: u32>(
+fn single_offset_full<const L: bool, const B: bool, const REG: bool, const WB: u32, const UP: bool>(
     cpu: &mut Cpu,
     bus: &mut Bus<'_>,
     word: u32,
 ) -> Result<Flow, Unpredictable> {
-    let (rn, rd, offset_addr, addr) = single_offset_addresses::<REG, WB>(cpu, word);
+    let (rn, rd, offset_addr, addr) = single_offset_addresses::<REG, WB, UP>(cpu, word);
     if L {
         let v = if B { mem_try!(bus.read8(addr)) as u32 } else { mem_try!(load_word_rotated(bus, addr)) };
         cpu.r[rd] = v;
@@ -161,26 +162,31 @@ fn single_offset_full<const L: bool, const B: bool, const REG: bool, const WB: u
     Ok(Flow::Next)
 }
 
-const fn select_single_offset_wb<const L: bool, const B: bool, const REG: bool>(wb: u32) -> Handler {
-    match wb {
-        WB_NONE => single_offset::<L, B, REG, WB_NONE>,
-        WB_PRE => single_offset::<L, B, REG, WB_PRE>,
-        _ => single_offset::<L, B, REG, WB_POST>,
+const fn select_single_offset_wb<const L: bool, const B: bool, const REG: bool>(wb: u32, up: bool) -> Handler {
+    match (wb, up) {
+        (WB_NONE, false) => single_offset::<L, B, REG, WB_NONE, false>,
+        (WB_PRE, false) => single_offset::<L, B, REG, WB_PRE, false>,
+        (_, false) => single_offset::<L, B, REG, WB_POST, false>,
+        (WB_NONE, true) => single_offset::<L, B, REG, WB_NONE, true>,
+        (WB_PRE, true) => single_offset::<L, B, REG, WB_PRE, true>,
+        (_, true) => single_offset::<L, B, REG, WB_POST, true>,
     }
 }
 
 /// The [`single_offset`] handler for bits[27:20] = `hi` (`reg`: register offset) and
-/// writeback mode `wb`.
+/// writeback mode `wb` (the U bit, `hi` bit 3, is a parameter of the handler too: the
+/// offset's sign is not tested at run time).
 pub(super) const fn select_single_offset(hi: u32, reg: bool, wb: u32) -> Handler {
+    let up = hi & 8 != 0;
     match (hi & 1 != 0, hi & 4 != 0, reg) {
-        (false, false, false) => select_single_offset_wb::<false, false, false>(wb),
-        (false, true, false) => select_single_offset_wb::<false, true, false>(wb),
-        (true, false, false) => select_single_offset_wb::<true, false, false>(wb),
-        (true, true, false) => select_single_offset_wb::<true, true, false>(wb),
-        (false, false, true) => select_single_offset_wb::<false, false, true>(wb),
-        (false, true, true) => select_single_offset_wb::<false, true, true>(wb),
-        (true, false, true) => select_single_offset_wb::<true, false, true>(wb),
-        (true, true, true) => select_single_offset_wb::<true, true, true>(wb),
+        (false, false, false) => select_single_offset_wb::<false, false, false>(wb, up),
+        (false, true, false) => select_single_offset_wb::<false, true, false>(wb, up),
+        (true, false, false) => select_single_offset_wb::<true, false, false>(wb, up),
+        (true, true, false) => select_single_offset_wb::<true, true, false>(wb, up),
+        (false, false, true) => select_single_offset_wb::<false, false, true>(wb, up),
+        (false, true, true) => select_single_offset_wb::<false, true, true>(wb, up),
+        (true, false, true) => select_single_offset_wb::<true, false, true>(wb, up),
+        (true, true, true) => select_single_offset_wb::<true, true, true>(wb, up),
     }
 }
 
