@@ -89,6 +89,7 @@ struct PftReport {
     itp: u32,
     itt: u32,
     ttag: u32,
+    tw: u32,
     rtc: u32,
     u: u32,
     rate: u32,
@@ -108,6 +109,7 @@ fn pft_report(cfg: &Config) -> Option<PftReport> {
             itp: p.itp,
             itt: p.itt,
             ttag: p.ttag,
+            tw: p.tw,
             rtc: p.rtc,
             u: p.u,
             rate: p.rate,
@@ -291,10 +293,18 @@ pub fn run(args: &ConfigArgs) -> Result<()> {
             p.bim, p.hlen.len(), p.tsize, p.tag, p.hlen
         ));
         row("targets", format!(
-            "RAS {} deep, ITP {} base entries + {} tagged entries ({}-bit tags, 8-bit path), recent-target cache {}",
-            p.ras, p.itp, p.itt, p.ttag, p.rtc
+            "RAS {} deep, ITP {} base entries + {} tagged entries ({}-bit tags, 8-bit path; targets as {}), recent-target cache {}",
+            p.ras, p.itp, p.itt, p.ttag,
+            if p.tw >= 32 { "32 bits".to_string() } else { format!("{} low bits + top-region flag", p.tw) },
+            p.rtc
         ));
-        row("coder", format!("{} contexts of 12 bits, adaptation shift {}, address register u = {}", p.contexts, p.rate, p.u));
+        row("coder", format!(
+            "{} contexts of {} bits, adaptation shift {}, address register u = {}",
+            p.contexts,
+            streamtrace_model::pft::coder::PROB_BITS,
+            p.rate,
+            p.u
+        ));
         let st = &p.storage;
         row("pft storage", format!(
             "{} (direction {}, RAS {}, ITP {}, RTC {}, coder {}, control {})",

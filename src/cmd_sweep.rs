@@ -119,7 +119,7 @@ pub const PFT_SIZES: [&str; 5] = [
 ];
 
 /// The default pft with one mechanism changed or removed at a time.
-pub const PFT_ABLATION: [&str; 12] = [
+pub const PFT_ABLATION: [&str; 13] = [
     "pft,hlen=none",
     "pft,hlen=8",
     "pft,hlen=4-20",
@@ -130,7 +130,8 @@ pub const PFT_ABLATION: [&str; 12] = [
     "pft,rtc=0",
     "pft,ras=0,itp=0,itt=0,rtc=0",
     "pft,bim=2,hlen=none,ras=0,itp=0,itt=0,rtc=0",
-    "pft,rate=3",
+    "pft,tw=32",
+    "pft,rate=5",
     "pft,rate=7",
 ];
 

@@ -241,7 +241,8 @@ fn pft_memory_bits_equal_the_models_table_bits() {
     let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let storage = &c["pft"]["storage"];
     let tables = storage["direction"].as_u64().unwrap() - 16 + storage["itp"].as_u64().unwrap() - 8;
-    assert_eq!(tables, 2 * 64 + 2 * 16 * (3 + 6 + 1) + 32 * 4 + 8 * (5 + 32));
+    // Target entries: 21 low bits and the top-region flag (the default `tw`).
+    assert_eq!(tables, 2 * 64 + 2 * 16 * (3 + 6 + 1) + 22 * 4 + 8 * (5 + 22));
     assert_eq!(row["yosys_memory_bits"].as_u64().unwrap(), tables, "{row}");
 }
 

@@ -417,15 +417,15 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
     localparam  k_two8 = 8'h2;
     localparam  k_three8 = 8'h3;
     localparam  k_eight8 = 8'h8;
-    localparam  k_twelve8 = 8'hc;
+    localparam  k_prob_bits8 = 8'he;
     localparam  k_sixteen8 = 8'h10;
     localparam  k_ff8 = 8'hff;
-    localparam  k_rate8 = 8'h5;
-    localparam  k_prob_init = 16'h800;
-    localparam  k_prob_init12 = 12'h800;
+    localparam  k_rate8 = 8'h6;
+    localparam  k_prob_init = 16'h2000;
+    localparam  k_prob_init14 = 14'b10000000000000;
     localparam  k_ones16 = 16'hffff;
-    localparam  k_prob_one = 16'h1000;
-    localparam  k_prob_mask = 16'hfff;
+    localparam  k_prob_one = 16'h4000;
+    localparam  k_prob_mask = 16'h3fff;
     localparam  k_zero32 = 32'h0;
     localparam  k_top32 = 32'h1000000;
     localparam  k_mask24 = 32'hffffff;
@@ -605,7 +605,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
     reg  [31:0] rb;
     reg  [31:0] rb_hi;
     reg  [15:0] p_ctx;
-    reg  [11:0] p_use;
+    reg  [13:0] p_use;
     reg  [31:0] mul_a;
     reg  [15:0] mul_b;
     reg  [31:0] mul_sh__0;
@@ -1362,7 +1362,7 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         if (is_slot) begin
             rb = rest;
         end
-        rb_hi = rb >> k_twelve8;
+        rb_hi = rb >> k_prob_bits8;
         p_ctx = k_prob_init;
         if (op_ctx == 0) begin
             p_ctx = probs__0__q;
@@ -1490,16 +1490,16 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         if (op_ctx == 41) begin
             p_ctx = probs__41__q;
         end
-        p_use = p_ctx[11:0];
+        p_use = p_ctx[13:0];
         if (is_slot & op_fixed) begin
-            p_use = k_prob_init12;
+            p_use = k_prob_init14;
         end
         raw_r = rng__q >> op_bits;
         ones_sh = k_ones16 << op_bits;
         vmask = ~ones_sh;
         v_masked = op_value & vmask;
         mul_a = rb_hi;
-        mul_b = {4'd0, p_use};
+        mul_b = {2'd0, p_use};
         if (is_raw) begin
             mul_a = raw_r;
             mul_b = v_masked;
@@ -4241,12 +4241,12 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     localparam  k_lm1__0 = 6'b1;
     localparam  k_lm1__1 = 6'b11;
     localparam  k_lm1__2 = 6'b111;
-    localparam  k_lm1__3 = 6'b1111;
-    localparam  k_lm1__4 = 6'b11111;
-    localparam  k_lm1__5 = 6'b111111;
+    localparam  k_lm1__3 = 6'b1110;
+    localparam  k_lm1__4 = 6'b11011;
+    localparam  k_lm1__5 = 6'b101111;
     localparam  k_one8 = 8'h1;
     localparam  k_two8 = 8'h2;
-    localparam  k_bim_mask = 32'h7f;
+    localparam  k_bim_mask = 32'hff;
     localparam  k_zero32 = 32'h0;
     localparam  k_one32 = 32'h1;
     localparam  k_zero64 = 64'h0;
@@ -4876,7 +4876,7 @@ module streamtrace_pft__direction__banks__0(clock,clear,hpc,leaving,shift,taken,
     output reg  useful;
     
     // Constant declarations
-    localparam  k_e = 8'h5;
+    localparam  k_index_shift = 8'h5;
     localparam  k_three = 8'h3;
     localparam  k_one8 = 8'h1;
     localparam  k_idx_mask = 32'h1f;
@@ -5016,7 +5016,7 @@ module streamtrace_pft__direction__banks__0(clock,clear,hpc,leaving,shift,taken,
         f_idx__leaving = leaving;
         f_tag__leaving = leaving;
         f_tag1__leaving = leaving;
-        hsh = hpc >> k_e;
+        hsh = hpc >> k_index_shift;
         fe32 = {16'd0, f_idx__value};
         idx32 = (hpc ^ hsh ^ fe32) & k_idx_mask;
         idx16 = idx32[15:0];
@@ -5416,7 +5416,7 @@ module streamtrace_pft__direction__banks__1(clock,clear,hpc,leaving,shift,taken,
     output reg  useful;
     
     // Constant declarations
-    localparam  k_e = 8'h5;
+    localparam  k_index_shift = 8'h4;
     localparam  k_three = 8'h3;
     localparam  k_one8 = 8'h1;
     localparam  k_idx_mask = 32'h1f;
@@ -5556,7 +5556,7 @@ module streamtrace_pft__direction__banks__1(clock,clear,hpc,leaving,shift,taken,
         f_idx__leaving = leaving;
         f_tag__leaving = leaving;
         f_tag1__leaving = leaving;
-        hsh = hpc >> k_e;
+        hsh = hpc >> k_index_shift;
         fe32 = {16'd0, f_idx__value};
         idx32 = (hpc ^ hsh ^ fe32) & k_idx_mask;
         idx16 = idx32[15:0];
@@ -5956,7 +5956,7 @@ module streamtrace_pft__direction__banks__2(clock,clear,hpc,leaving,shift,taken,
     output reg  useful;
     
     // Constant declarations
-    localparam  k_e = 8'h5;
+    localparam  k_index_shift = 8'h3;
     localparam  k_three = 8'h3;
     localparam  k_one8 = 8'h1;
     localparam  k_idx_mask = 32'h1f;
@@ -6096,7 +6096,7 @@ module streamtrace_pft__direction__banks__2(clock,clear,hpc,leaving,shift,taken,
         f_idx__leaving = leaving;
         f_tag__leaving = leaving;
         f_tag1__leaving = leaving;
-        hsh = hpc >> k_e;
+        hsh = hpc >> k_index_shift;
         fe32 = {16'd0, f_idx__value};
         idx32 = (hpc ^ hsh ^ fe32) & k_idx_mask;
         idx16 = idx32[15:0];
@@ -6496,7 +6496,7 @@ module streamtrace_pft__direction__banks__3(clock,clear,hpc,leaving,shift,taken,
     output reg  useful;
     
     // Constant declarations
-    localparam  k_e = 8'h5;
+    localparam  k_index_shift = 8'h2;
     localparam  k_three = 8'h3;
     localparam  k_one8 = 8'h1;
     localparam  k_idx_mask = 32'h1f;
@@ -6636,7 +6636,7 @@ module streamtrace_pft__direction__banks__3(clock,clear,hpc,leaving,shift,taken,
         f_idx__leaving = leaving;
         f_tag__leaving = leaving;
         f_tag1__leaving = leaving;
-        hsh = hpc >> k_e;
+        hsh = hpc >> k_index_shift;
         fe32 = {16'd0, f_idx__value};
         idx32 = (hpc ^ hsh ^ fe32) & k_idx_mask;
         idx16 = idx32[15:0];
@@ -6757,7 +6757,7 @@ module streamtrace_pft__direction__banks__3__f_idx(clock,clear,shift,taken,leavi
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h4;
     localparam  k_mask = 16'h1f;
-    localparam  k_exit = 16'h2;
+    localparam  k_exit = 16'h1;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -6839,7 +6839,7 @@ module streamtrace_pft__direction__banks__3__f_tag(clock,clear,shift,taken,leavi
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h7;
     localparam  k_mask = 16'hff;
-    localparam  k_exit = 16'h1;
+    localparam  k_exit = 16'h80;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -6921,7 +6921,7 @@ module streamtrace_pft__direction__banks__3__f_tag1(clock,clear,shift,taken,leav
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h6;
     localparam  k_mask = 16'h7f;
-    localparam  k_exit = 16'h4;
+    localparam  k_exit = 16'h2;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -7036,7 +7036,7 @@ module streamtrace_pft__direction__banks__4(clock,clear,hpc,leaving,shift,taken,
     output reg  useful;
     
     // Constant declarations
-    localparam  k_e = 8'h5;
+    localparam  k_index_shift = 8'h1;
     localparam  k_three = 8'h3;
     localparam  k_one8 = 8'h1;
     localparam  k_idx_mask = 32'h1f;
@@ -7176,7 +7176,7 @@ module streamtrace_pft__direction__banks__4(clock,clear,hpc,leaving,shift,taken,
         f_idx__leaving = leaving;
         f_tag__leaving = leaving;
         f_tag1__leaving = leaving;
-        hsh = hpc >> k_e;
+        hsh = hpc >> k_index_shift;
         fe32 = {16'd0, f_idx__value};
         idx32 = (hpc ^ hsh ^ fe32) & k_idx_mask;
         idx16 = idx32[15:0];
@@ -7297,7 +7297,7 @@ module streamtrace_pft__direction__banks__4__f_idx(clock,clear,shift,taken,leavi
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h4;
     localparam  k_mask = 16'h1f;
-    localparam  k_exit = 16'h4;
+    localparam  k_exit = 16'h8;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -7379,7 +7379,7 @@ module streamtrace_pft__direction__banks__4__f_tag(clock,clear,shift,taken,leavi
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h7;
     localparam  k_mask = 16'hff;
-    localparam  k_exit = 16'h1;
+    localparam  k_exit = 16'h10;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -7461,7 +7461,7 @@ module streamtrace_pft__direction__banks__4__f_tag1(clock,clear,shift,taken,leav
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h6;
     localparam  k_mask = 16'h7f;
-    localparam  k_exit = 16'h10;
+    localparam  k_exit = 16'h1;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -7576,7 +7576,7 @@ module streamtrace_pft__direction__banks__5(clock,clear,hpc,leaving,shift,taken,
     output reg  useful;
     
     // Constant declarations
-    localparam  k_e = 8'h5;
+    localparam  k_index_shift = 8'h1;
     localparam  k_three = 8'h3;
     localparam  k_one8 = 8'h1;
     localparam  k_idx_mask = 32'h1f;
@@ -7716,7 +7716,7 @@ module streamtrace_pft__direction__banks__5(clock,clear,hpc,leaving,shift,taken,
         f_idx__leaving = leaving;
         f_tag__leaving = leaving;
         f_tag1__leaving = leaving;
-        hsh = hpc >> k_e;
+        hsh = hpc >> k_index_shift;
         fe32 = {16'd0, f_idx__value};
         idx32 = (hpc ^ hsh ^ fe32) & k_idx_mask;
         idx16 = idx32[15:0];
@@ -7837,7 +7837,7 @@ module streamtrace_pft__direction__banks__5__f_idx(clock,clear,shift,taken,leavi
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h4;
     localparam  k_mask = 16'h1f;
-    localparam  k_exit = 16'h10;
+    localparam  k_exit = 16'h8;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -8001,7 +8001,7 @@ module streamtrace_pft__direction__banks__5__f_tag1(clock,clear,shift,taken,leav
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h6;
     localparam  k_mask = 16'h7f;
-    localparam  k_exit = 16'h2;
+    localparam  k_exit = 16'h40;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -8107,18 +8107,18 @@ module streamtrace_pft__direction__base_ram(clock,raddr,rdata,we,waddr,wdata);
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 128 x 2 table: asynchronous read, synchronous write
-    reg [1:0] mem [0:127];
+    // 256 x 2 table: asynchronous read, synchronous write
+    reg [1:0] mem [0:255];
     integer i;
     initial begin
-        for (i = 0; i < 128; i = i + 1) mem[i] = 2'd0;
+        for (i = 0; i < 256; i = i + 1) mem[i] = 2'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:7], waddr[15:7], wdata[31:2], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:8], waddr[15:8], wdata[31:2], 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[6:0]] <= wdata[1:0];
+        if (we) mem[waddr[7:0]] <= wdata[1:0];
     end
-    always @(*) rdata = {30'd0, mem[raddr[6:0]]};
+    always @(*) rdata = {30'd0, mem[raddr[7:0]]};
 endmodule // streamtrace_pft__direction__base_ram
 
 
@@ -8134,19 +8134,19 @@ module streamtrace_pft__direction__base_valid(clock,clear,raddr,rdata,we,waddr,w
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 128 rows x 1 flags in flip-flops, cleared together
-    reg [127:0] flags;
-    initial flags = 128'd0;
+    // 256 rows x 1 flags in flip-flops, cleared together
+    reg [255:0] flags;
+    initial flags = 256'd0;
     // address and data bits above the array's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:7], waddr[15:7], wdata[31:1], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:8], waddr[15:8], wdata[31:1], 1'b0};
     integer r;
     always @(posedge clock) begin
-        for (r = 0; r < 128; r = r + 1) begin
+        for (r = 0; r < 256; r = r + 1) begin
             if (clear) flags[r * 1 +: 1] <= 1'd0;
-            else if (we && waddr[6:0] == r[6:0]) flags[r * 1 +: 1] <= wdata[0:0];
+            else if (we && waddr[7:0] == r[7:0]) flags[r * 1 +: 1] <= wdata[0:0];
         end
     end
-    always @(*) rdata = {31'd0, flags[raddr[6:0] +: 1]};
+    always @(*) rdata = {31'd0, flags[raddr[7:0] +: 1]};
 endmodule // streamtrace_pft__direction__base_valid
 
 
@@ -8296,6 +8296,9 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     localparam  k_zero32 = 32'h0;
     localparam  k_ones32 = 32'hffffffff;
     localparam  k_path_mask = 32'hff;
+    localparam  k_tgt_upper_mask = 32'hffe00000;
+    localparam  k_tgt_low_mask = 32'h1fffff;
+    localparam  k_tgt_flag = 32'h200000;
     localparam  k_itb_mask = 16'hf;
     localparam  k_itt_mask = 16'hf;
     localparam  k_itt_shift = 8'h4;
@@ -8484,6 +8487,12 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     reg  ras_empty;
     reg  [31:0] ras_top_val;
     reg  [15:0] itb_index;
+    reg  [31:0] tgt_upper;
+    reg  [31:0] itb_entry;
+    reg  [31:0] itt_entry;
+    reg  tgt_top;
+    reg  [31:0] tgt_entry;
+    reg  [31:0] unused_tgt_entry;
     reg  [31:0] base_val;
     reg  [31:0] itt_hash;
     reg  [15:0] itt_index;
@@ -8843,8 +8852,9 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         if (ras_top__q == 7) begin
             ras_top_val = ras__7__q;
         end
+        tgt_upper = pc & k_tgt_upper_mask;
         itb_index = hpc[15:0] & k_itb_mask;
-        base_val = k_zero32;
+        itb_entry = k_zero32;
         unused_itb_valid = k_zero32;
         unused_itb_valid = itb_valid__0__rdata;
         itb__0__clock = clock;
@@ -8852,13 +8862,19 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         itb__0__raddr = itb_index;
         itb_valid__0__raddr = itb_index;
         if (itb_valid__0__rdata[32'h0]) begin
-            base_val = itb__0__rdata;
+            itb_entry = itb__0__rdata;
+        end
+        if ((itb_entry & k_tgt_flag) != k_zero32) begin
+            base_val = k_tgt_upper_mask | (itb_entry & k_tgt_low_mask);
+        end
+        else begin
+            base_val = tgt_upper | (itb_entry & k_tgt_low_mask);
         end
         itt_hash = (hpc ^ (hpc >> k_itt_shift)) ^ (path__q ^ (path__q >> k_itt_shift));
         itt_index = itt_hash[15:0] & k_itt_mask;
         itt_tag_calc = ((hpc ^ (hpc >> k_ttag_shift)) ^ ((path__q << k_three8) ^ (path__q >> k_five8))) & k_ttag_mask;
         itt_tag_val = k_zero32;
-        itt_target_val = k_zero32;
+        itt_entry = k_zero32;
         unused_itt_valid = k_zero32;
         unused_itt_valid = itt_valid__0__rdata;
         itt_tag__0__clock = clock;
@@ -8869,7 +8885,13 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         itt_valid__0__raddr = itt_index;
         if (itt_valid__0__rdata[32'h0]) begin
             itt_tag_val = itt_tag__0__rdata;
-            itt_target_val = itt_target__0__rdata;
+            itt_entry = itt_target__0__rdata;
+        end
+        if ((itt_entry & k_tgt_flag) != k_zero32) begin
+            itt_target_val = k_tgt_upper_mask | (itt_entry & k_tgt_low_mask);
+        end
+        else begin
+            itt_target_val = tgt_upper | (itt_entry & k_tgt_low_mask);
         end
         tagged_hit = k_has_itt & (itt_tag_val == itt_tag_calc);
         pred_tgt = base_val;
@@ -9039,9 +9061,17 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
             end
         end
         itp_train = (enable & tgt_pt) & ~cls_ret;
+        tgt_top = (next_pc & k_tgt_upper_mask) == k_tgt_upper_mask;
+        if (tgt_top) begin
+            tgt_entry = (next_pc & k_tgt_low_mask) | k_tgt_flag;
+        end
+        else begin
+            tgt_entry = next_pc & k_tgt_low_mask;
+        end
+        unused_tgt_entry = tgt_entry;
         itt_write = itp_train & (tagged_hit | (base_val != next_pc));
         itb__0__waddr = itb_index;
-        itb__0__wdata = next_pc;
+        itb__0__wdata = tgt_entry;
         itb__0__we = itp_train;
         itb_valid__0__waddr = itb_index;
         itb_valid__0__wdata = k_one32;
@@ -9050,7 +9080,7 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         itt_tag__0__wdata = itt_tag_calc;
         itt_tag__0__we = itt_write;
         itt_target__0__waddr = itt_index;
-        itt_target__0__wdata = next_pc;
+        itt_target__0__wdata = tgt_entry;
         itt_target__0__we = itt_write;
         itt_valid__0__waddr = itt_index;
         itt_valid__0__wdata = k_one32;
@@ -9288,18 +9318,18 @@ module streamtrace_pft__front__itb__0(clock,raddr,rdata,we,waddr,wdata);
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 16 x 32 table: asynchronous read, synchronous write
-    reg [31:0] mem [0:15];
+    // 16 x 22 table: asynchronous read, synchronous write
+    reg [21:0] mem [0:15];
     integer i;
     initial begin
-        for (i = 0; i < 16; i = i + 1) mem[i] = 32'd0;
+        for (i = 0; i < 16; i = i + 1) mem[i] = 22'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:4], waddr[15:4], 1'b0, 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:4], waddr[15:4], wdata[31:22], 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[3:0]] <= wdata;
+        if (we) mem[waddr[3:0]] <= wdata[21:0];
     end
-    always @(*) rdata = mem[raddr[3:0]];
+    always @(*) rdata = {10'd0, mem[raddr[3:0]]};
 endmodule // streamtrace_pft__front__itb__0
 
 
@@ -9368,18 +9398,18 @@ module streamtrace_pft__front__itt_target__0(clock,raddr,rdata,we,waddr,wdata);
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 16 x 32 table: asynchronous read, synchronous write
-    reg [31:0] mem [0:15];
+    // 16 x 22 table: asynchronous read, synchronous write
+    reg [21:0] mem [0:15];
     integer i;
     initial begin
-        for (i = 0; i < 16; i = i + 1) mem[i] = 32'd0;
+        for (i = 0; i < 16; i = i + 1) mem[i] = 22'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:4], waddr[15:4], 1'b0, 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:4], waddr[15:4], wdata[31:22], 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[3:0]] <= wdata;
+        if (we) mem[waddr[3:0]] <= wdata[21:0];
     end
-    always @(*) rdata = mem[raddr[3:0]];
+    always @(*) rdata = {10'd0, mem[raddr[3:0]]};
 endmodule // streamtrace_pft__front__itt_target__0
 
 

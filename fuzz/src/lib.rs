@@ -158,7 +158,8 @@ pub fn image(isa: IsaMode) -> &'static MemoryImage {
 /// | 3 | 0-3, 4-6, 7 | log2 itp (0 = none), rate - 1, u = 1 when set (else 12) |
 ///
 /// The tagged target table reuses bits: `itt` is 0 unless byte 1 bit 3 is set, then
-/// 1 << (byte 3 bits 4-7 `% 6`); `ttag` is 4 + byte 0 bits 0-3 `% 12`.
+/// 1 << (byte 3 bits 4-7 `% 6`); `ttag` is 4 + byte 0 bits 0-3 `% 12`; `tw` is 2 + byte 2
+/// bits 0-5 `% 31`.
 pub fn pft_config_from_bytes(b: &[u8; 4]) -> Option<Config> {
     let mut cfg = Config::new(Scheme::Pft, 0, 0, 0);
     let p = &mut cfg.pft;
@@ -175,6 +176,7 @@ pub fn pft_config_from_bytes(b: &[u8; 4]) -> Option<Config> {
     p.itp = if b[3] & 0x0F == 0 { 0 } else { 1 << ((b[3] & 0x0F) % 13) };
     p.itt = if b[1] & 0x08 == 0 { 0 } else { 1 << ((b[3] >> 4) % 6) };
     p.ttag = 4 + (b[0] & 0x0F) as u32 % 12;
+    p.tw = 2 + (b[2] & 0x3F) as u32 % 31;
     p.rate = 1 + ((b[3] >> 4) & 7) as u32;
     p.u = if b[3] & 0x80 != 0 { 1 } else { 12 };
     if b[0] & 0x80 != 0 {

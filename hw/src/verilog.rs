@@ -75,7 +75,7 @@ pub fn write_module(dir: &Path, name: &str, text: &str) -> Result<PathBuf, Strin
 fn resize_casts(verilog: &str) -> String {
     let decl = Regex::new(r"^\s*(?:input\s+|output\s+)?(?:wire|reg)\s+(?:\[(\d+):0\]\s+)?(\w+);").expect("valid regex");
     let param = Regex::new(r"^\s*localparam\s+(\w+)\s*=\s*(\d+)'").expect("valid regex");
-    let cast = Regex::new(r"\(\((\w+)\) & (\d+)'h(f+)\)").expect("valid regex");
+    let cast = Regex::new(r"\(\((\w+)\) & (\d+)'h([0-9a-f]+)\)").expect("valid regex");
     let mut out = String::with_capacity(verilog.len());
     let mut widths: std::collections::HashMap<String, usize> = Default::default();
     for line in verilog.lines() {
@@ -91,7 +91,16 @@ fn resize_casts(verilog: &str) -> String {
         let rewritten = cast.replace_all(line, |c: &regex::Captures| {
             let name = &c[1];
             let n: usize = c[2].parse().unwrap_or(0);
-            let all_ones = c[3].len() * 4 >= n && c[3].len() * 4 < n + 4;
+            // An N-bit mask of ones (`16'hffff`, `14'h3fff`), not some other constant.
+            let hex = &c[3];
+            let lead_bits = match hex.as_bytes()[0] {
+                b'1' => 1,
+                b'3' => 2,
+                b'7' => 3,
+                b'f' => 4,
+                _ => 0,
+            };
+            let all_ones = lead_bits > 0 && hex[1..].bytes().all(|d| d == b'f') && 4 * (hex.len() - 1) + lead_bits == n;
             match widths.get(name) {
                 Some(&w) if all_ones && w < n => format!("{{{}'d0, {name}}}", n - w),
                 Some(&w) if all_ones && w > n => format!("{name}[{}:0]", n - 1),
@@ -239,4 +248,20 @@ fn block_writes(lines: &[&str], i: &mut usize) -> Writes {
         }
     }
     total
+}
+
+#[cfg(test)]
+mod resize_tests {
+    use super::resize_casts;
+
+    #[test]
+    fn casts_to_widths_that_are_not_whole_hex_digits() {
+        let v = "module m;\nreg [15:0] p_ctx;\nreg [13:0] p_use;\nreg [3:0] q;\nalways @(*) begin\np_use = ((p_ctx) & 14'h3fff);\nq = ((p_use) & 16'hffff);\np_use = ((p_ctx) & 14'h1fff);\nend\nendmodule\n";
+        let out = resize_casts(v);
+        assert!(out.contains("p_use = p_ctx[13:0];"), "{out}");
+        assert!(out.contains("q = {2'd0, p_use};"), "{out}");
+        assert!(out.contains("p_use = ((p_ctx) & 14'h1fff);"), "a mask that is not all ones stays: {out}");
+        let wide = resize_casts("module w;\nreg [31:0] a;\nreg [191:0] b;\nalways @(*) b = ((a) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff);\nendmodule\n");
+        assert!(wide.contains("b = {160'd0, a};"), "{wide}");
+    }
 }

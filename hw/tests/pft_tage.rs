@@ -260,7 +260,10 @@ fn check_config(cfg: &str, steps: &[Step], what: &str) -> Coverage {
 #[test]
 fn tage_matches_the_model_on_synthetic_streams() {
     for (k, cfg) in CONFIGS.iter().chain(EDGE_CONFIGS).enumerate() {
-        let steps = synthetic(0x7A6E + k as u64, RANDOM_STEPS, 5000);
+        // The edge geometries get twice the cycles: with eight tables the longest history
+        // repeats rarely enough that 100,000 cycles left it under 20 predictions.
+        let n = if k >= CONFIGS.len() { 2 * RANDOM_STEPS } else { RANDOM_STEPS };
+        let steps = synthetic(0x7A6E + k as u64, n, 5000);
         let cov = check_config(cfg, &steps, "synthetic");
         let h = hw(cfg);
         assert!(cov.branches > 90_000 && cov.clears >= 10, "{cfg}: {cov:?}");

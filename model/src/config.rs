@@ -402,13 +402,14 @@ impl FromStr for Config {
                     "itp" => p.itp = small(value)?,
                     "itt" => p.itt = small(value)?,
                     "ttag" => p.ttag = small(value)?,
+                    "tw" => p.tw = small(value)?,
                     "rtc" => p.rtc = small(value)?,
                     "u" => p.u = small(value)?,
                     "rate" => p.rate = small(value)?,
                     "isa" | "sync" => {}
                     other => {
                         return Err(err(format!(
-                            "key '{other}' does not apply to pft (it takes bim, tsize, tag, hlen, ras, itp, itt, ttag, rtc, u, rate, isa and sync)"
+                            "key '{other}' does not apply to pft (it takes bim, tsize, tag, hlen, ras, itp, itt, ttag, tw, rtc, u, rate, isa and sync)"
                         )))
                     }
                 }

@@ -214,10 +214,11 @@ fn fig4_under_pft() {
     verify_addresses(&out.addresses, &events).unwrap();
 }
 
-const PFT_FIG4_BYTES: &str = "80ff7ef9fe0c000d1e6d85706c4ffea40000000000";
+const PFT_FIG4_BYTES: &str = "80ff7ef9fe0c00000004646d88d58527fe120000000000";
 
-/// Section 11.3 with the default keys (bim 128, six tables of 32 entries, 8-bit tags,
-/// histories 2-4-8-16-32-64), written from the text: folds computed from their definition.
+/// Section 11.3 with the default keys (bim 256, six tables of 32 entries, 8-bit tags,
+/// histories 2-4-8-15-28-48, index shifts max(1, 5 - i)), written from the text: folds
+/// computed from their definition.
 struct SpecTage {
     base: Vec<u8>,
     tables: Vec<Vec<(i8, u16, bool)>>,
@@ -229,10 +230,10 @@ struct SpecTage {
 type Looked = (usize, [usize; 6], [u16; 6], bool, bool, usize);
 
 impl SpecTage {
-    const L: [u32; 6] = [2, 4, 8, 16, 32, 64];
+    const L: [u32; 6] = [2, 4, 8, 15, 28, 48];
 
     fn new() -> Self {
-        SpecTage { base: vec![2; 128], tables: vec![vec![(0, 0, false); 32]; 6], g: 0, last: None }
+        SpecTage { base: vec![2; 256], tables: vec![vec![(0, 0, false); 32]; 6], g: 0, last: None }
     }
 
     fn fold(g: u64, len: u32, n: u32) -> u32 {
@@ -250,10 +251,11 @@ impl SpecTage {
         let mut tag = [0u16; 6];
         for i in 0..6 {
             let l = Self::L[i];
-            idx[i] = ((hpc ^ (hpc >> 5) ^ Self::fold(self.g, l, 5)) & 31) as usize;
+            let shift = 5u32.saturating_sub(i as u32).max(1);
+            idx[i] = ((hpc ^ (hpc >> shift) ^ Self::fold(self.g, l, 5)) & 31) as usize;
             tag[i] = ((hpc ^ Self::fold(self.g, l, 8) ^ (Self::fold(self.g, l, 7) << 1)) & 255) as u16;
         }
-        let b = self.base[(hpc & 127) as usize];
+        let b = self.base[(hpc & 255) as usize];
         let matches: Vec<usize> = (0..6).rev().filter(|&i| self.tables[i][idx[i]].1 == tag[i]).collect();
         let (pred, ctx, alt, provider) = match matches.first() {
             Some(&p) => {
@@ -268,7 +270,7 @@ impl SpecTage {
             }
             None => (b >= 2, if b == 1 || b == 2 { 0 } else { 1 }, b >= 2, usize::MAX),
         };
-        self.last = Some(((hpc & 127) as usize, idx, tag, pred, alt, provider));
+        self.last = Some(((hpc & 255) as usize, idx, tag, pred, alt, provider));
         (pred, ctx as u16)
     }
 

@@ -2,7 +2,7 @@
 //! coder operation per cycle, bit-exact with the model's `PftCoder::run_op`.
 //!
 //! An operation (slot symbol, context bit, raw field, flush, marker) is decoded, applied to
-//! `low`/`range` (the products `(range >> 12) * p` and `v * (range >> n)` share one
+//! `low`/`range` (the products `(range >> 14) * p` and `v * (range >> n)` share one
 //! shift-and-add chain, as no operation needs both: rust-hdl multiplies only 16-bit
 //! operands), then normalized by a fixed number of unrolled **shift stages**, and the bytes
 //! the stages release pass through the first-byte drop and the zero stuffing into a
@@ -10,7 +10,7 @@
 //!
 //! How many stages: at the start of an operation `range >= 2^24` (a new coder has 2^32 - 1,
 //! every operation ends normalized), so an operation leaves `range >= 2^8` (escape and raw
-//! fields: `range >> 16`; a decision at least `(range - (range >> 16)) >> 12 >= 2^12`) and two
+//! fields: `range >> 16`; a decision at least `(range - (range >> 16)) >> 14 >= 2^10`) and two
 //! shifts normalize it, unless a shift hits the pending limit and truncates the range to
 //! `2^32 - low`. At the first shift that is at least 1, and two more shifts follow; at the
 //! second shift `low` is a multiple of 2^8 (the first shift moved it up a byte), so the range
@@ -45,12 +45,13 @@ const NSLOT: usize = NSTAGE * STAGE_BYTES;
 /// Bytes of one coding operation at most (8 released + 1 stuffing byte).
 const ACC_BYTES: usize = 9;
 /// Steps of the shared shift-and-add multiplier: the raw field's 16 value bits (the
-/// probability has 12).
+/// probability has 14).
 const MUL_STEPS: usize = RAW_MAX_BITS as usize;
 
 // The kernel reads the last element of each chain by a literal index (rust-hdl cannot put
 // a Rust constant into a Verilog index): keep these in step with it.
-const _: () = assert!(NSTAGE == 5 && NSLOT == 20 && MUL_STEPS == 16 && PROB_BITS <= 16);
+// `p_use` is PROB_BITS wide (14).
+const _: () = assert!(NSTAGE == 5 && NSLOT == 20 && MUL_STEPS == 16 && PROB_BITS == 14);
 const _: () = assert!(ACC_BYTES == 9 && ACC_BYTES <= OP_BYTES_MAX && SYNC_MARKER.len() == OP_BYTES_MAX);
 const _: () = assert!(ZERO_RUN_LIMIT == 14 && PENDING_MAX == 4);
 
@@ -67,7 +68,7 @@ const _: () = assert!(TAG_B0 + NSTAGE as u64 <= 8);
 #[derive(LogicBlock)]
 pub struct PftRangeCoder {
     pub clock: Signal<In, Clock>,
-    /// Synchronous: afterwards a new coder (and every probability 2048).
+    /// Synchronous: afterwards a new coder (and every probability 1/2).
     pub reset: Signal<In, Bit>,
     /// Perform one operation this cycle.
     pub op_valid: Signal<In, Bit>,
@@ -77,7 +78,7 @@ pub struct PftRangeCoder {
     pub op_escape: Signal<In, Bit>,
     /// The decision: hit (the likely outcome, bottom of the range) or miss.
     pub op_hit: Signal<In, Bit>,
-    /// Slot without a context (virtual slot): probability 2048, no adaptation.
+    /// Slot without a context (virtual slot): probability 1/2, no adaptation.
     pub op_fixed: Signal<In, Bit>,
     pub op_ctx: Signal<In, Bits<8>>,
     /// Raw field value (the low `op_bits` bits count) and width 1..=16.
@@ -113,7 +114,7 @@ pub struct PftRangeCoder {
     rb: Signal<Local, Bits<32>>,
     rb_hi: Signal<Local, Bits<32>>,
     p_ctx: Signal<Local, Bits<16>>,
-    p_use: Signal<Local, Bits<12>>,
+    p_use: Signal<Local, Bits<14>>,
     mul_a: Signal<Local, Bits<32>>,
     mul_b: Signal<Local, Bits<16>>,
     mul_sh: Vec<Signal<Local, Bits<32>>>,
@@ -183,12 +184,12 @@ pub struct PftRangeCoder {
     k_two8: Constant<Bits<8>>,
     k_three8: Constant<Bits<8>>,
     k_eight8: Constant<Bits<8>>,
-    k_twelve8: Constant<Bits<8>>,
+    k_prob_bits8: Constant<Bits<8>>,
     k_sixteen8: Constant<Bits<8>>,
     k_ff8: Constant<Bits<8>>,
     k_rate8: Constant<Bits<8>>,
     k_prob_init: Constant<Bits<16>>,
-    k_prob_init12: Constant<Bits<12>>,
+    k_prob_init14: Constant<Bits<14>>,
     k_ones16: Constant<Bits<16>>,
     k_prob_one: Constant<Bits<16>>,
     k_prob_mask: Constant<Bits<16>>,
@@ -318,12 +319,12 @@ impl PftRangeCoder {
             k_two8: Constant::new(2u64.into()),
             k_three8: Constant::new(3u64.into()),
             k_eight8: Constant::new(8u64.into()),
-            k_twelve8: Constant::new((PROB_BITS as u64).into()),
+            k_prob_bits8: Constant::new((PROB_BITS as u64).into()),
             k_sixteen8: Constant::new(16u64.into()),
             k_ff8: Constant::new(0xFFu64.into()),
             k_rate8: Constant::new((h.params.rate as u64).into()),
             k_prob_init: Constant::new((PROB_INIT as u64).into()),
-            k_prob_init12: Constant::new((PROB_INIT as u64).into()),
+            k_prob_init14: Constant::new((PROB_INIT as u64).into()),
             k_ones16: Constant::new(0xFFFFu64.into()),
             k_prob_one: Constant::new((1u64 << PROB_BITS).into()),
             k_prob_mask: Constant::new(((1u64 << PROB_BITS) - 1).into()),
@@ -368,18 +369,18 @@ impl Logic for PftRangeCoder {
         if self.is_slot.val() {
             self.rb.next = self.rest.val();
         }
-        self.rb_hi.next = self.rb.val() >> self.k_twelve8.val();
+        self.rb_hi.next = self.rb.val() >> self.k_prob_bits8.val();
 
-        // The context's probability (a fixed slot: 2048).
+        // The context's probability (a fixed slot: 1/2).
         self.p_ctx.next = self.k_prob_init.val();
         for i in 0..self._contexts {
             if self.op_ctx.val().index() == i {
                 self.p_ctx.next = self.probs[i].q.val();
             }
         }
-        self.p_use.next = bit_cast::<12, 16>(self.p_ctx.val());
+        self.p_use.next = bit_cast::<14, 16>(self.p_ctx.val());
         if self.is_slot.val() & self.op_fixed.val() {
-            self.p_use.next = self.k_prob_init12.val();
+            self.p_use.next = self.k_prob_init14.val();
         }
 
         // Raw field: r = range >> n, v * r over the 16 bits of v (v < 2^n, so v * r < 2^32).
@@ -389,10 +390,10 @@ impl Logic for PftRangeCoder {
         self.v_masked.next = self.op_value.val() & self.vmask.val();
 
         // One shift-and-add multiplier for both products, as no operation needs both:
-        // bound = (rb >> 12) * p (12 bits of p) for a decision, v * r for a raw field. Each
+        // bound = (rb >> 14) * p (14 bits of p) for a decision, v * r for a raw field. Each
         // fits in 32 bits, so the shared 32-bit accumulator gives the same values.
         self.mul_a.next = self.rb_hi.val();
-        self.mul_b.next = bit_cast::<16, 12>(self.p_use.val());
+        self.mul_b.next = bit_cast::<16, 14>(self.p_use.val());
         if self.is_raw.val() {
             self.mul_a.next = self.raw_r.val();
             self.mul_b.next = self.v_masked.val();
@@ -1191,7 +1192,7 @@ mod tests {
     }
 
     /// Markers: the 16 marker bytes as the output, then a new coder with probabilities
-    /// 2048 (the same operations after it give the same bytes as after a reset).
+    /// 1/2 (the same operations after it give the same bytes as after a reset).
     #[test]
     fn pft_coder_marker_output_and_reset() {
         let h = hw("pft");

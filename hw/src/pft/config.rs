@@ -116,7 +116,7 @@ mod tests {
     #[test]
     fn default_pft_derives_its_widths() {
         let h = PftHwConfig::new(&"pft".parse().unwrap(), &BufferConfig::default()).unwrap();
-        assert_eq!((h.tables, h.index_bits, h.bim_bits, h.itp_bits, h.itt_bits, h.rtc_pos_bits), (6, 5, 7, 4, 4, 3));
+        assert_eq!((h.tables, h.index_bits, h.bim_bits, h.itp_bits, h.itt_bits, h.rtc_pos_bits), (6, 5, 8, 4, 4, 3));
         assert_eq!((h.direction_contexts, h.contexts), (26, 42));
         assert_eq!((h.address_bits(true), h.address_bits(false)), (20, 32));
         assert_eq!(h.module_name(), "streamtrace_pft");

@@ -99,6 +99,16 @@ pub struct PftFrontEnd {
     ras_empty: Signal<Local, Bit>,
     ras_top_val: Signal<Local, Bits<32>>,
     itb_index: Signal<Local, Bits<ADDR_BITS>>,
+    /// The branch's address above the `tw` target bits an ITP entry holds.
+    tgt_upper: Signal<Local, Bits<32>>,
+    /// The ITP entries as read (low bits and top-region flag) and what they predict.
+    itb_entry: Signal<Local, Bits<32>>,
+    itt_entry: Signal<Local, Bits<32>>,
+    /// The entry an ITP write stores: the target's low bits and its top-region flag.
+    tgt_top: Signal<Local, Bit>,
+    tgt_entry: Signal<Local, Bits<32>>,
+    /// Reads `tgt_entry` when no ITP table does (lint).
+    unused_tgt_entry: Signal<Local, Bits<32>>,
     base_val: Signal<Local, Bits<32>>,
     itt_hash: Signal<Local, Bits<32>>,
     itt_index: Signal<Local, Bits<ADDR_BITS>>,
@@ -212,6 +222,9 @@ pub struct PftFrontEnd {
     k_zero32: Constant<Bits<32>>,
     k_ones32: Constant<Bits<32>>,
     k_path_mask: Constant<Bits<32>>,
+    k_tgt_upper_mask: Constant<Bits<32>>,
+    k_tgt_low_mask: Constant<Bits<32>>,
+    k_tgt_flag: Constant<Bits<32>>,
     k_itb_mask: Constant<Bits<ADDR_BITS>>,
     k_itt_mask: Constant<Bits<ADDR_BITS>>,
     k_itt_shift: Constant<Bits<8>>,
@@ -311,10 +324,10 @@ impl PftFrontEnd {
             ras_count: Default::default(),
             rtc: (0..p.rtc).map(|_| Default::default()).collect(),
             rtc_len: Default::default(),
-            itb: (0..itb_tables).map(|_| TableRam::new(p.itp as usize, 32)).collect(),
+            itb: (0..itb_tables).map(|_| TableRam::new(p.itp as usize, p.target_entry_bits() as usize)).collect(),
             itb_valid: (0..itb_tables).map(|_| FlagArray::decoded(p.itp as usize, 1)).collect(),
             itt_tag: (0..itt_tables).map(|_| TableRam::new(p.itt as usize, p.ttag as usize)).collect(),
-            itt_target: (0..itt_tables).map(|_| TableRam::new(p.itt as usize, 32)).collect(),
+            itt_target: (0..itt_tables).map(|_| TableRam::new(p.itt as usize, p.target_entry_bits() as usize)).collect(),
             itt_valid: (0..itt_tables).map(|_| FlagArray::decoded(p.itt as usize, 1)).collect(),
             path: Default::default(),
             thumb: Default::default(),
@@ -348,6 +361,12 @@ impl PftFrontEnd {
             ras_empty: Default::default(),
             ras_top_val: Default::default(),
             itb_index: Default::default(),
+            tgt_upper: Default::default(),
+            itb_entry: Default::default(),
+            itt_entry: Default::default(),
+            tgt_top: Default::default(),
+            tgt_entry: Default::default(),
+            unused_tgt_entry: Default::default(),
             base_val: Default::default(),
             itt_hash: Default::default(),
             itt_index: Default::default(),
@@ -456,6 +475,9 @@ impl PftFrontEnd {
             k_zero32: c32(0),
             k_ones32: c32(u32::MAX as u64),
             k_path_mask: c32(0xFF),
+            k_tgt_upper_mask: c32(if p.tw >= 32 { 0 } else { !((1u64 << p.tw) - 1) & 0xFFFF_FFFF }),
+            k_tgt_low_mask: mask(p.tw),
+            k_tgt_flag: c32(if p.tw >= 32 { 0 } else { 1u64 << p.tw }),
             k_itb_mask: Constant::new((p.itp.max(1) as u64 - 1).into()),
             k_itt_mask: Constant::new((p.itt.max(1) as u64 - 1).into()),
             k_itt_shift: c8(h.itt_bits as u64),
@@ -583,9 +605,12 @@ impl Logic for PftFrontEnd {
                 self.ras_top_val.next = self.ras[j].q.val();
             }
         }
-        // ITP base table: indexed by hpc alone; reads 0 without entries.
+        // ITP base table: indexed by hpc alone; an entry (0 without one) holds the low `tw`
+        // bits of a target, the branch's address gives the rest.
+        // (11.4: an entry with the top-region flag names the top region instead.)
+        self.tgt_upper.next = self.pc.val() & self.k_tgt_upper_mask.val();
         self.itb_index.next = bit_cast::<ADDR_BITS, 32>(self.hpc.val()) & self.k_itb_mask.val();
-        self.base_val.next = self.k_zero32.val();
+        self.itb_entry.next = self.k_zero32.val();
         self.unused_itb_valid.next = self.k_zero32.val();
         for t in 0..self._itb_tables {
             self.unused_itb_valid.next = self.itb_valid[t].rdata.val();
@@ -594,8 +619,13 @@ impl Logic for PftFrontEnd {
             self.itb[t].raddr.next = self.itb_index.val();
             self.itb_valid[t].raddr.next = self.itb_index.val();
             if self.itb_valid[t].rdata.val().get_bit(0) {
-                self.base_val.next = self.itb[t].rdata.val();
+                self.itb_entry.next = self.itb[t].rdata.val();
             }
+        }
+        if (self.itb_entry.val() & self.k_tgt_flag.val()) != self.k_zero32.val() {
+            self.base_val.next = self.k_tgt_upper_mask.val() | (self.itb_entry.val() & self.k_tgt_low_mask.val());
+        } else {
+            self.base_val.next = self.tgt_upper.val() | (self.itb_entry.val() & self.k_tgt_low_mask.val());
         }
         // ITP tagged table: index (h ^ h >> e ^ P ^ P >> e), tag (h ^ h >> w ^ P << 3 ^ P >> 5);
         // an entry matches when its tag (0 after a reset) equals the computed one.
@@ -606,7 +636,7 @@ impl Logic for PftFrontEnd {
             ^ ((self.path.q.val() << self.k_three8.val()) ^ (self.path.q.val() >> self.k_five8.val())))
             & self.k_ttag_mask.val();
         self.itt_tag_val.next = self.k_zero32.val();
-        self.itt_target_val.next = self.k_zero32.val();
+        self.itt_entry.next = self.k_zero32.val();
         self.unused_itt_valid.next = self.k_zero32.val();
         for t in 0..self._itt_tables {
             self.unused_itt_valid.next = self.itt_valid[t].rdata.val();
@@ -618,8 +648,13 @@ impl Logic for PftFrontEnd {
             self.itt_valid[t].raddr.next = self.itt_index.val();
             if self.itt_valid[t].rdata.val().get_bit(0) {
                 self.itt_tag_val.next = self.itt_tag[t].rdata.val();
-                self.itt_target_val.next = self.itt_target[t].rdata.val();
+                self.itt_entry.next = self.itt_target[t].rdata.val();
             }
+        }
+        if (self.itt_entry.val() & self.k_tgt_flag.val()) != self.k_zero32.val() {
+            self.itt_target_val.next = self.k_tgt_upper_mask.val() | (self.itt_entry.val() & self.k_tgt_low_mask.val());
+        } else {
+            self.itt_target_val.next = self.tgt_upper.val() | (self.itt_entry.val() & self.k_tgt_low_mask.val());
         }
         self.tagged_hit.next = self.k_has_itt.val() & (self.itt_tag_val.val() == self.itt_tag_calc.val());
         self.pred_tgt.next = self.base_val.val();
@@ -727,11 +762,18 @@ impl Logic for PftFrontEnd {
         // ITP, after a non-return target point: the tagged entry takes {tag, target} if it
         // matched or the base entry was wrong; the base entry takes the target; then the path.
         self.itp_train.next = (self.enable.val() & self.tgt_pt.val()) & !self.cls_ret.val();
+        self.tgt_top.next = (self.next_pc.val() & self.k_tgt_upper_mask.val()) == self.k_tgt_upper_mask.val();
+        if self.tgt_top.val() {
+            self.tgt_entry.next = (self.next_pc.val() & self.k_tgt_low_mask.val()) | self.k_tgt_flag.val();
+        } else {
+            self.tgt_entry.next = self.next_pc.val() & self.k_tgt_low_mask.val();
+        }
+        self.unused_tgt_entry.next = self.tgt_entry.val();
         self.itt_write.next =
             self.itp_train.val() & (self.tagged_hit.val() | (self.base_val.val() != self.next_pc.val()));
         for t in 0..self._itb_tables {
             self.itb[t].waddr.next = self.itb_index.val();
-            self.itb[t].wdata.next = self.next_pc.val();
+            self.itb[t].wdata.next = self.tgt_entry.val();
             self.itb[t].we.next = self.itp_train.val();
             self.itb_valid[t].waddr.next = self.itb_index.val();
             self.itb_valid[t].wdata.next = self.k_one32.val();
@@ -742,7 +784,7 @@ impl Logic for PftFrontEnd {
             self.itt_tag[t].wdata.next = self.itt_tag_calc.val();
             self.itt_tag[t].we.next = self.itt_write.val();
             self.itt_target[t].waddr.next = self.itt_index.val();
-            self.itt_target[t].wdata.next = self.next_pc.val();
+            self.itt_target[t].wdata.next = self.tgt_entry.val();
             self.itt_target[t].we.next = self.itt_write.val();
             self.itt_valid[t].waddr.next = self.itt_index.val();
             self.itt_valid[t].wdata.next = self.k_one32.val();

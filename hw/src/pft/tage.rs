@@ -161,7 +161,8 @@ pub struct TaggedBank {
     wtag_sh: Signal<Local, Bits<32>>,
     wuse32: Signal<Local, Bits<32>>,
     wr: Signal<Local, Bit>,
-    k_e: Constant<Bits<8>>,
+    /// The address shift of this table's index, `max(1, e - i)`.
+    k_index_shift: Constant<Bits<8>>,
     k_three: Constant<Bits<8>>,
     k_one8: Constant<Bits<8>>,
     k_idx_mask: Constant<Bits<32>>,
@@ -236,7 +237,7 @@ impl TaggedBank {
             wtag_sh: Default::default(),
             wuse32: Default::default(),
             wr: Default::default(),
-            k_e: Constant::new((e as u64).into()),
+            k_index_shift: Constant::new((e.saturating_sub(i as u32).max(1) as u64).into()),
             k_three: Constant::new(3u64.into()),
             k_one8: Constant::new(1u64.into()),
             k_idx_mask: Constant::new(((tsize - 1) as u64).into()),
@@ -278,8 +279,8 @@ impl Logic for TaggedBank {
         self.f_tag.leaving.next = self.leaving.val();
         self.f_tag1.leaving.next = self.leaving.val();
 
-        // index = (hpc ^ (hpc >> e) ^ fold_e) & (tsize - 1)
-        self.hsh.next = self.hpc.val() >> self.k_e.val();
+        // index = (hpc ^ (hpc >> s_i) ^ fold_e) & (tsize - 1), s_i = max(1, e - i)
+        self.hsh.next = self.hpc.val() >> self.k_index_shift.val();
         self.fe32.next = bit_cast::<32, 16>(self.f_idx.value.val());
         self.idx32.next = (self.hpc.val() ^ self.hsh.val() ^ self.fe32.val()) & self.k_idx_mask.val();
         self.idx16.next = bit_cast::<ADDR_BITS, 32>(self.idx32.val());

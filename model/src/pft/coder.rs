@@ -1,11 +1,11 @@
-//! The binary range coder of `pft` (docs/trace-format.md section 11.6): adaptive 12-bit
+//! The binary range coder of `pft` (docs/trace-format.md section 11.6): adaptive 14-bit
 //! probabilities, 32-bit range, byte output with carry resolution, and zero-run stuffing so
 //! that coded bytes never contain the sync marker's 15 zero bytes.
 //!
 //! The encoder and the decoder are written side by side so the two cannot drift apart.
 
-/// Probabilities are 12-bit: `p` is the probability of a *miss* (symbol 0) in 1/4096.
-pub const PROB_BITS: u32 = 12;
+/// Probabilities are 14-bit: `p` is the probability of a *miss* (symbol 0) in 1/16384.
+pub const PROB_BITS: u32 = 14;
 const PROB_ONE: u32 = 1 << PROB_BITS;
 /// Initial probability of a context: 1/2.
 pub const PROB_INIT: u16 = (PROB_ONE / 2) as u16;

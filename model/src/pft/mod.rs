@@ -49,6 +49,9 @@ pub struct PftParams {
     pub itt: u32,
     /// Tag width of the tagged target table, 4..=15.
     pub ttag: u32,
+    /// Low target bits an indirect-target-predictor entry holds, 2..=32 (the rest come
+    /// from the branch's address).
+    pub tw: u32,
     /// Recent-target cache entries (0, 1, 2, 4, 8 or 16).
     pub rtc: u32,
     /// Upper address bits predicted by the address register, 1..=(31 - low).
@@ -57,11 +60,11 @@ pub struct PftParams {
     pub rate: u32,
 }
 
-pub const DEFAULT_HLEN: [u8; 8] = [2, 4, 8, 16, 32, 64, 0, 0];
+pub const DEFAULT_HLEN: [u8; 8] = [2, 4, 8, 15, 28, 48, 0, 0];
 
 impl Default for PftParams {
     fn default() -> Self {
-        PftParams { bim: 128, tsize: 32, tag: 8, hlen: DEFAULT_HLEN, ras: 8, itp: 16, itt: 16, ttag: 7, rtc: 8, u: 12, rate: 5 }
+        PftParams { bim: 256, tsize: 32, tag: 8, hlen: DEFAULT_HLEN, ras: 8, itp: 16, itt: 16, ttag: 7, tw: 21, rtc: 8, u: 12, rate: 6 }
     }
 }
 
@@ -137,6 +140,9 @@ impl PftParams {
         if !(4..=15).contains(&self.ttag) {
             return Err(format!("ttag={} out of range 4..=15", self.ttag));
         }
+        if !(2..=32).contains(&self.tw) {
+            return Err(format!("tw={} out of range 2..=32", self.tw));
+        }
         if !matches!(self.rtc, 0 | 1 | 2 | 4 | 8 | 16) {
             return Err(format!("rtc={} must be 0, 1, 2, 4, 8 or 16", self.rtc));
         }
@@ -155,6 +161,15 @@ impl PftParams {
         DirectionPredictor::contexts(self.tables()) + TargetContexts::COUNT
     }
 
+    /// Bits of a target in an ITP entry: `tw` low bits and the top-region flag, or 32.
+    pub fn target_entry_bits(&self) -> u64 {
+        if self.tw >= 32 {
+            32
+        } else {
+            self.tw as u64 + 1
+        }
+    }
+
     /// Storage bits of the trace module's pft state (section 11.8), by component.
     pub fn storage(&self, sync: bool) -> PftStorage {
         let bitlen = |v: u32| 32 - v.leading_zeros();
@@ -163,8 +178,8 @@ impl PftParams {
         PftStorage {
             direction: 2 * self.bim as u64 + t * self.tsize as u64 * (3 + self.tag as u64 + 1) + hmax,
             ras: self.ras as u64 * 32 + 2 * bitlen(self.ras) as u64,
-            itp: self.itp as u64 * 32
-                + self.itt as u64 * (self.ttag as u64 + 32)
+            itp: self.itp as u64 * self.target_entry_bits()
+                + self.itt as u64 * (self.ttag as u64 + self.target_entry_bits())
                 + if self.itp + self.itt > 0 { 8 } else { 0 },
             rtc: self.rtc as u64 * 32 + bitlen(self.rtc) as u64,
             coder: self.contexts() as u64 * coder::PROB_BITS as u64 + self.u as u64 + CODER_REGISTER_BITS,
@@ -227,6 +242,9 @@ impl fmt::Display for PftParams {
         }
         if self.ttag != d.ttag {
             write!(f, ",ttag={}", self.ttag)?;
+        }
+        if self.tw != d.tw {
+            write!(f, ",tw={}", self.tw)?;
         }
         if self.rtc != d.rtc {
             write!(f, ",rtc={}", self.rtc)?;
@@ -394,7 +412,7 @@ impl PftState {
             low,
             dir: DirectionPredictor::new(params),
             ras: ReturnAddressStack::new(params.ras),
-            itp: IndirectTargetPredictor::new(params.itp, params.itt, params.ttag),
+            itp: IndirectTargetPredictor::new(params.itp, params.itt, params.ttag, params.tw),
             rtc: RecentTargets::new(params.rtc),
             upper: 0,
             gap: 0,
@@ -558,7 +576,7 @@ mod tests {
     fn params_parse_print_validate() {
         let d = PftParams::default();
         assert_eq!(d.to_string(), "");
-        assert_eq!(d.history_lengths(), vec![2, 4, 8, 16, 32, 64]);
+        assert_eq!(d.history_lengths(), vec![2, 4, 8, 15, 28, 48]);
         assert_eq!(PftParams::parse_hlen("none").unwrap(), [0; 8]);
         assert!(PftParams::parse_hlen("4-4").is_err());
         assert!(PftParams::parse_hlen("1-2-3-4-5-6-7-8-9").is_err());
@@ -572,6 +590,8 @@ mod tests {
             (PftParams { itp: 24, ..d }, "itp=24"),
             (PftParams { itt: 3, ..d }, "itt=3"),
             (PftParams { ttag: 16, ..d }, "ttag=16"),
+            (PftParams { tw: 1, ..d }, "tw=1"),
+            (PftParams { tw: 33, ..d }, "tw=33"),
             (PftParams { rtc: 3, ..d }, "rtc=3"),
             (PftParams { u: 30, ..d }, "u=30"),
             (PftParams { rate: 0, ..d }, "rate=0"),
@@ -584,14 +604,16 @@ mod tests {
     #[test]
     fn default_storage_is_under_5000_bits() {
         let s = PftParams::default().storage(false);
-        // 256 + 6*32*12 + 64 | 8*32 + 8 | 16*32 + 16*39 + 8 | 8*32 + 4 | 42*12 + 12 + 81 | 17
-        assert_eq!(s.direction, 256 + 2304 + 64);
+        // 2*256 + 6*32*12 + 48 | 8*32 + 8 | 16*22 + 16*(7+22) + 8 | 8*32 + 4 | 42*14 + 12 + 81 | 17
+        assert_eq!(s.direction, 512 + 2304 + 48);
         assert_eq!(s.ras, 264);
-        assert_eq!(s.itp, 512 + 624 + 8);
+        assert_eq!(s.itp, 352 + 464 + 8);
         assert_eq!(s.rtc, 260);
-        assert_eq!(s.coder, 42 * 12 + 12 + 81);
-        assert_eq!(s.total(), 2624 + 264 + 1144 + 260 + 597 + 17);
-        assert_eq!(s.total(), 4906);
+        assert_eq!(s.coder, 42 * 14 + 12 + 81);
+        assert_eq!(s.total(), 2864 + 264 + 824 + 260 + 681 + 17);
+        assert_eq!(s.total(), 4910);
+        let whole = PftParams { tw: 32, ..PftParams::default() }.storage(false);
+        assert_eq!(whole.itp, 16 * 32 + 16 * 39 + 8, "tw=32: whole targets, no flag");
         assert!(s.total() + 80 <= 5000, "with the paper's 80-bit output buffer");
     }
 

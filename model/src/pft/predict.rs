@@ -99,6 +99,8 @@ pub struct DirectionPredictor {
     /// History lengths; 0 past the tables in use.
     hlen: [u32; 8],
     index_bits: u32,
+    /// Shift of the address in each table's index, `max(1, e - i)`, in its lane.
+    index_shift: [u32; 8],
     tag_bits: u32,
     /// Global history of direction outcomes, newest in bit 0.
     history: u64,
@@ -147,6 +149,7 @@ impl DirectionPredictor {
             tsize: p.tsize as usize,
             hlen: std::array::from_fn(|i| hlen.get(i).copied().unwrap_or(0)),
             index_bits: e,
+            index_shift: std::array::from_fn(|i| e.saturating_sub(i as u32).max(1)),
             tag_bits: p.tag,
             history: 0,
             folds: [[0; 2]; 3],
@@ -222,15 +225,18 @@ impl DirectionPredictor {
         let b = self.base[base_index];
         let base_pred = b >= 2;
         let base_ctx = if b == 1 || b == 2 { 0 } else { 1 };
-        // Index (h ^ h >> e ^ fold_e) and tag (h ^ fold_w ^ fold_{w-1} << 1) of every table:
-        // the folded registers are below 2^e and 2^w (2^(w-1)), so no lane spills.
-        let hi = ((h ^ (h >> e)) & ((1 << e) - 1)) as u64 * LANE_ONES;
+        // Index (h ^ h >> s_i ^ fold_e) and tag (h ^ fold_w ^ fold_{w-1} << 1) of every
+        // table: the folded registers are below 2^e and 2^w (2^(w-1)), so no lane spills.
         let ht = (h & ((1 << w) - 1)) as u64 * LANE_ONES;
         let [fe, fw, fw1] = &self.folds;
+        let mut hi = [0u64; 2];
+        for i in 0..T {
+            hi[i / 4] |= (((h ^ (h >> self.index_shift[i])) & ((1 << e) - 1)) as u64) << (16 * (i % 4));
+        }
         let mut index = [0; 2];
         let mut tag = [0; 2];
         for k in 0..T.div_ceil(4) {
-            index[k] = hi ^ fe[k];
+            index[k] = hi[k] ^ fe[k];
             tag[k] = ht ^ fw[k] ^ (fw1[k] << 1);
         }
         let mut hits = 0u32;
@@ -384,10 +390,17 @@ pub struct IndirectTargetPredictor {
     /// (tag, target) pairs.
     tagged: Vec<(u16, u32)>,
     tag_bits: u32,
+    /// The target bits an entry holds (`tw` low bits); the rest come from the branch, or
+    /// are all ones when the entry's top-region flag (bit 31) is set.
+    target_mask: u32,
     path: u32,
-    /// Indices and tag of the last lookup, for the update.
-    last: (usize, usize, u16, bool),
+    /// Indices and tag of the last lookup and the branch's upper address bits, for the
+    /// update.
+    last: (usize, usize, u16, bool, u32),
 }
+
+/// The top-region flag of an ITP entry with `tw < 32` (bit 31: above any `tw` bits).
+const TOP_REGION: u32 = 1 << 31;
 
 /// An indirect target prediction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -399,13 +412,15 @@ pub struct TargetPrediction {
 }
 
 impl IndirectTargetPredictor {
-    pub fn new(base: u32, tagged: u32, tag_bits: u32) -> Self {
+    /// `target_bits` (`tw`, 2..=32): the low target bits an entry holds.
+    pub fn new(base: u32, tagged: u32, tag_bits: u32, target_bits: u32) -> Self {
         IndirectTargetPredictor {
             base: vec![0; base as usize],
             tagged: vec![(0, 0); tagged as usize],
             tag_bits,
+            target_mask: if target_bits >= 32 { u32::MAX } else { (1 << target_bits) - 1 },
             path: 0,
-            last: (0, 0, 0, false),
+            last: (0, 0, 0, false, 0),
         }
     }
 
@@ -419,8 +434,9 @@ impl IndirectTargetPredictor {
     #[inline]
     pub fn predict(&mut self, iw_addr: u32) -> TargetPrediction {
         let h = hashed_pc(iw_addr);
+        let upper = iw_addr & !self.target_mask;
         let bi = (h as usize) & self.base.len().wrapping_sub(1);
-        let alt = self.base.get(bi).copied().unwrap_or(0);
+        let alt = self.expand(upper, self.base.get(bi).copied().unwrap_or(0));
         let n = self.tagged.len();
         let (ti, tag, hit) = if n == 0 {
             (0, 0, false)
@@ -432,24 +448,53 @@ impl IndirectTargetPredictor {
             let tag = ((h ^ (h >> w) ^ (p << 3) ^ (p >> 5)) & ((1 << w) - 1)) as u16;
             (ti, tag, self.tagged[ti].0 == tag)
         };
-        self.last = (bi, ti, tag, hit);
+        self.last = (bi, ti, tag, hit, upper);
         if hit {
-            TargetPrediction { target: self.tagged[ti].1, tagged: true, alt }
+            TargetPrediction { target: self.expand(upper, self.tagged[ti].1), tagged: true, alt }
         } else {
             TargetPrediction { target: alt, tagged: false, alt }
+        }
+    }
+
+    /// The target an entry names for a branch whose upper bits are `upper`.
+    #[inline]
+    fn expand(&self, upper: u32, entry: u32) -> u32 {
+        let m = self.target_mask;
+        if m == u32::MAX {
+            entry
+        } else if entry & TOP_REGION != 0 {
+            !m | (entry & m)
+        } else {
+            upper | (entry & m)
+        }
+    }
+
+    /// The entry for `target`: its low bits, and the top-region flag when it lies in the
+    /// top region (a target in neither that region nor the branch's is stored by its low
+    /// bits and predicted wrong).
+    #[inline]
+    fn compress(&self, target: u32) -> u32 {
+        let m = self.target_mask;
+        if m == u32::MAX {
+            target
+        } else if target & !m == !m {
+            TOP_REGION | (target & m)
+        } else {
+            target & m
         }
     }
 
     /// Record the actual target of the branch last predicted.
     #[inline]
     pub fn update(&mut self, target: u32) {
-        let (bi, ti, tag, hit) = self.last;
-        let base_wrong = self.base.get(bi).copied().unwrap_or(0) != target;
+        let (bi, ti, tag, hit, upper) = self.last;
+        let base_wrong = self.expand(upper, self.base.get(bi).copied().unwrap_or(0)) != target;
+        let stored = self.compress(target);
         if !self.tagged.is_empty() && (hit || base_wrong) {
-            self.tagged[ti] = (tag, target);
+            self.tagged[ti] = (tag, stored);
         }
         if let Some(b) = self.base.get_mut(bi) {
-            *b = target;
+            *b = stored;
         }
         self.path = ((self.path << 2) ^ (target >> 2)) & 0xFF;
     }
@@ -574,7 +619,7 @@ mod tests {
 
     #[test]
     fn itp_learns_single_and_alternating_targets() {
-        let mut p = IndirectTargetPredictor::new(16, 16, 7);
+        let mut p = IndirectTargetPredictor::new(16, 16, 7, 32);
         assert_eq!(p.predict(0x100).target, 0);
         p.update(0x2000);
         // One target: predicted from its first repeat. (The first miss also wrote the tagged
@@ -592,7 +637,7 @@ mod tests {
         // which one follows which under the path. (With 16 tagged entries the two paths of
         // this one-branch pattern, 0x66 and 0x99, fold to the same index, P ^ P >> 4, and
         // take turns in it; 32 entries tell them apart.)
-        let mut p = IndirectTargetPredictor::new(16, 32, 7);
+        let mut p = IndirectTargetPredictor::new(16, 32, 7, 32);
         p.predict(0x100);
         p.update(0x2000);
         let mut late_misses = 0;
@@ -608,10 +653,42 @@ mod tests {
             p.update(t);
         }
         assert_eq!(late_misses, 0);
-        let mut none = IndirectTargetPredictor::new(0, 0, 7);
+        let mut none = IndirectTargetPredictor::new(0, 0, 7, 32);
         assert_eq!(none.predict(0x100).target, 0);
         none.update(0x100);
         assert_eq!(none.predict(0x100).target, 0);
+    }
+
+    #[test]
+    fn itp_entries_hold_tw_low_bits_and_take_the_rest_from_the_branch() {
+        // tw = 21: a target in the branch's aligned 2 MiB is predicted; the upper bits of a
+        // target elsewhere are lost, so it is never predicted.
+        let mut p = IndirectTargetPredictor::new(16, 16, 7, 21);
+        assert_eq!(p.predict(0x0012_3450).target, 0x0000_0000, "an empty entry: the region's base");
+        p.update(0x0019_8765);
+        assert_eq!(p.predict(0x0012_3450).target, 0x0019_8765);
+        p.update(0x0019_8765);
+        // The same entry read for a branch in another region names the other region.
+        assert_eq!(p.predict(0x00A2_3450).alt, 0x00B9_8765);
+        p.update(0x00B9_8765);
+        let mut q = IndirectTargetPredictor::new(16, 0, 7, 21);
+        q.predict(0x0001_0100);
+        q.update(0xFFFF_0FE0);
+        let pr = q.predict(0x0001_0100);
+        assert_eq!(pr.target, 0xFFFF_0FE0, "the kernel helper page: the top-region flag");
+        assert!(!pr.tagged);
+        q.update(0x0140_0000);
+        assert_eq!(q.predict(0x0001_0100).target, 0x0000_0000, "another region is out of reach");
+        // A branch in the top region and its target there.
+        let mut t = IndirectTargetPredictor::new(16, 0, 7, 21);
+        t.predict(0xFFFF_0FC0);
+        t.update(0xFFFF_0FE0);
+        assert_eq!(t.predict(0xFFFF_0FC0).target, 0xFFFF_0FE0);
+        // A full-width entry keeps it.
+        let mut f = IndirectTargetPredictor::new(16, 0, 7, 32);
+        f.predict(0x0001_0100);
+        f.update(0xFFFF_0FE0);
+        assert_eq!(f.predict(0x0001_0100).target, 0xFFFF_0FE0);
     }
 
     #[test]
