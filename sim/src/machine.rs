@@ -792,13 +792,16 @@ impl Machine {
                         let word = unsafe { (*slot).word };
                         let long = cond & decoded::BRANCH_LONG != 0;
                         next_pc = if THUMB {
-                            let offset = if long { (((word << 21) as i32) >> 20) as u32 } else { (((word << 24) as i32) >> 23) as u32 };
-                            pc.wrapping_add(4).wrapping_add(offset)
+                            if long {
+                                crate::thumb::b_target(pc, word)
+                            } else {
+                                crate::thumb::bcc_target(pc, word)
+                            }
                         } else {
                             if long {
                                 cpu.r[14] = pc.wrapping_add(4);
                             }
-                            pc.wrapping_add(8).wrapping_add((((word << 8) as i32) >> 6) as u32)
+                            crate::arm::branch_target(pc, word)
                         };
                         cpu.r[15] = next_pc;
                         s = decoded::slot_offset(next_pc, THUMB);

@@ -750,14 +750,27 @@ fn bcc<const COND: u32>(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow,
     if !cpu.cond_passed(COND) {
         return Ok(Flow::Next);
     }
-    cpu.r[15] = cpu.r[15].wrapping_add(4).wrapping_add(sext(hw & 0xFF, 8) << 1);
+    cpu.r[15] = bcc_target(cpu.r[15], hw);
     Ok(Flow::Jump)
+}
+
+/// The target of the conditional branch (format 16) at `pc` (also the functional run
+/// loop's, which executes direct branches without their handler).
+#[inline(always)]
+pub(crate) fn bcc_target(pc: u32, hw: u32) -> u32 {
+    pc.wrapping_add(4).wrapping_add(sext(hw & 0xFF, 8) << 1)
 }
 
 /// Format 18: `B label`.
 fn b(cpu: &mut Cpu, _: &mut Bus<'_>, hw: u32) -> Result<Flow, Unpredictable> {
-    cpu.r[15] = cpu.r[15].wrapping_add(4).wrapping_add(sext(hw & 0x7FF, 11) << 1);
+    cpu.r[15] = b_target(cpu.r[15], hw);
     Ok(Flow::Jump)
+}
+
+/// The target of the unconditional branch (format 18) at `pc` (as [`bcc_target`]).
+#[inline(always)]
+pub(crate) fn b_target(pc: u32, hw: u32) -> u32 {
+    pc.wrapping_add(4).wrapping_add(sext(hw & 0x7FF, 11) << 1)
 }
 
 /// Format 19, first half: `lr = pc + 4 + (sext(imm11) << 12)`.

@@ -11,13 +11,20 @@ fn branch_offset(word: u32) -> u32 {
     (((word << 8) as i32) >> 6) as u32
 }
 
+/// The target of B / BL at `pc`: pc + 8 + offset (also the functional run loop's, which
+/// executes direct branches without their handler).
+#[inline(always)]
+pub(crate) fn branch_target(pc: u32, word: u32) -> u32 {
+    pc.wrapping_add(8).wrapping_add(branch_offset(word))
+}
+
 /// B / BL (`LINK`): target = pc + 8 + offset; lr = pc + 4.
 pub(super) fn branch<const LINK: bool>(cpu: &mut Cpu, _bus: &mut Bus<'_>, word: u32) -> Result<Flow, Unpredictable> {
     let pc = cpu.r[15];
     if LINK {
         cpu.r[14] = pc.wrapping_add(4);
     }
-    cpu.r[15] = pc.wrapping_add(8).wrapping_add(branch_offset(word));
+    cpu.r[15] = branch_target(pc, word);
     Ok(Flow::Jump)
 }
 

@@ -101,6 +101,7 @@ mod block;
 mod coproc;
 mod dp;
 mod misc;
+pub(crate) use misc::branch_target;
 mod mul;
 mod single;
 
