@@ -40,8 +40,12 @@ const CONFIGS: &[&str] = &[
     "rsdc-32x4-128,sync=1500",
     "nexs,sync=700",
     // The predictor-filtered trace (section 11): default, ARM-only, periodic sync, no
-    // predictors at all, and every table at its smallest with eight tagged tables.
+    // predictors at all, every table at its smallest with eight tagged tables, and two
+    // with tags or indices wider than 8 bits (the predictor's 16-bit lane layout; the
+    // others use 8-bit lanes).
     "pft",
+    "pft,bim=4096,tsize=512,tag=10,hlen=2-5-11-23-45-64,ras=32,itp=64,itt=64,ttag=9,rtc=16",
+    "pft,tsize=64,tag=9,hlen=2-3-5-8-13-21-34-64",
     "pft,isa=arm",
     "pft,sync=1800",
     "pft,bim=2,hlen=none,ras=0,itp=0,itt=0,rtc=0,u=1,rate=1",
@@ -61,9 +65,13 @@ fn encode(cfg: &Config, events: &[RetireEvent], sync_at: &[usize]) -> (Vec<u8>, 
 }
 
 fn check_roundtrip(spec: &SyntheticSpec, sync_at: &[usize]) {
+    check_configs(CONFIGS, spec, sync_at);
+}
+
+fn check_configs(configs: &[&str], spec: &SyntheticSpec, sync_at: &[usize]) {
     let run_iw = generate(spec).unwrap();
     let run_arm = generate(&spec.arm_only()).unwrap();
-    for text in CONFIGS {
+    for text in configs {
         let cfg: Config = text.parse().unwrap();
         let run = if cfg.isa == IsaMode::ArmOnly { &run_arm } else { &run_iw };
         let (bytes, syncs) = encode(&cfg, &run.events, sync_at);
@@ -109,6 +117,17 @@ proptest! {
 #[test]
 fn long_run_every_scheme() {
     check_roundtrip(&SyntheticSpec::new(0xC0FFEE, 150_000), &[10, 70_000]);
+}
+
+/// The pft decoder's slot loop has a BMI2 build, used where the host has BMI2, and the
+/// baseline build; decode with the baseline too. (Other tests of this binary may run
+/// meanwhile with the baseline: the same source, so the same results.)
+#[test]
+fn pft_portable_build_roundtrips() {
+    let pft: Vec<&str> = CONFIGS.iter().copied().filter(|c| c.starts_with("pft")).collect();
+    streamtrace_sw_decoder::pft::use_portable_build(true);
+    check_configs(&pft, &SyntheticSpec::new(0xBEEF, 60_000), &[5, 30_000]);
+    streamtrace_sw_decoder::pft::use_portable_build(false);
 }
 
 /// A decoder that joins at a sync marker rebuilds exactly the instructions after it.

@@ -55,7 +55,7 @@ impl Default for Prob {
 
 impl Prob {
     /// Update after coding `bit` (0 = miss, 1 = hit) with adaptation shift `rate`.
-    #[inline]
+    #[inline(always)]
     pub fn update(&mut self, bit: bool, rate: u32) {
         let p = self.0 as u32;
         self.0 = if bit { p - (p >> rate) } else { p + ((PROB_ONE - p) >> rate) } as u16;
@@ -271,7 +271,7 @@ impl RangeDecoder {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn normalize(&mut self, bytes: &[u8]) -> Result<(), CoderError> {
         if self.range < TOP {
             self.refill(bytes)
@@ -300,7 +300,7 @@ impl RangeDecoder {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn bit(&mut self, p: &mut Prob, rate: u32, bytes: &[u8]) -> Result<bool, CoderError> {
         let bit = self.bit_fixed(p.0, bytes)?;
         p.update(bit, rate);
@@ -309,7 +309,7 @@ impl RangeDecoder {
 
     /// The escape branch of a slot symbol; without an escape the slot's decision follows
     /// (`bit` or `bit_fixed`), decoded once its context is known.
-    #[inline]
+    #[inline(always)]
     pub fn slot_escape(&mut self, bytes: &[u8]) -> Result<bool, CoderError> {
         let e = self.range >> ESCAPE_SHIFT;
         let split = self.range - e;
@@ -327,7 +327,7 @@ impl RangeDecoder {
 
     /// A decision at probability `p` of a miss. Written as selects, not a branch: a miss
     /// is common (a mispredicted branch of the traced program) and would be unpredictable.
-    #[inline]
+    #[inline(always)]
     pub fn bit_fixed(&mut self, p: u16, bytes: &[u8]) -> Result<bool, CoderError> {
         let bound = (self.range >> PROB_BITS) * p as u32;
         let split = self.range - bound;

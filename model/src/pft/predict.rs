@@ -27,17 +27,37 @@ pub fn fold(g: u64, len: u32, n: u32) -> u32 {
     f as u32
 }
 
-/// Sixteen-bit lanes, one per tagged table: table `i` in bits `16 * (i % 4)..` of word
-/// `i / 4`. The folded registers, indices and tags of all tables are kept in lanes so that
-/// one word operation serves up to four tables (index bits <= 12 and tag bits <= 15 fit).
+/// Lanes of `W` bits (8 or 16), one per tagged table: table `i` in bits `W * (i % (64 / W))..`
+/// of word `i / (64 / W)`. The folded registers, indices and tags of all tables are kept
+/// in lanes so that one word operation serves several tables: eight 8-bit lanes (one word)
+/// when the index and tag widths are at most 8 bits, as in the default, else 16-bit lanes
+/// (index bits <= 12 and tag bits <= 15 fit), four to a word.
 type Lanes = [u64; 2];
 
-/// Bit 0 of each lane.
-const LANE_ONES: u64 = 0x0001_0001_0001_0001;
+/// Bit 0 of each `W`-bit lane.
+#[inline(always)]
+const fn lane_ones<const W: u32>() -> u64 {
+    if W == 8 {
+        0x0101_0101_0101_0101
+    } else {
+        0x0001_0001_0001_0001
+    }
+}
 
-#[inline]
+/// Bit 0 of each 16-bit lane.
+#[cfg(test)]
+const LANE_ONES: u64 = lane_ones::<16>();
+
+#[inline(always)]
+fn lane_w<const W: u32>(x: &Lanes, i: usize) -> u32 {
+    let per_word = (64 / W) as usize;
+    ((x[i / per_word] >> (W as usize * (i % per_word))) & ((1 << W) - 1)) as u32
+}
+
+/// Lane `i` of 16-bit lanes.
+#[cfg(test)]
 fn lane(x: &Lanes, i: usize) -> u32 {
-    ((x[i / 4] >> (16 * (i % 4))) & 0xFFFF) as u32
+    lane_w::<16>(x, i)
 }
 
 /// A tagged-table entry packed in one word: the tag in bits 0..16, the 3-bit counter
@@ -73,16 +93,26 @@ macro_rules! dispatch_tables {
     };
 }
 
-/// What one prediction looked at, kept for the update.
+/// What a branch address contributes to the lookups: the same at every execution, so a
+/// decoder can keep it with the branch (see [`DirectionPredictor::key`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BranchKey {
+    /// `(h ^ h >> s_i) mod 2^e` in lane i.
+    index: Lanes,
+    /// `h mod 2^w` in every lane.
+    tag: u64,
+    /// Index of the base table.
+    base: u32,
+}
+
+/// What one prediction looked at, kept for the update ([`DirectionPredictor::lookup_n`]).
 #[derive(Clone, Copy, Debug, Default)]
-struct Lookup {
+pub struct Lookup {
     /// The providing table, or the number of tables (the base table provided).
     provider: usize,
     pred: bool,
     alt: bool,
     base_index: usize,
-    /// Bit i: table i's entry was useful.
-    useful: u32,
     index: Lanes,
     tag: Lanes,
 }
@@ -92,8 +122,12 @@ struct Lookup {
 #[derive(Clone, Debug)]
 pub struct DirectionPredictor {
     base: Vec<u8>,
-    /// The tagged tables one after the other, `tsize` entries each.
+    /// The tagged tables one after the other, `2^stride_bits` entries apart (the first
+    /// `tsize` of each in use).
     entries: Vec<Entry>,
+    /// 8 with 8-bit lanes, so that an index lane (a byte) addresses its table without a
+    /// mask; else the index bits (tables back to back).
+    stride_bits: u32,
     tables: usize,
     tsize: usize,
     /// History lengths; 0 past the tables in use.
@@ -108,18 +142,23 @@ pub struct DirectionPredictor {
     /// to date at each history shift as hardware does (circular folded registers); the
     /// values equal the definition in section 11.3, checked in debug builds.
     folds: [Lanes; 3],
+    /// 8-bit lanes (else 16-bit).
+    narrow: bool,
     /// For each set of tables whose window the oldest outcome leaves (bit i: table i), the
     /// bits it flips in the three folded registers: the leaving outcome lands at `L_i mod n`.
     exits: Vec<[Lanes; 3]>,
+    /// `L_i - 1 - i`: the history shifted right by it has the outcome leaving table i's
+    /// window at bit i (`L_i > i` as the lengths increase strictly).
+    leaving_shift: [u32; 8],
     last: Lookup,
 }
 
-/// One history shift of the folded registers of width `n` in every lane: rotate left by
-/// one within `n` bits, add the new outcome at bit 0 (`new`: bit 0 of the lanes, or 0), and
-/// flip the bits of the outcomes that just left the windows (`exit`).
-#[inline]
-fn shift_folds(f: u64, n: u32, new: u64, exit: u64) -> u64 {
-    let top = f & (LANE_ONES << (n - 1));
+/// One history shift of the folded registers of width `n` in every `W`-bit lane: rotate
+/// left by one within `n` bits, add the new outcome at bit 0 (`new`: bit 0 of the lanes, or
+/// 0), and flip the bits of the outcomes that just left the windows (`exit`).
+#[inline(always)]
+fn shift_folds<const W: u32>(f: u64, n: u32, new: u64, exit: u64) -> u64 {
+    let top = f & (lane_ones::<W>() << (n - 1));
     (((f ^ top) << 1) | (top >> (n - 1))) ^ new ^ exit
 }
 
@@ -129,13 +168,15 @@ impl DirectionPredictor {
         let tables = hlen.len();
         let e = p.tsize.trailing_zeros();
         let widths = [e, p.tag, p.tag - 1];
+        let narrow = e <= 8 && p.tag <= 8;
+        let (lane_bits, per_word) = if narrow { (8, 8) } else { (16, 4) };
         let exits = (0..1usize << tables)
             .map(|set| {
                 let mut x = [[0; 2]; 3];
                 for (i, &l) in hlen.iter().enumerate() {
                     if set & (1 << i) != 0 {
                         for (k, &n) in widths.iter().enumerate() {
-                            x[k][i / 4] |= 1u64 << (16 * (i % 4) as u32 + l % n);
+                            x[k][i / per_word] |= 1u64 << (lane_bits * (i % per_word) as u32 + l % n);
                         }
                     }
                 }
@@ -144,7 +185,8 @@ impl DirectionPredictor {
             .collect();
         DirectionPredictor {
             base: vec![2; p.bim as usize],
-            entries: vec![ENTRY_EMPTY; tables * p.tsize as usize],
+            entries: vec![ENTRY_EMPTY; tables << if narrow { 8 } else { e }],
+            stride_bits: if narrow { 8 } else { e },
             tables,
             tsize: p.tsize as usize,
             hlen: std::array::from_fn(|i| hlen.get(i).copied().unwrap_or(0)),
@@ -153,7 +195,10 @@ impl DirectionPredictor {
             tag_bits: p.tag,
             history: 0,
             folds: [[0; 2]; 3],
+            narrow,
             exits,
+            // The lengths increase strictly (PftParams::validate), so L_i - 1 >= i.
+            leaving_shift: std::array::from_fn(|i| hlen.get(i).map_or(0, |&l| (l - 1).saturating_sub(i as u32))),
             last: Lookup::default(),
         }
     }
@@ -213,69 +258,155 @@ impl DirectionPredictor {
         dispatch_tables!(self.tables, T => self.update_n::<T>(taken))
     }
 
+    /// What the branch at `iw_addr` contributes to every lookup.
+    #[inline]
+    pub fn key(&self, iw_addr: u32) -> BranchKey {
+        let h = hashed_pc(iw_addr);
+        let e = self.index_bits;
+        let (lane_bits, per_word, ones) =
+            if self.narrow { (8, 8, lane_ones::<8>()) } else { (16, 4, lane_ones::<16>()) };
+        let mut index = [0u64; 2];
+        for i in 0..self.tables {
+            index[i / per_word] |= (((h ^ (h >> self.index_shift[i])) & ((1 << e) - 1)) as u64) << (lane_bits * (i % per_word));
+        }
+        BranchKey { index, tag: (h & ((1 << self.tag_bits) - 1)) as u64 * ones, base: h & (self.base.len() as u32 - 1) }
+    }
+
     /// `predict` with `T` tagged tables (the loops over tables unroll, lane positions are
     /// constants); `T` must equal [`Self::tables`].
     #[inline(always)]
     pub fn predict_n<const T: usize>(&mut self, iw_addr: u32) -> (bool, usize) {
-        debug_assert_eq!(T, self.tables);
-        let h = hashed_pc(iw_addr);
+        let key = self.key(iw_addr);
+        let (pred, ctx, lookup) = self.lookup_n::<T>(&key);
+        self.last = lookup;
+        (pred, ctx)
+    }
+
+    /// The prediction for the branch of `key` (from [`Self::key`] of this predictor) with
+    /// `T` tagged tables: (taken?, coding context, what the update needs).
+    ///
+    /// The provider is the matching table with the longest history, the alternate
+    /// prediction the next matching one's (or the base table's). All tables are looked up
+    /// without branches.
+    #[inline(always)]
+    pub fn lookup_n<const T: usize>(&self, key: &BranchKey) -> (bool, usize, Lookup) {
+        if self.narrow {
+            self.lookup_w::<T, 8>(key)
+        } else {
+            self.lookup_w::<T, 16>(key)
+        }
+    }
+
+    /// `lookup_n` with `W`-bit lanes.
+    #[inline(always)]
+    fn lookup_w<const T: usize, const W: u32>(&self, key: &BranchKey) -> (bool, usize, Lookup) {
+        // The unchecked reads below rely on it.
+        assert!(T == self.tables);
+        let words = T.div_ceil((64 / W) as usize);
         let e = self.index_bits;
         let w = self.tag_bits;
-        let base_index = (h as usize) & (self.base.len() - 1);
+        let base_index = key.base as usize;
         let b = self.base[base_index];
         let base_pred = b >= 2;
         let base_ctx = if b == 1 || b == 2 { 0 } else { 1 };
         // Index (h ^ h >> s_i ^ fold_e) and tag (h ^ fold_w ^ fold_{w-1} << 1) of every
         // table: the folded registers are below 2^e and 2^w (2^(w-1)), so no lane spills.
-        let ht = (h & ((1 << w) - 1)) as u64 * LANE_ONES;
         let [fe, fw, fw1] = &self.folds;
-        let mut hi = [0u64; 2];
-        for i in 0..T {
-            hi[i / 4] |= (((h ^ (h >> self.index_shift[i])) & ((1 << e) - 1)) as u64) << (16 * (i % 4));
-        }
         let mut index = [0; 2];
         let mut tag = [0; 2];
-        for k in 0..T.div_ceil(4) {
-            index[k] = hi[k] ^ fe[k];
-            tag[k] = ht ^ fw[k] ^ (fw1[k] << 1);
+        for k in 0..words {
+            index[k] = key.index[k] ^ fe[k];
+            tag[k] = key.tag ^ fw[k] ^ (fw1[k] << 1);
         }
-        let mut hits = 0u32;
-        let mut useful = 0u32;
+        // Table i matched: bit i of `hits`, or with 8-bit lanes bit 7 of byte i (the tags
+        // read are compared in lanes too).
+        let mut hits = 0u64;
+        let mut read_tags = 0u64;
         let mut ctrs = 0u32;
         for i in 0..T {
             debug_assert_eq!(
-                [lane(fe, i), lane(fw, i), lane(fw1, i)],
+                [lane_w::<W>(fe, i), lane_w::<W>(fw, i), lane_w::<W>(fw1, i)],
                 [fold(self.history, self.hlen[i], e), fold(self.history, self.hlen[i], w), fold(self.history, self.hlen[i], w - 1)]
             );
-            let entry = self.entries[i * self.tsize + lane(&index, i) as usize];
-            hits |= ((entry & 0xFFFF == lane(&tag, i)) as u32) << i;
-            useful |= ((entry & USEFUL != 0) as u32) << i;
+            // SAFETY: i < T == self.tables (asserted above); see `entry_at`.
+            let entry = unsafe { *self.entries.get_unchecked(self.entry_at::<W>(i, lane_w::<W>(&index, i))) };
+            if W == 8 {
+                // Tags of at most 8 bits: the entry's tag field is its low byte.
+                read_tags |= ((entry & 0xFF) as u64) << (8 * i);
+            } else {
+                hits |= ((entry & 0xFFFF == lane_w::<W>(&tag, i)) as u64) << i;
+            }
             ctrs |= entry_ctr(entry) << (4 * i);
+        }
+        // Bit position of table i's hit, and the shift from a position back to the table.
+        let (spread, back) = if W == 8 { (8, 3) } else { (1, 0) };
+        if W == 8 && T > 0 {
+            // Bit 7 of each byte that is zero in `x` (exact: no borrow between bytes).
+            let x = read_tags ^ tag[0];
+            let low7 = 0x7F7F_7F7F_7F7F_7F7Fu64;
+            let used = u64::MAX >> (64 - 8 * T);
+            hits = !(((x & low7).wrapping_add(low7)) | x | low7) & used;
         }
         let (provider, pred, alt, ctx) = if hits == 0 {
             (T, base_pred, base_pred, base_ctx)
         } else {
-            let p = 31 - hits.leading_zeros();
+            let p = (63 - hits.leading_zeros()) >> back;
             let c = (ctrs >> (4 * p)) & 7;
             // Counter c - 4 >= 0 has strength c - 4; below 0, -1 - (c - 4) = 3 - c.
             let strength = if c >= 4 { c - 4 } else { 3 - c };
-            let below = hits & !(1 << p);
-            let alt = if below == 0 { base_pred } else { (ctrs >> (4 * (31 - below.leading_zeros()))) & 4 != 0 };
+            let below = hits & !(u64::MAX << (spread * p));
+            let alt = if below == 0 { base_pred } else { (ctrs >> (4 * ((63 - below.leading_zeros()) >> back))) & 4 != 0 };
             let pred = c >= 4;
             (p as usize, pred, alt, Self::tagged_context(p as usize, T, strength as usize, alt == pred))
         };
-        self.last = Lookup { provider, pred, alt, base_index, useful, index, tag };
-        (pred, ctx)
+        (pred, ctx, Lookup { provider, pred, alt, base_index, index, tag })
+    }
+
+    /// Where table `i`'s entry for index lane value `lane` lies: in bounds for every
+    /// `i < self.tables` (with 8-bit lanes the lane is below 256, the stride; else it is
+    /// masked below tsize, the stride).
+    #[inline(always)]
+    fn entry_at<const W: u32>(&self, i: usize, lane: u32) -> usize {
+        Self::entry_at_of::<W>(self.stride_bits, self.tsize, i, lane)
+    }
+
+    #[inline(always)]
+    fn entry_at_of<const W: u32>(stride_bits: u32, tsize: usize, i: usize, lane: u32) -> usize {
+        if W == 8 {
+            (i << 8) | lane as usize
+        } else {
+            (i << stride_bits) | (lane as usize & (tsize - 1))
+        }
     }
 
     /// `update` with `T` tagged tables; `T` must equal [`Self::tables`].
     #[inline(always)]
     pub fn update_n<const T: usize>(&mut self, taken: bool) {
-        let l = &self.last;
-        let tsize = self.tsize;
+        let lookup = self.last;
+        self.update_with_n::<T>(&lookup, taken);
+    }
+
+    /// Update with the outcome of the branch `lookup` (from [`Self::lookup_n`], the last
+    /// lookup) predicted, with `T` tagged tables.
+    #[inline(always)]
+    pub fn update_with_n<const T: usize>(&mut self, l: &Lookup, taken: bool) {
+        if self.narrow {
+            self.update_w::<T, 8>(l, taken)
+        } else {
+            self.update_w::<T, 16>(l, taken)
+        }
+    }
+
+    /// `update_with_n` with `W`-bit lanes.
+    #[inline(always)]
+    fn update_w<const T: usize, const W: u32>(&mut self, l: &Lookup, taken: bool) {
+        assert!(T == self.tables);
         let p = l.provider;
         if p < T {
-            let e = &mut self.entries[p * tsize + lane(&l.index, p) as usize];
+            // SAFETY: p < T == self.tables, see `entry_at`.
+            let at = self.entry_at::<W>(p, lane_w::<W>(&l.index, p));
+            // SAFETY: as above.
+            let e = unsafe { self.entries.get_unchecked_mut(at) };
             let c = entry_ctr(*e);
             let c = if taken { (c + 1).min(7) } else { c.saturating_sub(1) };
             let mut useful = *e & USEFUL;
@@ -288,36 +419,40 @@ impl DirectionPredictor {
             *c = if taken { (*c + 1).min(3) } else { c.saturating_sub(1) };
         }
         if l.pred != taken {
-            // Allocate in the first table above the provider whose entry is not useful; if
-            // there is none, those entries all lose their useful bit.
-            let start = if p < T { p + 1 } else { 0 };
-            let above = ((1u32 << T) - 1) & !((1u32 << start) - 1);
-            let free = above & !l.useful;
-            if free != 0 {
-                let j = free.trailing_zeros() as usize;
-                let ctr = if taken { 4 } else { 3 };
-                self.entries[j * tsize + lane(&l.index, j) as usize] = lane(&l.tag, j) | (ctr << CTR_SHIFT);
-            } else {
-                for j in start..T {
-                    self.entries[j * tsize + lane(&l.index, j) as usize] &= !USEFUL;
-                }
-            }
+            self.allocate::<T, W>(l, taken);
         }
         // The outcome at position L_i - 1 leaves the window of table i.
         let mut leaving = 0;
         for i in 0..T {
-            leaving |= (((self.history >> (self.hlen[i] - 1)) & 1) as usize) << i;
+            leaving |= (self.history >> self.leaving_shift[i]) as usize & (1 << i);
         }
         let x = &self.exits[leaving];
         let widths = [self.index_bits, self.tag_bits, self.tag_bits - 1];
         for ((folds, exits), &n) in self.folds.iter_mut().zip(x).zip(&widths) {
-            for (k, (f, &exit)) in folds.iter_mut().zip(exits).enumerate().take(T.div_ceil(4)) {
+            let per_word = (64 / W) as usize;
+            for (k, (f, &exit)) in folds.iter_mut().zip(exits).enumerate().take(T.div_ceil(per_word)) {
                 // Bit 0 of the lanes in use in word k.
-                let ones = LANE_ONES >> (16 * (4 - (T - 4 * k).min(4)));
-                *f = shift_folds(*f, n, if taken { ones } else { 0 }, exit);
+                let ones = lane_ones::<W>() >> (W as usize * (per_word - (T - per_word * k).min(per_word)));
+                *f = shift_folds::<W>(*f, n, if taken { ones } else { 0 }, exit);
             }
         }
         self.history = (self.history << 1) | taken as u64;
+    }
+
+    /// A misprediction: allocate in the first table above the provider whose entry is not
+    /// useful; if there is none, those entries all lose their useful bit.
+    #[inline(always)]
+    fn allocate<const T: usize, const W: u32>(&mut self, l: &Lookup, taken: bool) {
+        let at = |j: usize| Self::entry_at_of::<W>(self.stride_bits, self.tsize, j, lane_w::<W>(&l.index, j));
+        let start = if l.provider < T { l.provider + 1 } else { 0 };
+        let Some(j) = (start..T).find(|&j| self.entries[at(j)] & USEFUL == 0) else {
+            for j in start..T {
+                self.entries[at(j)] &= !USEFUL;
+            }
+            return;
+        };
+        let ctr = if taken { 4 } else { 3 };
+        self.entries[at(j)] = lane_w::<W>(&l.tag, j) | (ctr << CTR_SHIFT);
     }
 }
 
@@ -577,7 +712,7 @@ mod tests {
                 for (i, &len) in lens.iter().enumerate() {
                     exit |= ((g >> (len - 1)) & 1) << (16 * i as u32 + len % n);
                 }
-                f = shift_folds(f, n, if bit { LANE_ONES } else { 0 }, exit);
+                f = shift_folds::<16>(f, n, if bit { LANE_ONES } else { 0 }, exit);
                 g = (g << 1) | bit as u64;
                 for (i, &len) in lens.iter().enumerate() {
                     assert_eq!(lane(&[f, 0], i), fold(g, len, n), "len {len} n {n}");
