@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use streamtrace_isa::ProgramImage;
 use streamtrace_model::format::{SYNC_MARKER, find_sync_marker};
 use streamtrace_model::pft::coder::{CoderError, Prob, RangeDecoder};
-use streamtrace_model::pft::predict::{BranchKey, DirectionPredictor};
+use streamtrace_model::pft::predict::{BranchKey, DirectionPredictor, Lookup};
 use streamtrace_model::pft::{
     offset_target, InsnFlow, EscapeType, PftState, TargetContexts, ESCAPE_TYPE_BITS, GAP_BITS, LOST_BITS, MAX_GAP,
     OFFSET_WIDTHS,
@@ -489,7 +489,7 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         c: &mut RangeDecoder,
         sink: &mut S,
     ) -> Result<Option<TraceElement>, DecodeError> {
-        self.run_slots::<T, S>(c, sink)
+        self.run_slots::<T, S, true>(c, sink)
     }
 
     #[inline(never)]
@@ -498,12 +498,13 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         c: &mut RangeDecoder,
         sink: &mut S,
     ) -> Result<Option<TraceElement>, DecodeError> {
-        self.run_slots::<T, S>(c, sink)
+        self.run_slots::<T, S, false>(c, sink)
     }
 
     /// Slots up to the next escape, whose element is returned (None: paused, streaming).
     #[inline(always)]
-    fn run_slots<const T: usize, S: AddressSink + ?Sized>(
+    /// `BMI2`: compiled for a host with BMI2 (`run_bmi2`).
+    fn run_slots<const T: usize, S: AddressSink + ?Sized, const BMI2: bool>(
         &mut self,
         c: &mut RangeDecoder,
         sink: &mut S,
@@ -529,7 +530,7 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
                 self.state.awaiting_start = false;
                 continue;
             }
-            self.slot::<T, S>(c, offset, sink)?;
+            self.slot::<T, S, BMI2>(c, offset, sink)?;
         }
     }
 
@@ -583,9 +584,20 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         }
     }
 
+    /// The direction predictor's update, by PEXT in the BMI2 build.
+    #[inline(always)]
+    fn update<const T: usize, const BMI2: bool>(&mut self, lookup: &Lookup, taken: bool) {
+        if BMI2 {
+            // SAFETY: BMI2 is set only in `run_bmi2`, entered after detecting BMI2.
+            unsafe { self.state.dir.update_with_n_bmi2::<T>(lookup, taken) }
+        } else {
+            self.state.dir.update_with_n::<T>(lookup, taken)
+        }
+    }
+
     /// No escape: walk to the next slot and decode its points.
     #[inline(always)]
-    fn slot<const T: usize, S: AddressSink + ?Sized>(
+    fn slot<const T: usize, S: AddressSink + ?Sized, const BMI2: bool>(
         &mut self,
         c: &mut RangeDecoder,
         offset: u64,
@@ -612,10 +624,10 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
             // have decided (3 % on the test programs). Same state as the branch (B<cond>
             // does not interwork): no start check.
             if pred == hit {
-                self.state.dir.update_with_n::<T>(&lookup, true);
+                self.update::<T, BMI2>(&lookup, true);
                 self.pc = to;
             } else {
-                self.state.dir.update_with_n::<T>(&lookup, false);
+                self.update::<T, BMI2>(&lookup, false);
                 self.pc = seq;
             }
             return Ok(());
@@ -634,7 +646,7 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
                     let (pred, ctx, lookup) = self.state.dir.lookup_n::<T>(&key);
                     let hit = bit(c, &mut self.probs, ctx, self.state.params.rate, bytes)?;
                     taken = pred == hit;
-                    self.state.dir.update_with_n::<T>(&lookup, taken);
+                    self.update::<T, BMI2>(&lookup, taken);
                 }
                 let next = if flow.target {
                     if taken {

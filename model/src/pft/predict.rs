@@ -60,6 +60,30 @@ fn lane(x: &Lanes, i: usize) -> u32 {
     lane_w::<16>(x, i)
 }
 
+/// The bits of `x` under `mask`, packed at the bottom (x86-64 BMI2 PEXT).
+///
+/// # Safety
+/// The host must have BMI2.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn pext(x: u64, mask: u64) -> usize {
+    // SAFETY: the caller promises BMI2.
+    unsafe { std::arch::x86_64::_pext_u64(x, mask) as usize }
+}
+
+/// Elsewhere there is no BMI2 build, so this is never reached.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+unsafe fn pext(x: u64, mask: u64) -> usize {
+    let (mut out, mut bit, mut m) = (0, 0, mask);
+    while m != 0 {
+        out |= (((x >> m.trailing_zeros()) & 1) as usize) << bit;
+        bit += 1;
+        m &= m - 1;
+    }
+    out
+}
+
 /// A tagged-table entry packed in one word: the tag in bits 0..16, the 3-bit counter
 /// (-4..=3, taken when >= 0) plus 4 in bits 16..19, the useful bit in bit 19.
 type Entry = u32;
@@ -150,6 +174,8 @@ pub struct DirectionPredictor {
     /// `L_i - 1 - i`: the history shifted right by it has the outcome leaving table i's
     /// window at bit i (`L_i > i` as the lengths increase strictly).
     leaving_shift: [u32; 8],
+    /// Bits `L_i - 1` of the history (the same outcomes, gathered by one PEXT).
+    leaving_mask: u64,
     last: Lookup,
 }
 
@@ -199,6 +225,7 @@ impl DirectionPredictor {
             exits,
             // The lengths increase strictly (PftParams::validate), so L_i - 1 >= i.
             leaving_shift: std::array::from_fn(|i| hlen.get(i).map_or(0, |&l| (l - 1).saturating_sub(i as u32))),
+            leaving_mask: hlen.iter().fold(0, |m, &l| m | 1 << (l - 1)),
             last: Lookup::default(),
         }
     }
@@ -391,15 +418,30 @@ impl DirectionPredictor {
     #[inline(always)]
     pub fn update_with_n<const T: usize>(&mut self, l: &Lookup, taken: bool) {
         if self.narrow {
-            self.update_w::<T, 8>(l, taken)
+            self.update_w::<T, 8, false>(l, taken)
         } else {
-            self.update_w::<T, 16>(l, taken)
+            self.update_w::<T, 16, false>(l, taken)
         }
     }
 
-    /// `update_with_n` with `W`-bit lanes.
+    /// `update_with_n` for code compiled with x86-64 BMI2 (the decoder's BMI2 build): the
+    /// outcomes leaving the windows gathered by one PEXT.
+    ///
+    /// # Safety
+    /// On x86-64 the host must have BMI2 (elsewhere this is `update_with_n`).
     #[inline(always)]
-    fn update_w<const T: usize, const W: u32>(&mut self, l: &Lookup, taken: bool) {
+    pub unsafe fn update_with_n_bmi2<const T: usize>(&mut self, l: &Lookup, taken: bool) {
+        if self.narrow {
+            self.update_w::<T, 8, true>(l, taken)
+        } else {
+            self.update_w::<T, 16, true>(l, taken)
+        }
+    }
+
+    /// `update_with_n` with `W`-bit lanes; `PEXT`: BMI2 is present (see
+    /// `update_with_n_bmi2`).
+    #[inline(always)]
+    fn update_w<const T: usize, const W: u32, const PEXT: bool>(&mut self, l: &Lookup, taken: bool) {
         assert!(T == self.tables);
         let p = l.provider;
         if p < T {
@@ -422,10 +464,18 @@ impl DirectionPredictor {
             self.allocate::<T, W>(l, taken);
         }
         // The outcome at position L_i - 1 leaves the window of table i.
-        let mut leaving = 0;
-        for i in 0..T {
-            leaving |= (self.history >> self.leaving_shift[i]) as usize & (1 << i);
-        }
+        let leaving = if PEXT {
+            // SAFETY: PEXT is set only through `update_with_n_bmi2`, whose caller promises
+            // BMI2.
+            unsafe { pext(self.history, self.leaving_mask) }
+        } else {
+            let mut leaving = 0;
+            for i in 0..T {
+                leaving |= (self.history >> self.leaving_shift[i]) as usize & (1 << i);
+            }
+            leaving
+        };
+        debug_assert_eq!(leaving, (0..T).fold(0, |m, i| m | (((self.history >> (self.hlen[i] - 1)) & 1) as usize) << i));
         let x = &self.exits[leaving];
         let widths = [self.index_bits, self.tag_bits, self.tag_bits - 1];
         for ((folds, exits), &n) in self.folds.iter_mut().zip(x).zip(&widths) {
