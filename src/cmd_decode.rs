@@ -21,6 +21,9 @@ use crate::DecodeArgs;
 /// Fans the decoded addresses out to the optional text file, verifier and views.
 struct Sinks<'s> {
     count: u64,
+    /// Any of the optional sinks below is present (one test per run of addresses when
+    /// the decode only counts).
+    any: bool,
     writer: Option<AddrWriter>,
     verifier: Option<Verifier>,
     tail: Option<Tail>,
@@ -32,6 +35,15 @@ impl AddressSink for Sinks<'_> {
     #[inline]
     fn addresses(&mut self, addrs: &[u32]) {
         self.count += addrs.len() as u64;
+        if self.any {
+            self.fan_out(addrs);
+        }
+    }
+}
+
+impl Sinks<'_> {
+    #[inline(never)]
+    fn fan_out(&mut self, addrs: &[u32]) {
         if let Some(w) = &mut self.writer {
             w.addresses(addrs);
         }
@@ -151,12 +163,18 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
     }
     let mut sinks = Sinks {
         count: 0,
+        any: false,
         writer,
         verifier: args.verify.as_deref().map(Verifier::open).transpose()?,
         tail: args.tail.map(Tail::new),
         profile: args.profile.then(|| Profile::new(&symbolizer)),
         calls: args.calls.then(|| CallTree::new(&symbolizer, &image)),
     };
+    sinks.any = sinks.writer.is_some()
+        || sinks.verifier.is_some()
+        || sinks.tail.is_some()
+        || sinks.profile.is_some()
+        || sinks.calls.is_some();
     let mut s = DecodeSummary {
         config: config_name,
         trace: trace_name.clone(),
