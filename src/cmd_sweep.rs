@@ -30,9 +30,9 @@ pub struct SweepArgs {
     #[arg(long, value_name = "DIR|LIST", default_value = "testbenches/programs")]
     pub programs: String,
     /// Configurations separated by ';' (keys use ','), or a preset: `paper` (b/e/rSDC-LSP
-    /// from [8x4,32] to [256x4,1024], bSDC-LSP also 1/2/8-way, and the Table 8 set),
+    /// from \[8x4,32\] to \[256x4,1024\], bSDC-LSP also 1/2/8-way, and the Table 8 set),
     /// `table8` (fBASE, BASE, NEXS, TSLZ-256, TSLZ-1K, SC-T8HT, SW-GZIP and the three SDC
-    /// schemes at [32x4,128]). Repeatable.
+    /// schemes at \[32x4,128\]). Repeatable.
     #[arg(long, value_name = "LIST", default_value = "table8")]
     pub configs: Vec<String>,
     /// Buffer settings every row starts from (docs/trace-timing.md section 1).
@@ -106,7 +106,7 @@ pub struct MergeArgs {
     pub quiet: bool,
 }
 
-/// The paper's size grid: [8x4,32] .. [256x4,1024], LSP entries = SDC entries.
+/// The paper's size grid: \[8x4,32\] .. \[256x4,1024\], LSP entries = SDC entries.
 const PAPER_ENTRIES: [u32; 6] = [32, 64, 128, 256, 512, 1024];
 
 /// pft sizes from about 1.4 k to 58 k bits of state (docs/results.md, "Ablation and sizes").

@@ -90,9 +90,9 @@ impl Replacement {
 /// Instruction sets the address fields must cover.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IsaMode {
-    /// ARM and Thumb: address fields carry A[1:0] (A[0] = Thumb).
+    /// ARM and Thumb: address fields carry A\[1:0\] (A\[0\] = Thumb).
     Interworking,
-    /// ARM only: A[1:0] is always 00 and is not sent or stored.
+    /// ARM only: A\[1:0\] is always 00 and is not sent or stored.
     ArmOnly,
 }
 

@@ -23,7 +23,7 @@ pub enum BranchClass {
     IndirectCond = 3,
     /// Unconditional instruction that writes the PC from a register or memory.
     IndirectUncond = 4,
-    /// Function return (BX lr, MOV pc,lr, POP/LDM sp with pc, LDR pc,[sp]...), any condition.
+    /// Function return (BX lr, MOV pc,lr, POP/LDM sp with pc, LDR pc,\[sp\]...), any condition.
     Return = 5,
 }
 

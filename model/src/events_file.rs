@@ -18,7 +18,7 @@ pub enum EventsFileError {
 /// Longest piece of input an error message quotes (characters).
 const QUOTE_CHARS: usize = 80;
 
-/// `tok` for an error message: whole up to [`QUOTE_CHARS`] characters, else its start, an
+/// `tok` for an error message: whole up to `QUOTE_CHARS` (80) characters, else its start, an
 /// ellipsis and its length, so a huge field cannot flood the terminal.
 pub fn quote(tok: &str) -> String {
     match tok.char_indices().nth(QUOTE_CHARS) {

@@ -8,7 +8,7 @@
 //! decoder inflates the member first and reports a damaged member before any element, while
 //! the streaming decoder inflates as bytes arrive and reports the damage where it shows.
 //!
-//! How it works: a record is decoded only when at least [`INPUT_MARGIN`] bytes are buffered
+//! How it works: a record is decoded only when at least `INPUT_MARGIN` bytes are buffered
 //! beyond its start (longer than any record of any scheme: the longest, an OVERFLOW escape
 //! with its 16-byte marker, or a pft escape with a range-coded address, is under 64 bytes),
 //! or once [`StreamDecoder::finish`] said no more input comes. So a record is never started

@@ -496,7 +496,7 @@ impl PftState {
         a >> (32 - self.params.u) == self.upper
     }
 
-    /// Width of the address field: all of A[31:low], or A[31-u:low] when the upper bits match.
+    /// Width of the address field: all of A\[31:low\], or A\[31-u:low\] when the upper bits match.
     #[inline]
     pub fn address_bits(&self, upper_same: bool) -> u32 {
         if upper_same {

@@ -10,7 +10,7 @@
 //! * [`replay`] (phase II): replays IMS + AES on the core model without devices,
 //!   regenerating the instruction trace and the CAT.
 //! * [`verify`]: V1-V3 of docs/citcat.md 7.
-//! * [`format`]: the four files.
+//! * [`format`](mod@format): the four files.
 
 pub mod extract;
 pub mod format;

@@ -1,6 +1,6 @@
 //! Whole Execution Traces (Zhang & Gupta, MICRO 2004; algorithms.md §6).
 //!
-//! * [`capture`]: per retired instruction, the ports it read and defined, with values,
+//! * [`capture`](mod@capture): per retired instruction, the ports it read and defined, with values,
 //!   and its memory accesses (§6.5).
 //! * [`build`]: the graph of path nodes, timestamps, values and labelled dependence edges
 //!   (§6.1, tier 1 (a), (c), (e)).
@@ -10,7 +10,7 @@
 //! * [`record`]: the uncompressed execution record and the same queries by brute force.
 //! * [`report`]: sizes, build time and query rates of one program (`report wet`).
 //! * [`tier2`]: every label stream made a bidirectional stream (§6.3).
-//! * [`file`]: the `.wet` file (docs/wet.md section 7).
+//! * [`file`](mod@file): the `.wet` file (docs/wet.md section 7).
 //! * [`stream`]: the cursor interface shared by raw and compressed streams.
 //! * [`bidir`]: tier-2 bidirectional stream compression (FCM, DFCM, last-n,
 //!   last-n-stride), traversable forwards and backwards without decompression (§6.3).
