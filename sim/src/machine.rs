@@ -16,7 +16,7 @@ use crate::decoded;
 use crate::linux::LinuxProcess;
 use crate::memory::{MemFault, Memory};
 use crate::semihost::{Semihost, SemihostOutcome};
-use crate::timing::{Captured, ConfigError, TimingConfig, TimingModel, TimingReport};
+use crate::timing::{ConfigError, TimingConfig, TimingModel, TimingReport};
 
 /// One data access of an instruction, for the host-side stages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -690,8 +690,11 @@ impl Machine {
             let exception = self.finish_special::<false>(s.flow, s.pc, s.word, s.thumb, s.fault)?;
             self.retired += 1;
             let next_pc = self.cpu.r[15] | self.cpu.thumb as u32;
-            let cycle = match (self.timing.as_deref_mut(), s.captured) {
-                (Some(t), Some(c)) if TIMED => t.retire_parts(c, s.pc, false, next_pc, exception, &self.accesses),
+            let cycle = match self.timing.as_deref_mut() {
+                Some(t) if TIMED => {
+                    let c = t.take_held();
+                    t.retire_parts(c, s.pc, false, next_pc, exception, &self.accesses)
+                }
                 _ => 0,
             };
             let ev = RetireEvent {
@@ -841,7 +844,10 @@ impl Machine {
                     Flow::Jump => break 'run Err(pc_write_error(pc, unsafe { (*slot).word })),
                     _ => {
                         let (word, class) = unsafe { ((*slot).word, (*slot).class) };
-                        break 'run Ok(Some(Special { flow, pc, word, thumb, class, fault: bus.fault, captured }));
+                        if let (Some(t), Some(c)) = (timing.as_deref_mut(), captured) {
+                            t.hold(c);
+                        }
+                        break 'run Ok(Some(Special { flow, pc, word, thumb, class, fault: bus.fault }));
                     }
                 }
             };
@@ -879,8 +885,6 @@ struct Special {
     thumb: bool,
     class: BranchClass,
     fault: Option<MemFault>,
-    /// What the timing model captured before execution (timed runs).
-    captured: Option<Captured>,
 }
 
 #[cold]
