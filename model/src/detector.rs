@@ -59,6 +59,20 @@ impl StreamDetector {
         }
     }
 
+    /// Whether an instruction that changes no flow (class none, not taken, no exception)
+    /// continues the current stream without starting or ending it.
+    #[inline(always)]
+    pub(crate) fn extends_plain(&self) -> bool {
+        self.sl != 0 && self.sl + 1 < self.max_sl
+    }
+
+    /// [`StreamDetector::push`]'s effects for such an instruction (it returns `None`).
+    #[inline(always)]
+    pub(crate) fn extend_plain(&mut self) {
+        self.sl += 1;
+        self.last_class = BranchClass::None;
+    }
+
     /// End the current stream early (flush at end of trace, requested sync).
     pub fn cut(&mut self) -> Option<StreamDescriptor> {
         if self.sl == 0 {
