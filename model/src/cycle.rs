@@ -641,11 +641,12 @@ impl CycleTraceModule {
     #[inline]
     pub fn push_at(&mut self, ev: &RetireEvent, cycle: u64) -> Result<(), CycleError> {
         // What the general path does with such an instruction: no error, no descriptor.
+        // (A stream's first instruction is one of them when it changes no flow.)
         if !self.pft && self.last_input.is_some_and(|p| cycle > p) && self.enc.accepts_plain(ev) && self.detector.extends_plain() {
             self.enc.count_plain(ev);
             self.last_input = Some(cycle);
             self.events += 1;
-            self.detector.extend_plain();
+            self.detector.extend_plain(ev.iw_addr());
             return Ok(());
         }
         self.push_general(ev, cycle)
