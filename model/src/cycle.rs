@@ -635,10 +635,26 @@ impl CycleTraceModule {
     }
 
     /// One retired instruction at retire cycle `cycle` (IPC = 1 runs pass the event index).
-    /// Inlined: most instructions only go through the checks and the stream detector; the
-    /// buffers see the instruction that ends a stream.
+    /// Inlined: most instructions change no flow inside a stream, and for them the checks,
+    /// the counts and the stream detector come down to one test and a few increments; the
+    /// others, and the buffers, which see the instruction that ends a stream, are out of line.
     #[inline]
     pub fn push_at(&mut self, ev: &RetireEvent, cycle: u64) -> Result<(), CycleError> {
+        // What the general path does with such an instruction: no error, no descriptor.
+        // (A stream's first instruction is one of them when it changes no flow.)
+        if !self.pft && self.last_input.is_some_and(|p| cycle > p) && self.enc.accepts_plain(ev) && self.detector.extends_plain() {
+            self.enc.count_plain(ev);
+            self.last_input = Some(cycle);
+            self.events += 1;
+            self.detector.extend_plain(ev.iw_addr());
+            return Ok(());
+        }
+        self.push_general(ev, cycle)
+    }
+
+    /// [`CycleTraceModule::push_at`] for any instruction.
+    #[inline(never)]
+    fn push_general(&mut self, ev: &RetireEvent, cycle: u64) -> Result<(), CycleError> {
         if let Some(previous) = self.last_input {
             if cycle <= previous {
                 return Err(self.cycle_error(cycle, previous));

@@ -59,6 +59,23 @@ impl StreamDetector {
         }
     }
 
+    /// Whether an instruction that changes no flow (class none, not taken, no exception)
+    /// starts or continues the current stream without ending it.
+    #[inline(always)]
+    pub(crate) fn extends_plain(&self) -> bool {
+        self.sl + 1 < self.max_sl
+    }
+
+    /// [`StreamDetector::push`]'s effects for such an instruction at `iw` (it returns `None`).
+    #[inline(always)]
+    pub(crate) fn extend_plain(&mut self, iw: u32) {
+        if self.sl == 0 {
+            self.sa = iw;
+        }
+        self.sl += 1;
+        self.last_class = BranchClass::None;
+    }
+
     /// End the current stream early (flush at end of trace, requested sync).
     pub fn cut(&mut self) -> Option<StreamDescriptor> {
         if self.sl == 0 {

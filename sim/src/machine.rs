@@ -659,23 +659,20 @@ impl Machine {
         if self.timing.is_some() {
             return self.run_timed(max_insns, hook);
         }
-        self.run_functional(max_insns, hook)
+        self.run_loop::<H, false>(max_insns, hook)
     }
 
     #[inline(never)]
     fn run_timed<H: RetireHook + ?Sized>(&mut self, max_insns: u64, hook: &mut H) -> Result<i32, SimError> {
-        while self.retired < max_insns {
-            if let StepOutcome::Exited(code) = self.step_impl::<true, false, H>(hook, None)? {
-                return Ok(code);
-            }
-        }
-        Err(SimError::InstructionLimit { limit: max_insns, pc: self.cpu.r[15] })
+        self.run_loop::<H, true>(max_insns, hook)
     }
 
-    /// The functional run: the steps of `step_impl::<false, false>` (same events, same
-    /// errors), with the ordinary instructions in a loop of their own ([`Machine::run_plain`])
-    /// and the others completed here.
-    fn run_functional<H: RetireHook + ?Sized>(&mut self, max_insns: u64, hook: &mut H) -> Result<i32, SimError> {
+    /// The run: the steps of `step_impl::<TIMED, false>` (same events, same errors, same
+    /// retire cycles), with the ordinary instructions in a loop of their own
+    /// ([`Machine::run_plain`]) and the others completed here. Timed runs log accesses
+    /// whatever `log_accesses` says (the timing model needs them).
+    #[inline(always)]
+    fn run_loop<H: RetireHook + ?Sized, const TIMED: bool>(&mut self, max_insns: u64, hook: &mut H) -> Result<i32, SimError> {
         loop {
             if self.retired >= max_insns {
                 return Err(SimError::InstructionLimit { limit: max_insns, pc: self.cpu.r[15] });
@@ -683,16 +680,23 @@ impl Machine {
             if let Some(code) = self.exit {
                 return Ok(code);
             }
-            let plain = match (self.cpu.thumb, self.log_accesses) {
-                (true, true) => self.run_plain::<H, true, true>(max_insns, hook)?,
-                (true, false) => self.run_plain::<H, true, false>(max_insns, hook)?,
-                (false, true) => self.run_plain::<H, false, true>(max_insns, hook)?,
-                (false, false) => self.run_plain::<H, false, false>(max_insns, hook)?,
+            let plain = match (self.cpu.thumb, self.log_accesses | TIMED) {
+                (true, true) => self.run_plain::<H, true, true, TIMED>(max_insns, hook)?,
+                (true, false) => self.run_plain::<H, true, false, TIMED>(max_insns, hook)?,
+                (false, true) => self.run_plain::<H, false, true, TIMED>(max_insns, hook)?,
+                (false, false) => self.run_plain::<H, false, false, TIMED>(max_insns, hook)?,
             };
             let Some(s) = plain else { continue };
             let exception = self.finish_special::<false>(s.flow, s.pc, s.word, s.thumb, s.fault)?;
             self.retired += 1;
             let next_pc = self.cpu.r[15] | self.cpu.thumb as u32;
+            let cycle = match self.timing.as_deref_mut() {
+                Some(t) if TIMED => {
+                    let c = t.take_held();
+                    t.retire_parts(c, s.pc, false, next_pc, exception, &self.accesses)
+                }
+                _ => 0,
+            };
             let ev = RetireEvent {
                 pc: s.pc,
                 insn: s.word,
@@ -701,7 +705,7 @@ impl Machine {
                 taken: false,
                 next_pc,
                 exception,
-                cycle: 0,
+                cycle,
             };
             hook.retire(&ev, &self.accesses);
             if let Some(code) = self.exit {
@@ -721,22 +725,25 @@ impl Machine {
     /// inlined: the loop gets a register allocation of its own. `LOG` is whether accesses are
     /// logged: without, the log is emptied once (nothing is added to it) rather than before
     /// every instruction.
+    /// `TIMED`: the timing model (present, `LOG` true) times every instruction, with what
+    /// it needs from before execution captured before the handler runs.
     #[inline(never)]
-    fn run_plain<H: RetireHook + ?Sized, const THUMB: bool, const LOG: bool>(
+    fn run_plain<H: RetireHook + ?Sized, const THUMB: bool, const LOG: bool, const TIMED: bool>(
         &mut self,
         max_insns: u64,
         hook: &mut H,
     ) -> Result<Option<Special>, SimError> {
         debug_assert_eq!(self.cpu.thumb, THUMB);
-        debug_assert_eq!(self.log_accesses, LOG);
+        debug_assert!(if TIMED { LOG && self.timing.is_some() } else { self.log_accesses == LOG });
         if self.retired >= max_insns {
             return Ok(None);
         }
         // Instructions left before the limit, counted down (`self.retired` is updated on exit).
         let mut left = max_insns - self.retired;
         let cpu = &mut self.cpu;
-        let mut bus = Bus::new(&mut self.mem, &mut self.accesses, self.log_accesses);
+        let mut bus = Bus::new(&mut self.mem, &mut self.accesses, LOG);
         bus.log.clear();
+        let mut timing = if TIMED { self.timing.as_deref_mut() } else { None };
         // The decoded-cache slots of the state, read through a pointer field by field: a
         // handler's store to a code page drops slots through `bus.mem` (which owns the cache),
         // so no reference into them is held across a call. (With the drops done by the stores
@@ -769,6 +776,11 @@ impl Machine {
                 bus.log.clear();
             }
             debug_assert!(bus.fault.is_none());
+            // Timing needs operand values from before execution (multiplier Rs, condition).
+            let captured = match timing.as_deref_mut() {
+                Some(t) if TIMED => Some(t.before(cpu, pc | THUMB as u32, unsafe { (*slot).word })),
+                _ => None,
+            };
             // (The slot is read again after the handler for what only the rare paths need:
             // the values need no registers across the call. A store of the handler may have
             // dropped the slot meanwhile, which changes its key only.)
@@ -832,20 +844,28 @@ impl Machine {
                     Flow::Jump => break 'run Err(pc_write_error(pc, unsafe { (*slot).word })),
                     _ => {
                         let (word, class) = unsafe { ((*slot).word, (*slot).class) };
+                        if let (Some(t), Some(c)) = (timing.as_deref_mut(), captured) {
+                            t.hold(c);
+                        }
                         break 'run Ok(Some(Special { flow, pc, word, thumb, class, fault: bus.fault }));
                     }
                 }
             };
             left -= 1;
+            let next_iw = next_pc | (THUMB != switched) as u32;
+            let cycle = match (timing.as_deref_mut(), captured) {
+                (Some(t), Some(c)) if TIMED => t.retire_parts(c, pc, taken, next_iw, false, bus.log),
+                _ => 0,
+            };
             let ev = RetireEvent {
                 pc,
                 insn: unsafe { (*slot).word },
                 thumb,
                 class: unsafe { (*slot).class },
                 taken,
-                next_pc: next_pc | (THUMB != switched) as u32,
+                next_pc: next_iw,
                 exception: false,
-                cycle: 0,
+                cycle,
             };
             hook.retire(&ev, bus.log);
             if switched {

@@ -72,6 +72,14 @@ impl Cache {
         1 << (self.line_shift - 2)
     }
 
+    /// `line`'s slot if the cache is enabled and the hint has it (what [`Cache::find`]
+    /// returns then), else `None` (it may still be cached).
+    #[inline(always)]
+    pub fn find_hinted(&self, line: u32) -> Option<Slot> {
+        let guess = self.hint[line as usize & (HINTS - 1)] as usize;
+        (self.enabled && self.tags.get(guess) == Some(&line)).then_some(guess)
+    }
+
     /// Find `line` without counting an access.
     #[inline]
     pub fn find(&mut self, line: u32) -> Option<Slot> {

@@ -125,6 +125,10 @@ type MulTiming = (u64, u64, u64, u64);
 pub struct TimingModel {
     decode: DecodeCache,
     pipe: Pipeline,
+    /// The capture of an instruction the machine's run loop hands on to be completed
+    /// outside it (a system call, an exception): kept here rather than in what the loop
+    /// returns, which the functional loop shares.
+    held: Option<Captured>,
 }
 
 struct Pipeline {
@@ -231,7 +235,7 @@ impl TimingModel {
     /// A model with `cfg` (checked first: every error names its key).
     pub fn new(cfg: TimingConfig) -> Result<TimingModel, ConfigError> {
         cfg.validate()?;
-        Ok(TimingModel { decode: DecodeCache::new(&cfg), pipe: Pipeline::new(cfg) })
+        Ok(TimingModel { decode: DecodeCache::new(&cfg), pipe: Pipeline::new(cfg), held: None })
     }
 
     pub fn config(&self) -> &TimingConfig {
@@ -307,6 +311,17 @@ impl TimingModel {
         // NO_REG reads r15: harmless, the value is only used by multiplies.
         let rs_value = cpu.r[op.rs as usize & 15];
         Captured { slot: slot as u32, executed, rs_value }
+    }
+
+    /// Keep `pre` for [`TimingModel::take_held`] (an instruction completed elsewhere).
+    #[cold]
+    pub(crate) fn hold(&mut self, pre: Captured) {
+        self.held = Some(pre);
+    }
+
+    /// The capture kept by [`TimingModel::hold`].
+    pub(crate) fn take_held(&mut self) -> Captured {
+        self.held.take().expect("the run loop held the capture of the instruction it handed on")
     }
 
     /// Time the retired instruction `ev` (with its data accesses) and return its retire
