@@ -2,7 +2,7 @@
 //! condition codes, exception entry, and the ALU/shifter helpers that the ARM and Thumb
 //! executors share.
 
-/// Processor modes (CPSR[4:0]).
+/// Processor modes (CPSR\[4:0\]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Mode {

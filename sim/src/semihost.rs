@@ -234,7 +234,7 @@ impl Semihost {
         }
     }
 
-    /// The command line `SYS_GET_CMDLINE` returns: argv[0] and the arguments joined by
+    /// The command line `SYS_GET_CMDLINE` returns: argv\[0\] and the arguments joined by
     /// single spaces, exactly as QEMU builds it from its own argv.
     /// (A Linux program's argv is the line split at whitespace; use
     /// [`Semihost::with_args`] for arguments that contain spaces.)
@@ -244,7 +244,7 @@ impl Semihost {
         self
     }
 
-    /// The command line from argv[0] and the arguments (joined by single spaces); a Linux
+    /// The command line from argv\[0\] and the arguments (joined by single spaces); a Linux
     /// program gets them unsplit.
     pub fn with_args<S: AsRef<str>>(mut self, argv: &[S]) -> Self {
         self.argv = argv.iter().map(|a| a.as_ref().to_string()).collect();
@@ -252,7 +252,7 @@ impl Semihost {
         self
     }
 
-    /// argv[0] and the arguments.
+    /// argv\[0\] and the arguments.
     pub fn argv(&self) -> &[String] {
         &self.argv
     }

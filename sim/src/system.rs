@@ -371,7 +371,8 @@ pub struct Boundary {
 pub struct System {
     pub machine: Machine,
     pub devices: Devices,
-    /// Taken control-flow count (docs/citcat.md 1.2) since reset or [`System::reset_tbc`].
+    /// Taken control-flow count (docs/citcat.md 1.2) since the system was built; a caller
+    /// counting from a point sets it to 0 there (the CITCAT recorder does).
     pub tbc: u64,
 }
 

@@ -34,7 +34,7 @@
 //!   word at `addr & !3` rotated right by `8 * (addr & 3)`, as ARM-state LDR does on ARMv5;
 //!   STR writes the word at `addr & !3`; LDRH/LDRSH/STRH use `addr & !1` (ARMv5 leaves
 //!   unaligned halfword accesses UNPREDICTABLE; the model ignores bit 0). PUSH, POP,
-//!   LDMIA and STMIA ignore address bits [1:0] for every transfer (the written-back SP or Rn
+//!   LDMIA and STMIA ignore address bits \[1:0\] for every transfer (the written-back SP or Rn
 //!   keeps them).
 //! * Data aborts: a faulting access returns `Flow::Exception(DataAbort)` (the [`Bus`]
 //!   remembers the address). Loads commit no register — not even the base of LDMIA/POP —

@@ -32,7 +32,7 @@ use crate::timing::TimingConfig;
 pub struct ProgramSpec {
     pub name: String,
     pub elf: PathBuf,
-    /// argv[0] and the arguments joined by spaces (what SYS_GET_CMDLINE returns).
+    /// argv\[0\] and the arguments joined by spaces (what SYS_GET_CMDLINE returns).
     pub cmdline: String,
     pub workdir: PathBuf,
     /// The arguments one by one (a manifest's `argv`, for arguments with spaces); empty:

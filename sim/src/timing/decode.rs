@@ -46,7 +46,7 @@ pub enum Kind {
     Mar,
     /// MRA RdLo, RdHi, acc0: `rd` = RdLo, `rd2` = RdHi.
     Mra,
-    /// Branch the BTB predicts: ARM B/BL, Thumb B and B<cond>.
+    /// Branch the BTB predicts: ARM B/BL, Thumb B and B\<cond\>.
     Branch,
     /// BLX(immediate), Thumb BL/BLX second half: direct but never predicted.
     BranchImm,
