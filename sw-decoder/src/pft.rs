@@ -481,6 +481,7 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         self.run::<T, S>(c, sink)
     }
 
+    /// `run_slots` for a host with BMI2 and LZCNT.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "bmi1,bmi2,lzcnt")]
     #[inline(never)]
@@ -492,6 +493,7 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         self.run_slots::<T, S, true>(c, sink)
     }
 
+    /// `run_slots` for any host.
     #[inline(never)]
     fn run<const T: usize, S: AddressSink + ?Sized>(
         &mut self,
@@ -502,8 +504,8 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
     }
 
     /// Slots up to the next escape, whose element is returned (None: paused, streaming).
-    #[inline(always)]
     /// `BMI2`: compiled for a host with BMI2 (`run_bmi2`).
+    #[inline(always)]
     fn run_slots<const T: usize, S: AddressSink + ?Sized, const BMI2: bool>(
         &mut self,
         c: &mut RangeDecoder,
