@@ -21,7 +21,7 @@
 use rust_hdl::prelude::*;
 
 use super::PftHwConfig;
-use streamtrace_model::pft::predict::DirectionPredictor;
+use streamtrace_model::pft::predict::{index_shift, DirectionPredictor};
 use crate::mem::{FlagArray, TableRam, ADDR_BITS};
 
 /// A folded-history register of width `n` (1..=15) over the last `len` outcomes: at a
@@ -237,7 +237,7 @@ impl TaggedBank {
             wtag_sh: Default::default(),
             wuse32: Default::default(),
             wr: Default::default(),
-            k_index_shift: Constant::new((e.saturating_sub(i as u32).max(1) as u64).into()),
+            k_index_shift: Constant::new((index_shift(e, i) as u64).into()),
             k_three: Constant::new(3u64.into()),
             k_one8: Constant::new(1u64.into()),
             k_idx_mask: Constant::new(((tsize - 1) as u64).into()),

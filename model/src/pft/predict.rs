@@ -14,6 +14,13 @@ pub fn hashed_pc(iw_addr: u32) -> u32 {
     }
 }
 
+/// The address shift in tagged table `table`'s index, `max(1, e - table)` with `e` index
+/// bits (section 11.3): the model and the RTL take it from here.
+#[inline]
+pub fn index_shift(index_bits: u32, table: usize) -> u32 {
+    index_bits.saturating_sub(table as u32).max(1)
+}
+
 /// XOR of the consecutive `n`-bit chunks of the low `len` bits of `g`.
 #[inline]
 pub fn fold(g: u64, len: u32, n: u32) -> u32 {
@@ -217,7 +224,7 @@ impl DirectionPredictor {
             tsize: p.tsize as usize,
             hlen: std::array::from_fn(|i| hlen.get(i).copied().unwrap_or(0)),
             index_bits: e,
-            index_shift: std::array::from_fn(|i| e.saturating_sub(i as u32).max(1)),
+            index_shift: std::array::from_fn(|i| index_shift(e, i)),
             tag_bits: p.tag,
             history: 0,
             folds: [[0; 2]; 3],
