@@ -8,7 +8,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use streamtrace_isa::ProgramImage;
+use streamtrace_isa::{insn_size, ProgramImage};
 use streamtrace_model::format::{SYNC_MARKER, find_sync_marker};
 use streamtrace_model::pft::coder::{CoderError, Prob, RangeDecoder};
 use streamtrace_model::pft::predict::{BranchKey, DirectionPredictor, Lookup};
@@ -65,14 +65,13 @@ fn walk_block<I: ProgramImage + ?Sized>(image: &I, dir: &DirectionPredictor, sta
             return;
         };
         let flow = InsnFlow::of(c.class, word, thumb);
+        let seq = pc.wrapping_add(insn_size(thumb));
         b.addrs.push(pc);
         if flow.is_slot() {
             let direct = if c.class == BranchClass::DirectCond { c.target } else { None };
             let plain = InsnFlow { direction: true, target: false, ret: false, link: false, mov_lr_pc: false };
             b.end = match direct {
-                Some(taken) if flow == plain => {
-                    BlockEnd::Conditional { taken, seq: pc.wrapping_add(if thumb { 2 } else { 4 }) }
-                }
+                Some(taken) if flow == plain => BlockEnd::Conditional { taken, seq },
                 _ => BlockEnd::Slot { flow, direct },
             };
             b.key = dir.key(pc);
@@ -88,7 +87,7 @@ fn walk_block<I: ProgramImage + ?Sized>(image: &I, dir: &DirectionPredictor, sta
         }
         pc = match (c.class, c.target) {
             (BranchClass::DirectUncond, Some(t)) => t,
-            _ => pc.wrapping_add(if thumb { 2 } else { 4 }),
+            _ => seq,
         };
         if b.addrs.len() as u32 == MAX_GAP {
             b.end = BlockEnd::Virtual { next: pc };
@@ -642,7 +641,7 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
             BlockEnd::Slot { flow, direct } => {
                 let a = last;
                 let thumb = a & 1 != 0;
-                let seq = a.wrapping_add(if thumb { 2 } else { 4 });
+                let seq = a.wrapping_add(insn_size(thumb));
                 let mut taken = flow.target && !flow.direction;
                 if flow.direction {
                     let (pred, ctx, lookup) = self.state.dir.lookup_n::<T>(&key);
