@@ -608,39 +608,9 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
     reg  [13:0] p_use;
     reg  [31:0] mul_a;
     reg  [15:0] mul_b;
-    reg  [31:0] mul_sh__0;
-    reg  [31:0] mul_sh__1;
-    reg  [31:0] mul_sh__2;
-    reg  [31:0] mul_sh__3;
-    reg  [31:0] mul_sh__4;
-    reg  [31:0] mul_sh__5;
-    reg  [31:0] mul_sh__6;
-    reg  [31:0] mul_sh__7;
-    reg  [31:0] mul_sh__8;
-    reg  [31:0] mul_sh__9;
-    reg  [31:0] mul_sh__10;
-    reg  [31:0] mul_sh__11;
-    reg  [31:0] mul_sh__12;
-    reg  [31:0] mul_sh__13;
-    reg  [31:0] mul_sh__14;
-    reg  [31:0] mul_sh__15;
-    reg  [31:0] mul_acc__0;
-    reg  [31:0] mul_acc__1;
-    reg  [31:0] mul_acc__2;
-    reg  [31:0] mul_acc__3;
-    reg  [31:0] mul_acc__4;
-    reg  [31:0] mul_acc__5;
-    reg  [31:0] mul_acc__6;
-    reg  [31:0] mul_acc__7;
-    reg  [31:0] mul_acc__8;
-    reg  [31:0] mul_acc__9;
-    reg  [31:0] mul_acc__10;
-    reg  [31:0] mul_acc__11;
-    reg  [31:0] mul_acc__12;
-    reg  [31:0] mul_acc__13;
-    reg  [31:0] mul_acc__14;
-    reg  [31:0] mul_acc__15;
-    reg  [31:0] mul_acc__16;
+    reg  [31:0] mul_lo;
+    reg  [31:0] mul_hi;
+    reg  [31:0] mul;
     reg  [31:0] bound;
     reg  [31:0] diff;
     reg  [31:0] raw_r;
@@ -1504,90 +1474,12 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             mul_a = raw_r;
             mul_b = v_masked;
         end
-        mul_sh__0 = mul_a;
-        mul_sh__1 = mul_sh__0 << k_one8;
-        mul_sh__2 = mul_sh__1 << k_one8;
-        mul_sh__3 = mul_sh__2 << k_one8;
-        mul_sh__4 = mul_sh__3 << k_one8;
-        mul_sh__5 = mul_sh__4 << k_one8;
-        mul_sh__6 = mul_sh__5 << k_one8;
-        mul_sh__7 = mul_sh__6 << k_one8;
-        mul_sh__8 = mul_sh__7 << k_one8;
-        mul_sh__9 = mul_sh__8 << k_one8;
-        mul_sh__10 = mul_sh__9 << k_one8;
-        mul_sh__11 = mul_sh__10 << k_one8;
-        mul_sh__12 = mul_sh__11 << k_one8;
-        mul_sh__13 = mul_sh__12 << k_one8;
-        mul_sh__14 = mul_sh__13 << k_one8;
-        mul_sh__15 = mul_sh__14 << k_one8;
-        mul_acc__0 = k_zero32;
-        mul_acc__1 = mul_acc__0;
-        if (mul_b[0]) begin
-            mul_acc__1 = mul_acc__0 + mul_sh__0;
-        end
-        mul_acc__2 = mul_acc__1;
-        if (mul_b[1]) begin
-            mul_acc__2 = mul_acc__1 + mul_sh__1;
-        end
-        mul_acc__3 = mul_acc__2;
-        if (mul_b[2]) begin
-            mul_acc__3 = mul_acc__2 + mul_sh__2;
-        end
-        mul_acc__4 = mul_acc__3;
-        if (mul_b[3]) begin
-            mul_acc__4 = mul_acc__3 + mul_sh__3;
-        end
-        mul_acc__5 = mul_acc__4;
-        if (mul_b[4]) begin
-            mul_acc__5 = mul_acc__4 + mul_sh__4;
-        end
-        mul_acc__6 = mul_acc__5;
-        if (mul_b[5]) begin
-            mul_acc__6 = mul_acc__5 + mul_sh__5;
-        end
-        mul_acc__7 = mul_acc__6;
-        if (mul_b[6]) begin
-            mul_acc__7 = mul_acc__6 + mul_sh__6;
-        end
-        mul_acc__8 = mul_acc__7;
-        if (mul_b[7]) begin
-            mul_acc__8 = mul_acc__7 + mul_sh__7;
-        end
-        mul_acc__9 = mul_acc__8;
-        if (mul_b[8]) begin
-            mul_acc__9 = mul_acc__8 + mul_sh__8;
-        end
-        mul_acc__10 = mul_acc__9;
-        if (mul_b[9]) begin
-            mul_acc__10 = mul_acc__9 + mul_sh__9;
-        end
-        mul_acc__11 = mul_acc__10;
-        if (mul_b[10]) begin
-            mul_acc__11 = mul_acc__10 + mul_sh__10;
-        end
-        mul_acc__12 = mul_acc__11;
-        if (mul_b[11]) begin
-            mul_acc__12 = mul_acc__11 + mul_sh__11;
-        end
-        mul_acc__13 = mul_acc__12;
-        if (mul_b[12]) begin
-            mul_acc__13 = mul_acc__12 + mul_sh__12;
-        end
-        mul_acc__14 = mul_acc__13;
-        if (mul_b[13]) begin
-            mul_acc__14 = mul_acc__13 + mul_sh__13;
-        end
-        mul_acc__15 = mul_acc__14;
-        if (mul_b[14]) begin
-            mul_acc__15 = mul_acc__14 + mul_sh__14;
-        end
-        mul_acc__16 = mul_acc__15;
-        if (mul_b[15]) begin
-            mul_acc__16 = mul_acc__15 + mul_sh__15;
-        end
-        bound = mul_acc__16;
+        mul_lo = mul_a[(32'h0)+:(16)] * mul_b;
+        mul_hi = mul_a[(32'h10)+:(16)] * mul_b;
+        mul = mul_lo + (mul_hi << k_sixteen8);
+        bound = mul;
         diff = rb - bound;
-        vr = mul_acc__16;
+        vr = mul;
         add = k_zero32;
         st_rng__0 = rng__q;
         if (is_slot & op_escape) begin

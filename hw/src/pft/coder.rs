@@ -3,8 +3,9 @@
 //!
 //! An operation (slot symbol, context bit, raw field, flush, marker) is decoded, applied to
 //! `low`/`range` (the products `(range >> 14) * p` and `v * (range >> n)` share one
-//! shift-and-add chain, as no operation needs both: rust-hdl multiplies only 16-bit
-//! operands), then normalized by a fixed number of unrolled **shift stages**, and the bytes
+//! multiplier, as no operation needs both; rust-hdl multiplies only 16-bit operands, so the
+//! 32 x 16-bit product modulo 2^32 is two 16 x 16-bit products, which synthesis maps to
+//! adder trees), then normalized by a fixed number of unrolled **shift stages**, and the bytes
 //! the stages release pass through the first-byte drop and the zero stuffing into a
 //! right-aligned output word, all in the same cycle.
 //!
@@ -44,14 +45,14 @@ const STAGE_BYTES: usize = PENDING_MAX as usize;
 const NSLOT: usize = NSTAGE * STAGE_BYTES;
 /// Bytes of one coding operation at most (8 released + 1 stuffing byte).
 const ACC_BYTES: usize = 9;
-/// Steps of the shared shift-and-add multiplier: the raw field's 16 value bits (the
+/// Width of the shared multiplier's second operand: the raw field's 16 value bits (the
 /// probability has 14).
-const MUL_STEPS: usize = RAW_MAX_BITS as usize;
+const MUL_B_BITS: usize = RAW_MAX_BITS as usize;
 
 // The kernel reads the last element of each chain by a literal index (rust-hdl cannot put
 // a Rust constant into a Verilog index): keep these in step with it.
 // `p_use` is PROB_BITS wide (14).
-const _: () = assert!(NSTAGE == 5 && NSLOT == 20 && MUL_STEPS == 16 && PROB_BITS == 14);
+const _: () = assert!(NSTAGE == 5 && NSLOT == 20 && MUL_B_BITS == 16 && PROB_BITS == 14);
 const _: () = assert!(ACC_BYTES == 9 && ACC_BYTES <= OP_BYTES_MAX && SYNC_MARKER.len() == OP_BYTES_MAX);
 const _: () = assert!(ZERO_RUN_LIMIT == 14 && PENDING_MAX == 4);
 
@@ -117,8 +118,9 @@ pub struct PftRangeCoder {
     p_use: Signal<Local, Bits<14>>,
     mul_a: Signal<Local, Bits<32>>,
     mul_b: Signal<Local, Bits<16>>,
-    mul_sh: Vec<Signal<Local, Bits<32>>>,
-    mul_acc: Vec<Signal<Local, Bits<32>>>,
+    mul_lo: Signal<Local, Bits<32>>,
+    mul_hi: Signal<Local, Bits<32>>,
+    mul: Signal<Local, Bits<32>>,
     bound: Signal<Local, Bits<32>>,
     diff: Signal<Local, Bits<32>>,
     raw_r: Signal<Local, Bits<32>>,
@@ -258,8 +260,9 @@ impl PftRangeCoder {
             p_use: Default::default(),
             mul_a: Default::default(),
             mul_b: Default::default(),
-            mul_sh: locals(MUL_STEPS),
-            mul_acc: locals(MUL_STEPS + 1),
+            mul_lo: Default::default(),
+            mul_hi: Default::default(),
+            mul: Default::default(),
             bound: Default::default(),
             diff: Default::default(),
             raw_r: Default::default(),
@@ -398,20 +401,15 @@ impl Logic for PftRangeCoder {
             self.mul_a.next = self.raw_r.val();
             self.mul_b.next = self.v_masked.val();
         }
-        self.mul_sh[0].next = self.mul_a.val();
-        for i in 1..MUL_STEPS {
-            self.mul_sh[i].next = self.mul_sh[i - 1].val() << self.k_one8.val();
-        }
-        self.mul_acc[0].next = self.k_zero32.val();
-        for i in 0..MUL_STEPS {
-            self.mul_acc[i + 1].next = self.mul_acc[i].val();
-            if self.mul_b.val().get_bit(i) {
-                self.mul_acc[i + 1].next = self.mul_acc[i].val() + self.mul_sh[i].val();
-            }
-        }
-        self.bound.next = self.mul_acc[16].val();
+        // a * b mod 2^32 = a[15:0] * b + ((a[31:16] * b) << 16): two 16 x 16-bit products
+        // that synthesis builds as adder trees (a chain of 16 conditional 32-bit adds was
+        // 130 gates deep and 800 cells larger).
+        self.mul_lo.next = self.mul_a.val().get_bits::<16>(0) * self.mul_b.val();
+        self.mul_hi.next = self.mul_a.val().get_bits::<16>(16) * self.mul_b.val();
+        self.mul.next = self.mul_lo.val() + (self.mul_hi.val() << self.k_sixteen8.val());
+        self.bound.next = self.mul.val();
         self.diff.next = self.rb.val() - self.bound.val();
-        self.vr.next = self.mul_acc[16].val();
+        self.vr.next = self.mul.val();
 
         // The operation's step: what low gains and the new range.
         self.add.next = self.k_zero32.val();
