@@ -274,7 +274,7 @@ module streamtrace_bsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
         busy = svc_left__q != k_zero8;
         idle = ~busy & (outbuf__record_bits == k_zero16);
         start_entry = idle & ~sdb__empty;
-        start_end = idle & sdb__empty & end_active & ~end_started__q & ~push_now & ~dropping__q;
+        start_end = idle & sdb__empty & (ending__q | trace_end) & ~end_started__q & ~detector__desc_valid & ~dropping__q;
         sdb__pop = start_entry;
         encoder__start = start_entry | start_end;
         encoder__is_end = start_end;
@@ -339,7 +339,7 @@ module streamtrace_bsdc_32x4_128__detector(clock,reset,retire_valid,pc,branch_cl
     output reg  desc_dcond;
     
     // Constant declarations
-    localparam  k_max_sl = 16'hff;
+    localparam  k_max_sl_less1 = 16'hfe;
     localparam  k_one16 = 16'h1;
     localparam  k_zero16 = 16'h0;
     localparam  k_zero32 = 32'h0;
@@ -396,7 +396,7 @@ module streamtrace_bsdc_32x4_128__detector(clock,reset,retire_valid,pc,branch_cl
         end
         sl_inc = sl__q + k_one16;
         is_dcond = branch_class == k_dcond;
-        ends = retire_valid & ((taken & (branch_class != k_none) & (branch_class != k_duncond)) | exception | (sl_inc == k_max_sl));
+        ends = retire_valid & ((taken & (branch_class != k_none) & (branch_class != k_duncond)) | exception | (sl__q == k_max_sl_less1));
         if (~retire_valid & cut & (sl__q != k_zero16)) begin
             desc_valid = 1'b1;
             desc_sa = sa__q;

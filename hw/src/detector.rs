@@ -36,7 +36,9 @@ pub struct StreamDetector {
     sl_inc: Signal<Local, Bits<16>>,
     ends: Signal<Local, Bit>,
     is_dcond: Signal<Local, Bit>,
-    k_max_sl: Constant<Bits<16>>,
+    /// maxSL - 1: SL reaches maxSL with this instruction when SL is one below (a compare of
+    /// the register, not of its increment: the carry chain stays off the stall path).
+    k_max_sl_less1: Constant<Bits<16>>,
     k_one16: Constant<Bits<16>>,
     k_zero16: Constant<Bits<16>>,
     k_zero32: Constant<Bits<32>>,
@@ -49,6 +51,7 @@ pub struct StreamDetector {
 
 impl StreamDetector {
     pub fn new(max_sl: u32, low_bits: u32) -> StreamDetector {
+        assert!(max_sl >= 1, "maxSL {max_sl} below 1");
         StreamDetector {
             clock: Default::default(),
             reset: Default::default(),
@@ -71,7 +74,7 @@ impl StreamDetector {
             sl_inc: Default::default(),
             ends: Default::default(),
             is_dcond: Default::default(),
-            k_max_sl: Constant::new((max_sl as u64).into()),
+            k_max_sl_less1: Constant::new(((max_sl - 1) as u64).into()),
             k_one16: Constant::new(1u64.into()),
             k_zero16: Constant::new(0u64.into()),
             k_zero32: Constant::new(0u64.into()),
@@ -98,7 +101,7 @@ impl Logic for StreamDetector {
         self.ends.next = self.retire_valid.val()
             & ((self.taken.val() & (self.branch_class.val() != self.k_none.val()) & (self.branch_class.val() != self.k_duncond.val()))
                 | self.exception.val()
-                | (self.sl_inc.val() == self.k_max_sl.val()));
+                | (self.sl.q.val() == self.k_max_sl_less1.val()));
         // Each output written once (an else branch, not an override): see
         // verilog::repeated_cross_block_writes.
         if !self.retire_valid.val() & self.cut.val() & (self.sl.q.val() != self.k_zero16.val()) {

@@ -184,11 +184,15 @@ impl Logic for TraceModule {
         self.busy.next = self.svc_left.q.val() != self.k_zero8.val();
         self.idle.next = !self.busy.val() & (self.outbuf.record_bits.val() == self.k_zero16.val());
         self.start_entry.next = self.idle.val() & !self.sdb.empty.val();
+        // With the SDB empty at start of cycle it is not full, so nothing stalls
+        // (end_active is `ending | trace_end`) and, while not dropping, a push is exactly a
+        // descriptor: the same condition without the stall and push logic on the path into
+        // the encoder.
         self.start_end.next = self.idle.val()
             & self.sdb.empty.val()
-            & self.end_active.val()
+            & (self.ending.q.val() | self.trace_end.val())
             & !self.end_started.q.val()
-            & !self.push_now.val()
+            & !self.detector.desc_valid.val()
             & !self.dropping.q.val();
         self.sdb.pop.next = self.start_entry.val();
         self.encoder.start.next = self.start_entry.val() | self.start_end.val();
