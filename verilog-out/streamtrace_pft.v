@@ -10109,6 +10109,7 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
     localparam  k_s2 = 16'h2;
     localparam  k_s1 = 16'h1;
     localparam  k_zero16 = 16'h0;
+    localparam  k_zero17 = 17'b0;
     localparam  k_one16 = 16'h1;
     localparam  k_zero64 = 64'h0;
     localparam  k_zero_obuf = 256'h0;
@@ -10144,7 +10145,9 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
     reg  [63:0] low64;
     reg  [63:0] short_word;
     reg  [15:0] obuf_after_send;
-    reg  [15:0] record_eff;
+    reg  hold;
+    reg  [16:0] over;
+    reg  fits;
     reg  [319:0] src;
     reg  [15:0] src_rem;
     reg  [15:0] free;
@@ -10242,13 +10245,7 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
             ratio_count__d = k_zero16;
         end
         obuf_after_send = obuf__q - sent;
-        record_eff = record__q;
-        if (complete) begin
-            record_eff = record__q + hidden__q;
-        end
-        if (append & ~append_hidden) begin
-            record_eff = record__q + append_len;
-        end
+        hold = (append & append_hidden) | (~append & (hidden__q != k_zero16) & ~complete);
         hidden__d = hidden__q;
         if (complete) begin
             hidden__d = k_zero16;
@@ -10262,15 +10259,28 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
         end
         else begin
             src = rec__q;
-            src_rem = record__q + hidden__q;
+            src_rem = record__q | hidden__q;
         end
         rec__d = src;
         free = k_obuf - obuf_after_send;
-        moved = free;
-        if (record_eff < free) begin
-            moved = record_eff;
+        over = {1'd0, src_rem} - {1'd0, free};
+        fits = over[32'h10] | (over == k_zero17);
+        take_shift_wide_unused = k_zero16;
+        if (~fits) begin
+            take_shift_wide_unused = over[15:0] & k_record_amount;
         end
-        take_shift_wide_unused = (src_rem - moved) & k_record_amount;
+        if (hold) begin
+            moved = k_zero16;
+            record__d = k_zero16;
+        end
+        else if (fits) begin
+            moved = src_rem;
+            record__d = k_zero16;
+        end
+        else begin
+            moved = free;
+            record__d = over[15:0];
+        end
         if (take_shift_wide_unused[32'h8]) begin
             st8 = src >> k_s256;
         end
@@ -10331,7 +10341,6 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
         shifted = obuf_bits__q << (moved & k_obuf_amount);
         obuf_bits__d = (shifted | chunk) & k_obuf_live;
         obuf__d = obuf_after_send + moved;
-        record__d = record_eff - moved;
         record_bits = record__q;
         empty = (obuf__q == k_zero16) & (record__q == k_zero16) & (hidden__q == k_zero16);
         if (reset) begin

@@ -63,7 +63,11 @@ pub struct LeanOutputBuffer {
     low64: Signal<Local, Bits<64>>,
     short_word: Signal<Local, Bits<64>>,
     obuf_after_send: Signal<Local, Bits<16>>,
-    record_eff: Signal<Local, Bits<16>>,
+    /// The record in the register stays this cycle (hidden, its service not complete).
+    hold: Signal<Local, Bit>,
+    /// `rem - free` with its borrow in bit 16.
+    over: Signal<Local, Bits<17>>,
+    fits: Signal<Local, Bit>,
     src: Signal<Local, Bits<RECORD_BITS>>,
     src_rem: Signal<Local, Bits<16>>,
     free: Signal<Local, Bits<16>>,
@@ -105,6 +109,7 @@ pub struct LeanOutputBuffer {
     k_s2: Constant<Bits<16>>,
     k_s1: Constant<Bits<16>>,
     k_zero16: Constant<Bits<16>>,
+    k_zero17: Constant<Bits<17>>,
     k_one16: Constant<Bits<16>>,
     k_zero64: Constant<Bits<64>>,
     k_zero_obuf: Constant<Bits<OBUF_REG_BITS>>,
@@ -170,7 +175,9 @@ impl LeanOutputBuffer {
             low64: Default::default(),
             short_word: Default::default(),
             obuf_after_send: Default::default(),
-            record_eff: Default::default(),
+            hold: Default::default(),
+            over: Default::default(),
+            fits: Default::default(),
             src: Default::default(),
             src_rem: Default::default(),
             free: Default::default(),
@@ -209,6 +216,7 @@ impl LeanOutputBuffer {
             k_s2: c16(2),
             k_s1: c16(1),
             k_zero16: c16(0),
+            k_zero17: Constant::new(0u64.into()),
             k_one16: c16(1),
             k_zero64: Constant::new(0u64.into()),
             k_zero_obuf: Constant::new(Default::default()),
@@ -255,14 +263,12 @@ impl Logic for LeanOutputBuffer {
         self.obuf_after_send.next = self.obuf.q.val() - self.sent.val();
 
         // 3. A new record is loaded whole; it joins the record register's movable bits now
-        // (one-cycle service) or when its service completes.
-        self.record_eff.next = self.record.q.val();
-        if self.complete.val() {
-            self.record_eff.next = self.record.q.val() + self.hidden.q.val();
-        }
-        if self.append.val() & !self.append_hidden.val() {
-            self.record_eff.next = self.record.q.val() + self.append_len.val();
-        }
+        // (one-cycle service) or when its service completes. P and H are never both
+        // nonzero (a record is appended only into an empty register, and its hidden bits
+        // become movable all at once), so P + H is P | H, and a record moves whole or not
+        // at all this cycle (`hold`).
+        self.hold.next = (self.append.val() & self.append_hidden.val())
+            | (!self.append.val() & (self.hidden.q.val() != self.k_zero16.val()) & !self.complete.val());
         self.hidden.d.next = self.hidden.q.val();
         if self.complete.val() {
             self.hidden.d.next = self.k_zero16.val();
@@ -275,18 +281,32 @@ impl Logic for LeanOutputBuffer {
             self.src_rem.next = self.append_len.val();
         } else {
             self.src.next = self.rec.q.val();
-            self.src_rem.next = self.record.q.val() + self.hidden.q.val();
+            self.src_rem.next = self.record.q.val() | self.hidden.q.val();
         }
         self.rec.d.next = self.src.val();
 
         // 4. Record register -> output buffer, as much as fits: the next `moved` bits of the
-        // record (rem-1 .. rem-moved) enter the output buffer at the bottom.
+        // record (rem-1 .. rem-moved) enter the output buffer at the bottom. `rem - free`
+        // decides both whether it fits and, when it does not, how many bits stay behind
+        // (one subtraction from the record's length, where a sum, a minimum and a
+        // difference in series were on the path before).
         self.free.next = self.k_obuf.val() - self.obuf_after_send.val();
-        self.moved.next = self.free.val();
-        if self.record_eff.val() < self.free.val() {
-            self.moved.next = self.record_eff.val();
+        self.over.next = bit_cast::<17, 16>(self.src_rem.val()) - bit_cast::<17, 16>(self.free.val());
+        self.fits.next = self.over.val().get_bit(16) | (self.over.val() == self.k_zero17.val());
+        self.take_shift_wide_unused.next = self.k_zero16.val();
+        if !self.fits.val() {
+            self.take_shift_wide_unused.next = bit_cast::<16, 17>(self.over.val()) & self.k_record_amount.val();
         }
-        self.take_shift_wide_unused.next = (self.src_rem.val() - self.moved.val()) & self.k_record_amount.val();
+        if self.hold.val() {
+            self.moved.next = self.k_zero16.val();
+            self.record.d.next = self.k_zero16.val();
+        } else if self.fits.val() {
+            self.moved.next = self.src_rem.val();
+            self.record.d.next = self.k_zero16.val();
+        } else {
+            self.moved.next = self.free.val();
+            self.record.d.next = bit_cast::<16, 17>(self.over.val());
+        }
         // The record's bits at rem-1 .. rem-moved down to the bottom: a right shift built
         // stage by stage from the largest step down, so each stage keeps only the bits the
         // narrower stages after it can still bring into the output buffer's width.
@@ -341,7 +361,6 @@ impl Logic for LeanOutputBuffer {
         self.shifted.next = self.obuf_bits.q.val() << (self.moved.val() & self.k_obuf_amount.val());
         self.obuf_bits.d.next = (self.shifted.val() | self.chunk.val()) & self.k_obuf_live.val();
         self.obuf.d.next = self.obuf_after_send.val() + self.moved.val();
-        self.record.d.next = self.record_eff.val() - self.moved.val();
 
         self.record_bits.next = self.record.q.val();
         self.empty.next = (self.obuf.q.val() == self.k_zero16.val())
