@@ -197,6 +197,22 @@ fn exports_lint_clean_and_the_area_table_has_the_paper_configuration() {
     assert!(row["model_storage_bits"].as_u64().unwrap() > 0, "{row}");
 }
 
+/// The paper's configuration stays within issue 20's budget of 10,000 generic Yosys cells,
+/// with its tables in memories, and its longest combinational path stays at most 80 gates
+/// (77 since the path changes of 2026-11-25, 92 before): an RTL change that grows either
+/// fails here before docs/results.md goes stale.
+#[test]
+fn the_paper_configuration_meets_the_area_budget() {
+    let dir = work("budget");
+    let out = streamtrace(&["area", "--json", "--configs", "rsdc-32x4-128,isa=arm", "--dir", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = &json[0];
+    assert!(row["yosys_cells"].as_u64().unwrap() <= 10_000, "{row}");
+    assert_eq!(row["yosys_memories"], 9, "SDC tag and SL tables per way and the LSP table: {row}");
+    assert!(row["yosys_logic_depth"].as_u64().unwrap() <= 80, "{row}");
+}
+
 /// The iCE40 flow: Yosys synth_ice40 and nextpnr-ice40 on an HX8K report LUT4, flip-flops,
 /// block RAMs, logic cells and, for a design that fits, the clock's Fmax.
 #[test]
