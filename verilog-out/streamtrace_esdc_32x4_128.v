@@ -19,6 +19,7 @@ module streamtrace_esdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
     
     // Constant declarations
     localparam  k_drop = 1'b0;
+    localparam  k_staged = 1'b0;
     localparam  k_svc_hit = 8'h1;
     localparam  k_svc_miss = 8'h2;
     localparam  k_one8 = 8'h1;
@@ -97,6 +98,12 @@ module streamtrace_esdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
     reg  [7:0] svc_left__d;
     wire  [7:0] svc_left__q;
     reg  svc_left__clock;
+    reg  [319:0] staged_bits__d;
+    wire  [319:0] staged_bits__q;
+    reg  staged_bits__clock;
+    reg  [15:0] staged_len__d;
+    wire  [15:0] staged_len__q;
+    reg  staged_len__clock;
     
     // Local signals
     reg  end_active;
@@ -199,6 +206,16 @@ module streamtrace_esdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
         .q(svc_left__q),
         .clock(svc_left__clock)
     );
+    streamtrace_esdc_32x4_128__staged_bits staged_bits(
+        .d(staged_bits__d),
+        .q(staged_bits__q),
+        .clock(staged_bits__clock)
+    );
+    streamtrace_esdc_32x4_128__staged_len staged_len(
+        .d(staged_len__d),
+        .q(staged_len__q),
+        .clock(staged_len__clock)
+    );
     
     // Update code
     always @(*) begin
@@ -207,11 +224,15 @@ module streamtrace_esdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
         ending__clock = clock;
         end_started__clock = clock;
         svc_left__clock = clock;
+        staged_bits__clock = clock;
+        staged_len__clock = clock;
         dropping__d = dropping__q;
         lost__d = lost__q;
         ending__d = ending__q;
         end_started__d = end_started__q;
         svc_left__d = svc_left__q;
+        staged_bits__d = staged_bits__q;
+        staged_len__d = staged_len__q;
         detector__clock = clock;
         sdb__clock = clock;
         encoder__clock = clock;
@@ -288,11 +309,28 @@ module streamtrace_esdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
         if (encoder__miss) begin
             service = k_svc_miss;
         end
-        outbuf__append = start_entry | start_end;
-        outbuf__append_bits = encoder__rec_bits;
-        outbuf__append_len = encoder__rec_len;
-        outbuf__append_hidden = service != k_one8;
-        outbuf__complete = svc_left__q == k_one8;
+        if (k_staged) begin
+            outbuf__append = svc_left__q == k_one8;
+            outbuf__append_bits = staged_bits__q;
+            outbuf__append_len = staged_len__q;
+            outbuf__append_hidden = 1'b0;
+            outbuf__complete = 1'b0;
+        end
+        else begin
+            outbuf__append = start_entry | start_end;
+            outbuf__append_bits = encoder__rec_bits;
+            outbuf__append_len = encoder__rec_len;
+            outbuf__append_hidden = service != k_one8;
+            outbuf__complete = svc_left__q == k_one8;
+        end
+        if (start_entry | start_end) begin
+            staged_bits__d = encoder__rec_bits;
+            staged_len__d = encoder__rec_len;
+        end
+        else begin
+            staged_bits__d = staged_bits__q;
+            staged_len__d = staged_len__q;
+        end
         if (busy) begin
             svc_left__d = svc_left__q - k_one8;
         end
@@ -2791,6 +2829,44 @@ module streamtrace_esdc_32x4_128__sdb__sl__1(d,q,clock);
     end
           
 endmodule // streamtrace_esdc_32x4_128__sdb__sl__1
+
+
+module streamtrace_esdc_32x4_128__staged_bits(d,q,clock);
+    
+    // Module arguments
+    input wire  [319:0] d;
+    output reg  [319:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 320'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_esdc_32x4_128__staged_bits
+
+
+module streamtrace_esdc_32x4_128__staged_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_esdc_32x4_128__staged_len
 
 
 module streamtrace_esdc_32x4_128__svc_left(d,q,clock);

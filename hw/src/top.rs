@@ -13,7 +13,7 @@
 
 use rust_hdl::prelude::*;
 
-use crate::config::HwConfig;
+use crate::config::{HwConfig, RECORD_BITS};
 use crate::detector::StreamDetector;
 use crate::encoder::RecordEncoder;
 use crate::outbuf_lean::LeanOutputBuffer;
@@ -43,6 +43,11 @@ pub struct TraceModule {
     ending: DFF<Bit>,
     end_started: DFF<Bit>,
     svc_left: DFF<Bits<8>>,
+    /// With `svc_hit >= 2`, the record computed in the start cycle waits here until its
+    /// service completes: the compressor's logic ends at these flip-flops and the move into
+    /// the output buffer starts from them, two cycles' paths instead of one.
+    staged_bits: DFF<Bits<RECORD_BITS>>,
+    staged_len: DFF<Bits<16>>,
     end_active: Signal<Local, Bit>,
     lost_sum: Signal<Local, Bits<32>>,
     sl32: Signal<Local, Bits<32>>,
@@ -55,6 +60,7 @@ pub struct TraceModule {
     start_end: Signal<Local, Bit>,
     service: Signal<Local, Bits<8>>,
     k_drop: Constant<Bit>,
+    k_staged: Constant<Bit>,
     k_svc_hit: Constant<Bits<8>>,
     k_svc_miss: Constant<Bits<8>>,
     k_one8: Constant<Bits<8>>,
@@ -88,6 +94,8 @@ impl TraceModule {
             ending: Default::default(),
             end_started: Default::default(),
             svc_left: Default::default(),
+            staged_bits: Default::default(),
+            staged_len: Default::default(),
             end_active: Default::default(),
             lost_sum: Default::default(),
             sl32: Default::default(),
@@ -100,6 +108,7 @@ impl TraceModule {
             start_end: Default::default(),
             service: Default::default(),
             k_drop: Constant::new(h.drop_policy()),
+            k_staged: Constant::new(h.buffers.svc_hit >= 2),
             k_svc_hit: Constant::new((h.buffers.svc_hit as u64).into()),
             k_svc_miss: Constant::new((h.buffers.svc_miss as u64).into()),
             k_one8: Constant::new(1u64.into()),
@@ -114,7 +123,7 @@ impl TraceModule {
 impl Logic for TraceModule {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, dropping, lost, ending, end_started, svc_left);
+        dff_setup!(self, clock, dropping, lost, ending, end_started, svc_left, staged_bits, staged_len);
         self.detector.clock.next = self.clock.val();
         self.sdb.clock.next = self.clock.val();
         self.encoder.clock.next = self.clock.val();
@@ -207,11 +216,32 @@ impl Logic for TraceModule {
         if self.encoder.miss.val() {
             self.service.next = self.k_svc_miss.val();
         }
-        self.outbuf.append.next = self.start_entry.val() | self.start_end.val();
-        self.outbuf.append_bits.next = self.encoder.rec_bits.val();
-        self.outbuf.append_len.next = self.encoder.rec_len.val();
-        self.outbuf.append_hidden.next = self.service.val() != self.k_one8.val();
-        self.outbuf.complete.next = self.svc_left.q.val() == self.k_one8.val();
+        // Step 3: the record enters the record register when its service completes. With
+        // one-cycle services it is appended in the start cycle (hidden while a miss's
+        // second cycle runs); with svc_hit >= 2 every service has a second cycle, so the
+        // record is registered at the end of the start cycle and appended from there
+        // when the service completes (docs/trace-timing.md section 3, steps 2-4: the same
+        // cycles either way).
+        if self.k_staged.val() {
+            self.outbuf.append.next = self.svc_left.q.val() == self.k_one8.val();
+            self.outbuf.append_bits.next = self.staged_bits.q.val();
+            self.outbuf.append_len.next = self.staged_len.q.val();
+            self.outbuf.append_hidden.next = false;
+            self.outbuf.complete.next = false;
+        } else {
+            self.outbuf.append.next = self.start_entry.val() | self.start_end.val();
+            self.outbuf.append_bits.next = self.encoder.rec_bits.val();
+            self.outbuf.append_len.next = self.encoder.rec_len.val();
+            self.outbuf.append_hidden.next = self.service.val() != self.k_one8.val();
+            self.outbuf.complete.next = self.svc_left.q.val() == self.k_one8.val();
+        }
+        if self.start_entry.val() | self.start_end.val() {
+            self.staged_bits.d.next = self.encoder.rec_bits.val();
+            self.staged_len.d.next = self.encoder.rec_len.val();
+        } else {
+            self.staged_bits.d.next = self.staged_bits.q.val();
+            self.staged_len.d.next = self.staged_len.q.val();
+        }
         if self.busy.val() {
             self.svc_left.d.next = self.svc_left.q.val() - self.k_one8.val();
         }
