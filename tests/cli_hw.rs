@@ -218,10 +218,14 @@ fn the_paper_configuration_meets_the_area_budget() {
 #[test]
 fn area_on_an_ice40() {
     let dir = work("ice40");
-    let out = streamtrace(&["area", "--json", "--fpga", "ice40", "--configs", "rsdc-8x2-16,isa=arm", "--dir", dir.to_str().unwrap()]);
+    let out = streamtrace(&["area", "--json", "--fpga", "ice40", "--seeds", "2", "--configs", "rsdc-8x2-16,isa=arm", "--dir", dir.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let f = &json[0]["ice40"];
+    // Two placement seeds: each one's Fmax, and the lower middle value of them as the figure.
+    let by_seed: Vec<f64> = f["fmax_by_seed"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    assert_eq!(by_seed.len(), 2, "{f}");
+    assert_eq!(f["fmax_mhz"].as_f64().unwrap(), by_seed[0].min(by_seed[1]), "{f}");
     assert_eq!((f["device"].as_str(), f["package"].as_str()), (Some("hx8k"), Some("ct256")), "{f}");
     assert_eq!(f["logic_cells_available"], 7680, "{f}");
     for key in ["lut4", "flip_flops", "brams", "logic_cells"] {
@@ -234,9 +238,15 @@ fn area_on_an_ice40() {
     let module = json[0]["module"].as_str().unwrap();
     let pnr = std::fs::read_to_string(dir.join(format!("{module}.nextpnr.log"))).unwrap();
     assert!(pnr.contains("Max frequency for clock"), "the nextpnr log is kept");
+    let pnr2 = std::fs::read_to_string(dir.join(format!("{module}.nextpnr.seed2.log"))).unwrap();
+    assert!(pnr2.contains("Max frequency for clock"), "seed 2's nextpnr log is kept");
     assert!(dir.join(format!("{module}.ice40.yosys.log")).is_file());
     let out = streamtrace(&["area", "--fpga", "xilinx", "--configs", "rsdc-8x2-16"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let out = streamtrace(&["area", "--fpga", "ice40", "--seeds", "0", "--configs", "rsdc-8x2-16"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let out = streamtrace(&["area", "--seeds", "2", "--configs", "rsdc-8x2-16"]);
+    assert_eq!(out.status.code(), Some(2), "--seeds without --fpga: {}", text(&out));
 }
 
 /// pft's tables are inferred memories of exactly the model's size for them: the base and

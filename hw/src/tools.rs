@@ -141,14 +141,23 @@ pub struct Ice40Area {
     pub logic_cells_available: u64,
     /// Placed and routed (false: more logic cells than the device has; no Fmax).
     pub fits: bool,
-    /// nextpnr's maximum frequency for the clock, MHz (after routing).
+    /// nextpnr's maximum frequency for the clock, MHz (after routing): the median over
+    /// `fmax_by_seed` (the lower middle value for an even count).
     pub fmax_mhz: f64,
+    /// The same for each placement seed, 1, 2, ... in order (nextpnr's result moves by 5-10 %
+    /// from seed to seed).
+    pub fmax_by_seed: Vec<f64>,
 }
 
 /// Synthesize `path` for an iCE40 (`synth_ice40 -flatten`) and place and route it with
-/// nextpnr-ice40 on `device` (`hx8k`, `hx1k`, `up5k`, ...) in `package`; the files go to
-/// `dir`. A design that does not fit is reported with `fits: false` and its cell counts.
-pub fn ice40_area(path: &Path, top: &str, device: &str, package: &str, dir: &Path) -> Result<Ice40Area, String> {
+/// nextpnr-ice40 on `device` (`hx8k`, `hx1k`, `up5k`, ...) in `package`, once per placement
+/// seed 1..=`seeds`; the files go to `dir` (the nextpnr log of seed 1 as `TOP.nextpnr.log`,
+/// of seed k > 1 as `TOP.nextpnr.seedK.log`). A design that does not fit is reported with
+/// `fits: false` and its cell counts (one placement attempt).
+pub fn ice40_area(path: &Path, top: &str, device: &str, package: &str, dir: &Path, seeds: u32) -> Result<Ice40Area, String> {
+    if seeds == 0 {
+        return Err("at least one placement seed".to_string());
+    }
     require_tool("yosys")?;
     require_tool_hint("nextpnr-ice40", "install it with `apt-get install -y nextpnr-ice40` (or run scripts/setup.sh)")?;
     let file = path.display().to_string();
@@ -161,41 +170,48 @@ pub fn ice40_area(path: &Path, top: &str, device: &str, package: &str, dir: &Pat
     let flip_flops = count_cells(stat, "SB_DFF");
     let carries = count_cells(stat, "SB_CARRY");
     let brams = count_cells(stat, "SB_RAM40_4K");
-    let out = Command::new("nextpnr-ice40")
-        .arg(format!("--{device}"))
-        .args(["--package", package, "--seed", "1", "--json"])
-        .arg(&json)
-        .output()
-        .map_err(|e| format!("running nextpnr-ice40: {e}"))?;
-    let text = String::from_utf8_lossy(&out.stderr).into_owned();
-    let log_path = dir.join(format!("{top}.nextpnr.log"));
-    std::fs::write(&log_path, &text).map_err(|e| format!("{}: {e}", log_path.display()))?;
-    let (logic_cells, logic_cells_available) = text
-        .lines()
-        .filter_map(|l| l.split("ICESTORM_LC:").nth(1))
-        .filter_map(|r| {
-            let mut it = r.split('/').map(|x| x.split_whitespace().next().unwrap_or("").parse::<u64>());
-            Some((it.next()?.ok()?, it.next()?.ok()?))
-        })
-        .next()
-        .unwrap_or((0, 0));
-    let fits = out.status.success();
-    // A design too large fails placement: the counts say by how much and there is no Fmax.
-    let too_large = logic_cells > logic_cells_available && logic_cells_available > 0;
-    if !fits && !too_large {
-        let tail: Vec<&str> = text.lines().rev().take(8).collect::<Vec<_>>().into_iter().rev().collect();
-        return Err(format!("nextpnr-ice40 failed for {top} on {device}:\n{}", tail.join("\n")));
-    }
-    // The last report is after routing.
-    let fmax_mhz = if fits {
-        text.lines()
+    let mut fmax_by_seed = Vec::new();
+    let (mut logic_cells, mut logic_cells_available, mut fits) = (0, 0, false);
+    for seed in 1..=seeds {
+        let out = Command::new("nextpnr-ice40")
+            .arg(format!("--{device}"))
+            .args(["--package", package, "--seed", &seed.to_string(), "--json"])
+            .arg(&json)
+            .output()
+            .map_err(|e| format!("running nextpnr-ice40: {e}"))?;
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        let name = if seed == 1 { format!("{top}.nextpnr.log") } else { format!("{top}.nextpnr.seed{seed}.log") };
+        let log_path = dir.join(name);
+        std::fs::write(&log_path, &text).map_err(|e| format!("{}: {e}", log_path.display()))?;
+        (logic_cells, logic_cells_available) = text
+            .lines()
+            .filter_map(|l| l.split("ICESTORM_LC:").nth(1))
+            .filter_map(|r| {
+                let mut it = r.split('/').map(|x| x.split_whitespace().next().unwrap_or("").parse::<u64>());
+                Some((it.next()?.ok()?, it.next()?.ok()?))
+            })
+            .next()
+            .unwrap_or((0, 0));
+        fits = out.status.success();
+        // A design too large fails placement: the counts say by how much and there is no Fmax.
+        let too_large = logic_cells > logic_cells_available && logic_cells_available > 0;
+        if !fits && !too_large {
+            let tail: Vec<&str> = text.lines().rev().take(8).collect::<Vec<_>>().into_iter().rev().collect();
+            return Err(format!("nextpnr-ice40 failed for {top} on {device} (seed {seed}):\n{}", tail.join("\n")));
+        }
+        if !fits {
+            break;
+        }
+        // The last report is after routing.
+        let fmax = text
+            .lines()
             .filter(|l| l.contains("Max frequency for clock"))
             .filter_map(|l| l.split("': ").nth(1).and_then(|r| r.split_whitespace().next()).and_then(|f| f.parse::<f64>().ok()))
             .next_back()
-            .ok_or_else(|| format!("nextpnr-ice40 reported no clock frequency for {top}"))?
-    } else {
-        0.0
-    };
+            .ok_or_else(|| format!("nextpnr-ice40 reported no clock frequency for {top} (seed {seed})"))?;
+        fmax_by_seed.push(fmax);
+    }
+    let fmax_mhz = median_lower(&fmax_by_seed);
     Ok(Ice40Area {
         device: device.to_string(),
         package: package.to_string(),
@@ -207,7 +223,20 @@ pub fn ice40_area(path: &Path, top: &str, device: &str, package: &str, dir: &Pat
         logic_cells_available,
         fits,
         fmax_mhz,
+        fmax_by_seed,
     })
+}
+
+/// The median of `v`, the lower of the two middle values for an even count (a frequency some
+/// seed reached); 0 for none.
+fn median_lower(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    if s.is_empty() {
+        0.0
+    } else {
+        s[(s.len() - 1) / 2]
+    }
 }
 
 /// Fail with `hint` when `tool` is not on PATH.
