@@ -646,7 +646,7 @@ impl CycleTraceModule {
             self.enc.count_plain(ev);
             self.last_input = Some(cycle);
             self.events += 1;
-            self.detector.extend_plain(ev.iw_addr());
+            self.detector.extend(ev.iw_addr(), ev.class);
             return Ok(());
         }
         self.push_general(ev, cycle)

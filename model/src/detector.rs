@@ -44,11 +44,7 @@ impl StreamDetector {
     /// One retired instruction; returns the descriptor of a stream that ends with it.
     #[inline]
     pub fn push(&mut self, ev: &RetireEvent) -> Option<StreamDescriptor> {
-        if self.sl == 0 {
-            self.sa = ev.iw_addr();
-        }
-        self.sl += 1;
-        self.last_class = ev.class;
+        self.extend(ev.iw_addr(), ev.class);
         let end = (ev.taken && ev.class.ends_stream_when_taken()) || ev.exception || self.sl == self.max_sl;
         if end {
             let d = StreamDescriptor { sa: self.sa, sl: self.sl, last_class: ev.class, exception: ev.exception };
@@ -66,14 +62,16 @@ impl StreamDetector {
         self.sl + 1 < self.max_sl
     }
 
-    /// [`StreamDetector::push`]'s effects for such an instruction at `iw` (it returns `None`).
+    /// The instruction at `iw` of class `class` starts or continues the current stream: what
+    /// [`StreamDetector::push`] does before deciding whether the stream ends, and all it does
+    /// for an instruction [`StreamDetector::extends_plain`] accepts.
     #[inline(always)]
-    pub(crate) fn extend_plain(&mut self, iw: u32) {
+    pub(crate) fn extend(&mut self, iw: u32, class: BranchClass) {
         if self.sl == 0 {
             self.sa = iw;
         }
         self.sl += 1;
-        self.last_class = BranchClass::None;
+        self.last_class = class;
     }
 
     /// End the current stream early (flush at end of trace, requested sync).

@@ -175,9 +175,7 @@ impl Encoder {
         if thumb_in_arm | misaligned | discontinuous | inconsistent {
             return Err(self.event_error(ev));
         }
-        self.expected_pc = Some(ev.next_pc);
-        self.events += 1;
-        self.stats.instructions += 1;
+        self.count_plain(ev);
         Ok(())
     }
 
@@ -188,18 +186,17 @@ impl Encoder {
     /// then does what `accept` would.
     #[inline(always)]
     pub(crate) fn accepts_plain(&self, ev: &RetireEvent) -> bool {
-        let iw = ev.iw_addr();
-        let size = ev.size();
         ev.class == BranchClass::None
             && !ev.taken
             && !ev.exception
-            && self.expected_pc == Some(iw)
-            && ev.pc & (size - 1) == 0
+            && self.expected_pc == Some(ev.iw_addr())
+            && ev.pc & (ev.size() - 1) == 0
             && !(ev.thumb && self.cfg.isa == IsaMode::ArmOnly)
-            && ev.next_pc == iw.wrapping_add(size)
+            && ev.next_pc == ev.sequential_next()
     }
 
-    /// [`Encoder::accept`]'s effects on an event [`Encoder::accepts_plain`] took.
+    /// [`Encoder::accept`]'s effects on an event it takes (all [`Encoder::accept`] does
+    /// after its checks; the cycle mode calls it after [`Encoder::accepts_plain`]).
     #[inline(always)]
     pub(crate) fn count_plain(&mut self, ev: &RetireEvent) {
         self.expected_pc = Some(ev.next_pc);
