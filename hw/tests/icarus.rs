@@ -115,6 +115,19 @@ fn icarus_agrees_with_the_drop_policy() {
     assert!(exp.stats.overflows > 0, "the small buffers must drop");
 }
 
+/// Two-cycle services (the record registered between the compressor and the output buffer,
+/// `svc_hit >= 2`), with the stall and the drop policy: the same cycles in all three.
+#[test]
+fn icarus_agrees_with_two_cycle_services() {
+    let stall = both_agree("rsdc-32x4-128", "sdb=1,obuf=24,svc_hit=2,svc_miss=3", &["crc32"], CAP);
+    assert!(stall[0].3 > 0, "the small buffers stall");
+    let (cfg, buf) = ("rsdc-32x4-128", "sdb=1,obuf=24,svc_hit=2,svc_miss=3,policy=drop");
+    both_agree(cfg, buf, &["crc32"], CAP);
+    let h = hw(cfg, buf);
+    let exp = expected_run(&h.model, &h.buffers, &program_events("crc32", CAP)).unwrap();
+    assert!(exp.stats.overflows > 0, "the small buffers must drop");
+}
+
 /// rSDC with the drop policy on a one-entry SDB and a small output buffer, on two programs:
 /// overflows and the records after them agree in all three.
 #[test]
