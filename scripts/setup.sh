@@ -6,7 +6,8 @@ set -euo pipefail
 # qemu-user: the independent oracle of the core model (sim/tests/qemu_diff.rs).
 # binutils-arm-none-eabi: disassembly in divergence reports.
 # verilator, yosys, iverilog: lint, co-simulation and synthesis of the RTL exports (hw/,
-# tests/cli_hw.rs; iverilog is the second simulator hardware engineers use on them);
+# tests/cli_hw.rs; iverilog is the second simulator hardware engineers use on them); clang:
+# the C++ compiler of the Verilated benches (1.8x faster models than g++, docs/performance.md);
 # nextpnr-ice40: place and route of the exports on an iCE40 (`streamtrace area --fpga ice40`).
 # fonts-dejavu-core: the text of the sweep plots (tests/cli_sweep.rs writes them).
 # gcc-arm-linux-gnueabi, libc6-dev-armel-cross: our programs as static ARM Linux binaries
@@ -15,7 +16,7 @@ set -euo pipefail
 # nextpnr-ice40: `streamtrace area --fpga ice40` (place and route, Fmax).
 # slurm-wlm, munge: the one-node Slurm cluster of scripts/slurm-selftest.sh, which runs
 # scripts/slurm-sweep.sh as a real array job.
-APT_PACKAGES=(qemu-user binutils-arm-none-eabi verilator yosys iverilog nextpnr-ice40 fonts-dejavu-core
+APT_PACKAGES=(qemu-user binutils-arm-none-eabi verilator clang yosys iverilog nextpnr-ice40 fonts-dejavu-core
     gcc-arm-linux-gnueabi libc6-dev-armel-cross python3 cbindgen valgrind slurm-wlm munge)
 
 log() { echo "setup: $*" >&2; }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde_json::json;
-use streamtrace_hw::cosim::{cosimulate, cosimulate_pft, Verdict, WaveFormat, Waveform};
+use streamtrace_hw::cosim::{cosimulate, cosimulate_pft, model_cxx, Verdict, WaveFormat, Waveform};
 use streamtrace_hw::drive::compare_with_model;
 use streamtrace_hw::pft::PftHwConfig;
 use streamtrace_hw::tools::{ice40_area, verilator_lint, yosys_area, Ice40Area};
@@ -436,15 +436,17 @@ pub fn run_cosim(args: &CosimArgs) -> Result<u8> {
                     json!({"config": args.config, "module": h.module_name(), "instructions": events.len(),
                            "cycles": cycles, "beats": beats, "bits": bits, "stall_cycles": stalls,
                            "mismatches": 0, "verilator_cycles_per_second": cycles_per_second,
+                           "model_cxx": model_cxx(),
                            "rusthdl_cycles_compared": rusthdl})
                 )?;
             } else {
                 writeln!(
                     out,
                     "cosim {}: {} instructions, {cycles} cycles, {beats} port beats ({bits} bits), {stalls} stall cycles: \
-                     RTL (Verilator) == model every cycle ({cycles_per_second} cycles/s)",
+                     RTL (Verilator) == model every cycle ({cycles_per_second} cycles/s, model compiled by {})",
                     h.module_name(),
-                    events.len()
+                    events.len(),
+                    model_cxx()
                 )?;
             }
             if let Some(w) = &wave {
