@@ -211,6 +211,11 @@ fn the_paper_configuration_meets_the_area_budget() {
     assert!(row["yosys_cells"].as_u64().unwrap() <= 10_000, "{row}");
     assert_eq!(row["yosys_memories"], 9, "SDC tag and SL tables per way and the LSP table: {row}");
     assert!(row["yosys_logic_depth"].as_u64().unwrap() <= 80, "{row}");
+    // Gate equivalents without the memories: every flip-flop counts 4 (16 transistors), the
+    // gates 1-3 each; 26,768 on 2026-11-25.
+    let (ge, ffs, cells) = (row["nand2_equivalents"].as_u64().unwrap(), row["yosys_flip_flops"].as_u64().unwrap(), row["yosys_cells"].as_u64().unwrap());
+    assert!(ge > 4 * ffs + (cells - ffs) && ge < 4 * ffs + 3 * cells, "{row}");
+    assert!(ge <= 30_000, "{row}");
 }
 
 /// The iCE40 flow: Yosys synth_ice40 and nextpnr-ice40 on an HX8K report LUT4, flip-flops,

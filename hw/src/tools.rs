@@ -84,6 +84,14 @@ pub struct YosysArea {
     /// The longest path of cells between flip-flops, memories and ports (`ltp -noff`): a
     /// logic-depth estimate of the critical path in generic gates.
     pub logic_depth: u64,
+    /// Gate equivalents of everything but the memories, for comparison with gate counts in
+    /// papers: Yosys's CMOS transistor estimate (`stat -tech cmos`: NAND2 4, NOT 2, XOR 12,
+    /// MUX 12, D flip-flop 16, ...) divided by 4, the transistors of a NAND2, after every
+    /// flip-flop is made a plain D flip-flop (enables and synchronous resets become
+    /// multiplexers: `dfflegalize -cell $_DFF_P_ 01`). An estimate: a standard-cell library
+    /// has richer cells (flip-flops with enable, AOI gates), so a real netlist is somewhat
+    /// smaller. The memory bits come on top.
+    pub nand2_equivalents: u64,
 }
 
 /// The generic flow: Yosys's `synth -flatten` without `memory_map` (the memories stay
@@ -99,11 +107,13 @@ pub fn yosys_area(path: &Path, top: &str, keep: Option<&Path>) -> Result<YosysAr
     let memory_bits = parse_mem_bits(last_stat(&mem));
     let netlist = keep.map(|d| d.join(format!("{top}.synth.v")));
     let write = netlist.as_ref().map_or(String::new(), |n| format!("; write_verilog -noattr {}", n.display()));
-    let log = run_yosys(&format!("read_verilog {file}; {}{write}", generic_script(top)))?;
+    let log = run_yosys(&format!("read_verilog {file}; {}{write}; {GATE_EQUIVALENT_SCRIPT}", generic_script(top)))?;
     if let Some(d) = keep {
         let path = d.join(format!("{top}.yosys.log"));
         std::fs::write(&path, format!("{mem}{log}")).map_err(|e| format!("{}: {e}", path.display()))?;
     }
+    // The generic figures come before the flip-flops are legalized for the estimate.
+    let (log, legalized) = log.split_at(log.find("Executing DFFLEGALIZE").ok_or("yosys: no dfflegalize in the log")?);
     let stat_at = log.rfind("Printing statistics").ok_or("yosys: no statistics in the log")?;
     let stat = &log[stat_at..];
     let (cells, flip_flops) = parse_cells_and_ffs(stat);
@@ -114,7 +124,19 @@ pub fn yosys_area(path: &Path, top: &str, keep: Option<&Path>) -> Result<YosysAr
         .filter_map(|r| r.trim_end_matches(|c: char| !c.is_ascii_digit()).parse::<u64>().ok())
         .next_back()
         .ok_or("yosys: no `ltp` result in the log")?;
-    Ok(YosysArea { cells, flip_flops, memories, memory_bits, logic_depth })
+    let nand2_equivalents = parse_transistors(legalized).ok_or("yosys: no transistor estimate in the log")?.div_ceil(4);
+    Ok(YosysArea { cells, flip_flops, memories, memory_bits, logic_depth, nand2_equivalents })
+}
+
+/// After the generic flow: every flip-flop a plain D flip-flop, then Yosys's CMOS transistor
+/// estimate ([`YosysArea::nand2_equivalents`]).
+const GATE_EQUIVALENT_SCRIPT: &str = "dfflegalize -cell $_DFF_P_ 01; opt_clean; stat -tech cmos";
+
+/// The transistor count of `stat -tech cmos` ("Estimated number of transistors: N", with a
+/// `+` when cells without a CMOS figure, here the memories, were left out).
+fn parse_transistors(log: &str) -> Option<u64> {
+    let line = log.lines().rev().find(|l| l.contains("Estimated number of transistors:"))?;
+    line.rsplit(':').next()?.trim().trim_end_matches('+').parse().ok()
 }
 
 /// The generic synthesis script after `read_verilog`: `synth`'s own steps with
@@ -296,4 +318,18 @@ fn parse_mem_bits(stat: &str) -> u64 {
         .filter_map(|n| n.trim().parse::<u64>().ok())
         .next_back()
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_transistors;
+
+    #[test]
+    fn the_transistor_estimate_is_read_with_and_without_left_out_cells() {
+        let log = "   Number of cells:  12\n     $_NAND_   12\n\n   Estimated number of transistors:         48\n";
+        assert_eq!(parse_transistors(log), Some(48));
+        let log = "   Estimated number of transistors:     107652+\n";
+        assert_eq!(parse_transistors(log), Some(107_652));
+        assert_eq!(parse_transistors("   Number of cells: 3\n"), None);
+    }
 }
