@@ -133,4 +133,25 @@ fn the_makefile_bench_runs_without_rust() {
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(!out.status.success(), "{text}");
     assert!(text.contains(&format!("MISMATCH cycle={} signal=port", e.beats[100].cycle)), "{text}");
+    // Malformed files: status 2 and the file and line named (the bench's own scanner).
+    let bench = d.join("obj").join("bench");
+    let stim_text = std::fs::read_to_string(&stim).unwrap();
+    let exp_text = std::fs::read_to_string(&exp).unwrap();
+    let cases: [(&str, String, String, &str); 5] = [
+        ("stimulus", stim_text.replacen(" 1 0000", " 1 zz00", 1), exp_text.clone(), ":2: expected CYCLE VALID PC CLASS TAKEN EXCEPTION"),
+        ("stimulus", stim_text.lines().take(3).collect::<Vec<_>>().join("\n") + "\n99999999 1 00008000 0 0 0 e1a00000\n", exp_text.clone(), ":4: INSN and NEXT_PC"),
+        ("stimulus", format!("{stim_text}3 1 00008000 0 0 0\n"), exp_text.clone(), "cycles must increase strictly"),
+        ("expected", stim_text.clone(), exp_text.replacen("B ", "B x", 1), ": expected B CYCLE BITS DATA"),
+        ("expected", stim_text.clone(), exp_text.lines().filter(|l| !l.starts_with("C ")).collect::<Vec<_>>().join("\n"), "missing the C line"),
+    ];
+    for (which, s_text, e_text, want) in cases {
+        let (s_path, e_path) = (d.join("malformed_stimulus.txt"), d.join("malformed_expected.txt"));
+        std::fs::write(&s_path, s_text).unwrap();
+        std::fs::write(&e_path, e_text).unwrap();
+        let out = Command::new(&bench).arg(&s_path).arg(&e_path).output().expect("run the bench");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let file = if which == "stimulus" { "malformed_stimulus.txt" } else { "malformed_expected.txt" };
+        assert_eq!(out.status.code(), Some(2), "{which}: {err}");
+        assert!(err.contains(file) && err.contains(want), "{which}: wanted {want:?} in {err}");
+    }
 }
