@@ -1211,7 +1211,6 @@ module streamtrace_esdc_32x4_128__encoder__lsp(clock,clear,si,access,hit);
         entries__clock = clock;
         written__clock = clock;
         index = history__q & k_index_mask;
-        written__raddr = index;
         si32 = {16'd0, si};
         predicted = k_zero32;
         if (written__rdata != k_zero32) begin
@@ -1233,6 +1232,7 @@ module streamtrace_esdc_32x4_128__encoder__lsp(clock,clear,si,access,hit);
         end
         next_index = history__d & k_index_mask;
         entries__raddr = next_index;
+        written__raddr = next_index;
     end
     
 endmodule // streamtrace_esdc_32x4_128__encoder__lsp
@@ -1317,7 +1317,14 @@ module streamtrace_esdc_32x4_128__encoder__lsp__written(clock,clear,raddr,rdata,
             else if (we && waddr[6:0] == r[6:0]) flags[r * 1 +: 1] <= wdata[0:0];
         end
     end
-    always @(*) rdata = {31'd0, flags[raddr[6:0] +: 1]};
+    reg [0:0] rq;
+    initial rq = 1'd0;
+    always @(posedge clock) begin
+        if (clear) rq <= 1'd0;
+        else if (we && waddr[6:0] == raddr[6:0]) rq <= wdata[0:0];
+        else rq <= flags[raddr[6:0] +: 1];
+    end
+    always @(*) rdata = {31'd0, rq};
 endmodule // streamtrace_esdc_32x4_128__encoder__lsp__written
 
 
@@ -2111,6 +2118,7 @@ module streamtrace_esdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
     output reg  empty;
     
     // Constant declarations
+    localparam  k_registered_free = 1'b0;
     localparam  k_port = 16'h1;
     localparam  k_port_mask = 64'h1;
     localparam  k_ratio_last = 16'h0;
@@ -2156,8 +2164,14 @@ module streamtrace_esdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
     reg  [15:0] ratio_count__d;
     wire  [15:0] ratio_count__q;
     reg  ratio_count__clock;
+    reg  [15:0] free_r__d;
+    wire  [15:0] free_r__q;
+    reg  free_r__clock;
     
     // Local signals
+    reg  [15:0] rc_next;
+    reg  [15:0] obuf_next;
+    reg  [15:0] sent_next;
     reg  [15:0] sent;
     reg  full_word;
     reg  [15:0] head_shift;
@@ -2220,6 +2234,11 @@ module streamtrace_esdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
         .q(ratio_count__q),
         .clock(ratio_count__clock)
     );
+    streamtrace_esdc_32x4_128__outbuf__free_r free_r(
+        .d(free_r__d),
+        .q(free_r__q),
+        .clock(free_r__clock)
+    );
     
     // Update code
     always @(*) begin
@@ -2229,12 +2248,14 @@ module streamtrace_esdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
         record__clock = clock;
         hidden__clock = clock;
         ratio_count__clock = clock;
+        free_r__clock = clock;
         obuf_bits__d = obuf_bits__q;
         rec__d = rec__q;
         obuf__d = obuf__q;
         record__d = record__q;
         hidden__d = hidden__q;
         ratio_count__d = ratio_count__q;
+        free_r__d = free_r__q;
         sent = k_zero16;
         full_word = 1'b0;
         if (ratio_count__q == k_zero16) begin
@@ -2262,10 +2283,11 @@ module streamtrace_esdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
             port_data = k_zero64;
         end
         port_valid = sent[7:0];
-        ratio_count__d = ratio_count__q + k_one16;
+        rc_next = ratio_count__q + k_one16;
         if (ratio_count__q == k_ratio_last) begin
-            ratio_count__d = k_zero16;
+            rc_next = k_zero16;
         end
+        ratio_count__d = rc_next;
         obuf_after_send = obuf__q - sent;
         hold = (append & append_hidden) | (~append & (hidden__q != k_zero16) & ~complete);
         hidden__d = hidden__q;
@@ -2284,7 +2306,12 @@ module streamtrace_esdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
             src_rem = record__q | hidden__q;
         end
         rec__d = src;
-        free = k_obuf - obuf_after_send;
+        if (k_registered_free) begin
+            free = free_r__q;
+        end
+        else begin
+            free = k_obuf - obuf_after_send;
+        end
         over = {1'd0, src_rem} - {1'd0, free};
         fits = over[32'h10] | (over == k_zero17);
         take_shift_wide_unused = k_zero16;
@@ -2362,7 +2389,18 @@ module streamtrace_esdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
         chunk = taken_narrow & keep_mask;
         shifted = obuf_bits__q << (moved & k_obuf_amount);
         obuf_bits__d = (shifted | chunk) & k_obuf_live;
-        obuf__d = obuf_after_send + moved;
+        obuf_next = obuf_after_send + moved;
+        obuf__d = obuf_next;
+        sent_next = k_zero16;
+        if (rc_next == k_zero16) begin
+            if (obuf_next < k_port) begin
+                sent_next = obuf_next;
+            end
+            else begin
+                sent_next = k_port;
+            end
+        end
+        free_r__d = k_obuf - obuf_next + sent_next;
         record_bits = record__q;
         empty = (obuf__q == k_zero16) & (record__q == k_zero16) & (hidden__q == k_zero16);
         if (reset) begin
@@ -2372,10 +2410,30 @@ module streamtrace_esdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
             record__d = k_zero16;
             hidden__d = k_zero16;
             ratio_count__d = k_zero16;
+            free_r__d = k_obuf;
         end
     end
     
 endmodule // streamtrace_esdc_32x4_128__outbuf
+
+
+module streamtrace_esdc_32x4_128__outbuf__free_r(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_esdc_32x4_128__outbuf__free_r
 
 
 module streamtrace_esdc_32x4_128__outbuf__hidden(d,q,clock);

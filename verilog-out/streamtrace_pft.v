@@ -10089,6 +10089,7 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
     output reg  empty;
     
     // Constant declarations
+    localparam  k_registered_free = 1'b0;
     localparam  k_port = 16'h1;
     localparam  k_port_mask = 64'h1;
     localparam  k_ratio_last = 16'h0;
@@ -10134,8 +10135,14 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
     reg  [15:0] ratio_count__d;
     wire  [15:0] ratio_count__q;
     reg  ratio_count__clock;
+    reg  [15:0] free_r__d;
+    wire  [15:0] free_r__q;
+    reg  free_r__clock;
     
     // Local signals
+    reg  [15:0] rc_next;
+    reg  [15:0] obuf_next;
+    reg  [15:0] sent_next;
     reg  [15:0] sent;
     reg  full_word;
     reg  [15:0] head_shift;
@@ -10198,6 +10205,11 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
         .q(ratio_count__q),
         .clock(ratio_count__clock)
     );
+    streamtrace_pft__outbuf__free_r free_r(
+        .d(free_r__d),
+        .q(free_r__q),
+        .clock(free_r__clock)
+    );
     
     // Update code
     always @(*) begin
@@ -10207,12 +10219,14 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
         record__clock = clock;
         hidden__clock = clock;
         ratio_count__clock = clock;
+        free_r__clock = clock;
         obuf_bits__d = obuf_bits__q;
         rec__d = rec__q;
         obuf__d = obuf__q;
         record__d = record__q;
         hidden__d = hidden__q;
         ratio_count__d = ratio_count__q;
+        free_r__d = free_r__q;
         sent = k_zero16;
         full_word = 1'b0;
         if (ratio_count__q == k_zero16) begin
@@ -10240,10 +10254,11 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
             port_data = k_zero64;
         end
         port_valid = sent[7:0];
-        ratio_count__d = ratio_count__q + k_one16;
+        rc_next = ratio_count__q + k_one16;
         if (ratio_count__q == k_ratio_last) begin
-            ratio_count__d = k_zero16;
+            rc_next = k_zero16;
         end
+        ratio_count__d = rc_next;
         obuf_after_send = obuf__q - sent;
         hold = (append & append_hidden) | (~append & (hidden__q != k_zero16) & ~complete);
         hidden__d = hidden__q;
@@ -10262,7 +10277,12 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
             src_rem = record__q | hidden__q;
         end
         rec__d = src;
-        free = k_obuf - obuf_after_send;
+        if (k_registered_free) begin
+            free = free_r__q;
+        end
+        else begin
+            free = k_obuf - obuf_after_send;
+        end
         over = {1'd0, src_rem} - {1'd0, free};
         fits = over[32'h10] | (over == k_zero17);
         take_shift_wide_unused = k_zero16;
@@ -10340,7 +10360,18 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
         chunk = taken_narrow & keep_mask;
         shifted = obuf_bits__q << (moved & k_obuf_amount);
         obuf_bits__d = (shifted | chunk) & k_obuf_live;
-        obuf__d = obuf_after_send + moved;
+        obuf_next = obuf_after_send + moved;
+        obuf__d = obuf_next;
+        sent_next = k_zero16;
+        if (rc_next == k_zero16) begin
+            if (obuf_next < k_port) begin
+                sent_next = obuf_next;
+            end
+            else begin
+                sent_next = k_port;
+            end
+        end
+        free_r__d = k_obuf - obuf_next + sent_next;
         record_bits = record__q;
         empty = (obuf__q == k_zero16) & (record__q == k_zero16) & (hidden__q == k_zero16);
         if (reset) begin
@@ -10350,10 +10381,30 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
             record__d = k_zero16;
             hidden__d = k_zero16;
             ratio_count__d = k_zero16;
+            free_r__d = k_obuf;
         end
     end
     
 endmodule // streamtrace_pft__outbuf
+
+
+module streamtrace_pft__outbuf__free_r(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__outbuf__free_r
 
 
 module streamtrace_pft__outbuf__hidden(d,q,clock);

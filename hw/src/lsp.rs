@@ -3,7 +3,8 @@
 //! read one cycle ahead at the history's next value, so the entry for the next lookup is on
 //! its output at the start of the cycle (a write to it in this cycle is forwarded); a flag per entry
 //! says whether it was written since the last reset, so a sync clears the predictor in one
-//! cycle (an unwritten entry reads as 0, the reset value).
+//! cycle (an unwritten entry reads as 0, the reset value). The flags are read the same way,
+//! one cycle ahead into a register, so their row multiplexer is off the lookup's path.
 //!
 //! `hit` = `si != 0 and LSP[p] == si` for the presented `si`; with `access` high the clock
 //! edge writes `LSP[p] := si` on a miss and shifts `si` into the history.
@@ -44,7 +45,7 @@ impl LastStreamPredictor {
             predicted: Default::default(),
             si32: Default::default(),
             entries: SyncTableRam::new(h.lsp_entries as usize, h.k as usize),
-            written: FlagArray::decoded(h.lsp_entries as usize, 1),
+            written: FlagArray::registered_read(h.lsp_entries as usize, 1),
             history: Default::default(),
             index: Default::default(),
             next_index: Default::default(),
@@ -63,7 +64,6 @@ impl Logic for LastStreamPredictor {
         self.entries.clock.next = self.clock.val();
         self.written.clock.next = self.clock.val();
         self.index.next = self.history.q.val() & self.k_index_mask.val();
-        self.written.raddr.next = self.index.val();
         self.si32.next = bit_cast::<32, 16>(self.si.val());
         self.predicted.next = self.k_zero32.val();
         if self.written.rdata.val() != self.k_zero32.val() {
@@ -85,5 +85,6 @@ impl Logic for LastStreamPredictor {
         }
         self.next_index.next = self.history.d.val() & self.k_index_mask.val();
         self.entries.raddr.next = self.next_index.val();
+        self.written.raddr.next = self.next_index.val();
     }
 }

@@ -278,6 +278,9 @@ pub struct FlagArray {
     _row_bits: usize,
     /// Verilog with a write decoder per row (see [`FlagArray::decoded`]).
     _decoded: bool,
+    /// `rdata` registered (see [`FlagArray::registered_read`]), its value now.
+    _registered: bool,
+    _rdata_r: u32,
 }
 
 impl FlagArray {
@@ -295,6 +298,8 @@ impl FlagArray {
             _rows: vec![0; rows],
             _row_bits: row_bits,
             _decoded: false,
+            _registered: false,
+            _rdata_r: 0,
         }
     }
 
@@ -303,6 +308,15 @@ impl FlagArray {
     /// of the whole array (about half the cells; the SDC and LSP flags use it).
     pub fn decoded(rows: usize, row_bits: usize) -> FlagArray {
         FlagArray { _decoded: true, ..FlagArray::new(rows, row_bits) }
+    }
+
+    /// The decoded array with a registered read: `raddr` is presented a cycle ahead, and
+    /// `rdata` is the row as the clock edge leaves it (a write to that row in the same cycle
+    /// is forwarded, a clear reads as 0), as a block RAM's read port with forwarding
+    /// behaves. The row multiplexer then ends at a flip-flop instead of lying on the reader's
+    /// path (the LSP's flags: docs/results.md).
+    pub fn registered_read(rows: usize, row_bits: usize) -> FlagArray {
+        FlagArray { _registered: true, ..FlagArray::decoded(rows, row_bits) }
     }
 
     fn mask(&self) -> u32 {
@@ -326,7 +340,15 @@ impl Logic for FlagArray {
             }
         }
         let a = self.raddr.val().index() & (self._rows.len() - 1);
-        self.rdata.next = (self._rows[a] as u64).into();
+        if self._registered {
+            // At the edge, after the write: the forwarded row.
+            if self.clock.pos_edge() {
+                self._rdata_r = self._rows[a];
+            }
+            self.rdata.next = (self._rdata_r as u64).into();
+        } else {
+            self.rdata.next = (self._rows[a] as u64).into();
+        }
     }
 
     fn connect(&mut self) {
@@ -371,6 +393,32 @@ impl Logic for FlagArray {
                 format!("wdata[31:{rb}]"),
             )
         };
+        // The registered read: the row at the edge, a same-cycle write forwarded.
+        let (rdata, read_reg) = if self._registered {
+            let same = match ab {
+                0 => "1'b1".to_string(),
+                ADDR_BITS => "waddr == raddr".to_string(),
+                _ => format!("waddr[{m}:0] == raddr[{m}:0]", m = ab - 1),
+            };
+            let row = format!("flags[{rsel} +: {rb}]");
+            let rq = if rb == 32 { "rq".to_string() } else { format!("{{{}'d0, rq}}", 32 - rb) };
+            (
+                rq,
+                format!(
+                    "
+reg [{rbm1}:0] rq;
+initial rq = {rb}'d0;
+always @(posedge clock) begin
+    if (clear) rq <= {rb}'d0;
+    else if (we && {same}) rq <= {wdata};
+    else rq <= {row};
+end",
+                    rbm1 = rb - 1
+                ),
+            )
+        } else {
+            (rdata, String::new())
+        };
         Verilog::Custom(format!(
             "\
 // {rows} rows x {rb} flags in flip-flops, cleared together
@@ -378,7 +426,7 @@ reg [{tm1}:0] flags;
 initial flags = {total}'d0;
 // address and data bits above the array's size are unused by design
 wire unused_bits = &{{1'b0, {unused}, {unused_data}, 1'b0}};
-{write}
+{write}{read_reg}
 always @(*) rdata = {rdata};",
             tm1 = total - 1,
             write = if self._decoded {
@@ -408,11 +456,15 @@ end"
     }
 
     fn timing(&self) -> Vec<TimingInfo> {
+        let mut inputs: Vec<String> = vec!["clear".into(), "waddr".into(), "wdata".into(), "we".into()];
+        if self._registered {
+            inputs.push("raddr".into());
+        }
         vec![TimingInfo {
             name: "flag_write".into(),
             clock: "clock".into(),
-            inputs: vec!["clear".into(), "waddr".into(), "wdata".into(), "we".into()],
-            outputs: vec![],
+            inputs,
+            outputs: if self._registered { vec!["rdata".into()] } else { vec![] },
         }]
     }
 }

@@ -52,6 +52,17 @@ pub struct LeanOutputBuffer {
     record: DFF<Bits<16>>,
     hidden: DFF<Bits<16>>,
     ratio_count: DFF<Bits<16>>,
+    /// The free space after this cycle's port send, `obuf - (O - sent)`, computed in the
+    /// cycle before from that cycle's next state, so that the move's arithmetic starts from
+    /// a register: used when records arrive from a register (`k_registered_free`, the SDC
+    /// modules with two-cycle services), where that arithmetic was the critical path. With
+    /// records straight from the compressor the precomputation would lengthen the path from
+    /// the record's length instead, so the free space is computed in the cycle (synthesis
+    /// removes the unused logic).
+    free_r: DFF<Bits<16>>,
+    rc_next: Signal<Local, Bits<16>>,
+    obuf_next: Signal<Local, Bits<16>>,
+    sent_next: Signal<Local, Bits<16>>,
     sent: Signal<Local, Bits<16>>,
     full_word: Signal<Local, Bit>,
     head_shift: Signal<Local, Bits<16>>,
@@ -86,6 +97,7 @@ pub struct LeanOutputBuffer {
     keep_mask: Signal<Local, Bits<OBUF_REG_BITS>>,
     chunk: Signal<Local, Bits<OBUF_REG_BITS>>,
     shifted: Signal<Local, Bits<OBUF_REG_BITS>>,
+    k_registered_free: Constant<Bit>,
     k_port: Constant<Bits<16>>,
     k_port_mask: Constant<Bits<64>>,
     k_ratio_last: Constant<Bits<16>>,
@@ -127,12 +139,14 @@ fn amount_mask(v: u64) -> u64 {
 
 impl LeanOutputBuffer {
     pub fn new(h: &HwConfig) -> LeanOutputBuffer {
-        LeanOutputBuffer::with(&h.buffers, h.obuf_bits, LONGEST_RECORD)
+        // Two-cycle services append records from the top's staging register.
+        LeanOutputBuffer::with(&h.buffers, h.obuf_bits, LONGEST_RECORD, h.buffers.svc_hit >= 2)
     }
 
     /// The port, ratio and output buffer of `buffers`, `obuf_bits` deep, behind which at
-    /// most `longest_record` bits wait.
-    pub fn with(buffers: &BufferConfig, obuf_bits: u32, longest_record: usize) -> LeanOutputBuffer {
+    /// most `longest_record` bits wait; `registered_free`: records arrive from a register,
+    /// so the free space is precomputed (the `free_r` register).
+    pub fn with(buffers: &BufferConfig, obuf_bits: u32, longest_record: usize, registered_free: bool) -> LeanOutputBuffer {
         assert!(longest_record <= RECORD_BITS && RECORD_BITS < 512, "the record shifter has 9 stages");
         assert!(obuf_bits as usize <= OBUF_REG_BITS && buffers.port <= 64 && buffers.port <= obuf_bits.max(1) * 64);
         let c16 = |v: u64| Constant::new(v.into());
@@ -166,6 +180,10 @@ impl LeanOutputBuffer {
             record: Default::default(),
             hidden: Default::default(),
             ratio_count: Default::default(),
+            free_r: Default::default(),
+            rc_next: Default::default(),
+            obuf_next: Default::default(),
+            sent_next: Default::default(),
             sent: Default::default(),
             full_word: Default::default(),
             head_shift: Default::default(),
@@ -196,6 +214,7 @@ impl LeanOutputBuffer {
             keep_mask: Default::default(),
             chunk: Default::default(),
             shifted: Default::default(),
+            k_registered_free: Constant::new(registered_free),
             k_port: c16(port),
             k_port_mask: Constant::new((if port == 64 { u64::MAX } else { (1u64 << port) - 1 }).into()),
             k_ratio_last: c16(buffers.ratio as u64 - 1),
@@ -228,7 +247,7 @@ impl LeanOutputBuffer {
 impl Logic for LeanOutputBuffer {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, obuf_bits, rec, obuf, record, hidden, ratio_count);
+        dff_setup!(self, clock, obuf_bits, rec, obuf, record, hidden, ratio_count, free_r);
         // 1. Port: min(port, O) bits on port cycles, the oldest (bit O-1) on pin port-1.
         self.sent.next = self.k_zero16.val();
         self.full_word.next = false;
@@ -256,10 +275,11 @@ impl Logic for LeanOutputBuffer {
             self.port_data.next = self.k_zero64.val();
         }
         self.port_valid.next = bit_cast::<8, 16>(self.sent.val());
-        self.ratio_count.d.next = self.ratio_count.q.val() + self.k_one16.val();
+        self.rc_next.next = self.ratio_count.q.val() + self.k_one16.val();
         if self.ratio_count.q.val() == self.k_ratio_last.val() {
-            self.ratio_count.d.next = self.k_zero16.val();
+            self.rc_next.next = self.k_zero16.val();
         }
+        self.ratio_count.d.next = self.rc_next.val();
         self.obuf_after_send.next = self.obuf.q.val() - self.sent.val();
 
         // 3. A new record is loaded whole; it joins the record register's movable bits now
@@ -290,7 +310,11 @@ impl Logic for LeanOutputBuffer {
         // decides both whether it fits and, when it does not, how many bits stay behind
         // (one subtraction from the record's length, where a sum, a minimum and a
         // difference in series were on the path before).
-        self.free.next = self.k_obuf.val() - self.obuf_after_send.val();
+        if self.k_registered_free.val() {
+            self.free.next = self.free_r.q.val();
+        } else {
+            self.free.next = self.k_obuf.val() - self.obuf_after_send.val();
+        }
         self.over.next = bit_cast::<17, 16>(self.src_rem.val()) - bit_cast::<17, 16>(self.free.val());
         self.fits.next = self.over.val().get_bit(16) | (self.over.val() == self.k_zero17.val());
         self.take_shift_wide_unused.next = self.k_zero16.val();
@@ -360,7 +384,18 @@ impl Logic for LeanOutputBuffer {
         self.chunk.next = self.taken_narrow.val() & self.keep_mask.val();
         self.shifted.next = self.obuf_bits.q.val() << (self.moved.val() & self.k_obuf_amount.val());
         self.obuf_bits.d.next = (self.shifted.val() | self.chunk.val()) & self.k_obuf_live.val();
-        self.obuf.d.next = self.obuf_after_send.val() + self.moved.val();
+        self.obuf_next.next = self.obuf_after_send.val() + self.moved.val();
+        self.obuf.d.next = self.obuf_next.val();
+        // Next cycle's free space (step 1 of that cycle from its start-of-cycle state).
+        self.sent_next.next = self.k_zero16.val();
+        if self.rc_next.val() == self.k_zero16.val() {
+            if self.obuf_next.val() < self.k_port.val() {
+                self.sent_next.next = self.obuf_next.val();
+            } else {
+                self.sent_next.next = self.k_port.val();
+            }
+        }
+        self.free_r.d.next = self.k_obuf.val() - self.obuf_next.val() + self.sent_next.val();
 
         self.record_bits.next = self.record.q.val();
         self.empty.next = (self.obuf.q.val() == self.k_zero16.val())
@@ -373,6 +408,7 @@ impl Logic for LeanOutputBuffer {
             self.record.d.next = self.k_zero16.val();
             self.hidden.d.next = self.k_zero16.val();
             self.ratio_count.d.next = self.k_zero16.val();
+            self.free_r.d.next = self.k_obuf.val();
         }
     }
 }

@@ -90,7 +90,7 @@ impl PftTraceModule {
             jobs: JobBuffer::new(h.sdb_depth as usize),
             seq: JobSequencer::new(h),
             coder: PftRangeCoder::new(h),
-            outbuf: LeanOutputBuffer::with(&h.buffers, h.obuf_bits, 8 * OP_BYTES_MAX),
+            outbuf: LeanOutputBuffer::with(&h.buffers, h.obuf_bits, 8 * OP_BYTES_MAX, false),
             dropping: Default::default(),
             drop_gap: Default::default(),
             lost: Default::default(),
