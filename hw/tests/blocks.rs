@@ -393,8 +393,9 @@ macro_rules! output_buffer_test {
     ($name:ident, $ty:ty) => {
 #[test]
 fn $name() {
-    for (obuf, port, ratio) in [(80u32, 1u32, 1u32), (16, 4, 1), (40, 8, 3), (224, 64, 1)] {
-        let buffers: BufferConfig = format!("obuf={obuf},port={port},ratio={ratio}").parse().unwrap();
+    // Two-cycle services make the lean buffer precompute its free space (`registered_free`).
+    for (obuf, port, ratio, svc) in [(80u32, 1u32, 1u32, ""), (16, 4, 1, ""), (40, 8, 3, ""), (224, 64, 1, ""), (80, 1, 1, ",svc_hit=2,svc_miss=3"), (16, 4, 1, ",svc_hit=2,svc_miss=3"), (40, 8, 3, ",svc_hit=2,svc_miss=3"), (24, 2, 2, ",svc_hit=2,svc_miss=3")] {
+        let buffers: BufferConfig = format!("obuf={obuf},port={port},ratio={ratio}{svc}").parse().unwrap();
         let h = HwConfig::new(&"rsdc-32x4-128".parse().unwrap(), &buffers).unwrap();
         let mut rng = Rng(obuf as u64 * 31 + port as u64);
         let mut uut = ready(<$ty>::new(&h));
