@@ -327,10 +327,6 @@ module streamtrace_bsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
             staged_bits__d = encoder__rec_bits;
             staged_len__d = encoder__rec_len;
         end
-        else begin
-            staged_bits__d = staged_bits__q;
-            staged_len__d = staged_len__q;
-        end
         if (busy) begin
             svc_left__d = svc_left__q - k_one8;
         end

@@ -235,12 +235,10 @@ impl Logic for TraceModule {
             self.outbuf.append_hidden.next = self.service.val() != self.k_one8.val();
             self.outbuf.complete.next = self.svc_left.q.val() == self.k_one8.val();
         }
+        // (dff_setup! makes the staging register hold otherwise.)
         if self.start_entry.val() | self.start_end.val() {
             self.staged_bits.d.next = self.encoder.rec_bits.val();
             self.staged_len.d.next = self.encoder.rec_len.val();
-        } else {
-            self.staged_bits.d.next = self.staged_bits.q.val();
-            self.staged_len.d.next = self.staged_len.q.val();
         }
         if self.busy.val() {
             self.svc_left.d.next = self.svc_left.q.val() - self.k_one8.val();
