@@ -86,21 +86,28 @@ struct Fields {
         skip_blanks();
         return p == end;
     }
+    // The next field as `t` and its length `n`; false when the line has no more.
+    bool token(const char*& t, size_t& n) {
+        if (at_end()) return false;
+        t = p;
+        while (p < end && *p != ' ' && *p != '\t' && *p != '\r') p++;
+        n = (size_t)(p - t);
+        return true;
+    }
     // The next field.
     bool word(std::string& w) {
-        if (at_end()) return false;
-        const char* t = p;
-        while (p < end && *p != ' ' && *p != '\t' && *p != '\r') p++;
-        w.assign(t, (size_t)(p - t));
+        const char* t;
+        size_t n;
+        if (!token(t, n)) return false;
+        w.assign(t, n);
         return true;
     }
     // The next field as a number in base 10 or 16 (16: an optional 0x); false when there is
     // no field or it is not a number that fits 64 bits.
     bool number(uint64_t& v, unsigned base) {
-        if (at_end()) return false;
-        const char* t = p;
-        while (p < end && *p != ' ' && *p != '\t' && *p != '\r') p++;
-        size_t n = (size_t)(p - t);
+        const char* t;
+        size_t n;
+        if (!token(t, n)) return false;
         if (base == 16 && n > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) t += 2, n -= 2;
         if (n == 0) return false;
         v = 0;
