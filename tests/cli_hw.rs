@@ -255,8 +255,9 @@ fn area_on_an_ice40() {
 }
 
 /// pft's tables are inferred memories of exactly the model's size for them: the base and
-/// tagged direction tables and the indirect target predictor (trace-format.md 11.8 without
-/// the history and path registers, which are flip-flops).
+/// tagged direction tables, the indirect target predictor (trace-format.md 11.8 without
+/// the history and path registers, which are flip-flops) and the coder's context
+/// probabilities (without its registers).
 #[test]
 fn pft_memory_bits_equal_the_models_table_bits() {
     let dir = work("pft_area");
@@ -274,7 +275,11 @@ fn pft_memory_bits_equal_the_models_table_bits() {
     let tables = storage["direction"].as_u64().unwrap() - 16 + storage["itp"].as_u64().unwrap() - 8;
     // Target entries: 21 low bits and the top-region flag (the default `tw`).
     assert_eq!(tables, 2 * 64 + 2 * 16 * (3 + 6 + 1) + 22 * 4 + 8 * (5 + 22));
-    assert_eq!(row["yosys_memory_bits"].as_u64().unwrap(), tables, "{row}");
+    // Probabilities: the coder's bits less `u` (12) and its 81 register bits; 14 bits for
+    // each of the 2 + 8 x 2 direction and 16 target contexts.
+    let probs = storage["coder"].as_u64().unwrap() - 12 - 81;
+    assert_eq!(probs, 14 * (2 + 8 * 2 + 16));
+    assert_eq!(row["yosys_memory_bits"].as_u64().unwrap(), tables + probs, "{row}");
 }
 
 /// Every test program under the three committed configurations, one million instructions

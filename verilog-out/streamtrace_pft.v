@@ -22,6 +22,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
     // Constant declarations
     localparam  k_drop = 1'b0;
     localparam  k_zero16 = 16'h0;
+    localparam  k_byte16 = 16'h8;
     localparam  k_zero32 = 32'h0;
     localparam  k_max32 = 32'hffffffff;
     localparam  k_one32 = 32'h1;
@@ -88,6 +89,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
     wire  [7:0] seq__op_bits;
     reg  coder__clock;
     reg  coder__reset;
+    reg  coder__step;
     reg  coder__op_valid;
     reg  [2:0] coder__op_kind;
     reg  coder__op_escape;
@@ -96,8 +98,9 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
     reg  [7:0] coder__op_ctx;
     reg  [15:0] coder__op_value;
     reg  [7:0] coder__op_bits;
-    wire  [127:0] coder__out_bytes;
-    wire  [15:0] coder__out_len;
+    wire  coder__busy;
+    wire  coder__out_valid;
+    wire  [7:0] coder__out_byte;
     reg  outbuf__clock;
     reg  outbuf__reset;
     reg  outbuf__append;
@@ -134,6 +137,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
     reg  [63:0] end_w1;
     reg  start_end;
     reg  act;
+    reg  op_act;
     
     // Sub module instances
     streamtrace_pft__front front(
@@ -202,6 +206,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
     streamtrace_pft__coder coder(
         .clock(coder__clock),
         .reset(coder__reset),
+        .step(coder__step),
         .op_valid(coder__op_valid),
         .op_kind(coder__op_kind),
         .op_escape(coder__op_escape),
@@ -210,8 +215,9 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         .op_ctx(coder__op_ctx),
         .op_value(coder__op_value),
         .op_bits(coder__op_bits),
-        .out_bytes(coder__out_bytes),
-        .out_len(coder__out_len)
+        .busy(coder__busy),
+        .out_valid(coder__out_valid),
+        .out_byte(coder__out_byte)
     );
     streamtrace_pft__outbuf outbuf(
         .clock(outbuf__clock),
@@ -336,9 +342,11 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
             jobs__push_w1 = front__job_w1;
         end
         act = outbuf__record_bits == k_zero16;
-        start_end = (act & ~seq__busy) & (jobs__empty & end_active) & (~end_started__q & ~(push_job | push_overflow)) & ~dropping__q;
+        op_act = act & ~coder__busy;
+        start_end = (op_act & ~seq__busy) & (jobs__empty & end_active) & (~end_started__q & ~(push_job | push_overflow)) & ~dropping__q;
         end_w1 = ({48'd0, front__gap} << k_sh32) | k_end_tail;
-        seq__act = act;
+        seq__act = op_act;
+        coder__step = act;
         seq__buf_empty = jobs__empty & ~start_end;
         if (start_end) begin
             seq__head_w0 = k_zero64;
@@ -357,9 +365,14 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         coder__op_ctx = seq__op_ctx;
         coder__op_value = seq__op_value;
         coder__op_bits = seq__op_bits;
-        outbuf__append = seq__op_valid;
-        outbuf__append_bits = {192'd0, coder__out_bytes};
-        outbuf__append_len = coder__out_len;
+        outbuf__append = coder__out_valid;
+        outbuf__append_bits = {312'd0, coder__out_byte};
+        if (coder__out_valid) begin
+            outbuf__append_len = k_byte16;
+        end
+        else begin
+            outbuf__append_len = k_zero16;
+        end
         outbuf__append_hidden = 1'b0;
         outbuf__complete = 1'b0;
         if (trace_end & ~stall) begin
@@ -370,7 +383,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         end
         port_data = outbuf__port_data;
         port_valid = outbuf__port_valid;
-        trace_done = (end_started__q & ~seq__busy) & outbuf__empty;
+        trace_done = ((end_started__q & ~seq__busy) & ~coder__busy) & outbuf__empty;
         if (reset) begin
             dropping__d = 1'b0;
             drop_gap__d = k_zero16;
@@ -383,11 +396,12 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
 endmodule // streamtrace_pft
 
 
-module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_fixed,op_ctx,op_value,op_bits,out_bytes,out_len);
+module streamtrace_pft__coder(clock,reset,step,op_valid,op_kind,op_escape,op_hit,op_fixed,op_ctx,op_value,op_bits,busy,out_valid,out_byte);
     
     // Module arguments
     input wire  clock;
     input wire  reset;
+    input wire  step;
     input wire  op_valid;
     input wire  [2:0] op_kind;
     input wire  op_escape;
@@ -396,8 +410,9 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
     input wire  [7:0] op_ctx;
     input wire  [15:0] op_value;
     input wire  [7:0] op_bits;
-    output reg  [127:0] out_bytes;
-    output reg  [15:0] out_len;
+    output reg  busy;
+    output reg  out_valid;
+    output reg  [7:0] out_byte;
     
     // Constant declarations
     localparam  k_op_slot = 3'b0;
@@ -405,43 +420,36 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
     localparam  k_op_raw = 3'b10;
     localparam  k_op_flush = 3'b11;
     localparam  k_op_marker = 3'b100;
+    localparam  k_zero3 = 3'b0;
     localparam  k_one3 = 3'b1;
-    localparam  k_two3 = 3'b10;
-    localparam  k_three3 = 3'b11;
     localparam  k_four3 = 3'b100;
+    localparam  k_flush3 = 3'b101;
     localparam  k_zero4 = 4'h0;
     localparam  k_one4 = 4'h1;
     localparam  k_run_last4 = 4'hd;
+    localparam  k_zero5 = 5'b0;
+    localparam  k_one5 = 5'b1;
+    localparam  k_marker5 = 5'b10000;
     localparam  k_zero8 = 8'h0;
     localparam  k_one8 = 8'h1;
-    localparam  k_two8 = 8'h2;
     localparam  k_three8 = 8'h3;
     localparam  k_eight8 = 8'h8;
     localparam  k_prob_bits8 = 8'he;
     localparam  k_sixteen8 = 8'h10;
     localparam  k_ff8 = 8'hff;
     localparam  k_rate8 = 8'h6;
+    localparam  k_stuff8 = 8'h1;
     localparam  k_prob_init = 16'h2000;
     localparam  k_prob_init14 = 14'b10000000000000;
     localparam  k_ones16 = 16'hffff;
     localparam  k_prob_one = 16'h4000;
     localparam  k_prob_mask = 16'h3fff;
     localparam  k_zero32 = 32'h0;
+    localparam  k_one32 = 32'h1;
     localparam  k_top32 = 32'h1000000;
     localparam  k_mask24 = 32'hffffff;
     localparam  k_range_init = 32'hffffffff;
-    localparam  k_stuff8 = 8'h1;
-    localparam  k_tag_zero = 3'b0;
-    localparam  k_tag_ff = 3'b1;
-    localparam  k_tag_stuff = 3'b10;
-    localparam  k_tag_b0_0 = 3'b11;
-    localparam  k_tag_b0_1 = 3'b100;
-    localparam  k_tag_b0_2 = 3'b101;
-    localparam  k_tag_b0_3 = 3'b110;
-    localparam  k_tag_b0_4 = 3'b111;
-    localparam  k_zero128 = 128'h0;
-    localparam  k_marker = 128'h80;
-    localparam  k_marker_len = 16'h80;
+    localparam  k_marker = 128'h80000000000000000000000000000000;
     
     // Stub signals
     reg  [31:0] low__d;
@@ -465,145 +473,63 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
     reg  [3:0] zeros__d;
     wire  [3:0] zeros__q;
     reg  zeros__clock;
-    reg  [15:0] probs__0__d;
-    wire  [15:0] probs__0__q;
-    reg  probs__0__clock;
-    reg  [15:0] probs__1__d;
-    wire  [15:0] probs__1__q;
-    reg  probs__1__clock;
-    reg  [15:0] probs__2__d;
-    wire  [15:0] probs__2__q;
-    reg  probs__2__clock;
-    reg  [15:0] probs__3__d;
-    wire  [15:0] probs__3__q;
-    reg  probs__3__clock;
-    reg  [15:0] probs__4__d;
-    wire  [15:0] probs__4__q;
-    reg  probs__4__clock;
-    reg  [15:0] probs__5__d;
-    wire  [15:0] probs__5__q;
-    reg  probs__5__clock;
-    reg  [15:0] probs__6__d;
-    wire  [15:0] probs__6__q;
-    reg  probs__6__clock;
-    reg  [15:0] probs__7__d;
-    wire  [15:0] probs__7__q;
-    reg  probs__7__clock;
-    reg  [15:0] probs__8__d;
-    wire  [15:0] probs__8__q;
-    reg  probs__8__clock;
-    reg  [15:0] probs__9__d;
-    wire  [15:0] probs__9__q;
-    reg  probs__9__clock;
-    reg  [15:0] probs__10__d;
-    wire  [15:0] probs__10__q;
-    reg  probs__10__clock;
-    reg  [15:0] probs__11__d;
-    wire  [15:0] probs__11__q;
-    reg  probs__11__clock;
-    reg  [15:0] probs__12__d;
-    wire  [15:0] probs__12__q;
-    reg  probs__12__clock;
-    reg  [15:0] probs__13__d;
-    wire  [15:0] probs__13__q;
-    reg  probs__13__clock;
-    reg  [15:0] probs__14__d;
-    wire  [15:0] probs__14__q;
-    reg  probs__14__clock;
-    reg  [15:0] probs__15__d;
-    wire  [15:0] probs__15__q;
-    reg  probs__15__clock;
-    reg  [15:0] probs__16__d;
-    wire  [15:0] probs__16__q;
-    reg  probs__16__clock;
-    reg  [15:0] probs__17__d;
-    wire  [15:0] probs__17__q;
-    reg  probs__17__clock;
-    reg  [15:0] probs__18__d;
-    wire  [15:0] probs__18__q;
-    reg  probs__18__clock;
-    reg  [15:0] probs__19__d;
-    wire  [15:0] probs__19__q;
-    reg  probs__19__clock;
-    reg  [15:0] probs__20__d;
-    wire  [15:0] probs__20__q;
-    reg  probs__20__clock;
-    reg  [15:0] probs__21__d;
-    wire  [15:0] probs__21__q;
-    reg  probs__21__clock;
-    reg  [15:0] probs__22__d;
-    wire  [15:0] probs__22__q;
-    reg  probs__22__clock;
-    reg  [15:0] probs__23__d;
-    wire  [15:0] probs__23__q;
-    reg  probs__23__clock;
-    reg  [15:0] probs__24__d;
-    wire  [15:0] probs__24__q;
-    reg  probs__24__clock;
-    reg  [15:0] probs__25__d;
-    wire  [15:0] probs__25__q;
-    reg  probs__25__clock;
-    reg  [15:0] probs__26__d;
-    wire  [15:0] probs__26__q;
-    reg  probs__26__clock;
-    reg  [15:0] probs__27__d;
-    wire  [15:0] probs__27__q;
-    reg  probs__27__clock;
-    reg  [15:0] probs__28__d;
-    wire  [15:0] probs__28__q;
-    reg  probs__28__clock;
-    reg  [15:0] probs__29__d;
-    wire  [15:0] probs__29__q;
-    reg  probs__29__clock;
-    reg  [15:0] probs__30__d;
-    wire  [15:0] probs__30__q;
-    reg  probs__30__clock;
-    reg  [15:0] probs__31__d;
-    wire  [15:0] probs__31__q;
-    reg  probs__31__clock;
-    reg  [15:0] probs__32__d;
-    wire  [15:0] probs__32__q;
-    reg  probs__32__clock;
-    reg  [15:0] probs__33__d;
-    wire  [15:0] probs__33__q;
-    reg  probs__33__clock;
-    reg  [15:0] probs__34__d;
-    wire  [15:0] probs__34__q;
-    reg  probs__34__clock;
-    reg  [15:0] probs__35__d;
-    wire  [15:0] probs__35__q;
-    reg  probs__35__clock;
-    reg  [15:0] probs__36__d;
-    wire  [15:0] probs__36__q;
-    reg  probs__36__clock;
-    reg  [15:0] probs__37__d;
-    wire  [15:0] probs__37__q;
-    reg  probs__37__clock;
-    reg  [15:0] probs__38__d;
-    wire  [15:0] probs__38__q;
-    reg  probs__38__clock;
-    reg  [15:0] probs__39__d;
-    wire  [15:0] probs__39__q;
-    reg  probs__39__clock;
-    reg  [15:0] probs__40__d;
-    wire  [15:0] probs__40__q;
-    reg  probs__40__clock;
-    reg  [15:0] probs__41__d;
-    wire  [15:0] probs__41__q;
-    reg  probs__41__clock;
+    reg  prob_ram__clock;
+    reg  [15:0] prob_ram__raddr;
+    wire  [31:0] prob_ram__rdata;
+    reg  prob_ram__we;
+    reg  [15:0] prob_ram__waddr;
+    reg  [31:0] prob_ram__wdata;
+    reg  prob_valid__clock;
+    reg  prob_valid__clear;
+    reg  [15:0] prob_valid__raddr;
+    wire  [31:0] prob_valid__rdata;
+    reg  prob_valid__we;
+    reg  [15:0] prob_valid__waddr;
+    reg  [31:0] prob_valid__wdata;
+    reg  [2:0] flush_left__d;
+    wire  [2:0] flush_left__q;
+    reg  flush_left__clock;
+    reg  flushed__d;
+    wire  flushed__q;
+    reg  flushed__clock;
+    reg  q_b0v__d;
+    wire  q_b0v__q;
+    reg  q_b0v__clock;
+    reg  [7:0] q_b0__d;
+    wire  [7:0] q_b0__q;
+    reg  q_b0__clock;
+    reg  [2:0] q_nff__d;
+    wire  [2:0] q_nff__q;
+    reg  q_nff__clock;
+    reg  q_carry__d;
+    wire  q_carry__q;
+    reg  q_carry__clock;
+    reg  q_stuff__d;
+    wire  q_stuff__q;
+    reg  q_stuff__clock;
+    reg  [4:0] marker_left__d;
+    wire  [4:0] marker_left__q;
+    reg  marker_left__clock;
     
     // Local signals
+    reg  norm;
+    reg  emitting;
+    reg  shifting;
+    reg  busy_int;
+    reg  do_emit;
+    reg  do_shift;
     reg  is_slot;
     reg  is_bit;
     reg  is_raw;
     reg  is_flush;
     reg  is_marker;
-    reg  is_coding;
     reg  upd_prob;
     reg  [31:0] e_part;
     reg  [31:0] rest;
     reg  [31:0] rb;
     reg  [31:0] rb_hi;
+    reg  [15:0] ctx_addr;
+    reg  [15:0] unused_prob;
     reg  [15:0] p_ctx;
     reg  [13:0] p_use;
     reg  [31:0] mul_a;
@@ -611,451 +537,30 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
     reg  [31:0] mul_lo;
     reg  [31:0] mul_hi;
     reg  [31:0] mul;
-    reg  [31:0] bound;
     reg  [31:0] diff;
     reg  [31:0] raw_r;
     reg  [15:0] ones_sh;
     reg  [15:0] vmask;
     reg  [15:0] v_masked;
-    reg  [31:0] vr;
     reg  [31:0] add;
+    reg  [31:0] op_rng;
+    reg  [31:0] op_low;
     reg  [15:0] p_dec;
     reg  [15:0] p_hit_new;
     reg  [15:0] p_room;
     reg  [15:0] p_inc;
     reg  [15:0] p_miss_new;
     reg  [15:0] p_new;
-    reg  [31:0] st_low__0;
-    reg  [31:0] st_low__1;
-    reg  [31:0] st_low__2;
-    reg  [31:0] st_low__3;
-    reg  [31:0] st_low__4;
-    reg  [31:0] st_low__5;
-    reg  st_carry__0;
-    reg  st_carry__1;
-    reg  st_carry__2;
-    reg  st_carry__3;
-    reg  st_carry__4;
-    reg  st_carry__5;
-    reg  st_first__0;
-    reg  st_first__1;
-    reg  st_first__2;
-    reg  st_first__3;
-    reg  st_first__4;
-    reg  st_cin__0;
-    reg  st_cin__1;
-    reg  st_cin__2;
-    reg  st_cin__3;
-    reg  st_cin__4;
-    reg  [31:0] st_rng__0;
-    reg  [31:0] st_rng__1;
-    reg  [31:0] st_rng__2;
-    reg  [31:0] st_rng__3;
-    reg  [31:0] st_rng__4;
-    reg  [31:0] st_rng__5;
-    reg  [7:0] st_cache__0;
-    reg  [7:0] st_cache__1;
-    reg  [7:0] st_cache__2;
-    reg  [7:0] st_cache__3;
-    reg  [7:0] st_cache__4;
-    reg  [7:0] st_cache__5;
-    reg  [2:0] st_pend__0;
-    reg  [2:0] st_pend__1;
-    reg  [2:0] st_pend__2;
-    reg  [2:0] st_pend__3;
-    reg  [2:0] st_pend__4;
-    reg  [2:0] st_pend__5;
-    reg  [7:0] st_top__0;
-    reg  [7:0] st_top__1;
-    reg  [7:0] st_top__2;
-    reg  [7:0] st_top__3;
-    reg  [7:0] st_top__4;
-    reg  st_act__0;
-    reg  st_act__1;
-    reg  st_act__2;
-    reg  st_act__3;
-    reg  st_act__4;
-    reg  st_rel__0;
-    reg  st_rel__1;
-    reg  st_rel__2;
-    reg  st_rel__3;
-    reg  st_rel__4;
-    reg  st_trunc__0;
-    reg  st_trunc__1;
-    reg  st_trunc__2;
-    reg  st_trunc__3;
-    reg  st_trunc__4;
-    reg  [31:0] st_room__0;
-    reg  [31:0] st_room__1;
-    reg  [31:0] st_room__2;
-    reg  [31:0] st_room__3;
-    reg  [31:0] st_room__4;
-    reg  [31:0] st_rt__0;
-    reg  [31:0] st_rt__1;
-    reg  [31:0] st_rt__2;
-    reg  [31:0] st_rt__3;
-    reg  [31:0] st_rt__4;
-    reg  [31:0] st_lsh__0;
-    reg  [31:0] st_lsh__1;
-    reg  [31:0] st_lsh__2;
-    reg  [31:0] st_lsh__3;
-    reg  [31:0] st_lsh__4;
-    reg  [7:0] st_b0__0;
-    reg  [7:0] st_b0__1;
-    reg  [7:0] st_b0__2;
-    reg  [7:0] st_b0__3;
-    reg  [7:0] st_b0__4;
-    reg  [7:0] st_bf__0;
-    reg  [7:0] st_bf__1;
-    reg  [7:0] st_bf__2;
-    reg  [7:0] st_bf__3;
-    reg  [7:0] st_bf__4;
-    reg  sl_valid__0;
-    reg  sl_valid__1;
-    reg  sl_valid__2;
-    reg  sl_valid__3;
-    reg  sl_valid__4;
-    reg  sl_valid__5;
-    reg  sl_valid__6;
-    reg  sl_valid__7;
-    reg  sl_valid__8;
-    reg  sl_valid__9;
-    reg  sl_valid__10;
-    reg  sl_valid__11;
-    reg  sl_valid__12;
-    reg  sl_valid__13;
-    reg  sl_valid__14;
-    reg  sl_valid__15;
-    reg  sl_valid__16;
-    reg  sl_valid__17;
-    reg  sl_valid__18;
-    reg  sl_valid__19;
-    reg  [7:0] sl_byte__0;
-    reg  [7:0] sl_byte__1;
-    reg  [7:0] sl_byte__2;
-    reg  [7:0] sl_byte__3;
-    reg  [7:0] sl_byte__4;
-    reg  [7:0] sl_byte__5;
-    reg  [7:0] sl_byte__6;
-    reg  [7:0] sl_byte__7;
-    reg  [7:0] sl_byte__8;
-    reg  [7:0] sl_byte__9;
-    reg  [7:0] sl_byte__10;
-    reg  [7:0] sl_byte__11;
-    reg  [7:0] sl_byte__12;
-    reg  [7:0] sl_byte__13;
-    reg  [7:0] sl_byte__14;
-    reg  [7:0] sl_byte__15;
-    reg  [7:0] sl_byte__16;
-    reg  [7:0] sl_byte__17;
-    reg  [7:0] sl_byte__18;
-    reg  [7:0] sl_byte__19;
-    reg  [2:0] sl_tag__0;
-    reg  [2:0] sl_tag__1;
-    reg  [2:0] sl_tag__2;
-    reg  [2:0] sl_tag__3;
-    reg  [2:0] sl_tag__4;
-    reg  [2:0] sl_tag__5;
-    reg  [2:0] sl_tag__6;
-    reg  [2:0] sl_tag__7;
-    reg  [2:0] sl_tag__8;
-    reg  [2:0] sl_tag__9;
-    reg  [2:0] sl_tag__10;
-    reg  [2:0] sl_tag__11;
-    reg  [2:0] sl_tag__12;
-    reg  [2:0] sl_tag__13;
-    reg  [2:0] sl_tag__14;
-    reg  [2:0] sl_tag__15;
-    reg  [2:0] sl_tag__16;
-    reg  [2:0] sl_tag__17;
-    reg  [2:0] sl_tag__18;
-    reg  [2:0] sl_tag__19;
-    reg  [2:0] st_tf__0;
-    reg  [2:0] st_tf__1;
-    reg  [2:0] st_tf__2;
-    reg  [2:0] st_tf__3;
-    reg  [2:0] st_tf__4;
-    reg  [2:0] em_lane__0;
-    reg  [2:0] em_lane__1;
-    reg  [2:0] em_lane__2;
-    reg  [2:0] em_lane__3;
-    reg  [2:0] em_lane__4;
-    reg  [2:0] em_lane__5;
-    reg  [2:0] em_lane__6;
-    reg  [2:0] em_lane__7;
-    reg  [2:0] em_lane__8;
-    reg  [2:0] em_lane__9;
-    reg  [2:0] em_lane__10;
-    reg  [2:0] em_lane__11;
-    reg  [2:0] em_lane__12;
-    reg  [2:0] em_lane__13;
-    reg  [2:0] em_lane__14;
-    reg  [2:0] em_lane__15;
-    reg  [2:0] em_lane__16;
-    reg  [2:0] em_lane__17;
-    reg  [2:0] em_lane__18;
-    reg  [2:0] em_lane__19;
-    reg  [2:0] em_lane__20;
-    reg  [2:0] em_lane__21;
-    reg  [2:0] em_lane__22;
-    reg  [2:0] em_lane__23;
-    reg  [2:0] em_lane__24;
-    reg  [2:0] em_lane__25;
-    reg  [2:0] em_lane__26;
-    reg  [2:0] em_lane__27;
-    reg  [2:0] em_lane__28;
-    reg  [2:0] em_lane__29;
-    reg  [2:0] em_lane__30;
-    reg  [2:0] em_lane__31;
-    reg  [2:0] em_lane__32;
-    reg  [2:0] em_lane__33;
-    reg  [2:0] em_lane__34;
-    reg  [2:0] em_lane__35;
-    reg  [2:0] em_lane__36;
-    reg  [2:0] em_lane__37;
-    reg  [2:0] em_lane__38;
-    reg  [2:0] em_lane__39;
-    reg  [2:0] em_lane__40;
-    reg  [2:0] em_lane__41;
-    reg  [2:0] em_lane__42;
-    reg  [2:0] em_lane__43;
-    reg  [2:0] em_lane__44;
-    reg  [2:0] em_lane__45;
-    reg  [2:0] em_lane__46;
-    reg  [2:0] em_lane__47;
-    reg  [2:0] em_lane__48;
-    reg  [2:0] em_lane__49;
-    reg  [2:0] em_lane__50;
-    reg  [2:0] em_lane__51;
-    reg  [2:0] em_lane__52;
-    reg  [2:0] em_lane__53;
-    reg  [2:0] em_lane__54;
-    reg  [2:0] em_lane__55;
-    reg  [2:0] em_lane__56;
-    reg  [2:0] em_lane__57;
-    reg  [2:0] em_lane__58;
-    reg  [2:0] em_lane__59;
-    reg  [2:0] em_lane__60;
-    reg  [2:0] em_lane__61;
-    reg  [2:0] em_lane__62;
-    reg  [2:0] em_lane__63;
-    reg  [2:0] em_lane__64;
-    reg  [2:0] em_lane__65;
-    reg  [2:0] em_lane__66;
-    reg  [2:0] em_lane__67;
-    reg  [2:0] em_lane__68;
-    reg  [2:0] em_lane__69;
-    reg  [2:0] em_lane__70;
-    reg  [2:0] em_lane__71;
-    reg  [2:0] em_lane__72;
-    reg  [2:0] em_lane__73;
-    reg  [2:0] em_lane__74;
-    reg  [2:0] em_lane__75;
-    reg  [2:0] em_lane__76;
-    reg  [2:0] em_lane__77;
-    reg  [2:0] em_lane__78;
-    reg  [2:0] em_lane__79;
-    reg  [2:0] em_lane__80;
-    reg  [2:0] em_lane__81;
-    reg  [2:0] em_lane__82;
-    reg  [2:0] em_lane__83;
-    reg  [2:0] em_lane__84;
-    reg  [2:0] em_lane__85;
-    reg  [2:0] em_lane__86;
-    reg  [2:0] em_lane__87;
-    reg  [2:0] em_lane__88;
-    reg  [2:0] em_lane__89;
-    reg  [2:0] em_lane__90;
-    reg  [2:0] em_lane__91;
-    reg  [2:0] em_lane__92;
-    reg  [2:0] em_lane__93;
-    reg  [2:0] em_lane__94;
-    reg  [2:0] em_lane__95;
-    reg  [2:0] em_lane__96;
-    reg  [2:0] em_lane__97;
-    reg  [2:0] em_lane__98;
-    reg  [2:0] em_lane__99;
-    reg  [2:0] em_lane__100;
-    reg  [2:0] em_lane__101;
-    reg  [2:0] em_lane__102;
-    reg  [2:0] em_lane__103;
-    reg  [2:0] em_lane__104;
-    reg  [2:0] em_lane__105;
-    reg  [2:0] em_lane__106;
-    reg  [2:0] em_lane__107;
-    reg  [2:0] em_lane__108;
-    reg  [2:0] em_lane__109;
-    reg  [2:0] em_lane__110;
-    reg  [2:0] em_lane__111;
-    reg  [2:0] em_lane__112;
-    reg  [2:0] em_lane__113;
-    reg  [2:0] em_lane__114;
-    reg  [2:0] em_lane__115;
-    reg  [2:0] em_lane__116;
-    reg  [2:0] em_lane__117;
-    reg  [2:0] em_lane__118;
-    reg  [2:0] em_lane__119;
-    reg  [2:0] em_lane__120;
-    reg  [2:0] em_lane__121;
-    reg  [2:0] em_lane__122;
-    reg  [2:0] em_lane__123;
-    reg  [2:0] em_lane__124;
-    reg  [2:0] em_lane__125;
-    reg  [2:0] em_lane__126;
-    reg  [2:0] em_lane__127;
-    reg  [2:0] em_lane__128;
-    reg  [2:0] em_lane__129;
-    reg  [2:0] em_lane__130;
-    reg  [2:0] em_lane__131;
-    reg  [2:0] em_lane__132;
-    reg  [2:0] em_lane__133;
-    reg  [2:0] em_lane__134;
-    reg  [2:0] em_lane__135;
-    reg  [2:0] em_lane__136;
-    reg  [2:0] em_lane__137;
-    reg  [2:0] em_lane__138;
-    reg  [2:0] em_lane__139;
-    reg  [2:0] em_lane__140;
-    reg  [2:0] em_lane__141;
-    reg  [2:0] em_lane__142;
-    reg  [2:0] em_lane__143;
-    reg  [2:0] em_lane__144;
-    reg  [2:0] em_lane__145;
-    reg  [2:0] em_lane__146;
-    reg  [2:0] em_lane__147;
-    reg  [2:0] em_lane__148;
-    reg  [2:0] em_lane__149;
-    reg  [2:0] em_lane__150;
-    reg  [2:0] em_lane__151;
-    reg  [2:0] em_lane__152;
-    reg  [2:0] em_lane__153;
-    reg  [2:0] em_lane__154;
-    reg  [2:0] em_lane__155;
-    reg  [2:0] em_lane__156;
-    reg  [2:0] em_lane__157;
-    reg  [2:0] em_lane__158;
-    reg  [2:0] em_lane__159;
-    reg  [2:0] em_lane__160;
-    reg  [2:0] em_lane__161;
-    reg  [2:0] em_lane__162;
-    reg  [2:0] em_lane__163;
-    reg  [2:0] em_lane__164;
-    reg  [2:0] em_lane__165;
-    reg  [2:0] em_lane__166;
-    reg  [2:0] em_lane__167;
-    reg  [2:0] em_lane__168;
-    reg  [2:0] em_lane__169;
-    reg  [2:0] em_lane__170;
-    reg  [2:0] em_lane__171;
-    reg  [2:0] em_lane__172;
-    reg  [2:0] em_lane__173;
-    reg  [2:0] em_lane__174;
-    reg  [2:0] em_lane__175;
-    reg  [2:0] em_lane__176;
-    reg  [2:0] em_lane__177;
-    reg  [2:0] em_lane__178;
-    reg  [2:0] em_lane__179;
-    reg  [2:0] em_lane__180;
-    reg  [2:0] em_lane__181;
-    reg  [2:0] em_lane__182;
-    reg  [2:0] em_lane__183;
-    reg  [2:0] em_lane__184;
-    reg  [2:0] em_lane__185;
-    reg  [2:0] em_lane__186;
-    reg  [2:0] em_lane__187;
-    reg  [2:0] em_lane__188;
-    reg  [7:0] dec_lane__0;
-    reg  [7:0] dec_lane__1;
-    reg  [7:0] dec_lane__2;
-    reg  [7:0] dec_lane__3;
-    reg  [7:0] dec_lane__4;
-    reg  [7:0] dec_lane__5;
-    reg  [7:0] dec_lane__6;
-    reg  [7:0] dec_lane__7;
-    reg  [7:0] dec_lane__8;
-    reg  [7:0] em_cnt__0;
-    reg  [7:0] em_cnt__1;
-    reg  [7:0] em_cnt__2;
-    reg  [7:0] em_cnt__3;
-    reg  [7:0] em_cnt__4;
-    reg  [7:0] em_cnt__5;
-    reg  [7:0] em_cnt__6;
-    reg  [7:0] em_cnt__7;
-    reg  [7:0] em_cnt__8;
-    reg  [7:0] em_cnt__9;
-    reg  [7:0] em_cnt__10;
-    reg  [7:0] em_cnt__11;
-    reg  [7:0] em_cnt__12;
-    reg  [7:0] em_cnt__13;
-    reg  [7:0] em_cnt__14;
-    reg  [7:0] em_cnt__15;
-    reg  [7:0] em_cnt__16;
-    reg  [7:0] em_cnt__17;
-    reg  [7:0] em_cnt__18;
-    reg  [7:0] em_cnt__19;
-    reg  [7:0] em_cnt__20;
-    reg  [3:0] em_zeros__0;
-    reg  [3:0] em_zeros__1;
-    reg  [3:0] em_zeros__2;
-    reg  [3:0] em_zeros__3;
-    reg  [3:0] em_zeros__4;
-    reg  [3:0] em_zeros__5;
-    reg  [3:0] em_zeros__6;
-    reg  [3:0] em_zeros__7;
-    reg  [3:0] em_zeros__8;
-    reg  [3:0] em_zeros__9;
-    reg  [3:0] em_zeros__10;
-    reg  [3:0] em_zeros__11;
-    reg  [3:0] em_zeros__12;
-    reg  [3:0] em_zeros__13;
-    reg  [3:0] em_zeros__14;
-    reg  [3:0] em_zeros__15;
-    reg  [3:0] em_zeros__16;
-    reg  [3:0] em_zeros__17;
-    reg  [3:0] em_zeros__18;
-    reg  [3:0] em_zeros__19;
-    reg  [3:0] em_zeros__20;
-    reg  em_first__0;
-    reg  em_first__1;
-    reg  em_first__2;
-    reg  em_first__3;
-    reg  em_first__4;
-    reg  em_first__5;
-    reg  em_first__6;
-    reg  em_first__7;
-    reg  em_first__8;
-    reg  em_first__9;
-    reg  em_first__10;
-    reg  em_first__11;
-    reg  em_first__12;
-    reg  em_first__13;
-    reg  em_first__14;
-    reg  em_first__15;
-    reg  em_first__16;
-    reg  em_first__17;
-    reg  em_first__18;
-    reg  em_first__19;
-    reg  em_first__20;
-    reg  [127:0] out_lane__0;
-    reg  [127:0] out_lane__1;
-    reg  [127:0] out_lane__2;
-    reg  [127:0] out_lane__3;
-    reg  [127:0] out_lane__4;
-    reg  [127:0] out_lane__5;
-    reg  [127:0] out_lane__6;
-    reg  [127:0] out_lane__7;
-    reg  [127:0] out_lane__8;
-    reg  [127:0] out_word__0;
-    reg  [127:0] out_word__1;
-    reg  [127:0] out_word__2;
-    reg  [127:0] out_word__3;
-    reg  [127:0] out_word__4;
-    reg  [127:0] out_word__5;
-    reg  [127:0] out_word__6;
-    reg  [127:0] out_word__7;
-    reg  [127:0] out_word__8;
-    reg  [127:0] out_word__9;
-    reg  [15:0] cnt16;
+    reg  [7:0] sh_top;
+    reg  sh_rel;
+    reg  sh_trunc;
+    reg  [31:0] sh_room;
+    reg  [31:0] sh_rt;
+    reg  [7:0] em_byte;
+    reg  em_coded;
+    reg  [4:0] marker_pos;
+    reg  [7:0] marker_idx;
+    reg  [127:0] marker_wide_unused;
     
     // Sub module instances
     streamtrace_pft__coder__low low(
@@ -1093,215 +598,62 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         .q(zeros__q),
         .clock(zeros__clock)
     );
-    streamtrace_pft__coder__probs__0 probs__0(
-        .d(probs__0__d),
-        .q(probs__0__q),
-        .clock(probs__0__clock)
+    streamtrace_pft__coder__prob_ram prob_ram(
+        .clock(prob_ram__clock),
+        .raddr(prob_ram__raddr),
+        .rdata(prob_ram__rdata),
+        .we(prob_ram__we),
+        .waddr(prob_ram__waddr),
+        .wdata(prob_ram__wdata)
     );
-    streamtrace_pft__coder__probs__1 probs__1(
-        .d(probs__1__d),
-        .q(probs__1__q),
-        .clock(probs__1__clock)
+    streamtrace_pft__coder__prob_valid prob_valid(
+        .clock(prob_valid__clock),
+        .clear(prob_valid__clear),
+        .raddr(prob_valid__raddr),
+        .rdata(prob_valid__rdata),
+        .we(prob_valid__we),
+        .waddr(prob_valid__waddr),
+        .wdata(prob_valid__wdata)
     );
-    streamtrace_pft__coder__probs__2 probs__2(
-        .d(probs__2__d),
-        .q(probs__2__q),
-        .clock(probs__2__clock)
+    streamtrace_pft__coder__flush_left flush_left(
+        .d(flush_left__d),
+        .q(flush_left__q),
+        .clock(flush_left__clock)
     );
-    streamtrace_pft__coder__probs__3 probs__3(
-        .d(probs__3__d),
-        .q(probs__3__q),
-        .clock(probs__3__clock)
+    streamtrace_pft__coder__flushed flushed(
+        .d(flushed__d),
+        .q(flushed__q),
+        .clock(flushed__clock)
     );
-    streamtrace_pft__coder__probs__4 probs__4(
-        .d(probs__4__d),
-        .q(probs__4__q),
-        .clock(probs__4__clock)
+    streamtrace_pft__coder__q_b0v q_b0v(
+        .d(q_b0v__d),
+        .q(q_b0v__q),
+        .clock(q_b0v__clock)
     );
-    streamtrace_pft__coder__probs__5 probs__5(
-        .d(probs__5__d),
-        .q(probs__5__q),
-        .clock(probs__5__clock)
+    streamtrace_pft__coder__q_b0 q_b0(
+        .d(q_b0__d),
+        .q(q_b0__q),
+        .clock(q_b0__clock)
     );
-    streamtrace_pft__coder__probs__6 probs__6(
-        .d(probs__6__d),
-        .q(probs__6__q),
-        .clock(probs__6__clock)
+    streamtrace_pft__coder__q_nff q_nff(
+        .d(q_nff__d),
+        .q(q_nff__q),
+        .clock(q_nff__clock)
     );
-    streamtrace_pft__coder__probs__7 probs__7(
-        .d(probs__7__d),
-        .q(probs__7__q),
-        .clock(probs__7__clock)
+    streamtrace_pft__coder__q_carry q_carry(
+        .d(q_carry__d),
+        .q(q_carry__q),
+        .clock(q_carry__clock)
     );
-    streamtrace_pft__coder__probs__8 probs__8(
-        .d(probs__8__d),
-        .q(probs__8__q),
-        .clock(probs__8__clock)
+    streamtrace_pft__coder__q_stuff q_stuff(
+        .d(q_stuff__d),
+        .q(q_stuff__q),
+        .clock(q_stuff__clock)
     );
-    streamtrace_pft__coder__probs__9 probs__9(
-        .d(probs__9__d),
-        .q(probs__9__q),
-        .clock(probs__9__clock)
-    );
-    streamtrace_pft__coder__probs__10 probs__10(
-        .d(probs__10__d),
-        .q(probs__10__q),
-        .clock(probs__10__clock)
-    );
-    streamtrace_pft__coder__probs__11 probs__11(
-        .d(probs__11__d),
-        .q(probs__11__q),
-        .clock(probs__11__clock)
-    );
-    streamtrace_pft__coder__probs__12 probs__12(
-        .d(probs__12__d),
-        .q(probs__12__q),
-        .clock(probs__12__clock)
-    );
-    streamtrace_pft__coder__probs__13 probs__13(
-        .d(probs__13__d),
-        .q(probs__13__q),
-        .clock(probs__13__clock)
-    );
-    streamtrace_pft__coder__probs__14 probs__14(
-        .d(probs__14__d),
-        .q(probs__14__q),
-        .clock(probs__14__clock)
-    );
-    streamtrace_pft__coder__probs__15 probs__15(
-        .d(probs__15__d),
-        .q(probs__15__q),
-        .clock(probs__15__clock)
-    );
-    streamtrace_pft__coder__probs__16 probs__16(
-        .d(probs__16__d),
-        .q(probs__16__q),
-        .clock(probs__16__clock)
-    );
-    streamtrace_pft__coder__probs__17 probs__17(
-        .d(probs__17__d),
-        .q(probs__17__q),
-        .clock(probs__17__clock)
-    );
-    streamtrace_pft__coder__probs__18 probs__18(
-        .d(probs__18__d),
-        .q(probs__18__q),
-        .clock(probs__18__clock)
-    );
-    streamtrace_pft__coder__probs__19 probs__19(
-        .d(probs__19__d),
-        .q(probs__19__q),
-        .clock(probs__19__clock)
-    );
-    streamtrace_pft__coder__probs__20 probs__20(
-        .d(probs__20__d),
-        .q(probs__20__q),
-        .clock(probs__20__clock)
-    );
-    streamtrace_pft__coder__probs__21 probs__21(
-        .d(probs__21__d),
-        .q(probs__21__q),
-        .clock(probs__21__clock)
-    );
-    streamtrace_pft__coder__probs__22 probs__22(
-        .d(probs__22__d),
-        .q(probs__22__q),
-        .clock(probs__22__clock)
-    );
-    streamtrace_pft__coder__probs__23 probs__23(
-        .d(probs__23__d),
-        .q(probs__23__q),
-        .clock(probs__23__clock)
-    );
-    streamtrace_pft__coder__probs__24 probs__24(
-        .d(probs__24__d),
-        .q(probs__24__q),
-        .clock(probs__24__clock)
-    );
-    streamtrace_pft__coder__probs__25 probs__25(
-        .d(probs__25__d),
-        .q(probs__25__q),
-        .clock(probs__25__clock)
-    );
-    streamtrace_pft__coder__probs__26 probs__26(
-        .d(probs__26__d),
-        .q(probs__26__q),
-        .clock(probs__26__clock)
-    );
-    streamtrace_pft__coder__probs__27 probs__27(
-        .d(probs__27__d),
-        .q(probs__27__q),
-        .clock(probs__27__clock)
-    );
-    streamtrace_pft__coder__probs__28 probs__28(
-        .d(probs__28__d),
-        .q(probs__28__q),
-        .clock(probs__28__clock)
-    );
-    streamtrace_pft__coder__probs__29 probs__29(
-        .d(probs__29__d),
-        .q(probs__29__q),
-        .clock(probs__29__clock)
-    );
-    streamtrace_pft__coder__probs__30 probs__30(
-        .d(probs__30__d),
-        .q(probs__30__q),
-        .clock(probs__30__clock)
-    );
-    streamtrace_pft__coder__probs__31 probs__31(
-        .d(probs__31__d),
-        .q(probs__31__q),
-        .clock(probs__31__clock)
-    );
-    streamtrace_pft__coder__probs__32 probs__32(
-        .d(probs__32__d),
-        .q(probs__32__q),
-        .clock(probs__32__clock)
-    );
-    streamtrace_pft__coder__probs__33 probs__33(
-        .d(probs__33__d),
-        .q(probs__33__q),
-        .clock(probs__33__clock)
-    );
-    streamtrace_pft__coder__probs__34 probs__34(
-        .d(probs__34__d),
-        .q(probs__34__q),
-        .clock(probs__34__clock)
-    );
-    streamtrace_pft__coder__probs__35 probs__35(
-        .d(probs__35__d),
-        .q(probs__35__q),
-        .clock(probs__35__clock)
-    );
-    streamtrace_pft__coder__probs__36 probs__36(
-        .d(probs__36__d),
-        .q(probs__36__q),
-        .clock(probs__36__clock)
-    );
-    streamtrace_pft__coder__probs__37 probs__37(
-        .d(probs__37__d),
-        .q(probs__37__q),
-        .clock(probs__37__clock)
-    );
-    streamtrace_pft__coder__probs__38 probs__38(
-        .d(probs__38__d),
-        .q(probs__38__q),
-        .clock(probs__38__clock)
-    );
-    streamtrace_pft__coder__probs__39 probs__39(
-        .d(probs__39__d),
-        .q(probs__39__q),
-        .clock(probs__39__clock)
-    );
-    streamtrace_pft__coder__probs__40 probs__40(
-        .d(probs__40__d),
-        .q(probs__40__q),
-        .clock(probs__40__clock)
-    );
-    streamtrace_pft__coder__probs__41 probs__41(
-        .d(probs__41__d),
-        .q(probs__41__q),
-        .clock(probs__41__clock)
+    streamtrace_pft__coder__marker_left marker_left(
+        .d(marker_left__d),
+        .q(marker_left__q),
+        .clock(marker_left__clock)
     );
     
     // Update code
@@ -1313,6 +665,14 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         pend__clock = clock;
         first_byte__clock = clock;
         zeros__clock = clock;
+        flush_left__clock = clock;
+        flushed__clock = clock;
+        q_b0v__clock = clock;
+        q_b0__clock = clock;
+        q_nff__clock = clock;
+        q_carry__clock = clock;
+        q_stuff__clock = clock;
+        marker_left__clock = clock;
         low__d = low__q;
         low_carry__d = low_carry__q;
         rng__d = rng__q;
@@ -1320,12 +680,26 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         pend__d = pend__q;
         first_byte__d = first_byte__q;
         zeros__d = zeros__q;
+        flush_left__d = flush_left__q;
+        flushed__d = flushed__q;
+        q_b0v__d = q_b0v__q;
+        q_b0__d = q_b0__q;
+        q_nff__d = q_nff__q;
+        q_carry__d = q_carry__q;
+        q_stuff__d = q_stuff__q;
+        marker_left__d = marker_left__q;
+        norm = ~flushed__q & (rng__q < k_top32);
+        emitting = ((q_stuff__q | q_b0v__q) | (q_nff__q != k_zero3)) | (marker_left__q != k_zero5);
+        shifting = norm | (flush_left__q != k_zero3);
+        busy_int = emitting | shifting;
+        busy = busy_int;
+        do_emit = step & emitting;
+        do_shift = (step & ~emitting) & shifting;
         is_slot = op_valid & (op_kind == k_op_slot);
         is_bit = op_valid & (op_kind == k_op_bit);
         is_raw = op_valid & (op_kind == k_op_raw);
         is_flush = op_valid & (op_kind == k_op_flush);
         is_marker = op_valid & (op_kind == k_op_marker);
-        is_coding = (is_slot | is_bit) | is_raw;
         e_part = rng__q >> k_sixteen8;
         rest = rng__q - e_part;
         rb = rng__q;
@@ -1333,132 +707,17 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             rb = rest;
         end
         rb_hi = rb >> k_prob_bits8;
+        ctx_addr = {8'd0, op_ctx};
+        prob_ram__clock = clock;
+        prob_valid__clock = clock;
+        prob_ram__raddr = ctx_addr;
+        prob_ram__waddr = ctx_addr;
+        prob_valid__raddr = ctx_addr;
+        prob_valid__waddr = ctx_addr;
+        unused_prob = prob_ram__rdata[(32'h10)+:(16)];
         p_ctx = k_prob_init;
-        if (op_ctx == 0) begin
-            p_ctx = probs__0__q;
-        end
-        if (op_ctx == 1) begin
-            p_ctx = probs__1__q;
-        end
-        if (op_ctx == 2) begin
-            p_ctx = probs__2__q;
-        end
-        if (op_ctx == 3) begin
-            p_ctx = probs__3__q;
-        end
-        if (op_ctx == 4) begin
-            p_ctx = probs__4__q;
-        end
-        if (op_ctx == 5) begin
-            p_ctx = probs__5__q;
-        end
-        if (op_ctx == 6) begin
-            p_ctx = probs__6__q;
-        end
-        if (op_ctx == 7) begin
-            p_ctx = probs__7__q;
-        end
-        if (op_ctx == 8) begin
-            p_ctx = probs__8__q;
-        end
-        if (op_ctx == 9) begin
-            p_ctx = probs__9__q;
-        end
-        if (op_ctx == 10) begin
-            p_ctx = probs__10__q;
-        end
-        if (op_ctx == 11) begin
-            p_ctx = probs__11__q;
-        end
-        if (op_ctx == 12) begin
-            p_ctx = probs__12__q;
-        end
-        if (op_ctx == 13) begin
-            p_ctx = probs__13__q;
-        end
-        if (op_ctx == 14) begin
-            p_ctx = probs__14__q;
-        end
-        if (op_ctx == 15) begin
-            p_ctx = probs__15__q;
-        end
-        if (op_ctx == 16) begin
-            p_ctx = probs__16__q;
-        end
-        if (op_ctx == 17) begin
-            p_ctx = probs__17__q;
-        end
-        if (op_ctx == 18) begin
-            p_ctx = probs__18__q;
-        end
-        if (op_ctx == 19) begin
-            p_ctx = probs__19__q;
-        end
-        if (op_ctx == 20) begin
-            p_ctx = probs__20__q;
-        end
-        if (op_ctx == 21) begin
-            p_ctx = probs__21__q;
-        end
-        if (op_ctx == 22) begin
-            p_ctx = probs__22__q;
-        end
-        if (op_ctx == 23) begin
-            p_ctx = probs__23__q;
-        end
-        if (op_ctx == 24) begin
-            p_ctx = probs__24__q;
-        end
-        if (op_ctx == 25) begin
-            p_ctx = probs__25__q;
-        end
-        if (op_ctx == 26) begin
-            p_ctx = probs__26__q;
-        end
-        if (op_ctx == 27) begin
-            p_ctx = probs__27__q;
-        end
-        if (op_ctx == 28) begin
-            p_ctx = probs__28__q;
-        end
-        if (op_ctx == 29) begin
-            p_ctx = probs__29__q;
-        end
-        if (op_ctx == 30) begin
-            p_ctx = probs__30__q;
-        end
-        if (op_ctx == 31) begin
-            p_ctx = probs__31__q;
-        end
-        if (op_ctx == 32) begin
-            p_ctx = probs__32__q;
-        end
-        if (op_ctx == 33) begin
-            p_ctx = probs__33__q;
-        end
-        if (op_ctx == 34) begin
-            p_ctx = probs__34__q;
-        end
-        if (op_ctx == 35) begin
-            p_ctx = probs__35__q;
-        end
-        if (op_ctx == 36) begin
-            p_ctx = probs__36__q;
-        end
-        if (op_ctx == 37) begin
-            p_ctx = probs__37__q;
-        end
-        if (op_ctx == 38) begin
-            p_ctx = probs__38__q;
-        end
-        if (op_ctx == 39) begin
-            p_ctx = probs__39__q;
-        end
-        if (op_ctx == 40) begin
-            p_ctx = probs__40__q;
-        end
-        if (op_ctx == 41) begin
-            p_ctx = probs__41__q;
+        if (prob_valid__rdata != k_zero32) begin
+            p_ctx = prob_ram__rdata[(32'h0)+:(16)];
         end
         p_use = p_ctx[13:0];
         if (is_slot & op_fixed) begin
@@ -1477,30 +736,25 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         mul_lo = mul_a[(32'h0)+:(16)] * mul_b;
         mul_hi = mul_a[(32'h10)+:(16)] * mul_b;
         mul = mul_lo + (mul_hi << k_sixteen8);
-        bound = mul;
-        diff = rb - bound;
-        vr = mul;
+        diff = rb - mul;
         add = k_zero32;
-        st_rng__0 = rng__q;
+        op_rng = rng__q;
         if (is_slot & op_escape) begin
             add = rest;
-            st_rng__0 = e_part;
+            op_rng = e_part;
         end
         else if (is_slot | is_bit) begin
-            st_rng__0 = diff;
+            op_rng = diff;
             if (~op_hit) begin
                 add = diff;
-                st_rng__0 = bound;
+                op_rng = mul;
             end
         end
         else if (is_raw) begin
-            add = vr;
-            st_rng__0 = raw_r;
+            add = mul;
+            op_rng = raw_r;
         end
-        st_low__0 = low__q + add;
-        st_carry__0 = low_carry__q | (st_low__0 < low__q);
-        st_cache__0 = cache__q;
-        st_pend__0 = pend__q;
+        op_low = low__q + add;
         upd_prob = is_bit | ((is_slot & ~op_escape) & ~op_fixed);
         p_dec = p_ctx >> k_rate8;
         p_hit_new = p_ctx - p_dec;
@@ -1511,1668 +765,109 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
         if (op_hit) begin
             p_new = p_hit_new & k_prob_mask;
         end
-        st_first__0 = 1'b1;
-        st_first__1 = 1'b0;
-        st_first__2 = 1'b0;
-        st_first__3 = 1'b0;
-        st_first__4 = 1'b0;
-        st_cin__0 = st_carry__0 & st_first__0;
-        st_top__0 = st_low__0[(32'h18)+:(8)];
-        st_act__0 = is_flush | (is_coding & (st_rng__0 < k_top32));
-        st_rel__0 = st_act__0 & (((st_top__0 != k_ff8) | st_cin__0) | (st_pend__0 == k_four3));
-        st_trunc__0 = ((st_act__0 & (st_top__0 == k_ff8)) & ~st_cin__0) & (st_pend__0 == k_four3);
-        st_room__0 = k_zero32 - st_low__0;
-        st_rt__0 = st_rng__0;
-        if (st_trunc__0 & (st_room__0 < st_rng__0)) begin
-            st_rt__0 = st_room__0;
-        end
-        st_lsh__0 = (st_low__0 & k_mask24) << k_eight8;
-        st_b0__0 = st_cache__0;
-        st_bf__0 = k_ff8;
-        if (st_cin__0) begin
-            st_b0__0 = st_cache__0 + k_one8;
-            st_bf__0 = k_zero8;
-        end
-        st_low__1 = st_low__0;
-        st_carry__1 = st_carry__0;
-        st_rng__1 = st_rng__0;
-        st_cache__1 = st_cache__0;
-        st_pend__1 = st_pend__0;
-        if (st_act__0) begin
-            st_low__1 = st_lsh__0;
-            st_carry__1 = 1'b0;
-            st_rng__1 = st_rt__0 << k_eight8;
-            if (is_flush) begin
-                st_rng__1 = st_rt__0;
-            end
-            st_pend__1 = st_pend__0 + k_one3;
-            if (st_rel__0) begin
-                st_cache__1 = st_top__0;
-                st_pend__1 = k_one3;
-            end
-        end
-        sl_valid__0 = st_rel__0;
-        sl_byte__0 = st_b0__0;
-        sl_valid__1 = st_rel__0 & (st_pend__0 > k_one3);
-        sl_byte__1 = st_bf__0;
-        sl_valid__2 = st_rel__0 & (st_pend__0 > k_two3);
-        sl_byte__2 = st_bf__0;
-        sl_valid__3 = st_rel__0 & (st_pend__0 > k_three3);
-        sl_byte__3 = st_bf__0;
-        st_cin__1 = st_carry__1 & st_first__1;
-        st_top__1 = st_low__1[(32'h18)+:(8)];
-        st_act__1 = is_flush | (is_coding & (st_rng__1 < k_top32));
-        st_rel__1 = st_act__1 & (((st_top__1 != k_ff8) | st_cin__1) | (st_pend__1 == k_four3));
-        st_trunc__1 = ((st_act__1 & (st_top__1 == k_ff8)) & ~st_cin__1) & (st_pend__1 == k_four3);
-        st_room__1 = k_zero32 - st_low__1;
-        st_rt__1 = st_rng__1;
-        if (st_trunc__1 & (st_room__1 < st_rng__1)) begin
-            st_rt__1 = st_room__1;
-        end
-        st_lsh__1 = (st_low__1 & k_mask24) << k_eight8;
-        st_b0__1 = st_cache__1;
-        st_bf__1 = k_ff8;
-        if (st_cin__1) begin
-            st_b0__1 = st_cache__1 + k_one8;
-            st_bf__1 = k_zero8;
-        end
-        st_low__2 = st_low__1;
-        st_carry__2 = st_carry__1;
-        st_rng__2 = st_rng__1;
-        st_cache__2 = st_cache__1;
-        st_pend__2 = st_pend__1;
-        if (st_act__1) begin
-            st_low__2 = st_lsh__1;
-            st_carry__2 = 1'b0;
-            st_rng__2 = st_rt__1 << k_eight8;
-            if (is_flush) begin
-                st_rng__2 = st_rt__1;
-            end
-            st_pend__2 = st_pend__1 + k_one3;
-            if (st_rel__1) begin
-                st_cache__2 = st_top__1;
-                st_pend__2 = k_one3;
-            end
-        end
-        sl_valid__4 = st_rel__1;
-        sl_byte__4 = st_b0__1;
-        sl_valid__5 = st_rel__1 & (st_pend__1 > k_one3);
-        sl_byte__5 = st_bf__1;
-        sl_valid__6 = st_rel__1 & (st_pend__1 > k_two3);
-        sl_byte__6 = st_bf__1;
-        sl_valid__7 = st_rel__1 & (st_pend__1 > k_three3);
-        sl_byte__7 = st_bf__1;
-        st_cin__2 = st_carry__2 & st_first__2;
-        st_top__2 = st_low__2[(32'h18)+:(8)];
-        st_act__2 = is_flush | (is_coding & (st_rng__2 < k_top32));
-        st_rel__2 = st_act__2 & (((st_top__2 != k_ff8) | st_cin__2) | (st_pend__2 == k_four3));
-        st_trunc__2 = ((st_act__2 & (st_top__2 == k_ff8)) & ~st_cin__2) & (st_pend__2 == k_four3);
-        st_room__2 = k_zero32 - st_low__2;
-        st_rt__2 = st_rng__2;
-        if (st_trunc__2 & (st_room__2 < st_rng__2)) begin
-            st_rt__2 = st_room__2;
-        end
-        st_lsh__2 = (st_low__2 & k_mask24) << k_eight8;
-        st_b0__2 = st_cache__2;
-        st_bf__2 = k_ff8;
-        if (st_cin__2) begin
-            st_b0__2 = st_cache__2 + k_one8;
-            st_bf__2 = k_zero8;
-        end
-        st_low__3 = st_low__2;
-        st_carry__3 = st_carry__2;
-        st_rng__3 = st_rng__2;
-        st_cache__3 = st_cache__2;
-        st_pend__3 = st_pend__2;
-        if (st_act__2) begin
-            st_low__3 = st_lsh__2;
-            st_carry__3 = 1'b0;
-            st_rng__3 = st_rt__2 << k_eight8;
-            if (is_flush) begin
-                st_rng__3 = st_rt__2;
-            end
-            st_pend__3 = st_pend__2 + k_one3;
-            if (st_rel__2) begin
-                st_cache__3 = st_top__2;
-                st_pend__3 = k_one3;
-            end
-        end
-        sl_valid__8 = st_rel__2;
-        sl_byte__8 = st_b0__2;
-        sl_valid__9 = st_rel__2 & (st_pend__2 > k_one3);
-        sl_byte__9 = st_bf__2;
-        sl_valid__10 = st_rel__2 & (st_pend__2 > k_two3);
-        sl_byte__10 = st_bf__2;
-        sl_valid__11 = st_rel__2 & (st_pend__2 > k_three3);
-        sl_byte__11 = st_bf__2;
-        st_cin__3 = st_carry__3 & st_first__3;
-        st_top__3 = st_low__3[(32'h18)+:(8)];
-        st_act__3 = is_flush | (is_coding & (st_rng__3 < k_top32));
-        st_rel__3 = st_act__3 & (((st_top__3 != k_ff8) | st_cin__3) | (st_pend__3 == k_four3));
-        st_trunc__3 = ((st_act__3 & (st_top__3 == k_ff8)) & ~st_cin__3) & (st_pend__3 == k_four3);
-        st_room__3 = k_zero32 - st_low__3;
-        st_rt__3 = st_rng__3;
-        if (st_trunc__3 & (st_room__3 < st_rng__3)) begin
-            st_rt__3 = st_room__3;
-        end
-        st_lsh__3 = (st_low__3 & k_mask24) << k_eight8;
-        st_b0__3 = st_cache__3;
-        st_bf__3 = k_ff8;
-        if (st_cin__3) begin
-            st_b0__3 = st_cache__3 + k_one8;
-            st_bf__3 = k_zero8;
-        end
-        st_low__4 = st_low__3;
-        st_carry__4 = st_carry__3;
-        st_rng__4 = st_rng__3;
-        st_cache__4 = st_cache__3;
-        st_pend__4 = st_pend__3;
-        if (st_act__3) begin
-            st_low__4 = st_lsh__3;
-            st_carry__4 = 1'b0;
-            st_rng__4 = st_rt__3 << k_eight8;
-            if (is_flush) begin
-                st_rng__4 = st_rt__3;
-            end
-            st_pend__4 = st_pend__3 + k_one3;
-            if (st_rel__3) begin
-                st_cache__4 = st_top__3;
-                st_pend__4 = k_one3;
-            end
-        end
-        sl_valid__12 = st_rel__3;
-        sl_byte__12 = st_b0__3;
-        sl_valid__13 = st_rel__3 & (st_pend__3 > k_one3);
-        sl_byte__13 = st_bf__3;
-        sl_valid__14 = st_rel__3 & (st_pend__3 > k_two3);
-        sl_byte__14 = st_bf__3;
-        sl_valid__15 = st_rel__3 & (st_pend__3 > k_three3);
-        sl_byte__15 = st_bf__3;
-        st_cin__4 = st_carry__4 & st_first__4;
-        st_top__4 = st_low__4[(32'h18)+:(8)];
-        st_act__4 = is_flush | (is_coding & (st_rng__4 < k_top32));
-        st_rel__4 = st_act__4 & (((st_top__4 != k_ff8) | st_cin__4) | (st_pend__4 == k_four3));
-        st_trunc__4 = ((st_act__4 & (st_top__4 == k_ff8)) & ~st_cin__4) & (st_pend__4 == k_four3);
-        st_room__4 = k_zero32 - st_low__4;
-        st_rt__4 = st_rng__4;
-        if (st_trunc__4 & (st_room__4 < st_rng__4)) begin
-            st_rt__4 = st_room__4;
-        end
-        st_lsh__4 = (st_low__4 & k_mask24) << k_eight8;
-        st_b0__4 = st_cache__4;
-        st_bf__4 = k_ff8;
-        if (st_cin__4) begin
-            st_b0__4 = st_cache__4 + k_one8;
-            st_bf__4 = k_zero8;
-        end
-        st_low__5 = st_low__4;
-        st_carry__5 = st_carry__4;
-        st_rng__5 = st_rng__4;
-        st_cache__5 = st_cache__4;
-        st_pend__5 = st_pend__4;
-        if (st_act__4) begin
-            st_low__5 = st_lsh__4;
-            st_carry__5 = 1'b0;
-            st_rng__5 = st_rt__4 << k_eight8;
-            if (is_flush) begin
-                st_rng__5 = st_rt__4;
-            end
-            st_pend__5 = st_pend__4 + k_one3;
-            if (st_rel__4) begin
-                st_cache__5 = st_top__4;
-                st_pend__5 = k_one3;
-            end
-        end
-        sl_valid__16 = st_rel__4;
-        sl_byte__16 = st_b0__4;
-        sl_valid__17 = st_rel__4 & (st_pend__4 > k_one3);
-        sl_byte__17 = st_bf__4;
-        sl_valid__18 = st_rel__4 & (st_pend__4 > k_two3);
-        sl_byte__18 = st_bf__4;
-        sl_valid__19 = st_rel__4 & (st_pend__4 > k_three3);
-        sl_byte__19 = st_bf__4;
-        st_tf__0 = k_tag_ff;
-        if (st_cin__0) begin
-            st_tf__0 = k_tag_zero;
-        end
-        sl_tag__1 = st_tf__0;
-        sl_tag__2 = st_tf__0;
-        sl_tag__3 = st_tf__0;
-        st_tf__1 = k_tag_ff;
-        if (st_cin__1) begin
-            st_tf__1 = k_tag_zero;
-        end
-        sl_tag__5 = st_tf__1;
-        sl_tag__6 = st_tf__1;
-        sl_tag__7 = st_tf__1;
-        st_tf__2 = k_tag_ff;
-        if (st_cin__2) begin
-            st_tf__2 = k_tag_zero;
-        end
-        sl_tag__9 = st_tf__2;
-        sl_tag__10 = st_tf__2;
-        sl_tag__11 = st_tf__2;
-        st_tf__3 = k_tag_ff;
-        if (st_cin__3) begin
-            st_tf__3 = k_tag_zero;
-        end
-        sl_tag__13 = st_tf__3;
-        sl_tag__14 = st_tf__3;
-        sl_tag__15 = st_tf__3;
-        st_tf__4 = k_tag_ff;
-        if (st_cin__4) begin
-            st_tf__4 = k_tag_zero;
-        end
-        sl_tag__17 = st_tf__4;
-        sl_tag__18 = st_tf__4;
-        sl_tag__19 = st_tf__4;
-        sl_tag__0 = k_tag_b0_0;
-        sl_tag__4 = k_tag_b0_1;
-        sl_tag__8 = k_tag_b0_2;
-        sl_tag__12 = k_tag_b0_3;
-        sl_tag__16 = k_tag_b0_4;
-        em_lane__0 = k_tag_zero;
-        em_lane__1 = k_tag_zero;
-        em_lane__2 = k_tag_zero;
-        em_lane__3 = k_tag_zero;
-        em_lane__4 = k_tag_zero;
-        em_lane__5 = k_tag_zero;
-        em_lane__6 = k_tag_zero;
-        em_lane__7 = k_tag_zero;
-        em_lane__8 = k_tag_zero;
-        em_cnt__0 = k_zero8;
-        em_zeros__0 = zeros__q;
-        em_first__0 = first_byte__q;
-        em_lane__9 = em_lane__0;
-        em_lane__10 = em_lane__1;
-        em_lane__11 = em_lane__2;
-        em_lane__12 = em_lane__3;
-        em_lane__13 = em_lane__4;
-        em_lane__14 = em_lane__5;
-        em_lane__15 = em_lane__6;
-        em_lane__16 = em_lane__7;
-        em_lane__17 = em_lane__8;
-        em_cnt__1 = em_cnt__0;
-        em_zeros__1 = em_zeros__0;
-        em_first__1 = em_first__0 & ~sl_valid__0;
-        if (sl_valid__0 & ~em_first__0) begin
-            em_lane__9 = sl_tag__0;
-            em_lane__10 = em_lane__0;
-            em_lane__11 = em_lane__1;
-            em_lane__12 = em_lane__2;
-            em_lane__13 = em_lane__3;
-            em_lane__14 = em_lane__4;
-            em_lane__15 = em_lane__5;
-            em_lane__16 = em_lane__6;
-            em_lane__17 = em_lane__7;
-            em_cnt__1 = em_cnt__0 + k_one8;
-            em_zeros__1 = k_zero4;
-            if (sl_byte__0 == k_zero8) begin
-                em_zeros__1 = em_zeros__0 + k_one4;
-                if (em_zeros__0 == k_run_last4) begin
-                    em_lane__9 = k_tag_stuff;
-                    em_lane__10 = sl_tag__0;
-                    em_lane__11 = em_lane__0;
-                    em_lane__12 = em_lane__1;
-                    em_lane__13 = em_lane__2;
-                    em_lane__14 = em_lane__3;
-                    em_lane__15 = em_lane__4;
-                    em_lane__16 = em_lane__5;
-                    em_lane__17 = em_lane__6;
-                    em_cnt__1 = em_cnt__0 + k_two8;
-                    em_zeros__1 = k_zero4;
-                end
-            end
-        end
-        em_lane__18 = em_lane__9;
-        em_lane__19 = em_lane__10;
-        em_lane__20 = em_lane__11;
-        em_lane__21 = em_lane__12;
-        em_lane__22 = em_lane__13;
-        em_lane__23 = em_lane__14;
-        em_lane__24 = em_lane__15;
-        em_lane__25 = em_lane__16;
-        em_lane__26 = em_lane__17;
-        em_cnt__2 = em_cnt__1;
-        em_zeros__2 = em_zeros__1;
-        em_first__2 = em_first__1 & ~sl_valid__1;
-        if (sl_valid__1 & ~em_first__1) begin
-            em_lane__18 = sl_tag__1;
-            em_lane__19 = em_lane__9;
-            em_lane__20 = em_lane__10;
-            em_lane__21 = em_lane__11;
-            em_lane__22 = em_lane__12;
-            em_lane__23 = em_lane__13;
-            em_lane__24 = em_lane__14;
-            em_lane__25 = em_lane__15;
-            em_lane__26 = em_lane__16;
-            em_cnt__2 = em_cnt__1 + k_one8;
-            em_zeros__2 = k_zero4;
-            if (sl_byte__1 == k_zero8) begin
-                em_zeros__2 = em_zeros__1 + k_one4;
-                if (em_zeros__1 == k_run_last4) begin
-                    em_lane__18 = k_tag_stuff;
-                    em_lane__19 = sl_tag__1;
-                    em_lane__20 = em_lane__9;
-                    em_lane__21 = em_lane__10;
-                    em_lane__22 = em_lane__11;
-                    em_lane__23 = em_lane__12;
-                    em_lane__24 = em_lane__13;
-                    em_lane__25 = em_lane__14;
-                    em_lane__26 = em_lane__15;
-                    em_cnt__2 = em_cnt__1 + k_two8;
-                    em_zeros__2 = k_zero4;
-                end
-            end
-        end
-        em_lane__27 = em_lane__18;
-        em_lane__28 = em_lane__19;
-        em_lane__29 = em_lane__20;
-        em_lane__30 = em_lane__21;
-        em_lane__31 = em_lane__22;
-        em_lane__32 = em_lane__23;
-        em_lane__33 = em_lane__24;
-        em_lane__34 = em_lane__25;
-        em_lane__35 = em_lane__26;
-        em_cnt__3 = em_cnt__2;
-        em_zeros__3 = em_zeros__2;
-        em_first__3 = em_first__2 & ~sl_valid__2;
-        if (sl_valid__2 & ~em_first__2) begin
-            em_lane__27 = sl_tag__2;
-            em_lane__28 = em_lane__18;
-            em_lane__29 = em_lane__19;
-            em_lane__30 = em_lane__20;
-            em_lane__31 = em_lane__21;
-            em_lane__32 = em_lane__22;
-            em_lane__33 = em_lane__23;
-            em_lane__34 = em_lane__24;
-            em_lane__35 = em_lane__25;
-            em_cnt__3 = em_cnt__2 + k_one8;
-            em_zeros__3 = k_zero4;
-            if (sl_byte__2 == k_zero8) begin
-                em_zeros__3 = em_zeros__2 + k_one4;
-                if (em_zeros__2 == k_run_last4) begin
-                    em_lane__27 = k_tag_stuff;
-                    em_lane__28 = sl_tag__2;
-                    em_lane__29 = em_lane__18;
-                    em_lane__30 = em_lane__19;
-                    em_lane__31 = em_lane__20;
-                    em_lane__32 = em_lane__21;
-                    em_lane__33 = em_lane__22;
-                    em_lane__34 = em_lane__23;
-                    em_lane__35 = em_lane__24;
-                    em_cnt__3 = em_cnt__2 + k_two8;
-                    em_zeros__3 = k_zero4;
-                end
-            end
-        end
-        em_lane__36 = em_lane__27;
-        em_lane__37 = em_lane__28;
-        em_lane__38 = em_lane__29;
-        em_lane__39 = em_lane__30;
-        em_lane__40 = em_lane__31;
-        em_lane__41 = em_lane__32;
-        em_lane__42 = em_lane__33;
-        em_lane__43 = em_lane__34;
-        em_lane__44 = em_lane__35;
-        em_cnt__4 = em_cnt__3;
-        em_zeros__4 = em_zeros__3;
-        em_first__4 = em_first__3 & ~sl_valid__3;
-        if (sl_valid__3 & ~em_first__3) begin
-            em_lane__36 = sl_tag__3;
-            em_lane__37 = em_lane__27;
-            em_lane__38 = em_lane__28;
-            em_lane__39 = em_lane__29;
-            em_lane__40 = em_lane__30;
-            em_lane__41 = em_lane__31;
-            em_lane__42 = em_lane__32;
-            em_lane__43 = em_lane__33;
-            em_lane__44 = em_lane__34;
-            em_cnt__4 = em_cnt__3 + k_one8;
-            em_zeros__4 = k_zero4;
-            if (sl_byte__3 == k_zero8) begin
-                em_zeros__4 = em_zeros__3 + k_one4;
-                if (em_zeros__3 == k_run_last4) begin
-                    em_lane__36 = k_tag_stuff;
-                    em_lane__37 = sl_tag__3;
-                    em_lane__38 = em_lane__27;
-                    em_lane__39 = em_lane__28;
-                    em_lane__40 = em_lane__29;
-                    em_lane__41 = em_lane__30;
-                    em_lane__42 = em_lane__31;
-                    em_lane__43 = em_lane__32;
-                    em_lane__44 = em_lane__33;
-                    em_cnt__4 = em_cnt__3 + k_two8;
-                    em_zeros__4 = k_zero4;
-                end
-            end
-        end
-        em_lane__45 = em_lane__36;
-        em_lane__46 = em_lane__37;
-        em_lane__47 = em_lane__38;
-        em_lane__48 = em_lane__39;
-        em_lane__49 = em_lane__40;
-        em_lane__50 = em_lane__41;
-        em_lane__51 = em_lane__42;
-        em_lane__52 = em_lane__43;
-        em_lane__53 = em_lane__44;
-        em_cnt__5 = em_cnt__4;
-        em_zeros__5 = em_zeros__4;
-        em_first__5 = em_first__4 & ~sl_valid__4;
-        if (sl_valid__4 & ~em_first__4) begin
-            em_lane__45 = sl_tag__4;
-            em_lane__46 = em_lane__36;
-            em_lane__47 = em_lane__37;
-            em_lane__48 = em_lane__38;
-            em_lane__49 = em_lane__39;
-            em_lane__50 = em_lane__40;
-            em_lane__51 = em_lane__41;
-            em_lane__52 = em_lane__42;
-            em_lane__53 = em_lane__43;
-            em_cnt__5 = em_cnt__4 + k_one8;
-            em_zeros__5 = k_zero4;
-            if (sl_byte__4 == k_zero8) begin
-                em_zeros__5 = em_zeros__4 + k_one4;
-                if (em_zeros__4 == k_run_last4) begin
-                    em_lane__45 = k_tag_stuff;
-                    em_lane__46 = sl_tag__4;
-                    em_lane__47 = em_lane__36;
-                    em_lane__48 = em_lane__37;
-                    em_lane__49 = em_lane__38;
-                    em_lane__50 = em_lane__39;
-                    em_lane__51 = em_lane__40;
-                    em_lane__52 = em_lane__41;
-                    em_lane__53 = em_lane__42;
-                    em_cnt__5 = em_cnt__4 + k_two8;
-                    em_zeros__5 = k_zero4;
-                end
-            end
-        end
-        em_lane__54 = em_lane__45;
-        em_lane__55 = em_lane__46;
-        em_lane__56 = em_lane__47;
-        em_lane__57 = em_lane__48;
-        em_lane__58 = em_lane__49;
-        em_lane__59 = em_lane__50;
-        em_lane__60 = em_lane__51;
-        em_lane__61 = em_lane__52;
-        em_lane__62 = em_lane__53;
-        em_cnt__6 = em_cnt__5;
-        em_zeros__6 = em_zeros__5;
-        em_first__6 = em_first__5 & ~sl_valid__5;
-        if (sl_valid__5 & ~em_first__5) begin
-            em_lane__54 = sl_tag__5;
-            em_lane__55 = em_lane__45;
-            em_lane__56 = em_lane__46;
-            em_lane__57 = em_lane__47;
-            em_lane__58 = em_lane__48;
-            em_lane__59 = em_lane__49;
-            em_lane__60 = em_lane__50;
-            em_lane__61 = em_lane__51;
-            em_lane__62 = em_lane__52;
-            em_cnt__6 = em_cnt__5 + k_one8;
-            em_zeros__6 = k_zero4;
-            if (sl_byte__5 == k_zero8) begin
-                em_zeros__6 = em_zeros__5 + k_one4;
-                if (em_zeros__5 == k_run_last4) begin
-                    em_lane__54 = k_tag_stuff;
-                    em_lane__55 = sl_tag__5;
-                    em_lane__56 = em_lane__45;
-                    em_lane__57 = em_lane__46;
-                    em_lane__58 = em_lane__47;
-                    em_lane__59 = em_lane__48;
-                    em_lane__60 = em_lane__49;
-                    em_lane__61 = em_lane__50;
-                    em_lane__62 = em_lane__51;
-                    em_cnt__6 = em_cnt__5 + k_two8;
-                    em_zeros__6 = k_zero4;
-                end
-            end
-        end
-        em_lane__63 = em_lane__54;
-        em_lane__64 = em_lane__55;
-        em_lane__65 = em_lane__56;
-        em_lane__66 = em_lane__57;
-        em_lane__67 = em_lane__58;
-        em_lane__68 = em_lane__59;
-        em_lane__69 = em_lane__60;
-        em_lane__70 = em_lane__61;
-        em_lane__71 = em_lane__62;
-        em_cnt__7 = em_cnt__6;
-        em_zeros__7 = em_zeros__6;
-        em_first__7 = em_first__6 & ~sl_valid__6;
-        if (sl_valid__6 & ~em_first__6) begin
-            em_lane__63 = sl_tag__6;
-            em_lane__64 = em_lane__54;
-            em_lane__65 = em_lane__55;
-            em_lane__66 = em_lane__56;
-            em_lane__67 = em_lane__57;
-            em_lane__68 = em_lane__58;
-            em_lane__69 = em_lane__59;
-            em_lane__70 = em_lane__60;
-            em_lane__71 = em_lane__61;
-            em_cnt__7 = em_cnt__6 + k_one8;
-            em_zeros__7 = k_zero4;
-            if (sl_byte__6 == k_zero8) begin
-                em_zeros__7 = em_zeros__6 + k_one4;
-                if (em_zeros__6 == k_run_last4) begin
-                    em_lane__63 = k_tag_stuff;
-                    em_lane__64 = sl_tag__6;
-                    em_lane__65 = em_lane__54;
-                    em_lane__66 = em_lane__55;
-                    em_lane__67 = em_lane__56;
-                    em_lane__68 = em_lane__57;
-                    em_lane__69 = em_lane__58;
-                    em_lane__70 = em_lane__59;
-                    em_lane__71 = em_lane__60;
-                    em_cnt__7 = em_cnt__6 + k_two8;
-                    em_zeros__7 = k_zero4;
-                end
-            end
-        end
-        em_lane__72 = em_lane__63;
-        em_lane__73 = em_lane__64;
-        em_lane__74 = em_lane__65;
-        em_lane__75 = em_lane__66;
-        em_lane__76 = em_lane__67;
-        em_lane__77 = em_lane__68;
-        em_lane__78 = em_lane__69;
-        em_lane__79 = em_lane__70;
-        em_lane__80 = em_lane__71;
-        em_cnt__8 = em_cnt__7;
-        em_zeros__8 = em_zeros__7;
-        em_first__8 = em_first__7 & ~sl_valid__7;
-        if (sl_valid__7 & ~em_first__7) begin
-            em_lane__72 = sl_tag__7;
-            em_lane__73 = em_lane__63;
-            em_lane__74 = em_lane__64;
-            em_lane__75 = em_lane__65;
-            em_lane__76 = em_lane__66;
-            em_lane__77 = em_lane__67;
-            em_lane__78 = em_lane__68;
-            em_lane__79 = em_lane__69;
-            em_lane__80 = em_lane__70;
-            em_cnt__8 = em_cnt__7 + k_one8;
-            em_zeros__8 = k_zero4;
-            if (sl_byte__7 == k_zero8) begin
-                em_zeros__8 = em_zeros__7 + k_one4;
-                if (em_zeros__7 == k_run_last4) begin
-                    em_lane__72 = k_tag_stuff;
-                    em_lane__73 = sl_tag__7;
-                    em_lane__74 = em_lane__63;
-                    em_lane__75 = em_lane__64;
-                    em_lane__76 = em_lane__65;
-                    em_lane__77 = em_lane__66;
-                    em_lane__78 = em_lane__67;
-                    em_lane__79 = em_lane__68;
-                    em_lane__80 = em_lane__69;
-                    em_cnt__8 = em_cnt__7 + k_two8;
-                    em_zeros__8 = k_zero4;
-                end
-            end
-        end
-        em_lane__81 = em_lane__72;
-        em_lane__82 = em_lane__73;
-        em_lane__83 = em_lane__74;
-        em_lane__84 = em_lane__75;
-        em_lane__85 = em_lane__76;
-        em_lane__86 = em_lane__77;
-        em_lane__87 = em_lane__78;
-        em_lane__88 = em_lane__79;
-        em_lane__89 = em_lane__80;
-        em_cnt__9 = em_cnt__8;
-        em_zeros__9 = em_zeros__8;
-        em_first__9 = em_first__8 & ~sl_valid__8;
-        if (sl_valid__8 & ~em_first__8) begin
-            em_lane__81 = sl_tag__8;
-            em_lane__82 = em_lane__72;
-            em_lane__83 = em_lane__73;
-            em_lane__84 = em_lane__74;
-            em_lane__85 = em_lane__75;
-            em_lane__86 = em_lane__76;
-            em_lane__87 = em_lane__77;
-            em_lane__88 = em_lane__78;
-            em_lane__89 = em_lane__79;
-            em_cnt__9 = em_cnt__8 + k_one8;
-            em_zeros__9 = k_zero4;
-            if (sl_byte__8 == k_zero8) begin
-                em_zeros__9 = em_zeros__8 + k_one4;
-                if (em_zeros__8 == k_run_last4) begin
-                    em_lane__81 = k_tag_stuff;
-                    em_lane__82 = sl_tag__8;
-                    em_lane__83 = em_lane__72;
-                    em_lane__84 = em_lane__73;
-                    em_lane__85 = em_lane__74;
-                    em_lane__86 = em_lane__75;
-                    em_lane__87 = em_lane__76;
-                    em_lane__88 = em_lane__77;
-                    em_lane__89 = em_lane__78;
-                    em_cnt__9 = em_cnt__8 + k_two8;
-                    em_zeros__9 = k_zero4;
-                end
-            end
-        end
-        em_lane__90 = em_lane__81;
-        em_lane__91 = em_lane__82;
-        em_lane__92 = em_lane__83;
-        em_lane__93 = em_lane__84;
-        em_lane__94 = em_lane__85;
-        em_lane__95 = em_lane__86;
-        em_lane__96 = em_lane__87;
-        em_lane__97 = em_lane__88;
-        em_lane__98 = em_lane__89;
-        em_cnt__10 = em_cnt__9;
-        em_zeros__10 = em_zeros__9;
-        em_first__10 = em_first__9 & ~sl_valid__9;
-        if (sl_valid__9 & ~em_first__9) begin
-            em_lane__90 = sl_tag__9;
-            em_lane__91 = em_lane__81;
-            em_lane__92 = em_lane__82;
-            em_lane__93 = em_lane__83;
-            em_lane__94 = em_lane__84;
-            em_lane__95 = em_lane__85;
-            em_lane__96 = em_lane__86;
-            em_lane__97 = em_lane__87;
-            em_lane__98 = em_lane__88;
-            em_cnt__10 = em_cnt__9 + k_one8;
-            em_zeros__10 = k_zero4;
-            if (sl_byte__9 == k_zero8) begin
-                em_zeros__10 = em_zeros__9 + k_one4;
-                if (em_zeros__9 == k_run_last4) begin
-                    em_lane__90 = k_tag_stuff;
-                    em_lane__91 = sl_tag__9;
-                    em_lane__92 = em_lane__81;
-                    em_lane__93 = em_lane__82;
-                    em_lane__94 = em_lane__83;
-                    em_lane__95 = em_lane__84;
-                    em_lane__96 = em_lane__85;
-                    em_lane__97 = em_lane__86;
-                    em_lane__98 = em_lane__87;
-                    em_cnt__10 = em_cnt__9 + k_two8;
-                    em_zeros__10 = k_zero4;
-                end
-            end
-        end
-        em_lane__99 = em_lane__90;
-        em_lane__100 = em_lane__91;
-        em_lane__101 = em_lane__92;
-        em_lane__102 = em_lane__93;
-        em_lane__103 = em_lane__94;
-        em_lane__104 = em_lane__95;
-        em_lane__105 = em_lane__96;
-        em_lane__106 = em_lane__97;
-        em_lane__107 = em_lane__98;
-        em_cnt__11 = em_cnt__10;
-        em_zeros__11 = em_zeros__10;
-        em_first__11 = em_first__10 & ~sl_valid__10;
-        if (sl_valid__10 & ~em_first__10) begin
-            em_lane__99 = sl_tag__10;
-            em_lane__100 = em_lane__90;
-            em_lane__101 = em_lane__91;
-            em_lane__102 = em_lane__92;
-            em_lane__103 = em_lane__93;
-            em_lane__104 = em_lane__94;
-            em_lane__105 = em_lane__95;
-            em_lane__106 = em_lane__96;
-            em_lane__107 = em_lane__97;
-            em_cnt__11 = em_cnt__10 + k_one8;
-            em_zeros__11 = k_zero4;
-            if (sl_byte__10 == k_zero8) begin
-                em_zeros__11 = em_zeros__10 + k_one4;
-                if (em_zeros__10 == k_run_last4) begin
-                    em_lane__99 = k_tag_stuff;
-                    em_lane__100 = sl_tag__10;
-                    em_lane__101 = em_lane__90;
-                    em_lane__102 = em_lane__91;
-                    em_lane__103 = em_lane__92;
-                    em_lane__104 = em_lane__93;
-                    em_lane__105 = em_lane__94;
-                    em_lane__106 = em_lane__95;
-                    em_lane__107 = em_lane__96;
-                    em_cnt__11 = em_cnt__10 + k_two8;
-                    em_zeros__11 = k_zero4;
-                end
-            end
-        end
-        em_lane__108 = em_lane__99;
-        em_lane__109 = em_lane__100;
-        em_lane__110 = em_lane__101;
-        em_lane__111 = em_lane__102;
-        em_lane__112 = em_lane__103;
-        em_lane__113 = em_lane__104;
-        em_lane__114 = em_lane__105;
-        em_lane__115 = em_lane__106;
-        em_lane__116 = em_lane__107;
-        em_cnt__12 = em_cnt__11;
-        em_zeros__12 = em_zeros__11;
-        em_first__12 = em_first__11 & ~sl_valid__11;
-        if (sl_valid__11 & ~em_first__11) begin
-            em_lane__108 = sl_tag__11;
-            em_lane__109 = em_lane__99;
-            em_lane__110 = em_lane__100;
-            em_lane__111 = em_lane__101;
-            em_lane__112 = em_lane__102;
-            em_lane__113 = em_lane__103;
-            em_lane__114 = em_lane__104;
-            em_lane__115 = em_lane__105;
-            em_lane__116 = em_lane__106;
-            em_cnt__12 = em_cnt__11 + k_one8;
-            em_zeros__12 = k_zero4;
-            if (sl_byte__11 == k_zero8) begin
-                em_zeros__12 = em_zeros__11 + k_one4;
-                if (em_zeros__11 == k_run_last4) begin
-                    em_lane__108 = k_tag_stuff;
-                    em_lane__109 = sl_tag__11;
-                    em_lane__110 = em_lane__99;
-                    em_lane__111 = em_lane__100;
-                    em_lane__112 = em_lane__101;
-                    em_lane__113 = em_lane__102;
-                    em_lane__114 = em_lane__103;
-                    em_lane__115 = em_lane__104;
-                    em_lane__116 = em_lane__105;
-                    em_cnt__12 = em_cnt__11 + k_two8;
-                    em_zeros__12 = k_zero4;
-                end
-            end
-        end
-        em_lane__117 = em_lane__108;
-        em_lane__118 = em_lane__109;
-        em_lane__119 = em_lane__110;
-        em_lane__120 = em_lane__111;
-        em_lane__121 = em_lane__112;
-        em_lane__122 = em_lane__113;
-        em_lane__123 = em_lane__114;
-        em_lane__124 = em_lane__115;
-        em_lane__125 = em_lane__116;
-        em_cnt__13 = em_cnt__12;
-        em_zeros__13 = em_zeros__12;
-        em_first__13 = em_first__12 & ~sl_valid__12;
-        if (sl_valid__12 & ~em_first__12) begin
-            em_lane__117 = sl_tag__12;
-            em_lane__118 = em_lane__108;
-            em_lane__119 = em_lane__109;
-            em_lane__120 = em_lane__110;
-            em_lane__121 = em_lane__111;
-            em_lane__122 = em_lane__112;
-            em_lane__123 = em_lane__113;
-            em_lane__124 = em_lane__114;
-            em_lane__125 = em_lane__115;
-            em_cnt__13 = em_cnt__12 + k_one8;
-            em_zeros__13 = k_zero4;
-            if (sl_byte__12 == k_zero8) begin
-                em_zeros__13 = em_zeros__12 + k_one4;
-                if (em_zeros__12 == k_run_last4) begin
-                    em_lane__117 = k_tag_stuff;
-                    em_lane__118 = sl_tag__12;
-                    em_lane__119 = em_lane__108;
-                    em_lane__120 = em_lane__109;
-                    em_lane__121 = em_lane__110;
-                    em_lane__122 = em_lane__111;
-                    em_lane__123 = em_lane__112;
-                    em_lane__124 = em_lane__113;
-                    em_lane__125 = em_lane__114;
-                    em_cnt__13 = em_cnt__12 + k_two8;
-                    em_zeros__13 = k_zero4;
-                end
-            end
-        end
-        em_lane__126 = em_lane__117;
-        em_lane__127 = em_lane__118;
-        em_lane__128 = em_lane__119;
-        em_lane__129 = em_lane__120;
-        em_lane__130 = em_lane__121;
-        em_lane__131 = em_lane__122;
-        em_lane__132 = em_lane__123;
-        em_lane__133 = em_lane__124;
-        em_lane__134 = em_lane__125;
-        em_cnt__14 = em_cnt__13;
-        em_zeros__14 = em_zeros__13;
-        em_first__14 = em_first__13 & ~sl_valid__13;
-        if (sl_valid__13 & ~em_first__13) begin
-            em_lane__126 = sl_tag__13;
-            em_lane__127 = em_lane__117;
-            em_lane__128 = em_lane__118;
-            em_lane__129 = em_lane__119;
-            em_lane__130 = em_lane__120;
-            em_lane__131 = em_lane__121;
-            em_lane__132 = em_lane__122;
-            em_lane__133 = em_lane__123;
-            em_lane__134 = em_lane__124;
-            em_cnt__14 = em_cnt__13 + k_one8;
-            em_zeros__14 = k_zero4;
-            if (sl_byte__13 == k_zero8) begin
-                em_zeros__14 = em_zeros__13 + k_one4;
-                if (em_zeros__13 == k_run_last4) begin
-                    em_lane__126 = k_tag_stuff;
-                    em_lane__127 = sl_tag__13;
-                    em_lane__128 = em_lane__117;
-                    em_lane__129 = em_lane__118;
-                    em_lane__130 = em_lane__119;
-                    em_lane__131 = em_lane__120;
-                    em_lane__132 = em_lane__121;
-                    em_lane__133 = em_lane__122;
-                    em_lane__134 = em_lane__123;
-                    em_cnt__14 = em_cnt__13 + k_two8;
-                    em_zeros__14 = k_zero4;
-                end
-            end
-        end
-        em_lane__135 = em_lane__126;
-        em_lane__136 = em_lane__127;
-        em_lane__137 = em_lane__128;
-        em_lane__138 = em_lane__129;
-        em_lane__139 = em_lane__130;
-        em_lane__140 = em_lane__131;
-        em_lane__141 = em_lane__132;
-        em_lane__142 = em_lane__133;
-        em_lane__143 = em_lane__134;
-        em_cnt__15 = em_cnt__14;
-        em_zeros__15 = em_zeros__14;
-        em_first__15 = em_first__14 & ~sl_valid__14;
-        if (sl_valid__14 & ~em_first__14) begin
-            em_lane__135 = sl_tag__14;
-            em_lane__136 = em_lane__126;
-            em_lane__137 = em_lane__127;
-            em_lane__138 = em_lane__128;
-            em_lane__139 = em_lane__129;
-            em_lane__140 = em_lane__130;
-            em_lane__141 = em_lane__131;
-            em_lane__142 = em_lane__132;
-            em_lane__143 = em_lane__133;
-            em_cnt__15 = em_cnt__14 + k_one8;
-            em_zeros__15 = k_zero4;
-            if (sl_byte__14 == k_zero8) begin
-                em_zeros__15 = em_zeros__14 + k_one4;
-                if (em_zeros__14 == k_run_last4) begin
-                    em_lane__135 = k_tag_stuff;
-                    em_lane__136 = sl_tag__14;
-                    em_lane__137 = em_lane__126;
-                    em_lane__138 = em_lane__127;
-                    em_lane__139 = em_lane__128;
-                    em_lane__140 = em_lane__129;
-                    em_lane__141 = em_lane__130;
-                    em_lane__142 = em_lane__131;
-                    em_lane__143 = em_lane__132;
-                    em_cnt__15 = em_cnt__14 + k_two8;
-                    em_zeros__15 = k_zero4;
-                end
-            end
-        end
-        em_lane__144 = em_lane__135;
-        em_lane__145 = em_lane__136;
-        em_lane__146 = em_lane__137;
-        em_lane__147 = em_lane__138;
-        em_lane__148 = em_lane__139;
-        em_lane__149 = em_lane__140;
-        em_lane__150 = em_lane__141;
-        em_lane__151 = em_lane__142;
-        em_lane__152 = em_lane__143;
-        em_cnt__16 = em_cnt__15;
-        em_zeros__16 = em_zeros__15;
-        em_first__16 = em_first__15 & ~sl_valid__15;
-        if (sl_valid__15 & ~em_first__15) begin
-            em_lane__144 = sl_tag__15;
-            em_lane__145 = em_lane__135;
-            em_lane__146 = em_lane__136;
-            em_lane__147 = em_lane__137;
-            em_lane__148 = em_lane__138;
-            em_lane__149 = em_lane__139;
-            em_lane__150 = em_lane__140;
-            em_lane__151 = em_lane__141;
-            em_lane__152 = em_lane__142;
-            em_cnt__16 = em_cnt__15 + k_one8;
-            em_zeros__16 = k_zero4;
-            if (sl_byte__15 == k_zero8) begin
-                em_zeros__16 = em_zeros__15 + k_one4;
-                if (em_zeros__15 == k_run_last4) begin
-                    em_lane__144 = k_tag_stuff;
-                    em_lane__145 = sl_tag__15;
-                    em_lane__146 = em_lane__135;
-                    em_lane__147 = em_lane__136;
-                    em_lane__148 = em_lane__137;
-                    em_lane__149 = em_lane__138;
-                    em_lane__150 = em_lane__139;
-                    em_lane__151 = em_lane__140;
-                    em_lane__152 = em_lane__141;
-                    em_cnt__16 = em_cnt__15 + k_two8;
-                    em_zeros__16 = k_zero4;
-                end
-            end
-        end
-        em_lane__153 = em_lane__144;
-        em_lane__154 = em_lane__145;
-        em_lane__155 = em_lane__146;
-        em_lane__156 = em_lane__147;
-        em_lane__157 = em_lane__148;
-        em_lane__158 = em_lane__149;
-        em_lane__159 = em_lane__150;
-        em_lane__160 = em_lane__151;
-        em_lane__161 = em_lane__152;
-        em_cnt__17 = em_cnt__16;
-        em_zeros__17 = em_zeros__16;
-        em_first__17 = em_first__16 & ~sl_valid__16;
-        if (sl_valid__16 & ~em_first__16) begin
-            em_lane__153 = sl_tag__16;
-            em_lane__154 = em_lane__144;
-            em_lane__155 = em_lane__145;
-            em_lane__156 = em_lane__146;
-            em_lane__157 = em_lane__147;
-            em_lane__158 = em_lane__148;
-            em_lane__159 = em_lane__149;
-            em_lane__160 = em_lane__150;
-            em_lane__161 = em_lane__151;
-            em_cnt__17 = em_cnt__16 + k_one8;
-            em_zeros__17 = k_zero4;
-            if (sl_byte__16 == k_zero8) begin
-                em_zeros__17 = em_zeros__16 + k_one4;
-                if (em_zeros__16 == k_run_last4) begin
-                    em_lane__153 = k_tag_stuff;
-                    em_lane__154 = sl_tag__16;
-                    em_lane__155 = em_lane__144;
-                    em_lane__156 = em_lane__145;
-                    em_lane__157 = em_lane__146;
-                    em_lane__158 = em_lane__147;
-                    em_lane__159 = em_lane__148;
-                    em_lane__160 = em_lane__149;
-                    em_lane__161 = em_lane__150;
-                    em_cnt__17 = em_cnt__16 + k_two8;
-                    em_zeros__17 = k_zero4;
-                end
-            end
-        end
-        em_lane__162 = em_lane__153;
-        em_lane__163 = em_lane__154;
-        em_lane__164 = em_lane__155;
-        em_lane__165 = em_lane__156;
-        em_lane__166 = em_lane__157;
-        em_lane__167 = em_lane__158;
-        em_lane__168 = em_lane__159;
-        em_lane__169 = em_lane__160;
-        em_lane__170 = em_lane__161;
-        em_cnt__18 = em_cnt__17;
-        em_zeros__18 = em_zeros__17;
-        em_first__18 = em_first__17 & ~sl_valid__17;
-        if (sl_valid__17 & ~em_first__17) begin
-            em_lane__162 = sl_tag__17;
-            em_lane__163 = em_lane__153;
-            em_lane__164 = em_lane__154;
-            em_lane__165 = em_lane__155;
-            em_lane__166 = em_lane__156;
-            em_lane__167 = em_lane__157;
-            em_lane__168 = em_lane__158;
-            em_lane__169 = em_lane__159;
-            em_lane__170 = em_lane__160;
-            em_cnt__18 = em_cnt__17 + k_one8;
-            em_zeros__18 = k_zero4;
-            if (sl_byte__17 == k_zero8) begin
-                em_zeros__18 = em_zeros__17 + k_one4;
-                if (em_zeros__17 == k_run_last4) begin
-                    em_lane__162 = k_tag_stuff;
-                    em_lane__163 = sl_tag__17;
-                    em_lane__164 = em_lane__153;
-                    em_lane__165 = em_lane__154;
-                    em_lane__166 = em_lane__155;
-                    em_lane__167 = em_lane__156;
-                    em_lane__168 = em_lane__157;
-                    em_lane__169 = em_lane__158;
-                    em_lane__170 = em_lane__159;
-                    em_cnt__18 = em_cnt__17 + k_two8;
-                    em_zeros__18 = k_zero4;
-                end
-            end
-        end
-        em_lane__171 = em_lane__162;
-        em_lane__172 = em_lane__163;
-        em_lane__173 = em_lane__164;
-        em_lane__174 = em_lane__165;
-        em_lane__175 = em_lane__166;
-        em_lane__176 = em_lane__167;
-        em_lane__177 = em_lane__168;
-        em_lane__178 = em_lane__169;
-        em_lane__179 = em_lane__170;
-        em_cnt__19 = em_cnt__18;
-        em_zeros__19 = em_zeros__18;
-        em_first__19 = em_first__18 & ~sl_valid__18;
-        if (sl_valid__18 & ~em_first__18) begin
-            em_lane__171 = sl_tag__18;
-            em_lane__172 = em_lane__162;
-            em_lane__173 = em_lane__163;
-            em_lane__174 = em_lane__164;
-            em_lane__175 = em_lane__165;
-            em_lane__176 = em_lane__166;
-            em_lane__177 = em_lane__167;
-            em_lane__178 = em_lane__168;
-            em_lane__179 = em_lane__169;
-            em_cnt__19 = em_cnt__18 + k_one8;
-            em_zeros__19 = k_zero4;
-            if (sl_byte__18 == k_zero8) begin
-                em_zeros__19 = em_zeros__18 + k_one4;
-                if (em_zeros__18 == k_run_last4) begin
-                    em_lane__171 = k_tag_stuff;
-                    em_lane__172 = sl_tag__18;
-                    em_lane__173 = em_lane__162;
-                    em_lane__174 = em_lane__163;
-                    em_lane__175 = em_lane__164;
-                    em_lane__176 = em_lane__165;
-                    em_lane__177 = em_lane__166;
-                    em_lane__178 = em_lane__167;
-                    em_lane__179 = em_lane__168;
-                    em_cnt__19 = em_cnt__18 + k_two8;
-                    em_zeros__19 = k_zero4;
-                end
-            end
-        end
-        em_lane__180 = em_lane__171;
-        em_lane__181 = em_lane__172;
-        em_lane__182 = em_lane__173;
-        em_lane__183 = em_lane__174;
-        em_lane__184 = em_lane__175;
-        em_lane__185 = em_lane__176;
-        em_lane__186 = em_lane__177;
-        em_lane__187 = em_lane__178;
-        em_lane__188 = em_lane__179;
-        em_cnt__20 = em_cnt__19;
-        em_zeros__20 = em_zeros__19;
-        em_first__20 = em_first__19 & ~sl_valid__19;
-        if (sl_valid__19 & ~em_first__19) begin
-            em_lane__180 = sl_tag__19;
-            em_lane__181 = em_lane__171;
-            em_lane__182 = em_lane__172;
-            em_lane__183 = em_lane__173;
-            em_lane__184 = em_lane__174;
-            em_lane__185 = em_lane__175;
-            em_lane__186 = em_lane__176;
-            em_lane__187 = em_lane__177;
-            em_lane__188 = em_lane__178;
-            em_cnt__20 = em_cnt__19 + k_one8;
-            em_zeros__20 = k_zero4;
-            if (sl_byte__19 == k_zero8) begin
-                em_zeros__20 = em_zeros__19 + k_one4;
-                if (em_zeros__19 == k_run_last4) begin
-                    em_lane__180 = k_tag_stuff;
-                    em_lane__181 = sl_tag__19;
-                    em_lane__182 = em_lane__171;
-                    em_lane__183 = em_lane__172;
-                    em_lane__184 = em_lane__173;
-                    em_lane__185 = em_lane__174;
-                    em_lane__186 = em_lane__175;
-                    em_lane__187 = em_lane__176;
-                    em_lane__188 = em_lane__177;
-                    em_cnt__20 = em_cnt__19 + k_two8;
-                    em_zeros__20 = k_zero4;
-                end
-            end
-        end
-        dec_lane__0 = k_zero8;
-        if (em_lane__180 == k_tag_ff) begin
-            dec_lane__0 = k_ff8;
-        end
-        if (em_lane__180 == k_tag_stuff) begin
-            dec_lane__0 = k_stuff8;
-        end
-        if (em_lane__180 == k_tag_b0_0) begin
-            dec_lane__0 = st_b0__0;
-        end
-        if (em_lane__180 == k_tag_b0_1) begin
-            dec_lane__0 = st_b0__1;
-        end
-        if (em_lane__180 == k_tag_b0_2) begin
-            dec_lane__0 = st_b0__2;
-        end
-        if (em_lane__180 == k_tag_b0_3) begin
-            dec_lane__0 = st_b0__3;
-        end
-        if (em_lane__180 == k_tag_b0_4) begin
-            dec_lane__0 = st_b0__4;
-        end
-        dec_lane__1 = k_zero8;
-        if (em_lane__181 == k_tag_ff) begin
-            dec_lane__1 = k_ff8;
-        end
-        if (em_lane__181 == k_tag_stuff) begin
-            dec_lane__1 = k_stuff8;
-        end
-        if (em_lane__181 == k_tag_b0_0) begin
-            dec_lane__1 = st_b0__0;
-        end
-        if (em_lane__181 == k_tag_b0_1) begin
-            dec_lane__1 = st_b0__1;
-        end
-        if (em_lane__181 == k_tag_b0_2) begin
-            dec_lane__1 = st_b0__2;
-        end
-        if (em_lane__181 == k_tag_b0_3) begin
-            dec_lane__1 = st_b0__3;
-        end
-        if (em_lane__181 == k_tag_b0_4) begin
-            dec_lane__1 = st_b0__4;
-        end
-        dec_lane__2 = k_zero8;
-        if (em_lane__182 == k_tag_ff) begin
-            dec_lane__2 = k_ff8;
-        end
-        if (em_lane__182 == k_tag_stuff) begin
-            dec_lane__2 = k_stuff8;
-        end
-        if (em_lane__182 == k_tag_b0_0) begin
-            dec_lane__2 = st_b0__0;
-        end
-        if (em_lane__182 == k_tag_b0_1) begin
-            dec_lane__2 = st_b0__1;
-        end
-        if (em_lane__182 == k_tag_b0_2) begin
-            dec_lane__2 = st_b0__2;
-        end
-        if (em_lane__182 == k_tag_b0_3) begin
-            dec_lane__2 = st_b0__3;
-        end
-        if (em_lane__182 == k_tag_b0_4) begin
-            dec_lane__2 = st_b0__4;
-        end
-        dec_lane__3 = k_zero8;
-        if (em_lane__183 == k_tag_ff) begin
-            dec_lane__3 = k_ff8;
-        end
-        if (em_lane__183 == k_tag_stuff) begin
-            dec_lane__3 = k_stuff8;
-        end
-        if (em_lane__183 == k_tag_b0_0) begin
-            dec_lane__3 = st_b0__0;
-        end
-        if (em_lane__183 == k_tag_b0_1) begin
-            dec_lane__3 = st_b0__1;
-        end
-        if (em_lane__183 == k_tag_b0_2) begin
-            dec_lane__3 = st_b0__2;
-        end
-        if (em_lane__183 == k_tag_b0_3) begin
-            dec_lane__3 = st_b0__3;
-        end
-        if (em_lane__183 == k_tag_b0_4) begin
-            dec_lane__3 = st_b0__4;
-        end
-        dec_lane__4 = k_zero8;
-        if (em_lane__184 == k_tag_ff) begin
-            dec_lane__4 = k_ff8;
-        end
-        if (em_lane__184 == k_tag_stuff) begin
-            dec_lane__4 = k_stuff8;
-        end
-        if (em_lane__184 == k_tag_b0_0) begin
-            dec_lane__4 = st_b0__0;
-        end
-        if (em_lane__184 == k_tag_b0_1) begin
-            dec_lane__4 = st_b0__1;
-        end
-        if (em_lane__184 == k_tag_b0_2) begin
-            dec_lane__4 = st_b0__2;
-        end
-        if (em_lane__184 == k_tag_b0_3) begin
-            dec_lane__4 = st_b0__3;
-        end
-        if (em_lane__184 == k_tag_b0_4) begin
-            dec_lane__4 = st_b0__4;
-        end
-        dec_lane__5 = k_zero8;
-        if (em_lane__185 == k_tag_ff) begin
-            dec_lane__5 = k_ff8;
-        end
-        if (em_lane__185 == k_tag_stuff) begin
-            dec_lane__5 = k_stuff8;
-        end
-        if (em_lane__185 == k_tag_b0_0) begin
-            dec_lane__5 = st_b0__0;
-        end
-        if (em_lane__185 == k_tag_b0_1) begin
-            dec_lane__5 = st_b0__1;
-        end
-        if (em_lane__185 == k_tag_b0_2) begin
-            dec_lane__5 = st_b0__2;
-        end
-        if (em_lane__185 == k_tag_b0_3) begin
-            dec_lane__5 = st_b0__3;
-        end
-        if (em_lane__185 == k_tag_b0_4) begin
-            dec_lane__5 = st_b0__4;
-        end
-        dec_lane__6 = k_zero8;
-        if (em_lane__186 == k_tag_ff) begin
-            dec_lane__6 = k_ff8;
-        end
-        if (em_lane__186 == k_tag_stuff) begin
-            dec_lane__6 = k_stuff8;
-        end
-        if (em_lane__186 == k_tag_b0_0) begin
-            dec_lane__6 = st_b0__0;
-        end
-        if (em_lane__186 == k_tag_b0_1) begin
-            dec_lane__6 = st_b0__1;
-        end
-        if (em_lane__186 == k_tag_b0_2) begin
-            dec_lane__6 = st_b0__2;
-        end
-        if (em_lane__186 == k_tag_b0_3) begin
-            dec_lane__6 = st_b0__3;
-        end
-        if (em_lane__186 == k_tag_b0_4) begin
-            dec_lane__6 = st_b0__4;
-        end
-        dec_lane__7 = k_zero8;
-        if (em_lane__187 == k_tag_ff) begin
-            dec_lane__7 = k_ff8;
-        end
-        if (em_lane__187 == k_tag_stuff) begin
-            dec_lane__7 = k_stuff8;
-        end
-        if (em_lane__187 == k_tag_b0_0) begin
-            dec_lane__7 = st_b0__0;
-        end
-        if (em_lane__187 == k_tag_b0_1) begin
-            dec_lane__7 = st_b0__1;
-        end
-        if (em_lane__187 == k_tag_b0_2) begin
-            dec_lane__7 = st_b0__2;
-        end
-        if (em_lane__187 == k_tag_b0_3) begin
-            dec_lane__7 = st_b0__3;
-        end
-        if (em_lane__187 == k_tag_b0_4) begin
-            dec_lane__7 = st_b0__4;
-        end
-        dec_lane__8 = k_zero8;
-        if (em_lane__188 == k_tag_ff) begin
-            dec_lane__8 = k_ff8;
-        end
-        if (em_lane__188 == k_tag_stuff) begin
-            dec_lane__8 = k_stuff8;
-        end
-        if (em_lane__188 == k_tag_b0_0) begin
-            dec_lane__8 = st_b0__0;
-        end
-        if (em_lane__188 == k_tag_b0_1) begin
-            dec_lane__8 = st_b0__1;
-        end
-        if (em_lane__188 == k_tag_b0_2) begin
-            dec_lane__8 = st_b0__2;
-        end
-        if (em_lane__188 == k_tag_b0_3) begin
-            dec_lane__8 = st_b0__3;
-        end
-        if (em_lane__188 == k_tag_b0_4) begin
-            dec_lane__8 = st_b0__4;
-        end
-        out_lane__0 = {120'd0, dec_lane__0};
-        out_lane__1 = {120'd0, dec_lane__1};
-        out_lane__2 = {120'd0, dec_lane__2};
-        out_lane__3 = {120'd0, dec_lane__3};
-        out_lane__4 = {120'd0, dec_lane__4};
-        out_lane__5 = {120'd0, dec_lane__5};
-        out_lane__6 = {120'd0, dec_lane__6};
-        out_lane__7 = {120'd0, dec_lane__7};
-        out_lane__8 = {120'd0, dec_lane__8};
-        out_word__0 = k_zero128;
-        out_word__1 = (out_word__0 << k_eight8) | out_lane__8;
-        out_word__2 = (out_word__1 << k_eight8) | out_lane__7;
-        out_word__3 = (out_word__2 << k_eight8) | out_lane__6;
-        out_word__4 = (out_word__3 << k_eight8) | out_lane__5;
-        out_word__5 = (out_word__4 << k_eight8) | out_lane__4;
-        out_word__6 = (out_word__5 << k_eight8) | out_lane__3;
-        out_word__7 = (out_word__6 << k_eight8) | out_lane__2;
-        out_word__8 = (out_word__7 << k_eight8) | out_lane__1;
-        out_word__9 = (out_word__8 << k_eight8) | out_lane__0;
-        cnt16 = {8'd0, em_cnt__20};
-        if (is_marker) begin
-            out_bytes = k_marker;
-            out_len = k_marker_len;
+        sh_top = low__q[(32'h18)+:(8)];
+        sh_rel = ((sh_top != k_ff8) | low_carry__q) | (pend__q == k_four3);
+        sh_trunc = ((sh_top == k_ff8) & ~low_carry__q) & (pend__q == k_four3);
+        sh_room = k_zero32 - low__q;
+        sh_rt = rng__q;
+        if (sh_trunc & (sh_room < rng__q)) begin
+            sh_rt = sh_room;
+        end
+        marker_pos = k_marker5 - marker_left__q;
+        marker_idx = {3'd0, marker_pos} << k_three8;
+        marker_wide_unused = k_marker >> marker_idx;
+        em_coded = 1'b0;
+        if (marker_left__q != k_zero5) begin
+            em_byte = marker_wide_unused[(32'h0)+:(8)];
+        end
+        else if (q_stuff__q) begin
+            em_byte = k_stuff8;
+        end
+        else if (q_b0v__q) begin
+            em_byte = q_b0__q;
+            em_coded = 1'b1;
+        end
+        else if (q_carry__q) begin
+            em_byte = k_zero8;
+            em_coded = 1'b1;
         end
         else begin
-            out_bytes = out_word__9;
-            out_len = cnt16 << k_three8;
-        end
-        low__d = st_low__5;
-        low_carry__d = st_carry__5;
-        rng__d = st_rng__5;
-        cache__d = st_cache__5;
-        pend__d = st_pend__5;
-        zeros__d = em_zeros__20;
-        first_byte__d = em_first__20;
-        probs__0__clock = clock;
-        probs__0__d = probs__0__q;
-        if (upd_prob & (op_ctx == 0)) begin
-            probs__0__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__0__d = k_prob_init;
-        end
-        probs__1__clock = clock;
-        probs__1__d = probs__1__q;
-        if (upd_prob & (op_ctx == 1)) begin
-            probs__1__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__1__d = k_prob_init;
-        end
-        probs__2__clock = clock;
-        probs__2__d = probs__2__q;
-        if (upd_prob & (op_ctx == 2)) begin
-            probs__2__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__2__d = k_prob_init;
-        end
-        probs__3__clock = clock;
-        probs__3__d = probs__3__q;
-        if (upd_prob & (op_ctx == 3)) begin
-            probs__3__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__3__d = k_prob_init;
-        end
-        probs__4__clock = clock;
-        probs__4__d = probs__4__q;
-        if (upd_prob & (op_ctx == 4)) begin
-            probs__4__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__4__d = k_prob_init;
-        end
-        probs__5__clock = clock;
-        probs__5__d = probs__5__q;
-        if (upd_prob & (op_ctx == 5)) begin
-            probs__5__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__5__d = k_prob_init;
-        end
-        probs__6__clock = clock;
-        probs__6__d = probs__6__q;
-        if (upd_prob & (op_ctx == 6)) begin
-            probs__6__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__6__d = k_prob_init;
-        end
-        probs__7__clock = clock;
-        probs__7__d = probs__7__q;
-        if (upd_prob & (op_ctx == 7)) begin
-            probs__7__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__7__d = k_prob_init;
-        end
-        probs__8__clock = clock;
-        probs__8__d = probs__8__q;
-        if (upd_prob & (op_ctx == 8)) begin
-            probs__8__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__8__d = k_prob_init;
-        end
-        probs__9__clock = clock;
-        probs__9__d = probs__9__q;
-        if (upd_prob & (op_ctx == 9)) begin
-            probs__9__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__9__d = k_prob_init;
-        end
-        probs__10__clock = clock;
-        probs__10__d = probs__10__q;
-        if (upd_prob & (op_ctx == 10)) begin
-            probs__10__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__10__d = k_prob_init;
-        end
-        probs__11__clock = clock;
-        probs__11__d = probs__11__q;
-        if (upd_prob & (op_ctx == 11)) begin
-            probs__11__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__11__d = k_prob_init;
-        end
-        probs__12__clock = clock;
-        probs__12__d = probs__12__q;
-        if (upd_prob & (op_ctx == 12)) begin
-            probs__12__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__12__d = k_prob_init;
-        end
-        probs__13__clock = clock;
-        probs__13__d = probs__13__q;
-        if (upd_prob & (op_ctx == 13)) begin
-            probs__13__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__13__d = k_prob_init;
-        end
-        probs__14__clock = clock;
-        probs__14__d = probs__14__q;
-        if (upd_prob & (op_ctx == 14)) begin
-            probs__14__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__14__d = k_prob_init;
-        end
-        probs__15__clock = clock;
-        probs__15__d = probs__15__q;
-        if (upd_prob & (op_ctx == 15)) begin
-            probs__15__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__15__d = k_prob_init;
-        end
-        probs__16__clock = clock;
-        probs__16__d = probs__16__q;
-        if (upd_prob & (op_ctx == 16)) begin
-            probs__16__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__16__d = k_prob_init;
-        end
-        probs__17__clock = clock;
-        probs__17__d = probs__17__q;
-        if (upd_prob & (op_ctx == 17)) begin
-            probs__17__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__17__d = k_prob_init;
-        end
-        probs__18__clock = clock;
-        probs__18__d = probs__18__q;
-        if (upd_prob & (op_ctx == 18)) begin
-            probs__18__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__18__d = k_prob_init;
-        end
-        probs__19__clock = clock;
-        probs__19__d = probs__19__q;
-        if (upd_prob & (op_ctx == 19)) begin
-            probs__19__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__19__d = k_prob_init;
-        end
-        probs__20__clock = clock;
-        probs__20__d = probs__20__q;
-        if (upd_prob & (op_ctx == 20)) begin
-            probs__20__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__20__d = k_prob_init;
-        end
-        probs__21__clock = clock;
-        probs__21__d = probs__21__q;
-        if (upd_prob & (op_ctx == 21)) begin
-            probs__21__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__21__d = k_prob_init;
-        end
-        probs__22__clock = clock;
-        probs__22__d = probs__22__q;
-        if (upd_prob & (op_ctx == 22)) begin
-            probs__22__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__22__d = k_prob_init;
-        end
-        probs__23__clock = clock;
-        probs__23__d = probs__23__q;
-        if (upd_prob & (op_ctx == 23)) begin
-            probs__23__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__23__d = k_prob_init;
-        end
-        probs__24__clock = clock;
-        probs__24__d = probs__24__q;
-        if (upd_prob & (op_ctx == 24)) begin
-            probs__24__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__24__d = k_prob_init;
-        end
-        probs__25__clock = clock;
-        probs__25__d = probs__25__q;
-        if (upd_prob & (op_ctx == 25)) begin
-            probs__25__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__25__d = k_prob_init;
-        end
-        probs__26__clock = clock;
-        probs__26__d = probs__26__q;
-        if (upd_prob & (op_ctx == 26)) begin
-            probs__26__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__26__d = k_prob_init;
-        end
-        probs__27__clock = clock;
-        probs__27__d = probs__27__q;
-        if (upd_prob & (op_ctx == 27)) begin
-            probs__27__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__27__d = k_prob_init;
-        end
-        probs__28__clock = clock;
-        probs__28__d = probs__28__q;
-        if (upd_prob & (op_ctx == 28)) begin
-            probs__28__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__28__d = k_prob_init;
-        end
-        probs__29__clock = clock;
-        probs__29__d = probs__29__q;
-        if (upd_prob & (op_ctx == 29)) begin
-            probs__29__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__29__d = k_prob_init;
-        end
-        probs__30__clock = clock;
-        probs__30__d = probs__30__q;
-        if (upd_prob & (op_ctx == 30)) begin
-            probs__30__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__30__d = k_prob_init;
-        end
-        probs__31__clock = clock;
-        probs__31__d = probs__31__q;
-        if (upd_prob & (op_ctx == 31)) begin
-            probs__31__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__31__d = k_prob_init;
-        end
-        probs__32__clock = clock;
-        probs__32__d = probs__32__q;
-        if (upd_prob & (op_ctx == 32)) begin
-            probs__32__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__32__d = k_prob_init;
-        end
-        probs__33__clock = clock;
-        probs__33__d = probs__33__q;
-        if (upd_prob & (op_ctx == 33)) begin
-            probs__33__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__33__d = k_prob_init;
-        end
-        probs__34__clock = clock;
-        probs__34__d = probs__34__q;
-        if (upd_prob & (op_ctx == 34)) begin
-            probs__34__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__34__d = k_prob_init;
-        end
-        probs__35__clock = clock;
-        probs__35__d = probs__35__q;
-        if (upd_prob & (op_ctx == 35)) begin
-            probs__35__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__35__d = k_prob_init;
-        end
-        probs__36__clock = clock;
-        probs__36__d = probs__36__q;
-        if (upd_prob & (op_ctx == 36)) begin
-            probs__36__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__36__d = k_prob_init;
-        end
-        probs__37__clock = clock;
-        probs__37__d = probs__37__q;
-        if (upd_prob & (op_ctx == 37)) begin
-            probs__37__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__37__d = k_prob_init;
-        end
-        probs__38__clock = clock;
-        probs__38__d = probs__38__q;
-        if (upd_prob & (op_ctx == 38)) begin
-            probs__38__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__38__d = k_prob_init;
-        end
-        probs__39__clock = clock;
-        probs__39__d = probs__39__q;
-        if (upd_prob & (op_ctx == 39)) begin
-            probs__39__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__39__d = k_prob_init;
-        end
-        probs__40__clock = clock;
-        probs__40__d = probs__40__q;
-        if (upd_prob & (op_ctx == 40)) begin
-            probs__40__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__40__d = k_prob_init;
-        end
-        probs__41__clock = clock;
-        probs__41__d = probs__41__q;
-        if (upd_prob & (op_ctx == 41)) begin
-            probs__41__d = p_new;
-        end
-        if (reset | is_marker) begin
-            probs__41__d = k_prob_init;
-        end
-        if (reset | is_marker) begin
+            em_byte = k_ff8;
+            em_coded = 1'b1;
+        end
+        if (do_emit) begin
+            out_valid = 1'b1;
+            out_byte = em_byte;
+        end
+        else begin
+            out_valid = 1'b0;
+            out_byte = k_zero8;
+        end
+        if (do_emit) begin
+            if (marker_left__q != k_zero5) begin
+                marker_left__d = marker_left__q - k_one5;
+            end
+            else if (q_stuff__q) begin
+                q_stuff__d = 1'b0;
+            end
+            else if (q_b0v__q) begin
+                q_b0v__d = 1'b0;
+            end
+            else begin
+                q_nff__d = q_nff__q - k_one3;
+            end
+            if (em_coded) begin
+                zeros__d = k_zero4;
+                if (em_byte == k_zero8) begin
+                    zeros__d = zeros__q + k_one4;
+                    if (zeros__q == k_run_last4) begin
+                        zeros__d = k_zero4;
+                        q_stuff__d = 1'b1;
+                    end
+                end
+            end
+        end
+        else if (do_shift) begin
+            low__d = (low__q & k_mask24) << k_eight8;
+            low_carry__d = 1'b0;
+            if (flush_left__q != k_zero3) begin
+                flush_left__d = flush_left__q - k_one3;
+                rng__d = sh_rt;
+            end
+            else begin
+                rng__d = sh_rt << k_eight8;
+            end
+            if (sh_rel) begin
+                q_b0v__d = ~first_byte__q;
+                first_byte__d = 1'b0;
+                q_b0__d = cache__q;
+                if (low_carry__q) begin
+                    q_b0__d = cache__q + k_one8;
+                end
+                q_nff__d = pend__q - k_one3;
+                q_carry__d = low_carry__q;
+                cache__d = sh_top;
+                pend__d = k_one3;
+            end
+            else begin
+                pend__d = pend__q + k_one3;
+            end
+        end
+        else if (step & ((is_slot | is_bit) | is_raw)) begin
+            low__d = op_low;
+            low_carry__d = low_carry__q | (op_low < low__q);
+            rng__d = op_rng;
+        end
+        else if (step & is_flush) begin
+            flush_left__d = k_flush3;
+            flushed__d = 1'b1;
+        end
+        prob_ram__we = (step & ~busy_int) & upd_prob;
+        prob_ram__wdata = {16'd0, p_new};
+        prob_valid__we = (step & ~busy_int) & upd_prob;
+        prob_valid__wdata = k_one32;
+        prob_valid__clear = reset | (step & is_marker);
+        if (reset | (step & is_marker)) begin
             low__d = k_zero32;
             low_carry__d = 1'b0;
             rng__d = k_range_init;
@@ -3180,6 +875,15 @@ module streamtrace_pft__coder(clock,reset,op_valid,op_kind,op_escape,op_hit,op_f
             pend__d = k_one3;
             first_byte__d = 1'b1;
             zeros__d = k_zero4;
+            flush_left__d = k_zero3;
+            flushed__d = 1'b0;
+            q_b0v__d = 1'b0;
+            q_nff__d = k_zero3;
+            q_stuff__d = 1'b0;
+            marker_left__d = k_zero5;
+        end
+        if (~reset & (step & is_marker)) begin
+            marker_left__d = k_marker5;
         end
     end
     
@@ -3224,6 +928,44 @@ module streamtrace_pft__coder__first_byte(d,q,clock);
 endmodule // streamtrace_pft__coder__first_byte
 
 
+module streamtrace_pft__coder__flush_left(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__coder__flush_left
+
+
+module streamtrace_pft__coder__flushed(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__coder__flushed
+
+
 module streamtrace_pft__coder__low(d,q,clock);
     
     // Module arguments
@@ -3262,6 +1004,25 @@ module streamtrace_pft__coder__low_carry(d,q,clock);
 endmodule // streamtrace_pft__coder__low_carry
 
 
+module streamtrace_pft__coder__marker_left(d,q,clock);
+    
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__coder__marker_left
+
+
 module streamtrace_pft__coder__pend(d,q,clock);
     
     // Module arguments
@@ -3281,802 +1042,153 @@ module streamtrace_pft__coder__pend(d,q,clock);
 endmodule // streamtrace_pft__coder__pend
 
 
-module streamtrace_pft__coder__probs__0(d,q,clock);
+module streamtrace_pft__coder__prob_ram(clock,raddr,rdata,we,waddr,wdata);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  clock;
+    input wire  [15:0] raddr;
+    output reg  [31:0] rdata;
+    input wire  we;
+    input wire  [15:0] waddr;
+    input wire  [31:0] wdata;
+    
+    // Update code (custom)
+    // 42 x 14 table: asynchronous read, synchronous write
+    reg [13:0] mem [0:41];
+    integer i;
+    initial begin
+        for (i = 0; i < 42; i = i + 1) mem[i] = 14'd0;
+    end
+    // address and data bits above the table's size are unused by design
+    wire unused_bits = &{1'b0, raddr[15:6], waddr[15:6], wdata[31:14], 1'b0};
+    always @(posedge clock) begin
+        if (we) mem[waddr[5:0]] <= wdata[13:0];
+    end
+    always @(*) rdata = {18'd0, mem[raddr[5:0]]};
+endmodule // streamtrace_pft__coder__prob_ram
+
+
+module streamtrace_pft__coder__prob_valid(clock,clear,raddr,rdata,we,waddr,wdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  clear;
+    input wire  [15:0] raddr;
+    output reg  [31:0] rdata;
+    input wire  we;
+    input wire  [15:0] waddr;
+    input wire  [31:0] wdata;
+    
+    // Update code (custom)
+    // 64 rows x 1 flags in flip-flops, cleared together
+    reg [63:0] flags;
+    initial flags = 64'd0;
+    // address and data bits above the array's size are unused by design
+    wire unused_bits = &{1'b0, raddr[15:6], waddr[15:6], wdata[31:1], 1'b0};
+    integer r;
+    always @(posedge clock) begin
+        for (r = 0; r < 64; r = r + 1) begin
+            if (clear) flags[r * 1 +: 1] <= 1'd0;
+            else if (we && waddr[5:0] == r[5:0]) flags[r * 1 +: 1] <= wdata[0:0];
+        end
+    end
+    always @(*) rdata = {31'd0, flags[raddr[5:0] +: 1]};
+endmodule // streamtrace_pft__coder__prob_valid
+
+
+module streamtrace_pft__coder__q_b0(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 8'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // streamtrace_pft__coder__probs__0
+endmodule // streamtrace_pft__coder__q_b0
 
 
-module streamtrace_pft__coder__probs__1(d,q,clock);
+module streamtrace_pft__coder__q_b0v(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // streamtrace_pft__coder__probs__1
+endmodule // streamtrace_pft__coder__q_b0v
 
 
-module streamtrace_pft__coder__probs__10(d,q,clock);
+module streamtrace_pft__coder__q_carry(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // streamtrace_pft__coder__probs__10
+endmodule // streamtrace_pft__coder__q_carry
 
 
-module streamtrace_pft__coder__probs__11(d,q,clock);
+module streamtrace_pft__coder__q_nff(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [2:0] d;
+    output reg  [2:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 3'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // streamtrace_pft__coder__probs__11
+endmodule // streamtrace_pft__coder__q_nff
 
 
-module streamtrace_pft__coder__probs__12(d,q,clock);
+module streamtrace_pft__coder__q_stuff(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // streamtrace_pft__coder__probs__12
-
-
-module streamtrace_pft__coder__probs__13(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__13
-
-
-module streamtrace_pft__coder__probs__14(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__14
-
-
-module streamtrace_pft__coder__probs__15(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__15
-
-
-module streamtrace_pft__coder__probs__16(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__16
-
-
-module streamtrace_pft__coder__probs__17(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__17
-
-
-module streamtrace_pft__coder__probs__18(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__18
-
-
-module streamtrace_pft__coder__probs__19(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__19
-
-
-module streamtrace_pft__coder__probs__2(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__2
-
-
-module streamtrace_pft__coder__probs__20(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__20
-
-
-module streamtrace_pft__coder__probs__21(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__21
-
-
-module streamtrace_pft__coder__probs__22(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__22
-
-
-module streamtrace_pft__coder__probs__23(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__23
-
-
-module streamtrace_pft__coder__probs__24(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__24
-
-
-module streamtrace_pft__coder__probs__25(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__25
-
-
-module streamtrace_pft__coder__probs__26(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__26
-
-
-module streamtrace_pft__coder__probs__27(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__27
-
-
-module streamtrace_pft__coder__probs__28(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__28
-
-
-module streamtrace_pft__coder__probs__29(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__29
-
-
-module streamtrace_pft__coder__probs__3(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__3
-
-
-module streamtrace_pft__coder__probs__30(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__30
-
-
-module streamtrace_pft__coder__probs__31(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__31
-
-
-module streamtrace_pft__coder__probs__32(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__32
-
-
-module streamtrace_pft__coder__probs__33(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__33
-
-
-module streamtrace_pft__coder__probs__34(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__34
-
-
-module streamtrace_pft__coder__probs__35(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__35
-
-
-module streamtrace_pft__coder__probs__36(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__36
-
-
-module streamtrace_pft__coder__probs__37(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__37
-
-
-module streamtrace_pft__coder__probs__38(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__38
-
-
-module streamtrace_pft__coder__probs__39(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__39
-
-
-module streamtrace_pft__coder__probs__4(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__4
-
-
-module streamtrace_pft__coder__probs__40(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__40
-
-
-module streamtrace_pft__coder__probs__41(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__41
-
-
-module streamtrace_pft__coder__probs__5(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__5
-
-
-module streamtrace_pft__coder__probs__6(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__6
-
-
-module streamtrace_pft__coder__probs__7(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__7
-
-
-module streamtrace_pft__coder__probs__8(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__8
-
-
-module streamtrace_pft__coder__probs__9(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__coder__probs__9
+endmodule // streamtrace_pft__coder__q_stuff
 
 
 module streamtrace_pft__coder__rng(d,q,clock);
@@ -10096,9 +7208,9 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
     localparam  k_obuf = 16'h50;
     localparam  k_obuf_amount = 16'h7f;
     localparam  k_port_amount = 16'h1;
-    localparam  k_record_amount = 16'hff;
+    localparam  k_record_amount = 16'hf;
     localparam  k_obuf_live = 256'hffffffffffffffffffff;
-    localparam  k_rec_live = 320'hffffffffffffffffffffffffffffffff;
+    localparam  k_rec_live = 320'hff;
     localparam  k_ones = 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
     localparam  k_s256 = 16'h100;
     localparam  k_s128 = 16'h80;

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use streamtrace_hw::pft::coder::{
-    build_bench, export_verilog, model_outputs, random_stims, run_bench, straddling_stims, vectors_text, CoderStim,
+    build_bench, export_verilog, random_stims, run_bench, schedule, straddling_stims, vectors_text, CoderStim,
 };
 use streamtrace_hw::pft::PftHwConfig;
 use streamtrace_hw::tools::verilator_lint;
@@ -37,9 +37,9 @@ fn pft_coder_verilog_lints_clean() {
     }
 }
 
-/// The Verilated block replays random and pending-limit sequences with the model's bytes
-/// as expectations: 0 mismatches; then one corrupted expected byte must be reported at its
-/// vector line.
+/// The Verilated block replays random and pending-limit sequences, with held cycles, with
+/// the model's `busy` and bytes as expectations: 0 mismatches; then one corrupted expected
+/// byte, and one wrong `busy`, must be reported at their vector lines.
 #[test]
 fn pft_coder_verilated_agrees_and_a_broken_expectation_fails() {
     for (cfg, name, seed) in [("pft", "pft_coder", 21), ("pft,rate=8,hlen=3-8-20-50", "pft_coder_t4", 22)] {
@@ -47,24 +47,33 @@ fn pft_coder_verilated_agrees_and_a_broken_expectation_fails() {
         let d = dir(name);
         let exe = build_bench(&h, name, &d).unwrap();
         let mut stims = random_stims(&h, seed, 200_000);
-        stims.extend(straddling_stims(&h, seed, 20_000).unwrap());
-        let mut outs = model_outputs(&h, &stims);
+        stims.extend(straddling_stims(&h, seed, 20_000));
+        let mut cycles = schedule(&h, &stims, seed, 9);
         let vectors = d.join("vectors.txt");
-        std::fs::write(&vectors, vectors_text(&stims, &outs)).unwrap();
+        std::fs::write(&vectors, vectors_text(&cycles)).unwrap();
         let summary = run_bench(&exe, &vectors).unwrap().unwrap_or_else(|m| panic!("{cfg}: {m}"));
         let ops = stims.iter().filter(|s| matches!(s, CoderStim::Op(_))).count();
-        let bytes: usize = outs.iter().map(Vec::len).sum();
-        assert_eq!(summary, format!("OK cycles={} ops={ops} bytes={bytes}", stims.len()), "{cfg}");
+        let bytes = cycles.iter().filter(|c| c.byte.is_some()).count();
+        assert_eq!(summary, format!("OK cycles={} ops={ops} bytes={bytes}", cycles.len()), "{cfg}");
         eprintln!("{cfg}: {summary}");
 
-        // One wrong expected byte (the second of a multi-byte output): line 1 is the header.
-        let at = (stims.len() / 3..).find(|&i| outs[i].len() >= 2).unwrap();
-        outs[at][1] ^= 0x01;
-        let bad = d.join("vectors_bad.txt");
-        std::fs::write(&bad, vectors_text(&stims, &outs)).unwrap();
-        match run_bench(&exe, &bad).unwrap() {
-            Err(m) => assert!(m.starts_with(&format!("MISMATCH line={} cycle={at} ", at + 2)), "{m}"),
-            Ok(s) => panic!("{cfg}: a wrong expectation passed: {s}"),
+        // One wrong expected byte, then one wrong busy flag: line 1 is the header.
+        let at = (cycles.len() / 3..).find(|&i| cycles[i].byte.is_some()).unwrap();
+        let good = cycles[at];
+        cycles[at].byte = good.byte.map(|b| b ^ 0x01);
+        let busy_at = (cycles.len() / 2..).find(|&i| cycles[i].busy).unwrap();
+        for (i, wrong) in [(at, cycles.clone()), (busy_at, {
+            let mut c = cycles.clone();
+            c[at] = good;
+            c[busy_at].busy = false;
+            c
+        })] {
+            let bad = d.join("vectors_bad.txt");
+            std::fs::write(&bad, vectors_text(&wrong)).unwrap();
+            match run_bench(&exe, &bad).unwrap() {
+                Err(m) => assert!(m.starts_with(&format!("MISMATCH line={} cycle={i} ", i + 2)), "{m}"),
+                Ok(s) => panic!("{cfg}: a wrong expectation passed: {s}"),
+            }
         }
     }
 }

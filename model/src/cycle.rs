@@ -234,8 +234,11 @@ pub struct CycleTraceModule {
     jobs: VecDeque<CoderJob>,
     /// Descriptor in service: the cycle it completes and the bits it produces.
     in_service: Option<(u64, u64)>,
-    /// pft: the job in the coder and the index of its next operation.
+    /// pft: the job in the coder and the index of its next operation; held until the
+    /// steps of its last operation are done.
     pft_job: Option<(CoderJob, usize)>,
+    /// pft: the coder's steps still to come after its last operation (`true`: a byte).
+    pft_steps: VecDeque<bool>,
     record_bits: u64,
     obuf_bits: u64,
     dropping: Option<u64>,
@@ -595,6 +598,7 @@ impl CycleTraceModule {
             jobs: VecDeque::new(),
             in_service: None,
             pft_job: None,
+            pft_steps: VecDeque::new(),
             record_bits: 0,
             obuf_bits: 0,
             dropping: None,
@@ -1086,17 +1090,26 @@ impl CycleTraceModule {
                 self.pft_job = Some((job, 0));
             }
         }
-        // 2-3. pft: one coder operation per cycle whose record register is empty at start of
-        // cycle; its bytes enter the record register at once (docs/trace-timing.md 7).
+        // 2-3. pft: one coder step per cycle whose record register is empty at start of cycle:
+        // a byte into the record register, a shift, or an operation (docs/trace-timing.md 7).
         if self.record_bits == 0 {
             if let Some((job, next)) = &mut self.pft_job {
-                let ops = job.ops();
-                let op = ops[*next];
-                *next += 1;
-                if *next == ops.len() {
+                // A step: the next byte or shift of the last operation, else the next operation.
+                let emit = match self.pft_steps.pop_front() {
+                    Some(emit) => emit,
+                    None => {
+                        let op = job.ops()[*next];
+                        *next += 1;
+                        self.enc.pft_mut().expect("pft").coder.run_op_steps(op, &mut self.pft_steps);
+                        false
+                    }
+                };
+                if emit {
+                    self.record_bits += 8;
+                }
+                if *next == job.ops().len() && self.pft_steps.is_empty() {
                     self.pft_job = None;
                 }
-                self.record_bits += self.enc.pft_mut().expect("pft").coder.run_op(op) * 8;
             }
         }
         // 3. Completion.

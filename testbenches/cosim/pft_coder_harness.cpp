@@ -1,10 +1,11 @@
 // Verilator replay bench for the pft range coder block alone (hw/src/pft/coder.rs).
 //
 // VECTORS (written by the Rust side, `vectors_text`): one line per cycle,
-//   "RESET VALID KIND ESCAPE HIT FIXED CTX VALUE BITS OUT_LEN OUT_BYTES"
-// VALUE and OUT_BYTES in hex (OUT_BYTES 128 bits, 32 digits), the rest decimal; '#' starts
-// a comment. Each cycle: apply the inputs with the clock low, settle, compare the Mealy
-// outputs `out_len` and `out_bytes` with the expectation, then clock.
+//   "RESET STEP VALID KIND ESCAPE HIT FIXED CTX VALUE BITS BUSY OUT_VALID OUT_BYTE"
+// VALUE and OUT_BYTE in hex, the rest decimal (BUSY 2: not checked, a reset cycle); '#'
+// starts a comment. Each cycle: apply the inputs with the clock low, settle, compare `busy`
+// (from registers) and the Mealy outputs `out_valid` and `out_byte` with the expectation,
+// then clock. The coder works one step per cycle (docs/trace-timing.md 7, version 1.3).
 //
 // Usage: pft_coder_harness VECTORS. Exit 0 when every cycle agrees, 1 at the first mismatch
 // (printed with the vector line and both values), 2 on bad input.
@@ -25,18 +26,6 @@ static void bad_input(const char* file, size_t line, const std::string& why) {
     std::exit(2);
 }
 
-// 32 hex digits -> four 32-bit words, least significant first (VlWide order).
-static bool parse_word128(const std::string& hex, uint32_t w[4]) {
-    if (hex.size() != 32) return false;
-    for (int i = 0; i < 4; i++) {
-        const std::string part = hex.substr(32 - 8 * (i + 1), 8);
-        char* end = nullptr;
-        w[i] = (uint32_t)std::strtoul(part.c_str(), &end, 16);
-        if (*end != '\0') return false;
-    }
-    return true;
-}
-
 int main(int argc, char** argv) {
     if (argc < 2) {
         std::fprintf(stderr, "usage: %s VECTORS\n", argv[0]);
@@ -49,6 +38,7 @@ int main(int argc, char** argv) {
     auto top = std::make_unique<Vtop>(ctx.get());
     top->clock = 0;
     top->reset = 0;
+    top->step = 0;
     top->op_valid = 0;
     top->eval();
 
@@ -59,35 +49,42 @@ int main(int argc, char** argv) {
         n++;
         if (line.empty() || line[0] == '#') continue;
         std::istringstream s(line);
-        unsigned reset, valid, kind, escape, hit, fixed, ctxi, bits, len;
-        std::string value, word;
-        if (!(s >> reset >> valid >> kind >> escape >> hit >> fixed >> ctxi >> value >> bits >> len >> word))
-            bad_input(argv[1], n, "expected RESET VALID KIND ESCAPE HIT FIXED CTX VALUE BITS OUT_LEN OUT_BYTES");
-        uint32_t want[4];
-        if (!parse_word128(word, want)) bad_input(argv[1], n, "OUT_BYTES must be 32 hex digits");
+        unsigned reset, step, valid, kind, escape, hit, fixed, ctxi, bits, busy, out_valid;
+        std::string value, byte;
+        if (!(s >> reset >> step >> valid >> kind >> escape >> hit >> fixed >> ctxi >> value >> bits >> busy >> out_valid >>
+              byte))
+            bad_input(argv[1], n, "expected RESET STEP VALID KIND ESCAPE HIT FIXED CTX VALUE BITS BUSY OUT_VALID OUT_BYTE");
+        char* end = nullptr;
+        const unsigned long v = std::strtoul(value.c_str(), &end, 16);
+        if (*end != '\0' || v > 0xFFFF) bad_input(argv[1], n, "VALUE must be at most 4 hex digits");
+        const unsigned long want = std::strtoul(byte.c_str(), &end, 16);
+        if (*end != '\0' || want > 0xFF) bad_input(argv[1], n, "OUT_BYTE must be at most 2 hex digits");
+        if (busy > 2 || out_valid > 1) bad_input(argv[1], n, "BUSY is 0, 1 or 2 and OUT_VALID 0 or 1");
 
         top->reset = reset;
+        top->step = step;
         top->op_valid = valid;
         top->op_kind = kind;
         top->op_escape = escape;
         top->op_hit = hit;
         top->op_fixed = fixed;
         top->op_ctx = ctxi;
-        top->op_value = (uint16_t)std::strtoul(value.c_str(), nullptr, 16);
+        top->op_value = (uint16_t)v;
         top->op_bits = bits;
         top->eval();
 
-        bool same = top->out_len == len;
-        for (int i = 0; i < 4; i++) same = same && top->out_bytes[i] == want[i];
+        const bool same = (busy == 2 || top->busy == busy) && top->out_valid == out_valid &&
+                          (!out_valid || top->out_byte == want);
         if (!same) {
-            std::printf("MISMATCH line=%zu cycle=%llu rtl_len=%u rtl_bytes=%08x%08x%08x%08x model_len=%u model_bytes=%s\n", n,
-                        (unsigned long long)cycles, (unsigned)top->out_len, top->out_bytes[3], top->out_bytes[2],
-                        top->out_bytes[1], top->out_bytes[0], len, word.c_str());
+            std::printf("MISMATCH line=%zu cycle=%llu rtl_busy=%u rtl_valid=%u rtl_byte=%02x model_busy=%u model_valid=%u "
+                        "model_byte=%02lx\n",
+                        n, (unsigned long long)cycles, (unsigned)top->busy, (unsigned)top->out_valid,
+                        (unsigned)top->out_byte, busy, out_valid, want);
             return 1;
         }
         cycles++;
         if (valid) ops++;
-        bytes += len / 8;
+        bytes += out_valid;
         top->clock = 1;
         top->eval();
         top->clock = 0;

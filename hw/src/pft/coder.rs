@@ -1,31 +1,28 @@
-//! The range coder of `pft` (docs/trace-format.md section 11.6) as one RustHDL block: one
-//! coder operation per cycle, bit-exact with the model's `PftCoder::run_op`.
+//! The range coder of `pft` (docs/trace-format.md section 11.6) as one RustHDL block that
+//! works in **steps**, one per cycle in which `step` is high (docs/trace-timing.md section 7,
+//! version 1.3), bit-exact with the model's `PftCoder::run_op_steps`:
 //!
-//! An operation (slot symbol, context bit, raw field, flush, marker) is decoded, applied to
-//! `low`/`range` (the products `(range >> 14) * p` and `v * (range >> n)` share one
-//! multiplier, as no operation needs both; rust-hdl multiplies only 16-bit operands, so the
-//! 32 x 16-bit product modulo 2^32 is two 16 x 16-bit products, which synthesis maps to
-//! adder trees), then normalized by a fixed number of unrolled **shift stages**, and the bytes
-//! the stages release pass through the first-byte drop and the zero stuffing into a
-//! right-aligned output word, all in the same cycle.
+//! 1. **emit** one byte it holds (the bytes a shift released, a stuffing byte, the marker);
+//! 2. else **shift** `low` once, when the range is below `2^24` after a coding operation or a
+//!    flush has shifts left; the bytes the shift releases become the bytes to emit;
+//! 3. else, when `op_valid`, perform an **operation**: a slot symbol, context bit or raw
+//!    field changes `low`, `range` and the context's probability (the products
+//!    `(range >> 14) * p` and `v * (range >> n)` share one multiplier, as no operation needs
+//!    both; rust-hdl multiplies only 16-bit operands, so the 32 x 16-bit product modulo 2^32
+//!    is two 16 x 16-bit products); a flush starts five shifts; the marker resets the coder
+//!    and makes its 16 bytes the bytes to emit.
 //!
-//! How many stages: at the start of an operation `range >= 2^24` (a new coder has 2^32 - 1,
-//! every operation ends normalized), so an operation leaves `range >= 2^8` (escape and raw
-//! fields: `range >> 16`; a decision at least `(range - (range >> 16)) >> 14 >= 2^10`) and two
-//! shifts normalize it, unless a shift hits the pending limit and truncates the range to
-//! `2^32 - low`. At the first shift that is at least 1, and two more shifts follow; at the
-//! second shift `low` is a multiple of 2^8 (the first shift moved it up a byte), so the range
-//! keeps at least 2^8 and one more shift follows; a truncation leaves one pending byte, so
-//! there is no second one before the range is normalized. So a slot, bit or raw operation
-//! needs at most 3 shifts (the tests reach 3); a flush does exactly 5. Five stages.
+//! `busy` says the next step is not an operation (step 1 or 2 applies); the sequencer offers
+//! an operation only in a cycle with `step` high and `busy` low.
 //!
-//! How many bytes: every shift adds one byte to the held-back (cached and pending) bytes and
-//! at least one stays held, so an operation releases at most 4 + 5 - 1 = 8 bytes (a flush;
-//! 4 + 3 - 1 = 6 otherwise), and one stuffing byte at most (14 zero bytes between two):
-//! 9 bytes, 9 byte lanes. The marker's 16 bytes bypass the coder.
+//! The bytes to emit are never more than one shift's: the cached byte plus the carry (unless
+//! it is the coder's very first byte, which is dropped), up to three pending bytes (0xFF, or
+//! 0x00 with the carry), and a stuffing byte after the 14th zero byte, which is inserted when
+//! that byte is emitted. So three small registers hold them, not a byte queue.
 //!
 //! The coder must not code after a flush without a marker (the model's rule: a flushed
-//! coder is not used again); the range a flush leaves may be below 2^24.
+//! coder is not used again); the range a flush leaves may be below 2^24, so a flushed coder
+//! does not normalize.
 
 use std::fmt::Write as _;
 
@@ -34,44 +31,28 @@ use streamtrace_model::format::SYNC_MARKER;
 use streamtrace_model::pft::coder::{PENDING_MAX, PROB_BITS, PROB_INIT, RAW_MAX_BITS, STUFF_BYTE, ZERO_RUN_LIMIT};
 use streamtrace_model::pft::{CoderOp, PftCoder};
 
-use super::config::OP_BYTES_MAX;
+use crate::mem::{FlagArray, TableRam, ADDR_BITS};
+
 use super::{PftHwConfig, OP_BIT, OP_FLUSH, OP_MARKER, OP_RAW, OP_SLOT};
 
-/// Shift stages: the 5 shifts of a flush (at most 3 for any other operation).
-const NSTAGE: usize = 5;
-/// Bytes a stage can release: the cached byte and the pending 0xFF bytes behind it.
-const STAGE_BYTES: usize = PENDING_MAX as usize;
-/// Byte slots of the emission chain.
-const NSLOT: usize = NSTAGE * STAGE_BYTES;
-/// Bytes of one coding operation at most (8 released + 1 stuffing byte).
-const ACC_BYTES: usize = 9;
+/// Shifts of a flush.
+const FLUSH_SHIFTS: u64 = 5;
 /// Width of the shared multiplier's second operand: the raw field's 16 value bits (the
 /// probability has 14).
 const MUL_B_BITS: usize = RAW_MAX_BITS as usize;
 
-// The kernel reads the last element of each chain by a literal index (rust-hdl cannot put
-// a Rust constant into a Verilog index): keep these in step with it.
-// `p_use` is PROB_BITS wide (14).
-const _: () = assert!(NSTAGE == 5 && NSLOT == 20 && MUL_B_BITS == 16 && PROB_BITS == 14);
-const _: () = assert!(ACC_BYTES == 9 && ACC_BYTES <= OP_BYTES_MAX && SYNC_MARKER.len() == OP_BYTES_MAX);
+// `p_use` is PROB_BITS wide (14); the marker counter counts 16 bytes in 5 bits.
+const _: () = assert!(MUL_B_BITS == 16 && PROB_BITS == 14 && SYNC_MARKER.len() == 16);
 const _: () = assert!(ZERO_RUN_LIMIT == 14 && PENDING_MAX == 4);
-
-// Lane tags. A released byte is a stage's first byte (cache + carry), or 0xFF / 0x00 (the
-// pending bytes, one bit of information), or the stuffing byte, so the emission chain
-// shifts 3-bit tags and the 9 output lanes decode them once (tag 0 is the empty lane's 0x00).
-const TAG_ZERO: u64 = 0;
-const TAG_FF: u64 = 1;
-const TAG_STUFF: u64 = 2;
-/// Stage s's first byte: TAG_B0 + s.
-const TAG_B0: u64 = 3;
-const _: () = assert!(TAG_B0 + NSTAGE as u64 <= 8);
 
 #[derive(LogicBlock)]
 pub struct PftRangeCoder {
     pub clock: Signal<In, Clock>,
     /// Synchronous: afterwards a new coder (and every probability 1/2).
     pub reset: Signal<In, Bit>,
-    /// Perform one operation this cycle.
+    /// The coder may take a step this cycle (the record register is empty at start of cycle).
+    pub step: Signal<In, Bit>,
+    /// Perform one operation this cycle (only with `step` high and `busy` low).
     pub op_valid: Signal<In, Bit>,
     /// `OP_SLOT`, `OP_BIT`, `OP_RAW`, `OP_FLUSH` or `OP_MARKER`.
     pub op_kind: Signal<In, Bits<3>>,
@@ -85,10 +66,11 @@ pub struct PftRangeCoder {
     /// Raw field value (the low `op_bits` bits count) and width 1..=16.
     pub op_value: Signal<In, Bits<16>>,
     pub op_bits: Signal<In, Bits<8>>,
-    /// The bytes this operation emits, right-aligned, the first in the most significant
-    /// position of the `out_len`-bit value; `out_len` = 8 x count. Zero without `op_valid`.
-    pub out_bytes: Signal<Out, Bits<128>>,
-    pub out_len: Signal<Out, Bits<16>>,
+    /// The next step is a byte or a shift, not an operation (from registers only).
+    pub busy: Signal<Out, Bit>,
+    /// A byte leaves the coder this cycle: `out_byte`.
+    pub out_valid: Signal<Out, Bit>,
+    pub out_byte: Signal<Out, Bits<8>>,
 
     // Coder state: low (32 bits and the carry bit 32), range, cached byte, pending count
     // (1..=4), first-byte flag, zero-run count, probabilities.
@@ -99,21 +81,46 @@ pub struct PftRangeCoder {
     pend: DFF<Bits<3>>,
     first_byte: DFF<Bit>,
     zeros: DFF<Bits<4>>,
-    probs: Vec<DFF<Bits<16>>>,
+    /// The context probabilities in a table RAM (one read and one write per operation, the
+    /// same context), with a valid flag per context so that a marker or reset sets every
+    /// probability to 1/2 in one cycle: an invalid entry reads as 1/2.
+    prob_ram: TableRam,
+    prob_valid: FlagArray,
+    /// Shifts of a flush still to do; set once a flush started (no normalization after it).
+    flush_left: DFF<Bits<3>>,
+    flushed: DFF<Bit>,
+    /// The bytes to emit: the released cached byte (`q_b0v`), `q_nff` pending bytes
+    /// (0x00 with `q_carry`, else 0xFF), a stuffing byte first when `q_stuff`, and the
+    /// marker's bytes still to send (`marker_left`, 16..=1, 0 for none).
+    q_b0v: DFF<Bit>,
+    q_b0: DFF<Bits<8>>,
+    q_nff: DFF<Bits<3>>,
+    q_carry: DFF<Bit>,
+    q_stuff: DFF<Bit>,
+    marker_left: DFF<Bits<5>>,
 
+    // Which step.
+    norm: Signal<Local, Bit>,
+    emitting: Signal<Local, Bit>,
+    shifting: Signal<Local, Bit>,
+    busy_int: Signal<Local, Bit>,
+    do_emit: Signal<Local, Bit>,
+    do_shift: Signal<Local, Bit>,
     // Operation decode.
     is_slot: Signal<Local, Bit>,
     is_bit: Signal<Local, Bit>,
     is_raw: Signal<Local, Bit>,
     is_flush: Signal<Local, Bit>,
     is_marker: Signal<Local, Bit>,
-    is_coding: Signal<Local, Bit>,
     upd_prob: Signal<Local, Bit>,
-    // The step before normalization.
+    // The operation's arithmetic.
     e_part: Signal<Local, Bits<32>>,
     rest: Signal<Local, Bits<32>>,
     rb: Signal<Local, Bits<32>>,
     rb_hi: Signal<Local, Bits<32>>,
+    ctx_addr: Signal<Local, Bits<ADDR_BITS>>,
+    /// Bits above a probability (Verilator's lint skips `unused_` names).
+    unused_prob: Signal<Local, Bits<16>>,
     p_ctx: Signal<Local, Bits<16>>,
     p_use: Signal<Local, Bits<14>>,
     mul_a: Signal<Local, Bits<32>>,
@@ -121,14 +128,14 @@ pub struct PftRangeCoder {
     mul_lo: Signal<Local, Bits<32>>,
     mul_hi: Signal<Local, Bits<32>>,
     mul: Signal<Local, Bits<32>>,
-    bound: Signal<Local, Bits<32>>,
     diff: Signal<Local, Bits<32>>,
     raw_r: Signal<Local, Bits<32>>,
     ones_sh: Signal<Local, Bits<16>>,
     vmask: Signal<Local, Bits<16>>,
     v_masked: Signal<Local, Bits<16>>,
-    vr: Signal<Local, Bits<32>>,
     add: Signal<Local, Bits<32>>,
+    op_rng: Signal<Local, Bits<32>>,
+    op_low: Signal<Local, Bits<32>>,
     // Probability update.
     p_dec: Signal<Local, Bits<16>>,
     p_hit_new: Signal<Local, Bits<16>>,
@@ -136,97 +143,80 @@ pub struct PftRangeCoder {
     p_inc: Signal<Local, Bits<16>>,
     p_miss_new: Signal<Local, Bits<16>>,
     p_new: Signal<Local, Bits<16>>,
-    // Shift stages: element s is the state before stage s (0: after the operation's step).
-    st_low: Vec<Signal<Local, Bits<32>>>,
-    st_carry: Vec<Signal<Local, Bit>>,
-    /// The carry as a stage's bytes see it: only the first stage's (see the stage loop).
-    st_first: Vec<Signal<Local, Bit>>,
-    st_cin: Vec<Signal<Local, Bit>>,
-    st_rng: Vec<Signal<Local, Bits<32>>>,
-    st_cache: Vec<Signal<Local, Bits<8>>>,
-    st_pend: Vec<Signal<Local, Bits<3>>>,
-    st_top: Vec<Signal<Local, Bits<8>>>,
-    st_act: Vec<Signal<Local, Bit>>,
-    st_rel: Vec<Signal<Local, Bit>>,
-    st_trunc: Vec<Signal<Local, Bit>>,
-    st_room: Vec<Signal<Local, Bits<32>>>,
-    st_rt: Vec<Signal<Local, Bits<32>>>,
-    st_lsh: Vec<Signal<Local, Bits<32>>>,
-    st_b0: Vec<Signal<Local, Bits<8>>>,
-    st_bf: Vec<Signal<Local, Bits<8>>>,
-    // Byte slots (stage s, position j at 4s + j) and the emission chain.
-    sl_valid: Vec<Signal<Local, Bit>>,
-    sl_byte: Vec<Signal<Local, Bits<8>>>,
-    /// A slot's byte as a 3-bit lane tag: the emission chain moves tags, not bytes.
-    sl_tag: Vec<Signal<Local, Bits<3>>>,
-    st_tf: Vec<Signal<Local, Bits<3>>>,
-    em_lane: Vec<Signal<Local, Bits<3>>>,
-    dec_lane: Vec<Signal<Local, Bits<8>>>,
-    em_cnt: Vec<Signal<Local, Bits<8>>>,
-    em_zeros: Vec<Signal<Local, Bits<4>>>,
-    em_first: Vec<Signal<Local, Bit>>,
-    out_lane: Vec<Signal<Local, Bits<128>>>,
-    out_word: Vec<Signal<Local, Bits<128>>>,
-    cnt16: Signal<Local, Bits<16>>,
+    // The shift.
+    sh_top: Signal<Local, Bits<8>>,
+    sh_rel: Signal<Local, Bit>,
+    sh_trunc: Signal<Local, Bit>,
+    sh_room: Signal<Local, Bits<32>>,
+    sh_rt: Signal<Local, Bits<32>>,
+    // The emitted byte.
+    em_byte: Signal<Local, Bits<8>>,
+    /// The emitted byte counts in the zero run (not stuffing, not the marker).
+    em_coded: Signal<Local, Bit>,
+    marker_pos: Signal<Local, Bits<5>>,
+    marker_idx: Signal<Local, Bits<8>>,
+    /// The marker shifted to the byte to send, of which only the low byte is read (the
+    /// `unused` in its name tells Verilator's lint, default `--unused-regexp`).
+    marker_wide_unused: Signal<Local, Bits<128>>,
 
     k_op_slot: Constant<Bits<3>>,
     k_op_bit: Constant<Bits<3>>,
     k_op_raw: Constant<Bits<3>>,
     k_op_flush: Constant<Bits<3>>,
     k_op_marker: Constant<Bits<3>>,
+    k_zero3: Constant<Bits<3>>,
     k_one3: Constant<Bits<3>>,
-    k_two3: Constant<Bits<3>>,
-    k_three3: Constant<Bits<3>>,
     k_four3: Constant<Bits<3>>,
+    k_flush3: Constant<Bits<3>>,
     k_zero4: Constant<Bits<4>>,
     k_one4: Constant<Bits<4>>,
     k_run_last4: Constant<Bits<4>>,
+    k_zero5: Constant<Bits<5>>,
+    k_one5: Constant<Bits<5>>,
+    k_marker5: Constant<Bits<5>>,
     k_zero8: Constant<Bits<8>>,
     k_one8: Constant<Bits<8>>,
-    k_two8: Constant<Bits<8>>,
     k_three8: Constant<Bits<8>>,
     k_eight8: Constant<Bits<8>>,
     k_prob_bits8: Constant<Bits<8>>,
     k_sixteen8: Constant<Bits<8>>,
     k_ff8: Constant<Bits<8>>,
     k_rate8: Constant<Bits<8>>,
+    k_stuff8: Constant<Bits<8>>,
     k_prob_init: Constant<Bits<16>>,
     k_prob_init14: Constant<Bits<14>>,
     k_ones16: Constant<Bits<16>>,
     k_prob_one: Constant<Bits<16>>,
     k_prob_mask: Constant<Bits<16>>,
     k_zero32: Constant<Bits<32>>,
+    k_one32: Constant<Bits<32>>,
     k_top32: Constant<Bits<32>>,
     k_mask24: Constant<Bits<32>>,
     k_range_init: Constant<Bits<32>>,
-    k_stuff8: Constant<Bits<8>>,
-    k_tag_zero: Constant<Bits<3>>,
-    k_tag_ff: Constant<Bits<3>>,
-    k_tag_stuff: Constant<Bits<3>>,
-    k_tag_b0_0: Constant<Bits<3>>,
-    k_tag_b0_1: Constant<Bits<3>>,
-    k_tag_b0_2: Constant<Bits<3>>,
-    k_tag_b0_3: Constant<Bits<3>>,
-    k_tag_b0_4: Constant<Bits<3>>,
-    k_zero128: Constant<Bits<128>>,
+    /// The marker, its first byte in bits 7:0 (byte i at 8i).
     k_marker: Constant<Bits<128>>,
-    k_marker_len: Constant<Bits<16>>,
-    _contexts: usize,
 }
 
-fn locals<T: Default>(n: usize) -> Vec<T> {
-    (0..n).map(|_| T::default()).collect()
+fn c<const N: usize>(v: u64) -> Constant<Bits<N>> {
+    Constant::new(v.into())
 }
 
 impl PftRangeCoder {
     pub fn new(h: &PftHwConfig) -> PftRangeCoder {
         assert!((1..=256).contains(&h.contexts), "op_ctx addresses at most 256 contexts");
         assert!((1..=8).contains(&h.params.rate), "rate {} outside 1..=8", h.params.rate);
-        let marker = SYNC_MARKER.iter().fold(0u128, |a, &b| (a << 8) | b as u128);
-        assert!(marker < 1 << 64, "the marker constant is built from a u64");
+        // Byte i of the marker at bits 8i..8i+7, so the byte to send is the word shifted
+        // right by 8 x (its index).
+        let mut marker: Bits<128> = Default::default();
+        for (i, &b) in SYNC_MARKER.iter().enumerate() {
+            for k in 0..8 {
+                marker = marker.replace_bit(8 * i + k, (b >> k) & 1 != 0);
+            }
+        }
         PftRangeCoder {
             clock: Default::default(),
             reset: Default::default(),
+            step: Default::default(),
             op_valid: Default::default(),
             op_kind: Default::default(),
             op_escape: Default::default(),
@@ -235,8 +225,9 @@ impl PftRangeCoder {
             op_ctx: Default::default(),
             op_value: Default::default(),
             op_bits: Default::default(),
-            out_bytes: Default::default(),
-            out_len: Default::default(),
+            busy: Default::default(),
+            out_valid: Default::default(),
+            out_byte: Default::default(),
             low: Default::default(),
             low_carry: Default::default(),
             rng: Default::default(),
@@ -244,18 +235,34 @@ impl PftRangeCoder {
             pend: Default::default(),
             first_byte: Default::default(),
             zeros: Default::default(),
-            probs: locals(h.contexts),
+            prob_ram: TableRam::new(h.contexts, PROB_BITS as usize),
+            prob_valid: FlagArray::decoded(h.contexts.next_power_of_two(), 1),
+            flush_left: Default::default(),
+            flushed: Default::default(),
+            q_b0v: Default::default(),
+            q_b0: Default::default(),
+            q_nff: Default::default(),
+            q_carry: Default::default(),
+            q_stuff: Default::default(),
+            marker_left: Default::default(),
+            norm: Default::default(),
+            emitting: Default::default(),
+            shifting: Default::default(),
+            busy_int: Default::default(),
+            do_emit: Default::default(),
+            do_shift: Default::default(),
             is_slot: Default::default(),
             is_bit: Default::default(),
             is_raw: Default::default(),
             is_flush: Default::default(),
             is_marker: Default::default(),
-            is_coding: Default::default(),
             upd_prob: Default::default(),
             e_part: Default::default(),
             rest: Default::default(),
             rb: Default::default(),
             rb_hi: Default::default(),
+            ctx_addr: Default::default(),
+            unused_prob: Default::default(),
             p_ctx: Default::default(),
             p_use: Default::default(),
             mul_a: Default::default(),
@@ -263,91 +270,65 @@ impl PftRangeCoder {
             mul_lo: Default::default(),
             mul_hi: Default::default(),
             mul: Default::default(),
-            bound: Default::default(),
             diff: Default::default(),
             raw_r: Default::default(),
             ones_sh: Default::default(),
             vmask: Default::default(),
             v_masked: Default::default(),
-            vr: Default::default(),
             add: Default::default(),
+            op_rng: Default::default(),
+            op_low: Default::default(),
             p_dec: Default::default(),
             p_hit_new: Default::default(),
             p_room: Default::default(),
             p_inc: Default::default(),
             p_miss_new: Default::default(),
             p_new: Default::default(),
-            st_low: locals(NSTAGE + 1),
-            st_carry: locals(NSTAGE + 1),
-            st_first: locals(NSTAGE),
-            st_cin: locals(NSTAGE),
-            st_rng: locals(NSTAGE + 1),
-            st_cache: locals(NSTAGE + 1),
-            st_pend: locals(NSTAGE + 1),
-            st_top: locals(NSTAGE),
-            st_act: locals(NSTAGE),
-            st_rel: locals(NSTAGE),
-            st_trunc: locals(NSTAGE),
-            st_room: locals(NSTAGE),
-            st_rt: locals(NSTAGE),
-            st_lsh: locals(NSTAGE),
-            st_b0: locals(NSTAGE),
-            st_bf: locals(NSTAGE),
-            sl_valid: locals(NSLOT),
-            sl_byte: locals(NSLOT),
-            sl_tag: locals(NSLOT),
-            st_tf: locals(NSTAGE),
-            em_lane: locals(ACC_BYTES * (NSLOT + 1)),
-            dec_lane: locals(ACC_BYTES),
-            em_cnt: locals(NSLOT + 1),
-            em_zeros: locals(NSLOT + 1),
-            em_first: locals(NSLOT + 1),
-            out_lane: locals(ACC_BYTES),
-            out_word: locals(ACC_BYTES + 1),
-            cnt16: Default::default(),
-            k_op_slot: Constant::new(OP_SLOT.into()),
-            k_op_bit: Constant::new(OP_BIT.into()),
-            k_op_raw: Constant::new(OP_RAW.into()),
-            k_op_flush: Constant::new(OP_FLUSH.into()),
-            k_op_marker: Constant::new(OP_MARKER.into()),
-            k_one3: Constant::new(1u64.into()),
-            k_two3: Constant::new(2u64.into()),
-            k_three3: Constant::new(3u64.into()),
-            k_four3: Constant::new((PENDING_MAX as u64).into()),
-            k_zero4: Constant::new(0u64.into()),
-            k_one4: Constant::new(1u64.into()),
-            k_run_last4: Constant::new((ZERO_RUN_LIMIT as u64 - 1).into()),
-            k_zero8: Constant::new(0u64.into()),
-            k_one8: Constant::new(1u64.into()),
-            k_two8: Constant::new(2u64.into()),
-            k_three8: Constant::new(3u64.into()),
-            k_eight8: Constant::new(8u64.into()),
-            k_prob_bits8: Constant::new((PROB_BITS as u64).into()),
-            k_sixteen8: Constant::new(16u64.into()),
-            k_ff8: Constant::new(0xFFu64.into()),
-            k_rate8: Constant::new((h.params.rate as u64).into()),
-            k_prob_init: Constant::new((PROB_INIT as u64).into()),
-            k_prob_init14: Constant::new((PROB_INIT as u64).into()),
-            k_ones16: Constant::new(0xFFFFu64.into()),
-            k_prob_one: Constant::new((1u64 << PROB_BITS).into()),
-            k_prob_mask: Constant::new(((1u64 << PROB_BITS) - 1).into()),
-            k_zero32: Constant::new(0u64.into()),
-            k_top32: Constant::new((1u64 << 24).into()),
-            k_mask24: Constant::new(0xFF_FFFFu64.into()),
-            k_range_init: Constant::new(0xFFFF_FFFFu64.into()),
-            k_stuff8: Constant::new((STUFF_BYTE as u64).into()),
-            k_tag_zero: Constant::new(TAG_ZERO.into()),
-            k_tag_ff: Constant::new(TAG_FF.into()),
-            k_tag_stuff: Constant::new(TAG_STUFF.into()),
-            k_tag_b0_0: Constant::new(TAG_B0.into()),
-            k_tag_b0_1: Constant::new((TAG_B0 + 1).into()),
-            k_tag_b0_2: Constant::new((TAG_B0 + 2).into()),
-            k_tag_b0_3: Constant::new((TAG_B0 + 3).into()),
-            k_tag_b0_4: Constant::new((TAG_B0 + 4).into()),
-            k_zero128: Constant::new(0u64.into()),
-            k_marker: Constant::new((marker as u64).into()),
-            k_marker_len: Constant::new((8 * SYNC_MARKER.len() as u64).into()),
-            _contexts: h.contexts,
+            sh_top: Default::default(),
+            sh_rel: Default::default(),
+            sh_trunc: Default::default(),
+            sh_room: Default::default(),
+            sh_rt: Default::default(),
+            em_byte: Default::default(),
+            em_coded: Default::default(),
+            marker_pos: Default::default(),
+            marker_idx: Default::default(),
+            marker_wide_unused: Default::default(),
+            k_op_slot: c(OP_SLOT),
+            k_op_bit: c(OP_BIT),
+            k_op_raw: c(OP_RAW),
+            k_op_flush: c(OP_FLUSH),
+            k_op_marker: c(OP_MARKER),
+            k_zero3: c(0),
+            k_one3: c(1),
+            k_four3: c(PENDING_MAX as u64),
+            k_flush3: c(FLUSH_SHIFTS),
+            k_zero4: c(0),
+            k_one4: c(1),
+            k_run_last4: c(ZERO_RUN_LIMIT as u64 - 1),
+            k_zero5: c(0),
+            k_one5: c(1),
+            k_marker5: c(SYNC_MARKER.len() as u64),
+            k_zero8: c(0),
+            k_one8: c(1),
+            k_three8: c(3),
+            k_eight8: c(8),
+            k_prob_bits8: c(PROB_BITS as u64),
+            k_sixteen8: c(16),
+            k_ff8: c(0xFF),
+            k_rate8: c(h.params.rate as u64),
+            k_stuff8: c(STUFF_BYTE as u64),
+            k_prob_init: c(PROB_INIT as u64),
+            k_prob_init14: c(PROB_INIT as u64),
+            k_ones16: c(0xFFFF),
+            k_prob_one: c(1 << PROB_BITS),
+            k_prob_mask: c((1 << PROB_BITS) - 1),
+            k_zero32: c(0),
+            k_one32: c(1),
+            k_top32: c(1 << 24),
+            k_mask24: c(0xFF_FFFF),
+            k_range_init: c(0xFFFF_FFFF),
+            k_marker: Constant::new(marker),
         }
     }
 }
@@ -355,15 +336,27 @@ impl PftRangeCoder {
 impl Logic for PftRangeCoder {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, low, low_carry, rng, cache, pend, first_byte, zeros);
+        dff_setup!(
+            self, clock, low, low_carry, rng, cache, pend, first_byte, zeros, flush_left, flushed, q_b0v, q_b0, q_nff,
+            q_carry, q_stuff, marker_left
+        );
 
-        // Decode.
+        // Which step: a byte to emit first, then a shift, else an operation.
+        self.norm.next = !self.flushed.q.val() & (self.rng.q.val() < self.k_top32.val());
+        self.emitting.next = ((self.q_stuff.q.val() | self.q_b0v.q.val()) | (self.q_nff.q.val() != self.k_zero3.val()))
+            | (self.marker_left.q.val() != self.k_zero5.val());
+        self.shifting.next = self.norm.val() | (self.flush_left.q.val() != self.k_zero3.val());
+        self.busy_int.next = self.emitting.val() | self.shifting.val();
+        self.busy.next = self.busy_int.val();
+        self.do_emit.next = self.step.val() & self.emitting.val();
+        self.do_shift.next = (self.step.val() & !self.emitting.val()) & self.shifting.val();
+
+        // Operation decode.
         self.is_slot.next = self.op_valid.val() & (self.op_kind.val() == self.k_op_slot.val());
         self.is_bit.next = self.op_valid.val() & (self.op_kind.val() == self.k_op_bit.val());
         self.is_raw.next = self.op_valid.val() & (self.op_kind.val() == self.k_op_raw.val());
         self.is_flush.next = self.op_valid.val() & (self.op_kind.val() == self.k_op_flush.val());
         self.is_marker.next = self.op_valid.val() & (self.op_kind.val() == self.k_op_marker.val());
-        self.is_coding.next = (self.is_slot.val() | self.is_bit.val()) | self.is_raw.val();
 
         // Slot: e = range >> 16; without an escape the decision splits range - e.
         self.e_part.next = self.rng.q.val() >> self.k_sixteen8.val();
@@ -375,11 +368,17 @@ impl Logic for PftRangeCoder {
         self.rb_hi.next = self.rb.val() >> self.k_prob_bits8.val();
 
         // The context's probability (a fixed slot: 1/2).
+        self.ctx_addr.next = bit_cast::<ADDR_BITS, 8>(self.op_ctx.val());
+        self.prob_ram.clock.next = self.clock.val();
+        self.prob_valid.clock.next = self.clock.val();
+        self.prob_ram.raddr.next = self.ctx_addr.val();
+        self.prob_ram.waddr.next = self.ctx_addr.val();
+        self.prob_valid.raddr.next = self.ctx_addr.val();
+        self.prob_valid.waddr.next = self.ctx_addr.val();
+        self.unused_prob.next = self.prob_ram.rdata.val().get_bits::<16>(16);
         self.p_ctx.next = self.k_prob_init.val();
-        for i in 0..self._contexts {
-            if self.op_ctx.val().index() == i {
-                self.p_ctx.next = self.probs[i].q.val();
-            }
+        if self.prob_valid.rdata.val() != self.k_zero32.val() {
+            self.p_ctx.next = self.prob_ram.rdata.val().get_bits::<16>(0);
         }
         self.p_use.next = bit_cast::<14, 16>(self.p_ctx.val());
         if self.is_slot.val() & self.op_fixed.val() {
@@ -392,46 +391,38 @@ impl Logic for PftRangeCoder {
         self.vmask.next = !self.ones_sh.val();
         self.v_masked.next = self.op_value.val() & self.vmask.val();
 
-        // One shift-and-add multiplier for both products, as no operation needs both:
-        // bound = (rb >> 14) * p (14 bits of p) for a decision, v * r for a raw field. Each
-        // fits in 32 bits, so the shared 32-bit accumulator gives the same values.
+        // One multiplier for both products, as no operation needs both: bound = (rb >> 14)
+        // * p for a decision, v * r for a raw field; each fits in 32 bits. a * b mod 2^32 =
+        // a[15:0] * b + ((a[31:16] * b) << 16).
         self.mul_a.next = self.rb_hi.val();
         self.mul_b.next = bit_cast::<16, 14>(self.p_use.val());
         if self.is_raw.val() {
             self.mul_a.next = self.raw_r.val();
             self.mul_b.next = self.v_masked.val();
         }
-        // a * b mod 2^32 = a[15:0] * b + ((a[31:16] * b) << 16): two 16 x 16-bit products
-        // that synthesis builds as adder trees (a chain of 16 conditional 32-bit adds was
-        // 130 gates deep and 800 cells larger).
         self.mul_lo.next = self.mul_a.val().get_bits::<16>(0) * self.mul_b.val();
         self.mul_hi.next = self.mul_a.val().get_bits::<16>(16) * self.mul_b.val();
         self.mul.next = self.mul_lo.val() + (self.mul_hi.val() << self.k_sixteen8.val());
-        self.bound.next = self.mul.val();
-        self.diff.next = self.rb.val() - self.bound.val();
-        self.vr.next = self.mul.val();
+        self.diff.next = self.rb.val() - self.mul.val();
 
-        // The operation's step: what low gains and the new range.
+        // The operation: what low gains and the new range (no normalization).
         self.add.next = self.k_zero32.val();
-        self.st_rng[0].next = self.rng.q.val();
+        self.op_rng.next = self.rng.q.val();
         if self.is_slot.val() & self.op_escape.val() {
             self.add.next = self.rest.val();
-            self.st_rng[0].next = self.e_part.val();
+            self.op_rng.next = self.e_part.val();
         } else if self.is_slot.val() | self.is_bit.val() {
-            self.st_rng[0].next = self.diff.val();
+            self.op_rng.next = self.diff.val();
             if !self.op_hit.val() {
                 self.add.next = self.diff.val();
-                self.st_rng[0].next = self.bound.val();
+                self.op_rng.next = self.mul.val();
             }
         } else if self.is_raw.val() {
-            self.add.next = self.vr.val();
-            self.st_rng[0].next = self.raw_r.val();
+            self.add.next = self.mul.val();
+            self.op_rng.next = self.raw_r.val();
         }
         // low + range < 2^33 always, so the 32-bit sum wraps at most once.
-        self.st_low[0].next = self.low.q.val() + self.add.val();
-        self.st_carry[0].next = self.low_carry.q.val() | (self.st_low[0].val() < self.low.q.val());
-        self.st_cache[0].next = self.cache.q.val();
-        self.st_pend[0].next = self.pend.q.val();
+        self.op_low.next = self.low.q.val() + self.add.val();
 
         // Probability update (a slot's escape and a fixed slot adapt nothing).
         self.upd_prob.next = self.is_bit.val() | ((self.is_slot.val() & !self.op_escape.val()) & !self.op_fixed.val());
@@ -440,196 +431,115 @@ impl Logic for PftRangeCoder {
         self.p_room.next = self.k_prob_one.val() - self.p_ctx.val();
         self.p_inc.next = self.p_room.val() >> self.k_rate8.val();
         self.p_miss_new.next = self.p_ctx.val() + self.p_inc.val();
-        // p stays within 1..=4095: the mask changes nothing but lets synthesis drop the
-        // upper 4 bits of each 16-bit probability register.
+        // p stays within 1..=16383: the mask changes nothing but says the upper 2 bits are 0.
         self.p_new.next = self.p_miss_new.val() & self.k_prob_mask.val();
         if self.op_hit.val() {
             self.p_new.next = self.p_hit_new.val() & self.k_prob_mask.val();
         }
 
-        // Shift stages: normalization (range < 2^24), or one of a flush's five shifts.
-        // A later stage acts only after the first one did (a flush acts in all; otherwise the
-        // range stays >= 2^24 when the first does not shift), and the first shift clears the
-        // carry, so only the first stage's bytes can take a carry: `st_cin` says so in a way
-        // synthesis sees (constant false after stage 0), which drops the later stages' carry
-        // adders and leaves their pending bytes the constant 0xFF.
-        self.st_first[0].next = true;
-        for s in 1..NSTAGE {
-            self.st_first[s].next = false;
-        }
-        for s in 0..NSTAGE {
-            self.st_cin[s].next = self.st_carry[s].val() & self.st_first[s].val();
-            self.st_top[s].next = self.st_low[s].val().get_bits::<8>(24);
-            self.st_act[s].next =
-                self.is_flush.val() | (self.is_coding.val() & (self.st_rng[s].val() < self.k_top32.val()));
-            self.st_rel[s].next = self.st_act[s].val()
-                & (((self.st_top[s].val() != self.k_ff8.val()) | self.st_cin[s].val())
-                    | (self.st_pend[s].val() == self.k_four3.val()));
-            self.st_trunc[s].next = ((self.st_act[s].val() & (self.st_top[s].val() == self.k_ff8.val()))
-                & !self.st_cin[s].val())
-                & (self.st_pend[s].val() == self.k_four3.val());
-            // The pending limit: range := min(range, 2^32 - low) (here low < 2^32, low != 0).
-            self.st_room[s].next = self.k_zero32.val() - self.st_low[s].val();
-            self.st_rt[s].next = self.st_rng[s].val();
-            if self.st_trunc[s].val() & (self.st_room[s].val() < self.st_rng[s].val()) {
-                self.st_rt[s].next = self.st_room[s].val();
-            }
-            self.st_lsh[s].next = (self.st_low[s].val() & self.k_mask24.val()) << self.k_eight8.val();
-            // Released bytes: the cached byte plus the carry, then 0xFF plus the carry.
-            self.st_b0[s].next = self.st_cache[s].val();
-            self.st_bf[s].next = self.k_ff8.val();
-            if self.st_cin[s].val() {
-                self.st_b0[s].next = self.st_cache[s].val() + self.k_one8.val();
-                self.st_bf[s].next = self.k_zero8.val();
-            }
-            self.st_low[s + 1].next = self.st_low[s].val();
-            self.st_carry[s + 1].next = self.st_carry[s].val();
-            self.st_rng[s + 1].next = self.st_rng[s].val();
-            self.st_cache[s + 1].next = self.st_cache[s].val();
-            self.st_pend[s + 1].next = self.st_pend[s].val();
-            if self.st_act[s].val() {
-                self.st_low[s + 1].next = self.st_lsh[s].val();
-                self.st_carry[s + 1].next = false;
-                self.st_rng[s + 1].next = self.st_rt[s].val() << self.k_eight8.val();
-                if self.is_flush.val() {
-                    self.st_rng[s + 1].next = self.st_rt[s].val();
-                }
-                self.st_pend[s + 1].next = self.st_pend[s].val() + self.k_one3.val();
-                if self.st_rel[s].val() {
-                    self.st_cache[s + 1].next = self.st_top[s].val();
-                    self.st_pend[s + 1].next = self.k_one3.val();
-                }
-            }
-            self.sl_valid[4 * s].next = self.st_rel[s].val();
-            self.sl_byte[4 * s].next = self.st_b0[s].val();
-            self.sl_valid[4 * s + 1].next = self.st_rel[s].val() & (self.st_pend[s].val() > self.k_one3.val());
-            self.sl_byte[4 * s + 1].next = self.st_bf[s].val();
-            self.sl_valid[4 * s + 2].next = self.st_rel[s].val() & (self.st_pend[s].val() > self.k_two3.val());
-            self.sl_byte[4 * s + 2].next = self.st_bf[s].val();
-            self.sl_valid[4 * s + 3].next = self.st_rel[s].val() & (self.st_pend[s].val() > self.k_three3.val());
-            self.sl_byte[4 * s + 3].next = self.st_bf[s].val();
+        // The shift (trace-format.md 11.6): release the cached byte and the pending bytes
+        // when low is below 0xFF000000 or carried, or at the pending limit (truncating the
+        // range to 2^32 - low, low != 0 there, so no carry can come); else one more pending.
+        self.sh_top.next = self.low.q.val().get_bits::<8>(24);
+        self.sh_rel.next = ((self.sh_top.val() != self.k_ff8.val()) | self.low_carry.q.val())
+            | (self.pend.q.val() == self.k_four3.val());
+        self.sh_trunc.next = ((self.sh_top.val() == self.k_ff8.val()) & !self.low_carry.q.val())
+            & (self.pend.q.val() == self.k_four3.val());
+        self.sh_room.next = self.k_zero32.val() - self.low.q.val();
+        self.sh_rt.next = self.rng.q.val();
+        if self.sh_trunc.val() & (self.sh_room.val() < self.rng.q.val()) {
+            self.sh_rt.next = self.sh_room.val();
         }
 
-        // Emission: drop the coder's first byte; after 14 zero bytes insert 0x01. The bytes
-        // so far are a shift register of 9 lanes of tags (lane 0 the newest): element
-        // 9u + k is lane k before slot u. (Lanes rather than one word: rust-hdl cannot widen
-        // a value with `bit_cast` inside a loop.)
-        for s in 0..NSTAGE {
-            self.st_tf[s].next = self.k_tag_ff.val();
-            if self.st_cin[s].val() {
-                self.st_tf[s].next = self.k_tag_zero.val();
-            }
-            self.sl_tag[4 * s + 1].next = self.st_tf[s].val();
-            self.sl_tag[4 * s + 2].next = self.st_tf[s].val();
-            self.sl_tag[4 * s + 3].next = self.st_tf[s].val();
-        }
-        self.sl_tag[0].next = self.k_tag_b0_0.val();
-        self.sl_tag[4].next = self.k_tag_b0_1.val();
-        self.sl_tag[8].next = self.k_tag_b0_2.val();
-        self.sl_tag[12].next = self.k_tag_b0_3.val();
-        self.sl_tag[16].next = self.k_tag_b0_4.val();
-        for k in 0..ACC_BYTES {
-            self.em_lane[k].next = self.k_tag_zero.val();
-        }
-        self.em_cnt[0].next = self.k_zero8.val();
-        self.em_zeros[0].next = self.zeros.q.val();
-        self.em_first[0].next = self.first_byte.q.val();
-        for u in 0..NSLOT {
-            for k in 0..ACC_BYTES {
-                self.em_lane[9 * u + 9 + k].next = self.em_lane[9 * u + k].val();
-            }
-            self.em_cnt[u + 1].next = self.em_cnt[u].val();
-            self.em_zeros[u + 1].next = self.em_zeros[u].val();
-            self.em_first[u + 1].next = self.em_first[u].val() & !self.sl_valid[u].val();
-            if self.sl_valid[u].val() & !self.em_first[u].val() {
-                self.em_lane[9 * u + 9].next = self.sl_tag[u].val();
-                for k in 1..ACC_BYTES {
-                    self.em_lane[9 * u + 9 + k].next = self.em_lane[9 * u + k - 1].val();
-                }
-                self.em_cnt[u + 1].next = self.em_cnt[u].val() + self.k_one8.val();
-                self.em_zeros[u + 1].next = self.k_zero4.val();
-                if self.sl_byte[u].val() == self.k_zero8.val() {
-                    self.em_zeros[u + 1].next = self.em_zeros[u].val() + self.k_one4.val();
-                    if self.em_zeros[u].val() == self.k_run_last4.val() {
-                        self.em_lane[9 * u + 9].next = self.k_tag_stuff.val();
-                        self.em_lane[9 * u + 10].next = self.sl_tag[u].val();
-                        for k in 2..ACC_BYTES {
-                            self.em_lane[9 * u + 9 + k].next = self.em_lane[9 * u + k - 2].val();
-                        }
-                        self.em_cnt[u + 1].next = self.em_cnt[u].val() + self.k_two8.val();
-                        self.em_zeros[u + 1].next = self.k_zero4.val();
-                    }
-                }
-            }
-        }
-
-        // Outputs: the lanes after the last slot (elements 180..188) decoded, right-aligned.
-        for k in 0..ACC_BYTES {
-            self.dec_lane[k].next = self.k_zero8.val();
-            if self.em_lane[180 + k].val() == self.k_tag_ff.val() {
-                self.dec_lane[k].next = self.k_ff8.val();
-            }
-            if self.em_lane[180 + k].val() == self.k_tag_stuff.val() {
-                self.dec_lane[k].next = self.k_stuff8.val();
-            }
-            if self.em_lane[180 + k].val() == self.k_tag_b0_0.val() {
-                self.dec_lane[k].next = self.st_b0[0].val();
-            }
-            if self.em_lane[180 + k].val() == self.k_tag_b0_1.val() {
-                self.dec_lane[k].next = self.st_b0[1].val();
-            }
-            if self.em_lane[180 + k].val() == self.k_tag_b0_2.val() {
-                self.dec_lane[k].next = self.st_b0[2].val();
-            }
-            if self.em_lane[180 + k].val() == self.k_tag_b0_3.val() {
-                self.dec_lane[k].next = self.st_b0[3].val();
-            }
-            if self.em_lane[180 + k].val() == self.k_tag_b0_4.val() {
-                self.dec_lane[k].next = self.st_b0[4].val();
-            }
-        }
-        self.out_lane[0].next = bit_cast::<128, 8>(self.dec_lane[0].val());
-        self.out_lane[1].next = bit_cast::<128, 8>(self.dec_lane[1].val());
-        self.out_lane[2].next = bit_cast::<128, 8>(self.dec_lane[2].val());
-        self.out_lane[3].next = bit_cast::<128, 8>(self.dec_lane[3].val());
-        self.out_lane[4].next = bit_cast::<128, 8>(self.dec_lane[4].val());
-        self.out_lane[5].next = bit_cast::<128, 8>(self.dec_lane[5].val());
-        self.out_lane[6].next = bit_cast::<128, 8>(self.dec_lane[6].val());
-        self.out_lane[7].next = bit_cast::<128, 8>(self.dec_lane[7].val());
-        self.out_lane[8].next = bit_cast::<128, 8>(self.dec_lane[8].val());
-        self.out_word[0].next = self.k_zero128.val();
-        for k in 0..ACC_BYTES {
-            self.out_word[k + 1].next = (self.out_word[k].val() << self.k_eight8.val()) | self.out_lane[8 - k].val();
-        }
-        self.cnt16.next = bit_cast::<16, 8>(self.em_cnt[20].val());
-        // (Each output written once per evaluation: no glitch for an event-driven simulator.)
-        if self.is_marker.val() {
-            self.out_bytes.next = self.k_marker.val();
-            self.out_len.next = self.k_marker_len.val();
+        // The byte to emit: stuffing first, then the cached byte, the pending bytes; the
+        // marker's bytes alone.
+        self.marker_pos.next = self.k_marker5.val() - self.marker_left.q.val();
+        self.marker_idx.next = bit_cast::<8, 5>(self.marker_pos.val()) << self.k_three8.val();
+        self.marker_wide_unused.next = self.k_marker.val() >> self.marker_idx.val();
+        self.em_coded.next = false;
+        if self.marker_left.q.val() != self.k_zero5.val() {
+            self.em_byte.next = self.marker_wide_unused.val().get_bits::<8>(0);
+        } else if self.q_stuff.q.val() {
+            self.em_byte.next = self.k_stuff8.val();
+        } else if self.q_b0v.q.val() {
+            self.em_byte.next = self.q_b0.q.val();
+            self.em_coded.next = true;
+        } else if self.q_carry.q.val() {
+            self.em_byte.next = self.k_zero8.val();
+            self.em_coded.next = true;
         } else {
-            self.out_bytes.next = self.out_word[9].val();
-            self.out_len.next = self.cnt16.val() << self.k_three8.val();
+            self.em_byte.next = self.k_ff8.val();
+            self.em_coded.next = true;
+        }
+        // (Each output written once per evaluation: no glitch for an event-driven simulator.)
+        if self.do_emit.val() {
+            self.out_valid.next = true;
+            self.out_byte.next = self.em_byte.val();
+        } else {
+            self.out_valid.next = false;
+            self.out_byte.next = self.k_zero8.val();
         }
 
         // State at the clock edge.
-        self.low.d.next = self.st_low[5].val();
-        self.low_carry.d.next = self.st_carry[5].val();
-        self.rng.d.next = self.st_rng[5].val();
-        self.cache.d.next = self.st_cache[5].val();
-        self.pend.d.next = self.st_pend[5].val();
-        self.zeros.d.next = self.em_zeros[20].val();
-        self.first_byte.d.next = self.em_first[20].val();
-        for i in 0..self._contexts {
-            self.probs[i].clock.next = self.clock.val();
-            self.probs[i].d.next = self.probs[i].q.val();
-            if self.upd_prob.val() & (self.op_ctx.val().index() == i) {
-                self.probs[i].d.next = self.p_new.val();
+        if self.do_emit.val() {
+            if self.marker_left.q.val() != self.k_zero5.val() {
+                self.marker_left.d.next = self.marker_left.q.val() - self.k_one5.val();
+            } else if self.q_stuff.q.val() {
+                self.q_stuff.d.next = false;
+            } else if self.q_b0v.q.val() {
+                self.q_b0v.d.next = false;
+            } else {
+                self.q_nff.d.next = self.q_nff.q.val() - self.k_one3.val();
             }
-            if self.reset.val() | self.is_marker.val() {
-                self.probs[i].d.next = self.k_prob_init.val();
+            if self.em_coded.val() {
+                self.zeros.d.next = self.k_zero4.val();
+                if self.em_byte.val() == self.k_zero8.val() {
+                    self.zeros.d.next = self.zeros.q.val() + self.k_one4.val();
+                    if self.zeros.q.val() == self.k_run_last4.val() {
+                        self.zeros.d.next = self.k_zero4.val();
+                        self.q_stuff.d.next = true;
+                    }
+                }
             }
+        } else if self.do_shift.val() {
+            self.low.d.next = (self.low.q.val() & self.k_mask24.val()) << self.k_eight8.val();
+            self.low_carry.d.next = false;
+            if self.flush_left.q.val() != self.k_zero3.val() {
+                self.flush_left.d.next = self.flush_left.q.val() - self.k_one3.val();
+                self.rng.d.next = self.sh_rt.val();
+            } else {
+                self.rng.d.next = self.sh_rt.val() << self.k_eight8.val();
+            }
+            if self.sh_rel.val() {
+                self.q_b0v.d.next = !self.first_byte.q.val();
+                self.first_byte.d.next = false;
+                self.q_b0.d.next = self.cache.q.val();
+                if self.low_carry.q.val() {
+                    self.q_b0.d.next = self.cache.q.val() + self.k_one8.val();
+                }
+                self.q_nff.d.next = self.pend.q.val() - self.k_one3.val();
+                self.q_carry.d.next = self.low_carry.q.val();
+                self.cache.d.next = self.sh_top.val();
+                self.pend.d.next = self.k_one3.val();
+            } else {
+                self.pend.d.next = self.pend.q.val() + self.k_one3.val();
+            }
+        } else if self.step.val() & ((self.is_slot.val() | self.is_bit.val()) | self.is_raw.val()) {
+            self.low.d.next = self.op_low.val();
+            self.low_carry.d.next = self.low_carry.q.val() | (self.op_low.val() < self.low.q.val());
+            self.rng.d.next = self.op_rng.val();
+        } else if self.step.val() & self.is_flush.val() {
+            self.flush_left.d.next = self.k_flush3.val();
+            self.flushed.d.next = true;
         }
-        if self.reset.val() | self.is_marker.val() {
+        // The probability written back; a marker or reset clears every valid flag (the
+        // clear wins over the write).
+        self.prob_ram.we.next = (self.step.val() & !self.busy_int.val()) & self.upd_prob.val();
+        self.prob_ram.wdata.next = bit_cast::<32, 16>(self.p_new.val());
+        self.prob_valid.we.next = (self.step.val() & !self.busy_int.val()) & self.upd_prob.val();
+        self.prob_valid.wdata.next = self.k_one32.val();
+        self.prob_valid.clear.next = self.reset.val() | (self.step.val() & self.is_marker.val());
+        if self.reset.val() | (self.step.val() & self.is_marker.val()) {
             self.low.d.next = self.k_zero32.val();
             self.low_carry.d.next = false;
             self.rng.d.next = self.k_range_init.val();
@@ -637,6 +547,15 @@ impl Logic for PftRangeCoder {
             self.pend.d.next = self.k_one3.val();
             self.first_byte.d.next = true;
             self.zeros.d.next = self.k_zero4.val();
+            self.flush_left.d.next = self.k_zero3.val();
+            self.flushed.d.next = false;
+            self.q_b0v.d.next = false;
+            self.q_nff.d.next = self.k_zero3.val();
+            self.q_stuff.d.next = false;
+            self.marker_left.d.next = self.k_zero5.val();
+        }
+        if !self.reset.val() & (self.step.val() & self.is_marker.val()) {
+            self.marker_left.d.next = self.k_marker5.val();
         }
     }
 }
@@ -649,9 +568,11 @@ impl Logic for PftRangeCoder {
 pub enum CoderStim {
     /// `reset` high, no operation.
     Reset,
-    /// No operation (`op_valid` low).
+    /// `step` high, no operation (`op_valid` low): the coder takes a step if it is busy.
     Idle,
-    /// One operation.
+    /// `step` low: the record register holds a byte back, the coder waits.
+    Hold,
+    /// One operation (`step` high; only when the coder is not busy).
     Op(CoderOp),
 }
 
@@ -659,6 +580,7 @@ pub enum CoderStim {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CoderPins {
     pub reset: bool,
+    pub step: bool,
     pub valid: bool,
     pub kind: u64,
     pub escape: bool,
@@ -671,10 +593,11 @@ pub struct CoderPins {
 
 impl CoderStim {
     pub fn pins(&self) -> CoderPins {
-        let op = |kind: u64| CoderPins { valid: true, kind, ..Default::default() };
+        let op = |kind: u64| CoderPins { step: true, valid: true, kind, ..Default::default() };
         match *self {
             CoderStim::Reset => CoderPins { reset: true, ..Default::default() },
-            CoderStim::Idle => CoderPins::default(),
+            CoderStim::Idle => CoderPins { step: true, ..Default::default() },
+            CoderStim::Hold => CoderPins::default(),
             CoderStim::Op(CoderOp::Slot { escape, hit, ctx, .. }) => {
                 CoderPins { escape, hit, fixed: ctx.is_none(), ctx: ctx.unwrap_or(0) as u64, ..op(OP_SLOT) }
             }
@@ -688,31 +611,50 @@ impl CoderStim {
     }
 }
 
-/// `out_len` and `out_bytes` for the bytes one operation emits (first byte most significant).
-pub fn output_word(bytes: &[u8]) -> (u64, u128) {
-    assert!(bytes.len() <= OP_BYTES_MAX, "{} bytes in one operation", bytes.len());
-    (8 * bytes.len() as u64, bytes.iter().fold(0u128, |a, &b| (a << 8) | b as u128))
+/// One cycle of the block's stimulus and what the model says it shows: `busy` at start of
+/// cycle (not checked in a reset cycle) and the byte it emits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CoderCycle {
+    pub stim: CoderStim,
+    pub busy: bool,
+    pub byte: Option<u8>,
 }
 
-/// What the model's `PftCoder::run_op` emits in each cycle (a reset starts a new coder).
-/// The coder must be reset before its first operation, as the block must.
-pub fn model_outputs(h: &PftHwConfig, stims: &[CoderStim]) -> Vec<Vec<u8>> {
+/// Expand a sequence of operations (with resets and idle cycles between them) into the
+/// block's cycles: after each operation, the further steps the model's
+/// `PftCoder::run_op_steps` gives, each an `Idle` cycle that emits its byte or shifts, with
+/// a `Hold` cycle before a step one time in `hold_den` (0: never). The coder must be reset
+/// before its first operation, as the block must.
+pub fn schedule(h: &PftHwConfig, stims: &[CoderStim], seed: u64, hold_den: u32) -> Vec<CoderCycle> {
     let mut coder = PftCoder::new(&h.params);
-    stims
-        .iter()
-        .map(|s| match *s {
+    let mut g = Lcg(seed);
+    let mut steps = std::collections::VecDeque::new();
+    let mut out = Vec::with_capacity(stims.len() * 2);
+    let idle = |stim| CoderCycle { stim, busy: false, byte: None };
+    for &st in stims {
+        match st {
             CoderStim::Reset => {
                 coder = PftCoder::new(&h.params);
-                Vec::new()
+                out.push(idle(st));
             }
-            CoderStim::Idle => Vec::new(),
+            CoderStim::Idle | CoderStim::Hold => out.push(idle(st)),
             CoderStim::Op(op) => {
+                out.push(idle(st));
                 let before = coder.out.len();
-                coder.run_op(op);
-                coder.out[before..].to_vec()
+                coder.run_op_steps(op, &mut steps);
+                let mut bytes = coder.out[before..].iter().copied();
+                for emit in steps.drain(..) {
+                    if hold_den > 0 && g.chance(1, hold_den) {
+                        out.push(CoderCycle { stim: CoderStim::Hold, busy: true, byte: None });
+                    }
+                    let byte = if emit { Some(bytes.next().expect("a byte for every emitting step")) } else { None };
+                    out.push(CoderCycle { stim: CoderStim::Idle, busy: true, byte });
+                }
+                assert!(bytes.next().is_none(), "every byte has its step");
             }
-        })
-        .collect()
+        }
+    }
+    out
 }
 
 /// A small deterministic generator for the random operation sequences.
@@ -825,23 +767,22 @@ pub fn random_stims(h: &PftHwConfig, seed: u64, n: usize) -> Vec<CoderStim> {
     v
 }
 
-/// Delta passes allowed for the block to settle in the RustHDL simulation: its longest
-/// combinational chain (multiplier, five shift stages, twenty byte slots) takes about a
-/// hundred.
+/// Delta passes allowed for the block to settle in the RustHDL simulation (the multiplier's
+/// chain is the longest).
 pub const SETTLE_ITERS: usize = 2000;
 
 /// What one cycle of the RustHDL simulation showed on the outputs and inside the block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CoderSeen {
-    pub len: u64,
-    pub word: u128,
-    /// A shift hit the pending limit; and the truncation cut the range (2^32 - low < range).
+    pub busy: bool,
+    pub byte: Option<u8>,
+    /// A shift this cycle.
+    pub shifted: bool,
+    /// The shift hit the pending limit; and the truncation cut the range (2^32 - low < range).
     pub truncated: bool,
     pub cut: bool,
-    /// Released bytes took a carry.
+    /// The shift released bytes that took a carry.
     pub carried: bool,
-    /// Shift stages active.
-    pub shifts: usize,
 }
 
 /// Direct-drive RustHDL simulation of the block (set inputs, settle, sample, clock).
@@ -870,6 +811,7 @@ impl CoderSim {
         let p = st.pins();
         let u = &mut self.uut;
         u.reset.next = p.reset;
+        u.step.next = p.step;
         u.op_valid.next = p.valid;
         u.op_kind.next = p.kind.into();
         u.op_escape.next = p.escape;
@@ -880,26 +822,20 @@ impl CoderSim {
         u.op_bits.next = p.bits.into();
         self.settle()?;
         let u = &self.uut;
+        let shifted = u.do_shift.val();
         let seen = CoderSeen {
-            len: u.out_len.val().to_u64(),
-            word: u.out_bytes.val().to_u128(),
-            truncated: u.st_trunc.iter().any(|t| t.val()),
-            cut: (0..NSTAGE).any(|s| u.st_trunc[s].val() && u.st_room[s].val() < u.st_rng[s].val()),
-            carried: (0..NSTAGE).any(|s| u.st_rel[s].val() && u.st_carry[s].val()),
-            shifts: u.st_act.iter().filter(|a| a.val()).count(),
+            busy: u.busy.val(),
+            byte: u.out_valid.val().then(|| u.out_byte.val().to_u64() as u8),
+            shifted,
+            truncated: shifted && u.sh_trunc.val(),
+            cut: shifted && u.sh_trunc.val() && u.sh_room.val() < u.rng.q.val(),
+            carried: shifted && u.sh_rel.val() && u.low_carry.q.val(),
         };
         self.uut.clock.next = Clock::from(true);
         self.settle()?;
         self.uut.clock.next = Clock::from(false);
         self.settle()?;
         Ok(seen)
-    }
-
-    /// The coder state: low (with the carry as bit 32), range, pending count.
-    pub fn state(&self) -> (u64, u64, u64) {
-        let u = &self.uut;
-        let low = u.low.q.val().to_u64() | (u.low_carry.q.val() as u64) << 32;
-        (low, u.rng.q.val().to_u64(), u.pend.q.val().to_u64())
     }
 }
 
@@ -918,21 +854,22 @@ fn straddle_point(low: u64, rng: u64) -> Option<u64> {
 }
 
 /// A sequence of `n` operations (after a reset) that drives the coder into the pending
-/// limit with a range worth cutting: raw fields chosen from the coder's state (run in the
-/// RustHDL simulation of the block) keep the interval across the point where a carry would
-/// come, so pending bytes pile up to the limit and the truncation cuts the range, down to a
-/// few units when low lies just below 2^32. One operation in six is random, so straddles
-/// resolve both ways (carry or not); a flush and the marker every 2000 operations.
-pub fn straddling_stims(h: &PftHwConfig, seed: u64, n: usize) -> Result<Vec<CoderStim>, String> {
+/// limit with a range worth cutting: raw fields chosen from the coder's state (the model's,
+/// which the block's equals after each operation's steps) keep the interval across the
+/// point where a carry would come, so pending bytes pile up to the limit and the truncation
+/// cuts the range, down to a few units when low lies just below 2^32. One operation in six
+/// is random, so straddles resolve both ways (carry or not); a flush and the marker every
+/// 2000 operations.
+pub fn straddling_stims(h: &PftHwConfig, seed: u64, n: usize) -> Vec<CoderStim> {
     use streamtrace_model::pft::Info;
     let info = Info::Address;
     let mut g = Lcg(seed);
-    let mut sim = CoderSim::new(h)?;
+    let mut model = PftCoder::new(&h.params);
     let mut v = vec![CoderStim::Reset];
-    sim.step(&v[0])?;
     let ctxs = h.contexts as u32;
     for i in 0..n {
-        let (low, rng, pend) = sim.state();
+        let (low, rng, pend) = model.coder_state();
+        let rng = rng as u64;
         let mut op = None;
         if !g.chance(1, 6) {
             if let Some(t) = straddle_point(low, rng) {
@@ -967,35 +904,35 @@ pub fn straddling_stims(h: &PftHwConfig, seed: u64, n: usize) -> Result<Vec<Code
                 _ => CoderOp::Raw { value: g.next_u32(), bits: 1 + g.below(16) as u8, info },
             }
         });
-        let mut add = vec![CoderStim::Op(op)];
+        let mut add = vec![op];
         if i % 2000 == 1999 {
-            add.extend([CoderStim::Op(CoderOp::Flush), CoderStim::Op(CoderOp::Marker)]);
+            add.extend([CoderOp::Flush, CoderOp::Marker]);
         }
-        for st in add {
-            sim.step(&st)?;
-            v.push(st);
+        for op in add {
+            model.run_op(op);
+            v.push(CoderStim::Op(op));
         }
     }
-    Ok(v)
+    v
 }
 
 // ---------------------------------------------------------------------------------------
 // Verilog export and the Verilator replay of this block alone.
 
 /// The replay file of the Verilator harness: per cycle the input pins and the expected
-/// outputs, `RESET VALID KIND ESCAPE HIT FIXED CTX VALUE BITS OUT_LEN OUT_BYTES` (VALUE and
-/// OUT_BYTES in hex, OUT_BYTES as 32 digits).
-pub fn vectors_text(stims: &[CoderStim], outputs: &[Vec<u8>]) -> String {
-    assert_eq!(stims.len(), outputs.len());
-    let mut s = String::with_capacity(stims.len() * 64);
-    s.push_str("# reset valid kind escape hit fixed ctx value bits out_len out_bytes\n");
-    for (st, bytes) in stims.iter().zip(outputs) {
-        let p = st.pins();
-        let (len, word) = output_word(bytes);
+/// outputs, `RESET STEP VALID KIND ESCAPE HIT FIXED CTX VALUE BITS BUSY OUT_VALID OUT_BYTE`
+/// (VALUE and OUT_BYTE in hex; BUSY 2 in a reset cycle: not checked).
+pub fn vectors_text(cycles: &[CoderCycle]) -> String {
+    let mut s = String::with_capacity(cycles.len() * 40);
+    s.push_str("# reset step valid kind escape hit fixed ctx value bits busy out_valid out_byte\n");
+    for c in cycles {
+        let p = c.stim.pins();
+        let busy = if p.reset { 2 } else { c.busy as u8 };
         let _ = writeln!(
             s,
-            "{} {} {} {} {} {} {} {:x} {} {} {:032x}",
+            "{} {} {} {} {} {} {} {} {:x} {} {} {} {:x}",
             p.reset as u8,
+            p.step as u8,
             p.valid as u8,
             p.kind,
             p.escape as u8,
@@ -1004,8 +941,9 @@ pub fn vectors_text(stims: &[CoderStim], outputs: &[Vec<u8>]) -> String {
             p.ctx,
             p.value,
             p.bits,
-            len,
-            word
+            busy,
+            c.byte.is_some() as u8,
+            c.byte.unwrap_or(0)
         );
     }
     s
@@ -1048,96 +986,95 @@ mod tests {
     struct Tally {
         cycles: usize,
         ops: usize,
+        holds: usize,
         bytes: usize,
-        /// Operations with a shift at the pending limit, and those where it cut the range.
+        /// Shifts at the pending limit, those where it cut the range, and releases that took
+        /// a carry.
         truncations: usize,
         cuts: usize,
-        /// Operations whose released bytes took a carry.
         carries: usize,
         stuffings: usize,
         markers: usize,
         /// The model's largest pending count, the most shifts of a slot/bit/raw operation,
         /// the most bytes of an operation other than the marker.
-        most_pending: u64,
+        most_pending: u8,
         most_shifts: usize,
         most_bytes: usize,
     }
 
-    /// Run the block (RustHDL direct drive) and the model side by side through `stims` and
-    /// compare the outputs on every cycle. `tamper` flips a bit of the model's bytes in one
-    /// cycle (to show that a wrong expectation is caught). Returns the first mismatch.
-    fn compare(h: &PftHwConfig, stims: &[CoderStim], tamper: Option<usize>) -> Result<Tally, String> {
+    /// Run the block (RustHDL direct drive) through `cycles` and compare `busy` and the
+    /// emitted byte with the model's on every cycle. `tamper` flips a bit of the expected
+    /// byte in one cycle (to show that a wrong expectation is caught). Returns the first
+    /// mismatch.
+    fn compare(h: &PftHwConfig, cycles: &[CoderCycle], tamper: Option<usize>) -> Result<Tally, String> {
         let mut sim = CoderSim::new(h)?;
         let mut model = PftCoder::new(&h.params);
         let mut t = Tally::default();
-        let zeros = ZERO_RUN_LIMIT as usize;
-        let mut run: Vec<u8> = Vec::new();
-        for (cycle, st) in stims.iter().enumerate() {
-            let mut bytes = match *st {
-                CoderStim::Reset => {
-                    model = PftCoder::new(&h.params);
-                    run.clear();
-                    Vec::new()
-                }
-                CoderStim::Idle => Vec::new(),
-                CoderStim::Op(op) => {
-                    let before = model.out.len();
-                    model.run_op(op);
-                    model.out[before..].to_vec()
-                }
-            };
-            if tamper == Some(cycle) {
-                bytes[0] ^= 0x10;
+        let (mut shifts, mut bytes, mut last_op) = (0, 0, None);
+        let end_op = |t: &mut Tally, op: Option<CoderOp>, shifts: usize, bytes: usize| match op {
+            Some(CoderOp::Marker) | None => {}
+            Some(CoderOp::Flush) => t.most_bytes = t.most_bytes.max(bytes),
+            Some(_) => {
+                t.most_bytes = t.most_bytes.max(bytes);
+                t.most_shifts = t.most_shifts.max(shifts);
             }
-            let seen = sim.step(st)?;
-            let (len, word) = output_word(&bytes);
-            if (seen.len, seen.word) != (len, word) {
+        };
+        for (i, c) in cycles.iter().enumerate() {
+            let mut want = c.byte;
+            if tamper == Some(i) {
+                want = want.map(|b| b ^ 0x10);
+            }
+            let seen = sim.step(&c.stim)?;
+            if (c.stim != CoderStim::Reset && seen.busy != c.busy) || seen.byte != want {
                 return Err(format!(
-                    "cycle {cycle} ({st:?}, config {}): RTL {} bits {:#x}, model {} bits {:#x} ({bytes:02x?})",
-                    h.model, seen.len, seen.word, len, word
+                    "cycle {i} ({:?}, config {}): RTL busy {} byte {:02x?}, model busy {} byte {want:02x?}",
+                    c.stim, h.model, seen.busy, seen.byte, c.busy
                 ));
             }
             t.cycles += 1;
-            if let CoderStim::Op(op) = *st {
-                t.ops += 1;
-                t.bytes += bytes.len();
-                t.truncations += seen.truncated as usize;
-                t.cuts += seen.cut as usize;
-                t.carries += seen.carried as usize;
-                if op == CoderOp::Marker {
-                    t.markers += 1;
-                    run.clear();
-                } else {
-                    t.most_bytes = t.most_bytes.max(bytes.len());
-                    if op != CoderOp::Flush {
-                        t.most_shifts = t.most_shifts.max(seen.shifts);
+            t.truncations += seen.truncated as usize;
+            t.cuts += seen.cut as usize;
+            t.carries += seen.carried as usize;
+            shifts += seen.shifted as usize;
+            bytes += seen.byte.is_some() as usize;
+            t.bytes += seen.byte.is_some() as usize;
+            match c.stim {
+                CoderStim::Op(op) => {
+                    end_op(&mut t, last_op, shifts, bytes);
+                    (shifts, bytes, last_op) = (0, 0, Some(op));
+                    t.ops += 1;
+                    t.markers += (op == CoderOp::Marker) as usize;
+                    // Stuffing bytes: the model's 0x01 after 14 zero bytes.
+                    let before = model.out.len();
+                    model.run_op(op);
+                    if op != CoderOp::Marker {
+                        let out = &model.out;
+                        t.stuffings += (before..out.len())
+                            .filter(|&k| {
+                                k >= ZERO_RUN_LIMIT as usize
+                                    && out[k] == STUFF_BYTE
+                                    && out[k - ZERO_RUN_LIMIT as usize..k].iter().all(|&z| z == 0)
+                            })
+                            .count();
                     }
-                    // Stuffing: 0x01 after 14 zero bytes of the same coder.
-                    for &b in &bytes {
-                        if run.len() >= zeros && run[run.len() - zeros..].iter().all(|&z| z == 0) {
-                            assert_eq!(b, STUFF_BYTE, "cycle {cycle}: no stuffing after {zeros} zero bytes");
-                            t.stuffings += 1;
-                            run.clear();
-                        } else {
-                            run.push(b);
-                        }
-                    }
+                    t.most_pending = t.most_pending.max(model.coder_state().2);
                 }
-            }
-            // The model's pending count from its public bit count: bit_len = 8 (out +
-            // pending + 4 - first), and `first` is clear once the coder has sent a byte.
-            if !model.out.is_empty() {
-                t.most_pending = t.most_pending.max(model.bit_len() / 8 - model.out.len() as u64 - 4);
+                CoderStim::Reset => {
+                    end_op(&mut t, last_op.take(), shifts, bytes);
+                    model = PftCoder::new(&h.params);
+                }
+                CoderStim::Hold => t.holds += 1,
+                CoderStim::Idle => {}
             }
         }
         Ok(t)
     }
 
     /// Random sequences (skewed decisions, escapes, virtual slots, raw fields of every width
-    /// with all-ones and zero phases, flushes and markers, a reset) under five configurations:
-    /// both rate extremes, 42 contexts (the default's six tagged tables, and the most: three
-    /// or more tables have 26 direction contexts), 34 (two tables) and eight tables. Every
-    /// cycle's bytes equal the model's.
+    /// with all-ones and zero phases, flushes and markers, a reset, held cycles) under five
+    /// configurations: both rate extremes, 42 contexts (the default's six tagged tables, and
+    /// the most: three or more tables have 26 direction contexts), 34 (two tables) and eight
+    /// tables. Every cycle's `busy` and byte equal the model's.
     #[test]
     fn pft_coder_rusthdl_matches_model_on_random_ops() {
         let mut total = 0;
@@ -1151,11 +1088,11 @@ mod tests {
         for (cfg, seed, contexts) in configs {
             let h = hw(cfg);
             assert_eq!(h.contexts, contexts, "{cfg}");
-            let stims = random_stims(&h, seed, 25_000);
-            let t = compare(&h, &stims, None).unwrap();
+            let cycles = schedule(&h, &random_stims(&h, seed, 25_000), seed, 7);
+            let t = compare(&h, &cycles, None).unwrap();
             eprintln!("{cfg}: {t:?}");
-            assert!(t.ops > 24_000 && t.bytes > 15_000, "{cfg}: {t:?}");
-            assert_eq!(t.most_pending, PENDING_MAX as u64, "{cfg}: the pending limit is reached");
+            assert!(t.ops > 24_000 && t.bytes > 15_000 && t.holds > 1_000, "{cfg}: {t:?}");
+            assert_eq!(t.most_pending, PENDING_MAX, "{cfg}: the pending limit is reached");
             assert!(t.truncations > 100 && t.carries > 100 && t.stuffings > 50 && t.markers > 5, "{cfg}: {t:?}");
             total += t.ops;
         }
@@ -1163,52 +1100,59 @@ mod tests {
     }
 
     /// Operations chosen to keep the interval across the carry point: the pending limit
-    /// truncates, and cuts, the range thousands of times; three shifts in one operation.
+    /// truncates, and cuts, the range thousands of times; three shifts after one operation.
     #[test]
     fn pft_coder_rusthdl_matches_model_at_the_pending_limit() {
         for (cfg, seed) in [("pft", 5), ("pft,rate=1,hlen=3-8-20-50", 6)] {
             let h = hw(cfg);
-            let stims = straddling_stims(&h, seed, 20_000).unwrap();
-            let t = compare(&h, &stims, None).unwrap();
+            let cycles = schedule(&h, &straddling_stims(&h, seed, 20_000), seed, 0);
+            let t = compare(&h, &cycles, None).unwrap();
             eprintln!("{cfg}: {t:?}");
-            assert_eq!(t.most_pending, PENDING_MAX as u64);
+            assert_eq!(t.most_pending, PENDING_MAX);
             assert!(t.cuts > 1000 && t.carries > 100, "{cfg}: {t:?}");
             assert_eq!(t.most_shifts, 3, "{cfg}: a cut range needs a third shift");
         }
     }
 
-    /// The comparison can fail: one wrong expected byte is reported at its cycle.
+    /// The comparison can fail: one wrong expected byte, and one wrong `busy`, are reported
+    /// at their cycles.
     #[test]
-    fn pft_coder_rusthdl_comparison_catches_a_wrong_byte() {
+    fn pft_coder_rusthdl_comparison_catches_a_wrong_byte_and_busy() {
         let h = hw("pft");
-        let stims = random_stims(&h, 7, 3_000);
-        let outs = model_outputs(&h, &stims);
-        let at = (1_000..).find(|&i| !outs[i].is_empty()).unwrap();
-        let err = compare(&h, &stims, Some(at)).unwrap_err();
+        let mut cycles = schedule(&h, &random_stims(&h, 7, 3_000), 7, 5);
+        let at = (1_000..).find(|&i| cycles[i].byte.is_some()).unwrap();
+        let err = compare(&h, &cycles, Some(at)).unwrap_err();
         assert!(err.starts_with(&format!("cycle {at} ")), "{err}");
-        compare(&h, &stims, None).unwrap();
+        compare(&h, &cycles, None).unwrap();
+        let busy_at = (1_000..).find(|&i| cycles[i].busy).unwrap();
+        cycles[busy_at].busy = false;
+        let err = compare(&h, &cycles, None).unwrap_err();
+        assert!(err.starts_with(&format!("cycle {busy_at} ")), "{err}");
     }
 
-    /// Markers: the 16 marker bytes as the output, then a new coder with probabilities
-    /// 1/2 (the same operations after it give the same bytes as after a reset).
+    /// Markers: the 16 marker bytes one per step, then a new coder with probabilities 1/2
+    /// (the same operations after it give the same bytes as after a reset); an idle coder
+    /// emits nothing and is not busy.
     #[test]
     fn pft_coder_marker_output_and_reset() {
         let h = hw("pft");
-        let mut sim = CoderSim::new(&h).unwrap();
         let body: Vec<CoderStim> =
             random_stims(&h, 8, 400).into_iter().skip(1).filter(|s| *s != CoderStim::Reset).collect();
-        let mut first = Vec::new();
-        sim.step(&CoderStim::Reset).unwrap();
-        for st in &body {
-            first.push(sim.step(st).unwrap());
-        }
+        let run = |sim: &mut CoderSim, stims: &[CoderStim]| -> Vec<CoderSeen> {
+            schedule(&h, stims, 0, 0).iter().map(|c| sim.step(&c.stim).unwrap()).collect()
+        };
+        let mut sim = CoderSim::new(&h).unwrap();
+        let mut with_reset = vec![CoderStim::Reset];
+        with_reset.extend(&body);
+        let first = run(&mut sim, &with_reset);
         let m = sim.step(&CoderStim::Op(CoderOp::Marker)).unwrap();
-        assert_eq!((m.len, m.word), output_word(&SYNC_MARKER));
-        assert_eq!(m.word, 0x80);
-        for (st, want) in body.iter().zip(&first) {
-            assert_eq!(sim.step(st).unwrap(), *want);
-        }
+        assert_eq!((m.busy, m.byte), (false, None));
+        let marker: Vec<Option<u8>> = (0..16).map(|_| sim.step(&CoderStim::Idle).unwrap().byte).collect();
+        let want: Vec<Option<u8>> = SYNC_MARKER.iter().map(|&b| Some(b)).collect();
+        assert_eq!(marker, want);
+        let again = run(&mut sim, &body);
+        assert_eq!(again, first[1..]);
         let idle = sim.step(&CoderStim::Idle).unwrap();
-        assert_eq!((idle.len, idle.word), (0, 0));
+        assert_eq!((idle.busy, idle.byte), (false, None));
     }
 }

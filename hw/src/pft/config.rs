@@ -7,11 +7,10 @@ use streamtrace_model::{BufferConfig, Config, FullPolicy, IsaMode, Scheme};
 
 use crate::config::{HwError, MAX_OBUF_BITS, MAX_PORT_BITS, RECORD_BITS};
 
-/// Most bytes one coder operation emits: the sync marker (16); any other operation at most
-/// 4 pending + 5 shifted (a flush) - 1 kept in the cache + 1 stuffing = 9 (trace-format.md
-/// 11.6). They enter the record register of the shared output buffer in one cycle.
-pub const OP_BYTES_MAX: usize = 16;
-const _: () = assert!(8 * OP_BYTES_MAX <= RECORD_BITS);
+/// The record register's bits: the coder emits at most one byte per step
+/// (docs/trace-timing.md section 7, version 1.3).
+pub const CODER_RECORD_BITS: usize = 8;
+const _: () = assert!(CODER_RECORD_BITS <= RECORD_BITS);
 
 /// Every parameter of one pft trace module instance.
 #[derive(Clone, Debug, PartialEq, Eq)]

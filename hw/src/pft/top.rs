@@ -14,7 +14,7 @@ use super::front::PftFrontEnd;
 use super::jobbuf::JobBuffer;
 use super::seq::JobSequencer;
 use super::tage::DirectionPredictorBlock;
-use super::config::OP_BYTES_MAX;
+use super::config::CODER_RECORD_BITS;
 use super::{PftHwConfig, ESC_END, ESC_OVERFLOW};
 use crate::config::RECORD_BITS;
 use crate::outbuf_lean::LeanOutputBuffer;
@@ -55,8 +55,11 @@ pub struct PftTraceModule {
     end_w1: Signal<Local, Bits<64>>,
     start_end: Signal<Local, Bit>,
     act: Signal<Local, Bit>,
+    /// The coder's next step is an operation: the sequencer may issue one.
+    op_act: Signal<Local, Bit>,
     k_drop: Constant<Bit>,
     k_zero16: Constant<Bits<16>>,
+    k_byte16: Constant<Bits<16>>,
     k_zero32: Constant<Bits<32>>,
     k_max32: Constant<Bits<32>>,
     k_one32: Constant<Bits<32>>,
@@ -90,7 +93,7 @@ impl PftTraceModule {
             jobs: JobBuffer::new(h.sdb_depth as usize),
             seq: JobSequencer::new(h),
             coder: PftRangeCoder::new(h),
-            outbuf: LeanOutputBuffer::with(&h.buffers, h.obuf_bits, 8 * OP_BYTES_MAX, false),
+            outbuf: LeanOutputBuffer::with(&h.buffers, h.obuf_bits, CODER_RECORD_BITS, false),
             dropping: Default::default(),
             drop_gap: Default::default(),
             lost: Default::default(),
@@ -104,8 +107,10 @@ impl PftTraceModule {
             end_w1: Default::default(),
             start_end: Default::default(),
             act: Default::default(),
+            op_act: Default::default(),
             k_drop: Constant::new(h.drop_policy()),
             k_zero16: Constant::new(0u64.into()),
+            k_byte16: Constant::new(8u64.into()),
             k_zero32: Constant::new(0u64.into()),
             k_max32: Constant::new((u32::MAX as u64).into()),
             k_one32: Constant::new(1u64.into()),
@@ -201,15 +206,18 @@ impl Logic for PftTraceModule {
             self.jobs.push_w1.next = self.front.job_w1.val();
         }
 
-        // Coder: one operation in each cycle whose record register is empty at start of
-        // cycle; END once the trace has ended and everything before it is out.
+        // Coder: one step in each cycle whose record register is empty at start of cycle, an
+        // operation when it has no byte or shift left; END once the trace has ended and
+        // everything before it is out.
         self.act.next = self.outbuf.record_bits.val() == self.k_zero16.val();
-        self.start_end.next = (self.act.val() & !self.seq.busy.val())
+        self.op_act.next = self.act.val() & !self.coder.busy.val();
+        self.start_end.next = (self.op_act.val() & !self.seq.busy.val())
             & (self.jobs.empty.val() & self.end_active.val())
             & (!self.end_started.q.val() & !(self.push_job.val() | self.push_overflow.val()))
             & !self.dropping.q.val();
         self.end_w1.next = (bit_cast::<64, 16>(self.front.gap.val()) << self.k_sh32.val()) | self.k_end_tail.val();
-        self.seq.act.next = self.act.val();
+        self.seq.act.next = self.op_act.val();
+        self.coder.step.next = self.act.val();
         self.seq.buf_empty.next = self.jobs.empty.val() & !self.start_end.val();
         if self.start_end.val() {
             self.seq.head_w0.next = self.k_zero64.val();
@@ -228,10 +236,14 @@ impl Logic for PftTraceModule {
         self.coder.op_value.next = self.seq.op_value.val();
         self.coder.op_bits.next = self.seq.op_bits.val();
 
-        // The operation's bytes enter the record register in the same cycle.
-        self.outbuf.append.next = self.seq.op_valid.val();
-        self.outbuf.append_bits.next = bit_cast::<RECORD_BITS, 128>(self.coder.out_bytes.val());
-        self.outbuf.append_len.next = self.coder.out_len.val();
+        // The byte a step emits enters the record register in the same cycle.
+        self.outbuf.append.next = self.coder.out_valid.val();
+        self.outbuf.append_bits.next = bit_cast::<RECORD_BITS, 8>(self.coder.out_byte.val());
+        if self.coder.out_valid.val() {
+            self.outbuf.append_len.next = self.k_byte16.val();
+        } else {
+            self.outbuf.append_len.next = self.k_zero16.val();
+        }
         self.outbuf.append_hidden.next = false;
         self.outbuf.complete.next = false;
         if self.trace_end.val() & !self.stall.val() {
@@ -243,7 +255,8 @@ impl Logic for PftTraceModule {
 
         self.port_data.next = self.outbuf.port_data.val();
         self.port_valid.next = self.outbuf.port_valid.val();
-        self.trace_done.next = (self.end_started.q.val() & !self.seq.busy.val()) & self.outbuf.empty.val();
+        self.trace_done.next =
+            ((self.end_started.q.val() & !self.seq.busy.val()) & !self.coder.busy.val()) & self.outbuf.empty.val();
 
         if self.reset.val() {
             self.dropping.d.next = false;

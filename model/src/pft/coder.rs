@@ -79,7 +79,15 @@ pub struct RangeEncoder {
     /// The first byte the coder produces is always 0 and is not sent.
     first: bool,
     zeros: u32,
+    /// Bytes each shift released since [`RangeEncoder::clear_shifts`] (stuffing included),
+    /// for cycle mode's coder steps (docs/trace-timing.md section 7): at most 5 shifts per
+    /// operation (a flush; 3 otherwise).
+    shift_bytes: [u8; MAX_SHIFTS],
+    shifts: u8,
 }
+
+/// Shifts one operation can make (a flush's five).
+pub const MAX_SHIFTS: usize = 5;
 
 impl Default for RangeEncoder {
     fn default() -> Self {
@@ -89,7 +97,33 @@ impl Default for RangeEncoder {
 
 impl RangeEncoder {
     pub fn new() -> Self {
-        RangeEncoder { low: 0, range: u32::MAX, cache: 0, pending: 1, first: true, zeros: 0 }
+        RangeEncoder {
+            low: 0,
+            range: u32::MAX,
+            cache: 0,
+            pending: 1,
+            first: true,
+            zeros: 0,
+            shift_bytes: [0; MAX_SHIFTS],
+            shifts: 0,
+        }
+    }
+
+    /// Forget the shifts logged so far (see [`RangeEncoder::shifts`]).
+    #[inline]
+    pub fn clear_shifts(&mut self) {
+        self.shifts = 0;
+    }
+
+    /// `low` (with its carry bit 32), `range` and the pending count: for tests that steer
+    /// the coder (the hardware block's pending-limit sequences).
+    pub fn state(&self) -> (u64, u32, u8) {
+        (self.low, self.range, self.pending)
+    }
+
+    /// The bytes each shift since [`RangeEncoder::clear_shifts`] released, in order.
+    pub fn shifts(&self) -> &[u8] {
+        &self.shift_bytes[..self.shifts as usize]
     }
 
     #[inline]
@@ -115,6 +149,7 @@ impl RangeEncoder {
     fn shift_low(&mut self, out: &mut Vec<u8>) {
         let top = (self.low >> 24) as u8;
         let held = self.pending;
+        let before = out.len();
         if let Some(carry) = shift_state(&mut self.low, &mut self.range, &mut self.pending) {
             self.emit(self.cache.wrapping_add(carry), out);
             for _ in 1..held {
@@ -122,6 +157,11 @@ impl RangeEncoder {
             }
             // A release at the pending limit keeps its 0xFF as the new cached byte.
             self.cache = top;
+        }
+        // Without `clear_shifts` (functional mode) the log just stops at its end.
+        if let Some(b) = self.shift_bytes.get_mut(self.shifts as usize) {
+            *b = (out.len() - before) as u8;
+            self.shifts += 1;
         }
     }
 

@@ -341,6 +341,11 @@ impl PftCoder {
         }
     }
 
+    /// The range coder's `low`, `range` and pending count ([`RangeEncoder::state`]).
+    pub fn coder_state(&self) -> (u64, u32, u8) {
+        self.coder.state()
+    }
+
     /// Bits on the port so far, counting the bytes the coder still holds back.
     pub fn bit_len(&self) -> u64 {
         (self.out.len() as u64 + self.coder.pending_bytes()) * 8
@@ -394,6 +399,26 @@ impl PftCoder {
             }
         }
         (self.out.len() - before) as u64
+    }
+
+    /// Run one operation as cycle mode's coder does (docs/trace-timing.md section 7): after
+    /// the operation's own step, `steps` gets one entry per further step, `true` for a step
+    /// that emits a byte: for each shift a step, then one per byte it released; the
+    /// marker's 16 bytes.
+    pub fn run_op_steps(&mut self, op: CoderOp, steps: &mut std::collections::VecDeque<bool>) {
+        self.coder.clear_shifts();
+        let bytes = self.run_op(op);
+        if let CoderOp::Marker = op {
+            steps.extend(std::iter::repeat_n(true, bytes as usize));
+            return;
+        }
+        let mut released = 0;
+        for &k in self.coder.shifts() {
+            steps.push_back(false);
+            steps.extend(std::iter::repeat_n(true, k as usize));
+            released += k as u64;
+        }
+        debug_assert_eq!(released, bytes, "every byte comes from a logged shift");
     }
 
     /// Run a job; returns the bytes it put on the port.
