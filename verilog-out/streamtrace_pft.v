@@ -1251,6 +1251,10 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     localparam  k_one8 = 8'h1;
     localparam  k_two8 = 8'h2;
     localparam  k_bim_mask = 32'hff;
+    localparam  k_brow_shift = 8'h4;
+    localparam  k_bpos_mask = 32'hf;
+    localparam  k_brow_reset = 32'haaaaaaaa;
+    localparam  k_three32 = 32'h3;
     localparam  k_zero32 = 32'h0;
     localparam  k_one32 = 32'h1;
     localparam  k_zero64 = 64'h0;
@@ -1375,9 +1379,16 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     reg  clr;
     reg  [31:0] hpc;
     reg  [31:0] bidx32;
-    reg  [15:0] bidx16;
+    reg  [31:0] brow32;
+    reg  [15:0] brow16;
+    reg  [31:0] bpos_wide_unused;
+    reg  [7:0] bpos;
+    reg  [31:0] brow;
+    reg  [31:0] bmask;
+    reg  [31:0] bnew_sh;
+    reg  [31:0] brow_new;
     reg  [15:0] unused_bidx;
-    reg  [29:0] unused_base;
+    reg  [31:0] unused_brow_sh;
     reg  unused_above;
     reg  unused_t0;
     reg  [1:0] bctr;
@@ -1591,20 +1602,24 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
             hpc = iw_addr >> k_one8;
         end
         bidx32 = hpc & k_bim_mask;
-        bidx16 = bidx32[15:0];
-        unused_bidx = bidx32[(32'h10)+:(16)];
-        unused_base = base_ram__rdata[(32'h2)+:(30)];
+        brow32 = bidx32 >> k_brow_shift;
+        brow16 = brow32[15:0];
+        unused_bidx = brow32[(32'h10)+:(16)];
+        bpos_wide_unused = (bidx32 & k_bpos_mask) << k_one8;
+        bpos = bpos_wide_unused[7:0];
         base_ram__clock = clock;
         base_valid__clock = clock;
         base_valid__clear = clr;
-        base_ram__raddr = bidx16;
-        base_ram__waddr = bidx16;
-        base_valid__raddr = bidx16;
-        base_valid__waddr = bidx16;
-        bctr = k_b2;
+        base_ram__raddr = brow16;
+        base_ram__waddr = brow16;
+        base_valid__raddr = brow16;
+        base_valid__waddr = brow16;
+        brow = k_brow_reset;
         if (base_valid__rdata != k_zero32) begin
-            bctr = base_ram__rdata[(32'h0)+:(2)];
+            brow = base_ram__rdata;
         end
+        unused_brow_sh = brow >> bpos;
+        bctr = unused_brow_sh[(32'h0)+:(2)];
         base_pred = bctr[32'h1];
         base_ctx = k_ctx1;
         if ((bctr == k_b1) | (bctr == k_b2)) begin
@@ -1840,8 +1855,11 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         else if (bctr != k_b0) begin
             bctr_new = bctr - k_b1;
         end
+        bmask = k_three32 << bpos;
+        bnew_sh = {30'd0, bctr_new} << bpos;
+        brow_new = (brow & ~bmask) | bnew_sh;
         base_ram__we = update & ~prov_any & ~clr;
-        base_ram__wdata = {30'd0, bctr_new};
+        base_ram__wdata = brow_new;
         base_valid__we = update & ~prov_any & ~clr;
         base_valid__wdata = k_one32;
         hist_sh = hist__q << k_one8;
@@ -5111,18 +5129,18 @@ module streamtrace_pft__direction__base_ram(clock,raddr,rdata,we,waddr,wdata);
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 256 x 2 table: asynchronous read, synchronous write
-    reg [1:0] mem [0:255];
+    // 16 x 32 table: asynchronous read, synchronous write
+    reg [31:0] mem [0:15];
     integer i;
     initial begin
-        for (i = 0; i < 256; i = i + 1) mem[i] = 2'd0;
+        for (i = 0; i < 16; i = i + 1) mem[i] = 32'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:8], waddr[15:8], wdata[31:2], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:4], waddr[15:4], 1'b0, 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[7:0]] <= wdata[1:0];
+        if (we) mem[waddr[3:0]] <= wdata;
     end
-    always @(*) rdata = {30'd0, mem[raddr[7:0]]};
+    always @(*) rdata = mem[raddr[3:0]];
 endmodule // streamtrace_pft__direction__base_ram
 
 
@@ -5138,19 +5156,19 @@ module streamtrace_pft__direction__base_valid(clock,clear,raddr,rdata,we,waddr,w
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 256 rows x 1 flags in flip-flops, cleared together
-    reg [255:0] flags;
-    initial flags = 256'd0;
+    // 16 rows x 1 flags in flip-flops, cleared together
+    reg [15:0] flags;
+    initial flags = 16'd0;
     // address and data bits above the array's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:8], waddr[15:8], wdata[31:1], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:4], waddr[15:4], wdata[31:1], 1'b0};
     integer r;
     always @(posedge clock) begin
-        for (r = 0; r < 256; r = r + 1) begin
+        for (r = 0; r < 16; r = r + 1) begin
             if (clear) flags[r * 1 +: 1] <= 1'd0;
-            else if (we && waddr[7:0] == r[7:0]) flags[r * 1 +: 1] <= wdata[0:0];
+            else if (we && waddr[3:0] == r[3:0]) flags[r * 1 +: 1] <= wdata[0:0];
         end
     end
-    always @(*) rdata = {31'd0, flags[raddr[7:0] +: 1]};
+    always @(*) rdata = {31'd0, flags[raddr[3:0] +: 1]};
 endmodule // streamtrace_pft__direction__base_valid
 
 

@@ -11,7 +11,8 @@
 //! Tables are `TableRam`s (asynchronous read, synchronous write) with a `FlagArray` of valid
 //! flags beside each: a RAM cannot be cleared in one cycle, so `clear` drops the valid flags
 //! and an invalid entry reads as its reset value (base counter 2, tagged entry zero). Every
-//! write stores a whole entry and sets its flag. Each table is written at most once per
+//! write stores a whole entry and sets its flag; the base table keeps 16 counters to a row
+//! and a flag per row, so a write stores the whole row. Each table is written at most once per
 //! cycle: the provider update, the allocation and the useful clear go to different tables.
 //!
 //! Per tagged table ([`TaggedBank`], a sub-block, so each level has one array dimension)
@@ -390,12 +391,23 @@ pub struct DirectionPredictorBlock {
     clr: Signal<Local, Bit>,
     hpc: Signal<Local, Bits<32>>,
     bidx32: Signal<Local, Bits<32>>,
-    bidx16: Signal<Local, Bits<ADDR_BITS>>,
+    /// The base table's row (`base_counters_per_row` counters) and the counter's bit
+    /// position in it (before its cast to a shift amount: its upper bits are zero).
+    brow32: Signal<Local, Bits<32>>,
+    brow16: Signal<Local, Bits<ADDR_BITS>>,
+    bpos_wide_unused: Signal<Local, Bits<32>>,
+    bpos: Signal<Local, Bits<8>>,
+    /// The row as the table holds it (an invalid row reads as all counters 2), and the row
+    /// with the updated counter.
+    brow: Signal<Local, Bits<32>>,
+    bmask: Signal<Local, Bits<32>>,
+    bnew_sh: Signal<Local, Bits<32>>,
+    brow_new: Signal<Local, Bits<32>>,
     /// Bits that are zero or unused by design (exempt from the unused-signal lint by name):
-    /// the base index above the address bus, the base RAM's zero extension, the end of the
-    /// above-provider chain.
+    /// the base row above the address bus, the row shifted to the counter (the other
+    /// counters above it), the end of the above-provider chain.
     unused_bidx: Signal<Local, Bits<16>>,
-    unused_base: Signal<Local, Bits<30>>,
+    unused_brow_sh: Signal<Local, Bits<32>>,
     unused_above: Signal<Local, Bit>,
     /// With no tagged table (`hlen=none`) the update logic of the tables feeds nothing.
     unused_t0: Signal<Local, Bit>,
@@ -428,6 +440,10 @@ pub struct DirectionPredictorBlock {
     k_one8: Constant<Bits<8>>,
     k_two8: Constant<Bits<8>>,
     k_bim_mask: Constant<Bits<32>>,
+    k_brow_shift: Constant<Bits<8>>,
+    k_bpos_mask: Constant<Bits<32>>,
+    k_brow_reset: Constant<Bits<32>>,
+    k_three32: Constant<Bits<32>>,
     k_zero32: Constant<Bits<32>>,
     k_one32: Constant<Bits<32>>,
     k_zero64: Constant<Bits<64>>,
@@ -447,6 +463,7 @@ impl DirectionPredictorBlock {
         let t = h.tables;
         assert!(t <= 8 && h.hlen.len() == t);
         let bim = 1usize << h.bim_bits;
+        let per_row = base_counters_per_row(bim);
         let chain = |n: usize| -> Vec<Signal<Local, Bit>> { (0..n).map(|_| Default::default()).collect() };
         DirectionPredictorBlock {
             clock: Default::default(),
@@ -457,16 +474,23 @@ impl DirectionPredictorBlock {
             ctx: Default::default(),
             update: Default::default(),
             taken: Default::default(),
-            base_ram: TableRam::new(bim, 2),
-            base_valid: FlagArray::decoded(bim, 1),
+            base_ram: TableRam::new(bim / per_row, 2 * per_row),
+            base_valid: FlagArray::decoded(bim / per_row, 1),
             banks: (0..t).map(|i| TaggedBank::new(h, i)).collect(),
             hist: Default::default(),
             clr: Default::default(),
             hpc: Default::default(),
             bidx32: Default::default(),
-            bidx16: Default::default(),
+            brow32: Default::default(),
+            brow16: Default::default(),
+            bpos_wide_unused: Default::default(),
+            bpos: Default::default(),
+            brow: Default::default(),
+            bmask: Default::default(),
+            bnew_sh: Default::default(),
+            brow_new: Default::default(),
             unused_bidx: Default::default(),
-            unused_base: Default::default(),
+            unused_brow_sh: Default::default(),
             unused_above: Default::default(),
             unused_t0: Default::default(),
             bctr: Default::default(),
@@ -495,6 +519,11 @@ impl DirectionPredictorBlock {
             k_one8: Constant::new(1u64.into()),
             k_two8: Constant::new(2u64.into()),
             k_bim_mask: Constant::new(((bim - 1) as u64).into()),
+            k_brow_shift: Constant::new((per_row.trailing_zeros() as u64).into()),
+            k_bpos_mask: Constant::new(((per_row - 1) as u64).into()),
+            // Every counter of a row 2 (0b10).
+            k_brow_reset: Constant::new((0xAAAA_AAAAu64 & ((1u64 << (2 * per_row)) - 1)).into()),
+            k_three32: Constant::new(3u64.into()),
             k_zero32: Constant::new(0u64.into()),
             k_one32: Constant::new(1u64.into()),
             k_zero64: Constant::new(0u64.into()),
@@ -523,22 +552,27 @@ impl Logic for DirectionPredictorBlock {
             self.hpc.next = self.iw_addr.val() >> self.k_one8.val();
         }
 
-        // Base table; an invalid entry reads as 2.
+        // Base table, `per_row` counters to a RAM row with one valid flag per row; an invalid
+        // row reads as counters of 2.
         self.bidx32.next = self.hpc.val() & self.k_bim_mask.val();
-        self.bidx16.next = bit_cast::<ADDR_BITS, 32>(self.bidx32.val());
-        self.unused_bidx.next = self.bidx32.val().get_bits::<16>(16);
-        self.unused_base.next = self.base_ram.rdata.val().get_bits::<30>(2);
+        self.brow32.next = self.bidx32.val() >> self.k_brow_shift.val();
+        self.brow16.next = bit_cast::<ADDR_BITS, 32>(self.brow32.val());
+        self.unused_bidx.next = self.brow32.val().get_bits::<16>(16);
+        self.bpos_wide_unused.next = (self.bidx32.val() & self.k_bpos_mask.val()) << self.k_one8.val();
+        self.bpos.next = bit_cast::<8, 32>(self.bpos_wide_unused.val());
         self.base_ram.clock.next = self.clock.val();
         self.base_valid.clock.next = self.clock.val();
         self.base_valid.clear.next = self.clr.val();
-        self.base_ram.raddr.next = self.bidx16.val();
-        self.base_ram.waddr.next = self.bidx16.val();
-        self.base_valid.raddr.next = self.bidx16.val();
-        self.base_valid.waddr.next = self.bidx16.val();
-        self.bctr.next = self.k_b2.val();
+        self.base_ram.raddr.next = self.brow16.val();
+        self.base_ram.waddr.next = self.brow16.val();
+        self.base_valid.raddr.next = self.brow16.val();
+        self.base_valid.waddr.next = self.brow16.val();
+        self.brow.next = self.k_brow_reset.val();
         if self.base_valid.rdata.val() != self.k_zero32.val() {
-            self.bctr.next = self.base_ram.rdata.val().get_bits::<2>(0);
+            self.brow.next = self.base_ram.rdata.val();
         }
+        self.unused_brow_sh.next = self.brow.val() >> self.bpos.val();
+        self.bctr.next = self.unused_brow_sh.val().get_bits::<2>(0);
         self.base_pred.next = self.bctr.val().get_bit(1);
         self.base_ctx.next = self.k_ctx1.val();
         if (self.bctr.val() == self.k_b1.val()) | (self.bctr.val() == self.k_b2.val()) {
@@ -626,8 +660,11 @@ impl Logic for DirectionPredictorBlock {
         } else if self.bctr.val() != self.k_b0.val() {
             self.bctr_new.next = self.bctr.val() - self.k_b1.val();
         }
+        self.bmask.next = self.k_three32.val() << self.bpos.val();
+        self.bnew_sh.next = bit_cast::<32, 2>(self.bctr_new.val()) << self.bpos.val();
+        self.brow_new.next = (self.brow.val() & !self.bmask.val()) | self.bnew_sh.val();
         self.base_ram.we.next = self.update.val() & !self.prov_any.val() & !self.clr.val();
-        self.base_ram.wdata.next = bit_cast::<32, 2>(self.bctr_new.val());
+        self.base_ram.wdata.next = self.brow_new.val();
         self.base_valid.we.next = self.update.val() & !self.prov_any.val() & !self.clr.val();
         self.base_valid.wdata.next = self.k_one32.val();
 
@@ -644,6 +681,14 @@ impl Logic for DirectionPredictorBlock {
             self.hist.d.next = self.k_zero64.val();
         }
     }
+}
+
+/// Base-table counters per RAM row: up to 16 (a 32-bit row), so the table needs one valid
+/// flag per row instead of one per counter (a flag is a flip-flop with a clear and a write
+/// enable, about 16 gate equivalents with its share of the read and write decoders); a
+/// write rewrites the row's other counters as read (as 2 when the row is invalid).
+pub fn base_counters_per_row(bim: usize) -> usize {
+    bim.min(16)
 }
 
 /// Verilog module name of the block for configuration `h`.
