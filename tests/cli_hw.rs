@@ -256,8 +256,9 @@ fn area_on_an_ice40() {
 
 /// pft's tables are inferred memories of exactly the model's size for them: the base and
 /// tagged direction tables, the indirect target predictor (trace-format.md 11.8 without
-/// the history and path registers, which are flip-flops) and the coder's context
-/// probabilities (without its registers).
+/// the history and path registers, which are flip-flops), the return address stack's
+/// entries (without its top and count) and the coder's context probabilities (without its
+/// registers).
 #[test]
 fn pft_memory_bits_equal_the_models_table_bits() {
     let dir = work("pft_area");
@@ -279,7 +280,10 @@ fn pft_memory_bits_equal_the_models_table_bits() {
     // each of the 2 + 8 x 2 direction and 16 target contexts.
     let probs = storage["coder"].as_u64().unwrap() - 12 - 81;
     assert_eq!(probs, 14 * (2 + 8 * 2 + 16));
-    assert_eq!(row["yosys_memory_bits"].as_u64().unwrap(), tables + probs, "{row}");
+    // RAS entries: 4 of 32 bits (the model adds the top and count, 2 x bitlen(4)).
+    let ras = storage["ras"].as_u64().unwrap() - 2 * 3;
+    assert_eq!(ras, 4 * 32);
+    assert_eq!(row["yosys_memory_bits"].as_u64().unwrap(), tables + probs + ras, "{row}");
 }
 
 /// Every test program under the three committed configurations, one million instructions

@@ -5384,30 +5384,12 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     reg  [31:0] upper__d;
     wire  [31:0] upper__q;
     reg  upper__clock;
-    reg  [31:0] ras__0__d;
-    wire  [31:0] ras__0__q;
     reg  ras__0__clock;
-    reg  [31:0] ras__1__d;
-    wire  [31:0] ras__1__q;
-    reg  ras__1__clock;
-    reg  [31:0] ras__2__d;
-    wire  [31:0] ras__2__q;
-    reg  ras__2__clock;
-    reg  [31:0] ras__3__d;
-    wire  [31:0] ras__3__q;
-    reg  ras__3__clock;
-    reg  [31:0] ras__4__d;
-    wire  [31:0] ras__4__q;
-    reg  ras__4__clock;
-    reg  [31:0] ras__5__d;
-    wire  [31:0] ras__5__q;
-    reg  ras__5__clock;
-    reg  [31:0] ras__6__d;
-    wire  [31:0] ras__6__q;
-    reg  ras__6__clock;
-    reg  [31:0] ras__7__d;
-    wire  [31:0] ras__7__q;
-    reg  ras__7__clock;
+    reg  [15:0] ras__0__raddr;
+    wire  [31:0] ras__0__rdata;
+    reg  ras__0__we;
+    reg  [15:0] ras__0__waddr;
+    reg  [31:0] ras__0__wdata;
     reg  [7:0] ras_top__d;
     wire  [7:0] ras_top__q;
     reg  ras_top__clock;
@@ -5644,44 +5626,12 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         .clock(upper__clock)
     );
     streamtrace_pft__front__ras__0 ras__0(
-        .d(ras__0__d),
-        .q(ras__0__q),
-        .clock(ras__0__clock)
-    );
-    streamtrace_pft__front__ras__1 ras__1(
-        .d(ras__1__d),
-        .q(ras__1__q),
-        .clock(ras__1__clock)
-    );
-    streamtrace_pft__front__ras__2 ras__2(
-        .d(ras__2__d),
-        .q(ras__2__q),
-        .clock(ras__2__clock)
-    );
-    streamtrace_pft__front__ras__3 ras__3(
-        .d(ras__3__d),
-        .q(ras__3__q),
-        .clock(ras__3__clock)
-    );
-    streamtrace_pft__front__ras__4 ras__4(
-        .d(ras__4__d),
-        .q(ras__4__q),
-        .clock(ras__4__clock)
-    );
-    streamtrace_pft__front__ras__5 ras__5(
-        .d(ras__5__d),
-        .q(ras__5__q),
-        .clock(ras__5__clock)
-    );
-    streamtrace_pft__front__ras__6 ras__6(
-        .d(ras__6__d),
-        .q(ras__6__q),
-        .clock(ras__6__clock)
-    );
-    streamtrace_pft__front__ras__7 ras__7(
-        .d(ras__7__d),
-        .q(ras__7__q),
-        .clock(ras__7__clock)
+        .clock(ras__0__clock),
+        .raddr(ras__0__raddr),
+        .rdata(ras__0__rdata),
+        .we(ras__0__we),
+        .waddr(ras__0__waddr),
+        .wdata(ras__0__wdata)
     );
     streamtrace_pft__front__ras_top ras_top(
         .d(ras_top__d),
@@ -5850,30 +5800,9 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         dir_update = (enable & slot) & direction;
         ras_empty = ~k_has_ras | (ras_count__q == k_zero8);
         ras_top_val = k_zero32;
-        if (ras_top__q == 0) begin
-            ras_top_val = ras__0__q;
-        end
-        if (ras_top__q == 1) begin
-            ras_top_val = ras__1__q;
-        end
-        if (ras_top__q == 2) begin
-            ras_top_val = ras__2__q;
-        end
-        if (ras_top__q == 3) begin
-            ras_top_val = ras__3__q;
-        end
-        if (ras_top__q == 4) begin
-            ras_top_val = ras__4__q;
-        end
-        if (ras_top__q == 5) begin
-            ras_top_val = ras__5__q;
-        end
-        if (ras_top__q == 6) begin
-            ras_top_val = ras__6__q;
-        end
-        if (ras_top__q == 7) begin
-            ras_top_val = ras__7__q;
-        end
+        ras__0__clock = clock;
+        ras__0__raddr = {8'd0, ras_top__q};
+        ras_top_val = ras__0__rdata;
         tgt_upper = pc & k_tgt_upper_mask;
         itb_index = hpc[15:0] & k_itb_mask;
         itb_entry = k_zero32;
@@ -6140,46 +6069,9 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
                 count2 = count1;
             end
         end
-        ras__0__clock = clock;
-        ras__0__d = ras__0__q;
-        if ((enable & push) & (top2 == 0)) begin
-            ras__0__d = push_val;
-        end
-        ras__1__clock = clock;
-        ras__1__d = ras__1__q;
-        if ((enable & push) & (top2 == 1)) begin
-            ras__1__d = push_val;
-        end
-        ras__2__clock = clock;
-        ras__2__d = ras__2__q;
-        if ((enable & push) & (top2 == 2)) begin
-            ras__2__d = push_val;
-        end
-        ras__3__clock = clock;
-        ras__3__d = ras__3__q;
-        if ((enable & push) & (top2 == 3)) begin
-            ras__3__d = push_val;
-        end
-        ras__4__clock = clock;
-        ras__4__d = ras__4__q;
-        if ((enable & push) & (top2 == 4)) begin
-            ras__4__d = push_val;
-        end
-        ras__5__clock = clock;
-        ras__5__d = ras__5__q;
-        if ((enable & push) & (top2 == 5)) begin
-            ras__5__d = push_val;
-        end
-        ras__6__clock = clock;
-        ras__6__d = ras__6__q;
-        if ((enable & push) & (top2 == 6)) begin
-            ras__6__d = push_val;
-        end
-        ras__7__clock = clock;
-        ras__7__d = ras__7__q;
-        if ((enable & push) & (top2 == 7)) begin
-            ras__7__d = push_val;
-        end
+        ras__0__we = enable & push;
+        ras__0__waddr = {8'd0, top2};
+        ras__0__wdata = push_val;
         gap = gap_q__q;
         exc_offset = gap_q__q + k_one16;
         gap_inc = gap_q__q + k_one16;
@@ -6482,156 +6374,30 @@ module streamtrace_pft__front__path(d,q,clock);
 endmodule // streamtrace_pft__front__path
 
 
-module streamtrace_pft__front__ras__0(d,q,clock);
+module streamtrace_pft__front__ras__0(clock,raddr,rdata,we,waddr,wdata);
     
     // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
     input wire  clock;
+    input wire  [15:0] raddr;
+    output reg  [31:0] rdata;
+    input wire  we;
+    input wire  [15:0] waddr;
+    input wire  [31:0] wdata;
     
     // Update code (custom)
+    // 8 x 32 table: asynchronous read, synchronous write
+    reg [31:0] mem [0:7];
+    integer i;
     initial begin
-       q = 32'h0;
+        for (i = 0; i < 8; i = i + 1) mem[i] = 32'd0;
     end
-    
+    // address and data bits above the table's size are unused by design
+    wire unused_bits = &{1'b0, raddr[15:3], waddr[15:3], 1'b0, 1'b0};
     always @(posedge clock) begin
-       q <= d;
+        if (we) mem[waddr[2:0]] <= wdata;
     end
-          
+    always @(*) rdata = mem[raddr[2:0]];
 endmodule // streamtrace_pft__front__ras__0
-
-
-module streamtrace_pft__front__ras__1(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__front__ras__1
-
-
-module streamtrace_pft__front__ras__2(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__front__ras__2
-
-
-module streamtrace_pft__front__ras__3(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__front__ras__3
-
-
-module streamtrace_pft__front__ras__4(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__front__ras__4
-
-
-module streamtrace_pft__front__ras__5(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__front__ras__5
-
-
-module streamtrace_pft__front__ras__6(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__front__ras__6
-
-
-module streamtrace_pft__front__ras__7(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_pft__front__ras__7
 
 
 module streamtrace_pft__front__ras_count(d,q,clock);

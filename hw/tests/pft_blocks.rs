@@ -201,6 +201,8 @@ fn front_end_jobs_equal_the_models_on_program_traces() {
         ("pft,ras=0,itp=0,itt=0,rtc=0,hlen=none", &dijkstra, 0, 0, 0),
         ("pft,rtc=1,u=20,itp=4,itt=2,ttag=4,ras=2", &qsort, 5000, 0, 0),
         ("pft,rtc=16,ras=64", &dijkstra, 0, 0, 3),
+        // A RAS depth that is not a power of two (its table RAM has addresses without a word).
+        ("pft,ras=5", &dijkstra, 0, 0, 0),
         // One table of the two: the tagged table alone (its alternate is 0), the base alone.
         ("pft", &dispatch, 0, 0, 0),
         ("pft,sync=3000", &dispatch, 4000, 600, 5),

@@ -8,9 +8,11 @@
 //! again; the front end sees it once, as the model's front end does).
 //!
 //! `clear` (the top pushed an OVERFLOW job) and a periodic SYNC put every table in the reset
-//! state of 11.7 at the clock edge. The RAS and the RTC are registers with a count; the
-//! ITP's base and tagged tables are table RAMs with valid flags (an invalid entry reads as
-//! the reset value 0, tag 0 included), so a reset is one cycle.
+//! state of 11.7 at the clock edge. The RAS is a table RAM with a top pointer and a count (a
+//! reset empties it; an empty stack's entries are never read); the RTC is registers with a
+//! count (every entry is compared at once); the ITP's base and tagged tables are table RAMs
+//! with valid flags (an invalid entry reads as the reset value 0, tag 0 included), so a reset
+//! is one cycle.
 
 use rust_hdl::prelude::*;
 
@@ -52,7 +54,8 @@ pub struct PftFrontEnd {
     gap_q: DFF<Bits<16>>,
     since: DFF<Bits<32>>,
     upper: DFF<Bits<32>>,
-    ras: Vec<DFF<Bits<32>>>,
+    /// The RAS entries (none without a RAS): read at the top, written at the new top.
+    ras: Vec<TableRam>,
     ras_top: DFF<Bits<8>>,
     ras_count: DFF<Bits<8>>,
     rtc: Vec<DFF<Bits<32>>>,
@@ -274,6 +277,7 @@ pub struct PftFrontEnd {
     k_b_alt_hit: Constant<Bits<64>>,
     k_b_off_same: Constant<Bits<64>>,
     k_zero64: Constant<Bits<64>>,
+    /// RAS tables: 1 with a RAS, 0 without.
     _ras: usize,
     _rtc: usize,
     /// 1 with an RTC (its entry 0 takes a new front), 0 without.
@@ -319,7 +323,7 @@ impl PftFrontEnd {
             gap_q: Default::default(),
             since: Default::default(),
             upper: Default::default(),
-            ras: (0..p.ras).map(|_| Default::default()).collect(),
+            ras: (0..(p.ras > 0) as usize).map(|_| TableRam::new(p.ras as usize, 32)).collect(),
             ras_top: Default::default(),
             ras_count: Default::default(),
             rtc: (0..p.rtc).map(|_| Default::default()).collect(),
@@ -528,7 +532,7 @@ impl PftFrontEnd {
             k_b_alt_hit: bit(62),
             k_b_off_same: bit(63),
             k_zero64: c64(0),
-            _ras: p.ras as usize,
+            _ras: (p.ras > 0) as usize,
             _rtc: p.rtc as usize,
             _rtc_front: p.rtc.min(1) as usize,
             _itb_tables: itb_tables,
@@ -600,10 +604,10 @@ impl Logic for PftFrontEnd {
         // Target point: RAS for returns, ITP for the others (11.4).
         self.ras_empty.next = !self.k_has_ras.val() | (self.ras_count.q.val() == self.k_zero8.val());
         self.ras_top_val.next = self.k_zero32.val();
-        for j in 0..self._ras {
-            if self.ras_top.q.val().index() == j {
-                self.ras_top_val.next = self.ras[j].q.val();
-            }
+        for t in 0..self._ras {
+            self.ras[t].clock.next = self.clock.val();
+            self.ras[t].raddr.next = bit_cast::<ADDR_BITS, 8>(self.ras_top.q.val());
+            self.ras_top_val.next = self.ras[t].rdata.val();
         }
         // ITP base table: indexed by hpc alone; an entry (0 without one) holds the low `tw`
         // bits of a target, the branch's address gives the rest.
@@ -827,12 +831,10 @@ impl Logic for PftFrontEnd {
                 self.count2.next = self.count1.val();
             }
         }
-        for j in 0..self._ras {
-            self.ras[j].clock.next = self.clock.val();
-            self.ras[j].d.next = self.ras[j].q.val();
-            if (self.enable.val() & self.push.val()) & (self.top2.val().index() == j) {
-                self.ras[j].d.next = self.push_val.val();
-            }
+        for t in 0..self._ras {
+            self.ras[t].we.next = self.enable.val() & self.push.val();
+            self.ras[t].waddr.next = bit_cast::<ADDR_BITS, 8>(self.top2.val());
+            self.ras[t].wdata.next = self.push_val.val();
         }
 
         // Gap, virtual slot, exception offset, periodic sync.
