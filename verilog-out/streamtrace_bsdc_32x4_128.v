@@ -2122,6 +2122,7 @@ module streamtrace_bsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
     localparam  k_obuf_amount = 16'h7f;
     localparam  k_port_amount = 16'h1;
     localparam  k_record_amount = 16'h1ff;
+    localparam  k_move_amount = 16'h7f;
     localparam  k_obuf_live = 256'hffffffffffffffffffff;
     localparam  k_rec_live = 320'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
     localparam  k_ones = 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff;
@@ -2381,9 +2382,9 @@ module streamtrace_bsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
             taken_wide_unused = st1;
         end
         taken_narrow = taken_wide_unused[255:0];
-        keep_mask = ~(k_ones << (moved & k_obuf_amount));
+        keep_mask = ~(k_ones << (moved & k_move_amount));
         chunk = taken_narrow & keep_mask;
-        shifted = obuf_bits__q << (moved & k_obuf_amount);
+        shifted = obuf_bits__q << (moved & k_move_amount);
         obuf_bits__d = (shifted | chunk) & k_obuf_live;
         obuf_next = obuf_after_send + moved;
         obuf__d = obuf_next;

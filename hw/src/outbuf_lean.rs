@@ -107,6 +107,9 @@ pub struct LeanOutputBuffer {
     k_obuf_amount: Constant<Bits<16>>,
     k_port_amount: Constant<Bits<16>>,
     k_record_amount: Constant<Bits<16>>,
+    /// The bits moved in a cycle are at most the output buffer's size and at most the
+    /// longest record's (pft's byte records: four shifter levels instead of seven).
+    k_move_amount: Constant<Bits<16>>,
     /// Output-buffer bits that can hold data, and record-register bits (longest record).
     k_obuf_live: Constant<Bits<OBUF_REG_BITS>>,
     k_rec_live: Constant<Bits<RECORD_BITS>>,
@@ -222,6 +225,7 @@ impl LeanOutputBuffer {
             k_obuf_amount: c16(amount_mask(obuf_bits as u64)),
             k_port_amount: c16(amount_mask(port)),
             k_record_amount: c16(amount_mask(longest_record as u64)),
+            k_move_amount: c16(amount_mask((obuf_bits as u64).min(longest_record as u64))),
             k_obuf_live: Constant::new(ones(obuf_bits as usize, OBUF_REG_BITS)),
             k_rec_live: Constant::new(rec_live),
             k_ones: Constant::new(ones(OBUF_REG_BITS, OBUF_REG_BITS)),
@@ -380,9 +384,9 @@ impl Logic for LeanOutputBuffer {
             self.taken_wide_unused.next = self.st1.val();
         }
         self.taken_narrow.next = bit_cast::<OBUF_REG_BITS, RECORD_BITS>(self.taken_wide_unused.val());
-        self.keep_mask.next = !(self.k_ones.val() << (self.moved.val() & self.k_obuf_amount.val()));
+        self.keep_mask.next = !(self.k_ones.val() << (self.moved.val() & self.k_move_amount.val()));
         self.chunk.next = self.taken_narrow.val() & self.keep_mask.val();
-        self.shifted.next = self.obuf_bits.q.val() << (self.moved.val() & self.k_obuf_amount.val());
+        self.shifted.next = self.obuf_bits.q.val() << (self.moved.val() & self.k_move_amount.val());
         self.obuf_bits.d.next = (self.shifted.val() | self.chunk.val()) & self.k_obuf_live.val();
         self.obuf_next.next = self.obuf_after_send.val() + self.moved.val();
         self.obuf.d.next = self.obuf_next.val();
