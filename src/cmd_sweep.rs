@@ -15,6 +15,7 @@ use streamtrace_model::{BufferConfig, Config, Scheme};
 use streamtrace_sim::sweep::plot::write_plots;
 use streamtrace_sim::TimingConfig;
 use streamtrace_sim::sweep::report::{SweepMeta, SweepResults};
+use streamtrace_sim::sweep::schemes::{measure_schemes, SchemeOptions};
 use streamtrace_sim::sweep::{
     ensure_captures, load_capture, resolve_programs, sweep_program, CaptureOptions, CycleSource, ProgramSpec, SweepPlan, SweepRow, INTERRUPTED,
 };
@@ -192,12 +193,6 @@ pub fn expand_config_list(items: &[String]) -> Result<Vec<Config>> {
 
 fn expand_configs(items: &[String]) -> Result<Vec<Config>> {
     let out = expand_config_list(items)?;
-    if let Some(c) = out.iter().find(|c| c.scheme == Scheme::Pft) {
-        bail_usage!(
-            "{c}: pft has no cycle mode yet and needs retire events, not the stream captures a sweep replays; \
-             measure it with `streamtrace report schemes` or `streamtrace run -c {c}`"
-        );
-    }
     if out.is_empty() {
         bail_usage!("--configs named no configuration");
     }
@@ -337,9 +332,13 @@ fn failures(rows: &[SweepRow], programs: &[ProgramSpec]) -> Vec<(String, String)
 /// Returns the exit status: 0, or 130 when interrupted (the rows done so far are written,
 /// marked partial).
 pub fn run_sweep(a: &SweepArgs) -> Result<u8> {
-    let configs = expand_configs(&a.configs)?;
+    let all_configs = expand_configs(&a.configs)?;
+    // pft works on retire events, not stream descriptors: its rows come from a run of the
+    // program per buffer setting (as `report schemes` does), the others from the captures.
+    // Jobs are numbered stream configurations first, then pft's, so shards split both.
+    let (pft_configs, configs): (Vec<Config>, Vec<Config>) = all_configs.iter().partition(|c| c.scheme == Scheme::Pft);
     let buffers = expand_buffers(a)?;
-    for c in &configs {
+    for c in &all_configs {
         for b in &buffers {
             b.check_scheme(c).map_err(|e| usage(format!("--buffers {b}: {e}")))?;
         }
@@ -365,6 +364,11 @@ pub fn run_sweep(a: &SweepArgs) -> Result<u8> {
         meta: Some(meta(cycles.label(), a.max_insns, a.shard.clone())),
         rows: Vec::new(),
     };
+    let pft_timing = match &cycles {
+        CycleSource::Ipc1 => None,
+        CycleSource::Timing(t) => Some((**t).clone()),
+    };
+    let timing_label = cycles.label();
     let opts = CaptureOptions { dir: a.capture_dir.clone(), cycles, max_insns: a.max_insns, cancel: Some(interrupt.clone()) };
     let start = Instant::now();
     let bar = ProgressBar::new(programs.len() as u64 * 2).with_style(
@@ -381,12 +385,30 @@ pub fn run_sweep(a: &SweepArgs) -> Result<u8> {
             if interrupt.load(Ordering::SeqCst) || failed.load(Ordering::SeqCst) {
                 return Ok(None);
             }
-            // Jobs are numbered program-major so shards spread every program.
-            let offset = pi * configs.len();
-            let mine = (0..configs.len()).any(|i| (offset + i) % shard.1 == shard.0);
-            if !mine {
+            // Jobs are numbered program-major so shards spread every program: the stream
+            // configurations first (their capture replays), then pft's.
+            let offset = pi * all_configs.len();
+            let is_mine = |i: usize| (offset + i) % shard.1 == shard.0;
+            let my_pft: Vec<Config> =
+                pft_configs.iter().enumerate().filter(|(j, _)| is_mine(configs.len() + j)).map(|(_, &c)| c).collect();
+            let mine = (0..configs.len()).any(is_mine);
+            if !mine && my_pft.is_empty() {
                 bar.inc(2);
                 return Ok(None);
+            }
+            let mut rows = Vec::new();
+            for b in buffers.iter().filter(|_| !my_pft.is_empty()) {
+                if interrupt.load(Ordering::SeqCst) {
+                    return Ok(None);
+                }
+                bar.set_message(format!("running {} for pft ({b})", p.name));
+                let pft_opts = SchemeOptions { max_insns: a.max_insns, buffers: Some(*b), timing: pft_timing.clone() };
+                let run = measure_schemes(p, &my_pft, &pft_opts).map_err(|e| anyhow!("{e}"))?;
+                rows.extend(run.results.into_iter().map(|r| SweepRow { timing: timing_label.clone(), ..r.row }));
+            }
+            if !mine {
+                bar.inc(2);
+                return Ok(Some((rows, 0)));
             }
             bar.set_message(format!("capturing {}", p.name));
             let paths = match ensure_captures(p, &max_sls, &opts) {
@@ -403,10 +425,12 @@ pub fn run_sweep(a: &SweepArgs) -> Result<u8> {
                 .collect::<Result<Vec<_>>>()?;
             let plan = SweepPlan { configs: configs.clone(), buffers: buffers.clone(), shard, cancel: Some(interrupt.clone()) };
             let counted = std::sync::atomic::AtomicU64::new(0);
-            let rows = sweep_program(&captures, &plan, offset, &|n| {
-                counted.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
-            })
-            .map_err(|e| anyhow!("{e}"))?;
+            rows.extend(
+                sweep_program(&captures, &plan, offset, &|n| {
+                    counted.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+                })
+                .map_err(|e| anyhow!("{e}"))?,
+            );
             bar.inc(1);
             Ok(Some((rows, counted.into_inner())))
         })
@@ -429,7 +453,7 @@ pub fn run_sweep(a: &SweepArgs) -> Result<u8> {
         "sweep: {} rows ({} programs x {} configurations x {} buffer settings{}), {} descriptors replayed in {:.1} s",
         results.rows.len(),
         programs.len(),
-        configs.len(),
+        all_configs.len(),
         buffers.len(),
         if shard.1 > 1 { format!(", shard {}/{}", shard.0 + 1, shard.1) } else { String::new() },
         descriptors,

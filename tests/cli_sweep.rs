@@ -34,7 +34,9 @@ fn fails(o: &Output, needle: &str) {
     assert!(!err.contains("panicked"), "{err}");
 }
 
-const CONFIGS: &str = "fbase;nexs;bsdc-8x4-32;bsdc-16x4-64;bsdc-64x4-256;bsdc-16x1-16;esdc-32x4-128;rsdc-32x4-128";
+const CONFIGS: &str = "fbase;nexs;bsdc-8x4-32;bsdc-16x4-64;bsdc-64x4-256;bsdc-16x1-16;esdc-32x4-128;rsdc-32x4-128;pft";
+/// Configurations in CONFIGS.
+const NCONFIGS: usize = 9;
 
 fn p(path: &Path) -> &str {
     path.to_str().unwrap()
@@ -75,7 +77,7 @@ fn sweep_writes_rows_tables_and_plots_and_reuses_captures() {
     assert!(out.contains("Table 3") && out.contains("Table 8") && out.contains("Average"), "{out}");
     let text = body(&std::fs::read_to_string(&csv).unwrap());
     let programs = 14;
-    assert_eq!(text.lines().count(), 1 + programs * 8, "{text}");
+    assert_eq!(text.lines().count(), 1 + programs * NCONFIGS, "{text}");
     // Every row: positive bits, hit rates in [0, 1], needed SDB >= 1.
     for line in text.lines().skip(1) {
         let f: Vec<&str> = line.split(',').collect();
@@ -84,8 +86,8 @@ fn sweep_writes_rows_tables_and_plots_and_reuses_captures() {
         assert!(bpi > 0.0, "{line}");
     }
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(doc["rows"].as_array().unwrap().len(), programs * 8);
-    assert_eq!(doc["averages"].as_array().unwrap().len(), 8);
+    assert_eq!(doc["rows"].as_array().unwrap().len(), programs * NCONFIGS);
+    assert_eq!(doc["averages"].as_array().unwrap().len(), NCONFIGS);
     for id in ["table3", "table4", "table6", "table7", "table8", "buffers"] {
         for ext in ["txt", "csv", "md"] {
             assert!(tables.join(format!("{id}.{ext}")).is_file(), "{id}.{ext}");
@@ -138,7 +140,7 @@ fn shards_merge_into_the_unsharded_result() {
     ok(&streamtrace(&["merge", p(&parts[0]), p(&parts[1]), p(&json_part), "-o", p(&merged), "-q"]));
     let whole_file = std::fs::read_to_string(&whole).unwrap();
     let whole_text = body(&whole_file);
-    assert_eq!(whole_text.lines().count(), 1 + 14 * 8 * 4);
+    assert_eq!(whole_text.lines().count(), 1 + 14 * NCONFIGS * 4);
     let merged_file = std::fs::read_to_string(&merged).unwrap();
     let merged_text = body(&merged_file);
     let diff = whole_text.lines().zip(merged_text.lines()).position(|(a, b)| a != b);
@@ -342,15 +344,40 @@ fn sweep_bad_arguments_fail_clearly() {
     );
 }
 
-/// pft needs retire events: `sweep` refuses it by name and points at `report schemes`, which
-/// runs it (beside any other scheme) from one functional run per program.
+/// pft works on retire events, not stream captures: `sweep` runs the program once per
+/// buffer setting for it, and its rows equal `report schemes`' cycle-mode figures. `report
+/// schemes` runs it beside any other scheme from one run per program.
 #[test]
-fn report_schemes_runs_pft_beside_the_others_and_sweep_refuses_it() {
+fn report_schemes_runs_pft_beside_the_others_and_sweep_runs_it_too() {
     let dir = TempDir::new().unwrap();
-    fails(
-        &streamtrace(&["sweep", "--configs", "rsdc-32x4-128;pft,ras=4", "--max-insns", "1000", "--capture-dir", p(dir.path())]),
-        "pft,ras=4: pft has no cycle mode yet",
-    );
+    let json = dir.path().join("pft.json");
+    // The manifest's programs (as `report schemes` runs them), cut at 20,000 instructions:
+    // tiny runs to its exit.
+    ok(&streamtrace(&[
+        "sweep", "--configs", "rsdc-32x4-128;pft,ras=4", "--sdb", "1,2", "--max-insns", "20000", "--allow-failures",
+        "--capture-dir", p(dir.path()), "-q", "--json", p(&json),
+    ]));
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 14 * 2 * 2, "14 programs x two configurations x two SDB depths");
+    for sdb in ["1", "2"] {
+        let row = rows
+            .iter()
+            .find(|r| {
+                r["program"] == "tiny" && r["config"] == "pft,ras=4" && r["buffers"].as_str().unwrap().starts_with(&format!("sdb={sdb},"))
+            })
+            .unwrap_or_else(|| panic!("no pft row for tiny with sdb={sdb}"));
+        assert_eq!(row["exit_code"], 0);
+        let report = ok(&streamtrace(&[
+            "report", "schemes", "--configs", "pft,ras=4", "--program", "tiny", "--buffers", &format!("sdb={sdb},obuf=80"), "--json",
+        ]));
+        let j: serde_json::Value = serde_json::from_str(&report).unwrap();
+        let r = &j["programs"][0]["results"][0];
+        assert_eq!(row["total_bits"], r["total_bits"], "sdb={sdb}");
+        assert_eq!(row["stall_cycles"], r["cycle"]["stall_cycles"], "sdb={sdb}");
+        assert_eq!(row["cycles"], r["cycle"]["cycles"], "sdb={sdb}");
+        assert_eq!(row["timing"], "ipc1");
+    }
     let plots = dir.path().join("plots");
     let out = ok(&streamtrace(&[
         "report",
