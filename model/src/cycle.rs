@@ -18,7 +18,7 @@ use crate::config::{Config, Scheme};
 use crate::detector::{StreamDescriptor, StreamDetector};
 use crate::encoder::{EncodeError, EncodedTrace, Encoder};
 use crate::event::RetireEvent;
-use crate::pft::{CoderJob, PftFrontEnd};
+use crate::pft::{CoderJob, JobInCoder, PftFrontEnd};
 use crate::stats::Stats;
 
 /// What happens when a descriptor finds the SDB full (docs/trace-timing.md section 4).
@@ -234,11 +234,8 @@ pub struct CycleTraceModule {
     jobs: VecDeque<CoderJob>,
     /// Descriptor in service: the cycle it completes and the bits it produces.
     in_service: Option<(u64, u64)>,
-    /// pft: the job in the coder and the index of its next operation; held until the
-    /// steps of its last operation are done.
-    pft_job: Option<(CoderJob, usize)>,
-    /// pft: the coder's steps still to come after its last operation (`true`: a byte).
-    pft_steps: VecDeque<bool>,
+    /// pft: the job in the coder, held until the steps of its last operation are done.
+    pft_job: Option<JobInCoder>,
     record_bits: u64,
     obuf_bits: u64,
     dropping: Option<u64>,
@@ -598,7 +595,6 @@ impl CycleTraceModule {
             jobs: VecDeque::new(),
             in_service: None,
             pft_job: None,
-            pft_steps: VecDeque::new(),
             record_bits: 0,
             obuf_bits: 0,
             dropping: None,
@@ -769,7 +765,7 @@ impl CycleTraceModule {
         // END is serviced like a record: one svc_hit service starting now (pft: a job coded
         // from now, one operation per cycle).
         let (trace, stats) = if let Some(p) = self.enc.pft_mut() {
-            self.pft_job = p.end_job().map(|job| (job, 0));
+            self.pft_job = p.end_job().map(JobInCoder::new);
             while self.pft_job.is_some() || self.record_bits > 0 {
                 let c = self.now;
                 self.cycle_steps(c);
@@ -1087,27 +1083,18 @@ impl CycleTraceModule {
             if let Some(e) = self.sdb.pop_front() {
                 self.in_service = Some((c + e.svc - 1, e.bits));
             } else if let Some(job) = self.jobs.pop_front() {
-                self.pft_job = Some((job, 0));
+                self.pft_job = Some(JobInCoder::new(job));
             }
         }
         // 2-3. pft: one coder step per cycle whose record register is empty at start of cycle:
         // a byte into the record register, a shift, or an operation (docs/trace-timing.md 7).
         if self.record_bits == 0 {
-            if let Some((job, next)) = &mut self.pft_job {
-                // A step: the next byte or shift of the last operation, else the next operation.
-                let emit = match self.pft_steps.pop_front() {
-                    Some(emit) => emit,
-                    None => {
-                        let op = job.ops()[*next];
-                        *next += 1;
-                        self.enc.pft_mut().expect("pft").coder.run_op_steps(op, &mut self.pft_steps);
-                        false
-                    }
-                };
+            if let Some(job) = &mut self.pft_job {
+                let (emit, done) = job.step(&mut self.enc.pft_mut().expect("pft").coder);
                 if emit {
                     self.record_bits += 8;
                 }
-                if *next == job.ops().len() && self.pft_steps.is_empty() {
+                if done {
                     self.pft_job = None;
                 }
             }

@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::detector::{StreamDescriptor, StreamDetector};
 use crate::encoder::{EncodedTrace, Encoder};
 use crate::event::RetireEvent;
-use crate::pft::{CoderJob, PftFrontEnd};
+use crate::pft::{CoderJob, JobInCoder, PftFrontEnd};
 use crate::stats::Stats;
 
 #[derive(Clone, Copy, Debug)]
@@ -41,11 +41,8 @@ pub struct ReferenceModule {
     sdb: VecDeque<Entry>,
     /// Descriptor in service: the cycle it completes and the bits it produces.
     in_service: Option<(u64, u64)>,
-    /// pft: the job in the coder and the index of its next operation; held until the
-    /// steps of its last operation are done.
-    pft_job: Option<(CoderJob, usize)>,
-    /// pft: the coder's steps still to come after its last operation (`true`: a byte).
-    pft_steps: VecDeque<bool>,
+    /// pft: the job in the coder, held until the steps of its last operation are done.
+    pft_job: Option<JobInCoder>,
     record_bits: u64,
     obuf_bits: u64,
     dropping: Option<u64>,
@@ -75,7 +72,6 @@ impl ReferenceModule {
             sdb: VecDeque::new(),
             in_service: None,
             pft_job: None,
-            pft_steps: VecDeque::new(),
             record_bits: 0,
             obuf_bits: 0,
             dropping: None,
@@ -213,7 +209,7 @@ impl ReferenceModule {
         // END is serviced like a record: one svc_hit service starting now (pft: a job coded
         // from now, one operation per cycle).
         let (trace, stats) = if let Some(p) = self.enc.pft_mut() {
-            self.pft_job = p.end_job().map(|job| (job, 0));
+            self.pft_job = p.end_job().map(JobInCoder::new);
             while self.pft_job.is_some() || self.record_bits > 0 {
                 let c = self.now;
                 self.cycle_steps(c);
@@ -408,28 +404,19 @@ impl ReferenceModule {
                     let bits = self.enc.service_overflow(lost);
                     self.in_service = Some((c + self.buf.svc_hit as u64 - 1, bits));
                 }
-                Some(Entry::Pft(job)) => self.pft_job = Some((job, 0)),
+                Some(Entry::Pft(job)) => self.pft_job = Some(JobInCoder::new(job)),
                 None => {}
             }
         }
         // 2-3. pft: one coder step per cycle whose record register is empty at start of cycle:
         // a byte into the record register, a shift, or an operation (docs/trace-timing.md 7).
         if self.record_bits == 0 {
-            if let Some((job, next)) = &mut self.pft_job {
-                // A step: the next byte or shift of the last operation, else the next operation.
-                let emit = match self.pft_steps.pop_front() {
-                    Some(emit) => emit,
-                    None => {
-                        let op = job.ops()[*next];
-                        *next += 1;
-                        self.enc.pft_mut().expect("pft").coder.run_op_steps(op, &mut self.pft_steps);
-                        false
-                    }
-                };
+            if let Some(job) = &mut self.pft_job {
+                let (emit, done) = job.step(&mut self.enc.pft_mut().expect("pft").coder);
                 if emit {
                     self.record_bits += 8;
                 }
-                if *next == job.ops().len() && self.pft_steps.is_empty() {
+                if done {
                     self.pft_job = None;
                 }
             }

@@ -428,6 +428,36 @@ impl PftCoder {
     }
 }
 
+/// A job in cycle mode's coder (docs/trace-timing.md section 7): its next operation and the
+/// steps still to come of the last one performed; done after the last operation's steps.
+#[derive(Clone, Debug)]
+pub struct JobInCoder {
+    job: CoderJob,
+    next: usize,
+    steps: std::collections::VecDeque<bool>,
+}
+
+impl JobInCoder {
+    pub fn new(job: CoderJob) -> Self {
+        JobInCoder { job, next: 0, steps: std::collections::VecDeque::new() }
+    }
+
+    /// One coder step with `coder`: the next byte or shift of the last operation, else the
+    /// next operation. Returns whether the step emitted a byte and whether the job is done.
+    pub fn step(&mut self, coder: &mut PftCoder) -> (bool, bool) {
+        let emit = match self.steps.pop_front() {
+            Some(emit) => emit,
+            None => {
+                let op = self.job.ops()[self.next];
+                self.next += 1;
+                coder.run_op_steps(op, &mut self.steps);
+                false
+            }
+        };
+        (emit, self.next == self.job.ops().len() && self.steps.is_empty())
+    }
+}
+
 /// The pft encoder of functional mode: each job runs as soon as the front end makes it.
 #[derive(Clone, Debug)]
 pub struct PftEncoder {
