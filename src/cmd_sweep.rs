@@ -368,7 +368,6 @@ pub fn run_sweep(a: &SweepArgs) -> Result<u8> {
         CycleSource::Ipc1 => None,
         CycleSource::Timing(t) => Some((**t).clone()),
     };
-    let timing_label = cycles.label();
     let opts = CaptureOptions { dir: a.capture_dir.clone(), cycles, max_insns: a.max_insns, cancel: Some(interrupt.clone()) };
     let start = Instant::now();
     let bar = ProgressBar::new(programs.len() as u64 * 2).with_style(
@@ -397,14 +396,16 @@ pub fn run_sweep(a: &SweepArgs) -> Result<u8> {
                 return Ok(None);
             }
             let mut rows = Vec::new();
-            for b in buffers.iter().filter(|_| !my_pft.is_empty()) {
-                if interrupt.load(Ordering::SeqCst) {
-                    return Ok(None);
+            if !my_pft.is_empty() {
+                for b in &buffers {
+                    if interrupt.load(Ordering::SeqCst) {
+                        return Ok(None);
+                    }
+                    bar.set_message(format!("running {} for pft ({b})", p.name));
+                    let pft_opts = SchemeOptions { max_insns: a.max_insns, buffers: Some(*b), timing: pft_timing.clone() };
+                    let run = measure_schemes(p, &my_pft, &pft_opts).map_err(|e| anyhow!("{e}"))?;
+                    rows.extend(run.results.into_iter().map(|r| r.row));
                 }
-                bar.set_message(format!("running {} for pft ({b})", p.name));
-                let pft_opts = SchemeOptions { max_insns: a.max_insns, buffers: Some(*b), timing: pft_timing.clone() };
-                let run = measure_schemes(p, &my_pft, &pft_opts).map_err(|e| anyhow!("{e}"))?;
-                rows.extend(run.results.into_iter().map(|r| SweepRow { timing: timing_label.clone(), ..r.row }));
             }
             if !mine {
                 bar.inc(2);

@@ -378,6 +378,20 @@ fn report_schemes_runs_pft_beside_the_others_and_sweep_runs_it_too() {
         assert_eq!(row["cycles"], r["cycle"]["cycles"], "sdb={sdb}");
         assert_eq!(row["timing"], "ipc1");
     }
+    // Timing parameters of the user's own: pft's rows carry the same `xscale-HASH` label
+    // as the capture replays', so they average and tabulate together.
+    let toml = dir.path().join("timing.toml");
+    std::fs::write(&toml, "[memory]\nlatency = 40\n").unwrap();
+    let timed = dir.path().join("timed.json");
+    let timing_arg = format!("--timing={}", p(&toml));
+    ok(&streamtrace(&[
+        "sweep", "--programs", "testbenches/programs/bin/tiny.elf", "--configs", "rsdc-32x4-128;pft", &timing_arg,
+        "--capture-dir", p(dir.path()), "-q", "--json", p(&timed),
+    ]));
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&timed).unwrap()).unwrap();
+    let labels: Vec<&str> = doc["rows"].as_array().unwrap().iter().map(|r| r["timing"].as_str().unwrap()).collect();
+    assert_eq!(labels.len(), 2);
+    assert!(labels[0].starts_with("xscale-") && labels[0] == labels[1], "{labels:?}");
     let plots = dir.path().join("plots");
     let out = ok(&streamtrace(&[
         "report",

@@ -174,10 +174,19 @@ impl CycleSource {
     /// defaults is told apart by a hash of its settings.
     pub fn label(&self) -> String {
         match self {
-            CycleSource::Ipc1 => "ipc1".into(),
-            CycleSource::Timing(cfg) if **cfg == TimingConfig::default() => "xscale".into(),
-            CycleSource::Timing(cfg) => format!("xscale-{:08x}", fnv1a(format!("{cfg:?}").as_bytes()) as u32),
+            CycleSource::Ipc1 => timing_label(None),
+            CycleSource::Timing(cfg) => timing_label(Some(cfg)),
         }
+    }
+}
+
+/// The `timing` of a row: `ipc1` without the timing model, `xscale` with its defaults,
+/// `xscale-HASH` with other parameters (rows of different parameters never average together).
+pub fn timing_label(timing: Option<&TimingConfig>) -> String {
+    match timing {
+        None => "ipc1".into(),
+        Some(cfg) if *cfg == TimingConfig::default() => "xscale".into(),
+        Some(cfg) => format!("xscale-{:08x}", fnv1a(format!("{cfg:?}").as_bytes()) as u32),
     }
 }
 
@@ -524,7 +533,7 @@ pub fn sweep_program(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<SweepRow>, String> {
     if let Some(c) = plan.configs.iter().find(|c| c.scheme == Scheme::Pft) {
-        return Err(format!("{c}: pft has no cycle mode and cannot replay stream captures"));
+        return Err(format!("{c}: pft works on retire events and cannot replay stream captures"));
     }
     let groups = sizing_groups(&plan.buffers);
     let jobs: Vec<Job> = plan

@@ -72,6 +72,7 @@ pub fn measure_schemes(p: &ProgramSpec, configs: &[Config], opts: &SchemeOptions
         m.enable_timing(t.clone()).map_err(|e| format!("timing configuration: {e}"))?;
     }
     let timed = opts.timing.is_some();
+    let timing = super::timing_label(opts.timing.as_ref());
     if let Some(b) = &opts.buffers {
         for c in configs {
             b.check_scheme(c).map_err(|e| format!("--buffers {b}: {e}"))?;
@@ -138,8 +139,7 @@ pub fn measure_schemes(p: &ProgramSpec, configs: &[Config], opts: &SchemeOptions
             let storage = storage_bits(cfg, sdb, obuf).total;
             let c = cycle.clone().unwrap_or_default();
             let buffers = opts.buffers.map_or("functional".to_string(), |b| b.to_string());
-            let timing = if timed { "xscale" } else { "ipc1" };
-            let mut row = sweep_row(&p.name, timing, cfg, buffers, storage, &stats, &c, &c);
+            let mut row = sweep_row(&p.name, &timing, cfg, buffers, storage, &stats, &c, &c);
             row.exit_code = exit_code;
             row.truncated = exit_code.is_none();
             SchemeResult {
