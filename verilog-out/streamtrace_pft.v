@@ -367,12 +367,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         coder__op_bits = seq__op_bits;
         outbuf__append = coder__out_valid;
         outbuf__append_bits = {312'd0, coder__out_byte};
-        if (coder__out_valid) begin
-            outbuf__append_len = k_byte16;
-        end
-        else begin
-            outbuf__append_len = k_zero16;
-        end
+        outbuf__append_len = k_byte16;
         outbuf__append_hidden = 1'b0;
         outbuf__complete = 1'b0;
         if (trace_end & ~stall) begin
@@ -518,6 +513,9 @@ module streamtrace_pft__coder(clock,reset,step,op_valid,op_kind,op_escape,op_hit
     reg  busy_int;
     reg  do_emit;
     reg  do_shift;
+    reg  op_step;
+    reg  restart;
+    reg  prob_we;
     reg  is_slot;
     reg  is_bit;
     reg  is_raw;
@@ -695,6 +693,7 @@ module streamtrace_pft__coder(clock,reset,step,op_valid,op_kind,op_escape,op_hit
         busy = busy_int;
         do_emit = step & emitting;
         do_shift = (step & ~emitting) & shifting;
+        op_step = step & ~busy_int;
         is_slot = op_valid & (op_kind == k_op_slot);
         is_bit = op_valid & (op_kind == k_op_bit);
         is_raw = op_valid & (op_kind == k_op_raw);
@@ -853,21 +852,23 @@ module streamtrace_pft__coder(clock,reset,step,op_valid,op_kind,op_escape,op_hit
                 pend__d = pend__q + k_one3;
             end
         end
-        else if (step & ((is_slot | is_bit) | is_raw)) begin
+        else if (op_step & ((is_slot | is_bit) | is_raw)) begin
             low__d = op_low;
             low_carry__d = low_carry__q | (op_low < low__q);
             rng__d = op_rng;
         end
-        else if (step & is_flush) begin
+        else if (op_step & is_flush) begin
             flush_left__d = k_flush3;
             flushed__d = 1'b1;
         end
-        prob_ram__we = (step & ~busy_int) & upd_prob;
+        prob_we = op_step & upd_prob;
+        restart = reset | (op_step & is_marker);
+        prob_ram__we = prob_we;
         prob_ram__wdata = {16'd0, p_new};
-        prob_valid__we = (step & ~busy_int) & upd_prob;
+        prob_valid__we = prob_we;
         prob_valid__wdata = k_one32;
-        prob_valid__clear = reset | (step & is_marker);
-        if (reset | (step & is_marker)) begin
+        prob_valid__clear = restart;
+        if (restart) begin
             low__d = k_zero32;
             low_carry__d = 1'b0;
             rng__d = k_range_init;
@@ -882,7 +883,7 @@ module streamtrace_pft__coder(clock,reset,step,op_valid,op_kind,op_escape,op_hit
             q_stuff__d = 1'b0;
             marker_left__d = k_zero5;
         end
-        if (~reset & (step & is_marker)) begin
+        if (~reset & (op_step & is_marker)) begin
             marker_left__d = k_marker5;
         end
     end

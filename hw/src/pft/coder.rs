@@ -106,6 +106,11 @@ pub struct PftRangeCoder {
     busy_int: Signal<Local, Bit>,
     do_emit: Signal<Local, Bit>,
     do_shift: Signal<Local, Bit>,
+    /// This cycle's step is an operation (`op_valid` says which); a marker restarts the coder
+    /// (with `reset`), a decision writes its probability back.
+    op_step: Signal<Local, Bit>,
+    restart: Signal<Local, Bit>,
+    prob_we: Signal<Local, Bit>,
     // Operation decode.
     is_slot: Signal<Local, Bit>,
     is_bit: Signal<Local, Bit>,
@@ -251,6 +256,9 @@ impl PftRangeCoder {
             busy_int: Default::default(),
             do_emit: Default::default(),
             do_shift: Default::default(),
+            op_step: Default::default(),
+            restart: Default::default(),
+            prob_we: Default::default(),
             is_slot: Default::default(),
             is_bit: Default::default(),
             is_raw: Default::default(),
@@ -350,6 +358,7 @@ impl Logic for PftRangeCoder {
         self.busy.next = self.busy_int.val();
         self.do_emit.next = self.step.val() & self.emitting.val();
         self.do_shift.next = (self.step.val() & !self.emitting.val()) & self.shifting.val();
+        self.op_step.next = self.step.val() & !self.busy_int.val();
 
         // Operation decode.
         self.is_slot.next = self.op_valid.val() & (self.op_kind.val() == self.k_op_slot.val());
@@ -524,22 +533,24 @@ impl Logic for PftRangeCoder {
             } else {
                 self.pend.d.next = self.pend.q.val() + self.k_one3.val();
             }
-        } else if self.step.val() & ((self.is_slot.val() | self.is_bit.val()) | self.is_raw.val()) {
+        } else if self.op_step.val() & ((self.is_slot.val() | self.is_bit.val()) | self.is_raw.val()) {
             self.low.d.next = self.op_low.val();
             self.low_carry.d.next = self.low_carry.q.val() | (self.op_low.val() < self.low.q.val());
             self.rng.d.next = self.op_rng.val();
-        } else if self.step.val() & self.is_flush.val() {
+        } else if self.op_step.val() & self.is_flush.val() {
             self.flush_left.d.next = self.k_flush3.val();
             self.flushed.d.next = true;
         }
         // The probability written back; a marker or reset clears every valid flag (the
         // clear wins over the write).
-        self.prob_ram.we.next = (self.step.val() & !self.busy_int.val()) & self.upd_prob.val();
+        self.prob_we.next = self.op_step.val() & self.upd_prob.val();
+        self.restart.next = self.reset.val() | (self.op_step.val() & self.is_marker.val());
+        self.prob_ram.we.next = self.prob_we.val();
         self.prob_ram.wdata.next = bit_cast::<32, 16>(self.p_new.val());
-        self.prob_valid.we.next = (self.step.val() & !self.busy_int.val()) & self.upd_prob.val();
+        self.prob_valid.we.next = self.prob_we.val();
         self.prob_valid.wdata.next = self.k_one32.val();
-        self.prob_valid.clear.next = self.reset.val() | (self.step.val() & self.is_marker.val());
-        if self.reset.val() | (self.step.val() & self.is_marker.val()) {
+        self.prob_valid.clear.next = self.restart.val();
+        if self.restart.val() {
             self.low.d.next = self.k_zero32.val();
             self.low_carry.d.next = false;
             self.rng.d.next = self.k_range_init.val();
@@ -554,7 +565,7 @@ impl Logic for PftRangeCoder {
             self.q_stuff.d.next = false;
             self.marker_left.d.next = self.k_zero5.val();
         }
-        if !self.reset.val() & (self.step.val() & self.is_marker.val()) {
+        if !self.reset.val() & (self.op_step.val() & self.is_marker.val()) {
             self.marker_left.d.next = self.k_marker5.val();
         }
     }

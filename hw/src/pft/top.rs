@@ -236,14 +236,11 @@ impl Logic for PftTraceModule {
         self.coder.op_value.next = self.seq.op_value.val();
         self.coder.op_bits.next = self.seq.op_bits.val();
 
-        // The byte a step emits enters the record register in the same cycle.
+        // The byte a step emits enters the record register in the same cycle (the buffer
+        // reads the length only with `append`).
         self.outbuf.append.next = self.coder.out_valid.val();
         self.outbuf.append_bits.next = bit_cast::<RECORD_BITS, 8>(self.coder.out_byte.val());
-        if self.coder.out_valid.val() {
-            self.outbuf.append_len.next = self.k_byte16.val();
-        } else {
-            self.outbuf.append_len.next = self.k_zero16.val();
-        }
+        self.outbuf.append_len.next = self.k_byte16.val();
         self.outbuf.append_hidden.next = false;
         self.outbuf.complete.next = false;
         if self.trace_end.val() & !self.stall.val() {
