@@ -377,7 +377,7 @@ pub fn run(args: &ConfigArgs) -> Result<()> {
         row("SDC entry bits", s.sdc_entry_bits.to_string());
     }
     if r.pft.is_some() {
-        row("storage bits", format!("{} (pft {}, output buffer {})", s.total, s.pft, s.output_buffer));
+        row("storage bits", format!("{} (pft {}, job buffer {}, output buffer {})", s.total, s.pft, s.sdb, s.output_buffer));
         t.print(&mut out)?;
         return Ok(());
     }

@@ -4,6 +4,9 @@
 
 use rust_hdl::prelude::*;
 
+/// Each entry is two 64-bit words: the record width the model's storage count uses.
+const _: () = assert!(2 * 64 == streamtrace_model::pft::JOB_RECORD_BITS);
+
 #[derive(LogicBlock)]
 pub struct JobBuffer {
     pub clock: Signal<In, Clock>,

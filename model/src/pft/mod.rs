@@ -188,6 +188,10 @@ impl PftParams {
     }
 }
 
+/// Bits of one job-buffer entry: the fixed job record of docs/trace-timing.md section 7
+/// (the RTL's `JobRecord`, two 64-bit words), counted by `storage_bits` per entry.
+pub const JOB_RECORD_BITS: u64 = 128;
+
 /// low (33) + range (32) + cache (8) + pending count (3: 1..=4) + zero-run count (4) +
 /// first-byte flag (1).
 pub const CODER_REGISTER_BITS: u64 = 33 + 32 + 8 + 3 + 4 + 1;
