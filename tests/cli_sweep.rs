@@ -412,7 +412,7 @@ fn report_schemes_runs_pft_beside_the_others_and_sweep_runs_it_too() {
     ]));
     let j: serde_json::Value = serde_json::from_str(&out).unwrap();
     let summary = j["summary"].as_array().unwrap();
-    assert_eq!(summary.len(), 6, "rSDC and the five pft sizes");
+    assert_eq!(summary.len(), 7, "rSDC and the six pft sizes");
     let bits = |c: &str| summary.iter().find(|s| s["config"] == c).unwrap()["bits_per_instruction"].as_f64().unwrap();
     assert!(bits("pft") < bits("rsdc-32x4-128") / 3.0, "pft {} rsdc {}", bits("pft"), bits("rsdc-32x4-128"));
     assert_eq!(summary.iter().find(|s| s["config"] == "pft").unwrap()["storage_bits"], 4910 + 2 * 128 + 80, "predictors, job buffer, output buffer");

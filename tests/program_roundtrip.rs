@@ -38,6 +38,7 @@ const CONFIGS: &[&str] = &[
     // The rest of the pft-sizes preset (src/cmd_sweep.rs PFT_SIZES).
     "pft,bim=64,tsize=16,tag=6,hlen=4-16,ras=4,itp=4,itt=4,rtc=2",
     "pft,tsize=16,tag=7,hlen=2-4-8-16-32,itp=8,itt=8,rtc=4",
+    "pft,bim=128,ttag=6",
     "pft,bim=256,tsize=64,hlen=2-3-5-8-13-21-34-64,ras=16,itp=32,itt=32",
     "pft,bim=4096,tsize=512,tag=10,hlen=2-5-11-23-45-64,ras=32,itp=64,itt=64,ttag=9,rtc=16",
 ];
