@@ -1071,7 +1071,9 @@ impl CycleTraceModule {
         }
     }
 
-    /// Steps 1-4 of cycle `c` (`c == self.now`); returns the SDB occupancy at its start.
+    /// Steps 1-4 of cycle `c` (`c == self.now`); returns the occupancy an entry produced in
+    /// this cycle finds: the SDB's at start of cycle (its full flag is a register), pft's job
+    /// buffer's after the coder's take (docs/trace-timing.md section 7, version 1.4).
     #[inline]
     fn cycle_steps(&mut self, c: u64) -> usize {
         debug_assert_eq!(c, self.now);
@@ -1086,6 +1088,7 @@ impl CycleTraceModule {
                 self.pft_job = Some(JobInCoder::new(job));
             }
         }
+        let seen = if self.pft { self.jobs.len() } else { start_len };
         // 2-3. pft: one coder step per cycle whose record register is empty at start of cycle:
         // a byte into the record register, a shift, or an operation (docs/trace-timing.md 7).
         if self.record_bits == 0 {
@@ -1115,7 +1118,7 @@ impl CycleTraceModule {
         }
         self.stats.obuf_needed_bits = self.stats.obuf_needed_bits.max(self.obuf_bits + self.record_bits);
         self.stats.max_obuf_bits = self.stats.max_obuf_bits.max(self.obuf_bits);
-        start_len
+        seen
     }
 
     #[inline]

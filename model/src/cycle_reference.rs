@@ -378,7 +378,9 @@ impl ReferenceModule {
         self.now = target;
     }
 
-    /// Steps 1-4 of cycle `c` (`c == self.now`); returns the SDB occupancy at its start.
+    /// Steps 1-4 of cycle `c` (`c == self.now`); returns the SDB occupancy at its start, or
+    /// for pft the job buffer's after the coder's take (trace-timing.md 7, version 1.4: the
+    /// one change to this module since 2a6d783 besides pft itself).
     fn cycle_steps(&mut self, c: u64) -> usize {
         debug_assert_eq!(c, self.now);
         let start_len = self.sdb.len();
@@ -408,6 +410,7 @@ impl ReferenceModule {
                 None => {}
             }
         }
+        let seen = if self.enc.pft_mut().is_some() { self.sdb.len() } else { start_len };
         // 2-3. pft: one coder step per cycle whose record register is empty at start of cycle:
         // a byte into the record register, a shift, or an operation (docs/trace-timing.md 7).
         if self.record_bits == 0 {
@@ -437,7 +440,7 @@ impl ReferenceModule {
         }
         self.stats.obuf_needed_bits = self.stats.obuf_needed_bits.max(self.obuf_bits + self.record_bits);
         self.stats.max_obuf_bits = self.stats.max_obuf_bits.max(self.obuf_bits);
-        start_len
+        seen
     }
 
     fn end_of_cycle(&mut self) {

@@ -57,6 +57,9 @@ pub struct PftTraceModule {
     act: Signal<Local, Bit>,
     /// The coder's next step is an operation: the sequencer may issue one.
     op_act: Signal<Local, Bit>,
+    /// The job buffer is full for this cycle's job: full at start of cycle and the
+    /// sequencer takes no job from it (trace-timing.md 7, version 1.4).
+    buf_full: Signal<Local, Bit>,
     k_drop: Constant<Bit>,
     k_zero16: Constant<Bits<16>>,
     k_byte16: Constant<Bits<16>>,
@@ -108,6 +111,7 @@ impl PftTraceModule {
             start_end: Default::default(),
             act: Default::default(),
             op_act: Default::default(),
+            buf_full: Default::default(),
             k_drop: Constant::new(h.drop_policy()),
             k_zero16: Constant::new(0u64.into()),
             k_byte16: Constant::new(8u64.into()),
@@ -154,9 +158,17 @@ impl Logic for PftTraceModule {
         self.front.dir_pred.next = self.direction.pred.val();
         self.front.dir_ctx.next = self.direction.ctx.val();
 
+        // Coder: one step in each cycle whose record register is empty at start of cycle, an
+        // operation when it has no byte or shift left; holding no job, the sequencer then
+        // takes the buffer's head, and that entry is free for this cycle's job (all from
+        // registers, so the full flag does not depend on the push below).
+        self.act.next = self.outbuf.record_bits.val() == self.k_zero16.val();
+        self.op_act.next = self.act.val() & !self.coder.busy.val();
+        self.buf_full.next = self.jobs.full.val() & !(self.op_act.val() & !self.seq.busy.val());
+
         // Job buffer (section 4 rules): stall holds the instruction; drop loses it and every
         // instruction after it until one finds room, whose job becomes the OVERFLOW job.
-        self.stall.next = (!self.k_drop.val() & self.front.job_valid.val()) & self.jobs.full.val();
+        self.stall.next = (!self.k_drop.val() & self.front.job_valid.val()) & self.buf_full.val();
         self.front.hold.next = self.stall.val();
         self.end_active.next = self.ending.q.val() | (self.trace_end.val() & !self.stall.val());
         self.lost_inc.next = self.lost.q.val() + self.k_one32.val();
@@ -168,15 +180,15 @@ impl Logic for PftTraceModule {
         if self.dropping.q.val() {
             if self.retire_valid.val() {
                 self.lost.d.next = self.lost_inc.val();
-                if !self.jobs.full.val() {
+                if !self.buf_full.val() {
                     self.push_overflow.next = true;
                 }
-            } else if self.end_active.val() & !self.jobs.full.val() {
+            } else if self.end_active.val() & !self.buf_full.val() {
                 self.push_overflow.next = true;
             }
-        } else if self.front.job_valid.val() & !self.jobs.full.val() {
+        } else if self.front.job_valid.val() & !self.buf_full.val() {
             self.push_job.next = true;
-        } else if (self.front.job_valid.val() & self.jobs.full.val()) & self.k_drop.val() {
+        } else if (self.front.job_valid.val() & self.buf_full.val()) & self.k_drop.val() {
             self.dropping.d.next = true;
             self.drop_gap.d.next = self.front.gap.val();
             self.lost.d.next = self.k_one32.val();
@@ -206,11 +218,7 @@ impl Logic for PftTraceModule {
             self.jobs.push_w1.next = self.front.job_w1.val();
         }
 
-        // Coder: one step in each cycle whose record register is empty at start of cycle, an
-        // operation when it has no byte or shift left; END once the trace has ended and
-        // everything before it is out.
-        self.act.next = self.outbuf.record_bits.val() == self.k_zero16.val();
-        self.op_act.next = self.act.val() & !self.coder.busy.val();
+        // END once the trace has ended and everything before it is out.
         self.start_end.next = (self.op_act.val() & !self.seq.busy.val())
             & (self.jobs.empty.val() & self.end_active.val())
             & (!self.end_started.q.val() & !(self.push_job.val() | self.push_overflow.val()))
