@@ -138,6 +138,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
     reg  start_end;
     reg  act;
     reg  op_act;
+    reg  buf_full;
     
     // Sub module instances
     streamtrace_pft__front front(
@@ -295,7 +296,10 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         direction__clear = front__dir_clear;
         front__dir_pred = direction__pred;
         front__dir_ctx = direction__ctx;
-        stall = (~k_drop & front__job_valid) & jobs__full;
+        act = outbuf__record_bits == k_zero16;
+        op_act = act & ~coder__busy;
+        buf_full = jobs__full & ~(op_act & ~seq__busy);
+        stall = (~k_drop & front__job_valid) & buf_full;
         front__hold = stall;
         end_active = ending__q | (trace_end & ~stall);
         lost_inc = lost__q + k_one32;
@@ -307,18 +311,18 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         if (dropping__q) begin
             if (retire_valid) begin
                 lost__d = lost_inc;
-                if (~jobs__full) begin
+                if (~buf_full) begin
                     push_overflow = 1'b1;
                 end
             end
-            else if (end_active & ~jobs__full) begin
+            else if (end_active & ~buf_full) begin
                 push_overflow = 1'b1;
             end
         end
-        else if (front__job_valid & ~jobs__full) begin
+        else if (front__job_valid & ~buf_full) begin
             push_job = 1'b1;
         end
-        else if ((front__job_valid & jobs__full) & k_drop) begin
+        else if ((front__job_valid & buf_full) & k_drop) begin
             dropping__d = 1'b1;
             drop_gap__d = front__gap;
             lost__d = k_one32;
@@ -341,8 +345,6 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
             jobs__push_w0 = front__job_w0;
             jobs__push_w1 = front__job_w1;
         end
-        act = outbuf__record_bits == k_zero16;
-        op_act = act & ~coder__busy;
         start_end = (op_act & ~seq__busy) & (jobs__empty & end_active) & (~end_started__q & ~(push_job | push_overflow)) & ~dropping__q;
         end_w1 = ({48'd0, front__gap} << k_sh32) | k_end_tail;
         seq__act = op_act;
