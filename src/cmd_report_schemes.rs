@@ -150,7 +150,9 @@ fn summarize(configs: &[Config], results: &[ProgramSchemes]) -> Vec<Summary> {
             let per = results.iter().map(|r| r.results[i].bits_per_instruction);
             Summary {
                 config: *c,
-                storage_bits: results.first().map_or(0, |r| r.results[i].storage_bits),
+                // The same for every program unless a buffer is unbounded: then the
+                // largest any program needed.
+                storage_bits: results.iter().map(|r| r.results[i].storage_bits).max().unwrap_or(0),
                 average: if instructions == 0 { 0.0 } else { bits as f64 / instructions as f64 },
                 min: per.clone().fold(f64::INFINITY, f64::min),
                 max: per.fold(0.0, f64::max),

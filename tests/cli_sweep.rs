@@ -378,6 +378,17 @@ fn report_schemes_runs_pft_beside_the_others_and_sweep_runs_it_too() {
         assert_eq!(row["cycles"], r["cycle"]["cycles"], "sdb={sdb}");
         assert_eq!(row["timing"], "ipc1");
     }
+    // Unbounded buffers count at the sizes the run needed (as the sweep's rows do), not as
+    // empty: the job buffer's entries of 128 bits and the output buffer's bits.
+    let report = ok(&streamtrace(&[
+        "report", "schemes", "--configs", "pft", "--program", "tiny", "--buffers", "sdb=inf,obuf=inf", "--json",
+    ]));
+    let j: serde_json::Value = serde_json::from_str(&report).unwrap();
+    let r = &j["programs"][0]["results"][0];
+    let (sdb, obuf) = (r["cycle"]["sdb_needed"].as_u64().unwrap(), r["cycle"]["obuf_needed_bits"].as_u64().unwrap());
+    assert!(sdb >= 1 && obuf >= 8, "{r}");
+    assert_eq!(r["storage_bits"].as_u64().unwrap(), 4910 + 128 * sdb + obuf, "{r}");
+    assert_eq!(j["summary"][0]["storage_bits"], r["storage_bits"]);
     // Timing parameters of the user's own: pft's rows carry the same `xscale-HASH` label
     // as the capture replays', so they average and tabulate together.
     let toml = dir.path().join("timing.toml");

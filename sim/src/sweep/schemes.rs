@@ -8,7 +8,7 @@ use streamtrace_model::storage::{PAPER_OUTPUT_BUFFER_BITS, PAPER_SDB_ENTRIES};
 use streamtrace_model::{storage_bits, BufferConfig, CycleStats, CycleTraceModule, Config, Encoder, RetireEvent};
 
 use super::report::SweepResults;
-use super::{sweep_row, ProgramSpec, SweepRow};
+use super::{buffered_storage_bits, sweep_row, ProgramSpec, SweepRow};
 use crate::machine::MemAccess;
 use crate::StepOutcome;
 
@@ -133,11 +133,12 @@ pub fn measure_schemes(p: &ProgramSpec, configs: &[Config], opts: &SchemeOptions
                     (out.trace, out.stats, Some(out.cycle))
                 }
             };
-            let (sdb, obuf) = opts.buffers.map_or((PAPER_SDB_ENTRIES, PAPER_OUTPUT_BUFFER_BITS), |b| {
-                (b.sdb.unwrap_or(0), b.obuf.unwrap_or(0).min(u32::MAX as u64) as u32)
-            });
-            let storage = storage_bits(cfg, sdb, obuf).total;
             let c = cycle.clone().unwrap_or_default();
+            // An unbounded buffer counts at the size this run needed, as in the sweep's rows.
+            let storage = match &opts.buffers {
+                Some(b) => buffered_storage_bits(cfg, b, &c),
+                None => storage_bits(cfg, PAPER_SDB_ENTRIES, PAPER_OUTPUT_BUFFER_BITS).total,
+            };
             let buffers = opts.buffers.map_or("functional".to_string(), |b| b.to_string());
             let mut row = sweep_row(&p.name, &timing, cfg, buffers, storage, &stats, &c, &c);
             row.exit_code = exit_code;
