@@ -193,14 +193,6 @@ pub fn expand_config_list(items: &[String]) -> Result<Vec<Config>> {
     Ok(out)
 }
 
-fn expand_configs(items: &[String]) -> Result<Vec<Config>> {
-    let out = expand_config_list(items)?;
-    if out.is_empty() {
-        bail_usage!("--configs named no configuration");
-    }
-    Ok(out)
-}
-
 fn expand_buffers(a: &SweepArgs) -> Result<Vec<BufferConfig>> {
     let base: BufferConfig = a.buffers.parse().map_err(|e| usage(format!("--buffers: {e}")))?;
     let mut list = vec![base];
@@ -334,7 +326,7 @@ fn failures(rows: &[SweepRow], programs: &[ProgramSpec]) -> Vec<(String, String)
 /// Returns the exit status: 0, or 130 when interrupted (the rows done so far are written,
 /// marked partial).
 pub fn run_sweep(a: &SweepArgs) -> Result<u8> {
-    let all_configs = expand_configs(&a.configs)?;
+    let all_configs = expand_config_list(&a.configs)?;
     // pft works on retire events, not stream descriptors: its rows come from a run of the
     // program per buffer setting (as `report schemes` does), the others from the captures.
     // Jobs are numbered stream configurations first, then pft's, so shards split both.
