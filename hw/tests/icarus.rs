@@ -141,13 +141,15 @@ fn icarus_agrees_with_the_drop_policy_rsdc() {
     }
 }
 
-/// pft (the committed export, the default configuration, and a drop run with small buffers
-/// and syncs) under Icarus, Verilator and the model: ARM with a function-pointer table,
-/// Thumb, ARM with semihosted file reads.
+/// pft (the committed export, the default configuration, a one-entry job buffer under the
+/// stall policy, where the coder's take frees the entry in the same cycle, trace-timing 1.4,
+/// and a drop run with small buffers and syncs) under Icarus, Verilator and the model: ARM
+/// with a function-pointer table, Thumb, ARM with semihosted file reads.
 #[test]
 fn icarus_agrees_with_model_and_verilator_pft() {
     for (cfg, buffers, programs) in [
         ("pft", "", &["bitcount", "dijkstra"][..]),
+        ("pft", "sdb=1,obuf=40", &["qsort_structs"][..]),
         ("pft,sync=1500", "sdb=1,obuf=40,policy=drop", &["crc32"][..]),
     ] {
         let h = PftHwConfig::new(&cfg.parse().unwrap(), &buffers.parse().unwrap()).unwrap();
