@@ -33,8 +33,13 @@ fn expected(h: &PftHwConfig, ev: &[(RetireEvent, u64)]) -> Expected {
 fn rusthdl_module_equals_the_model_every_cycle() {
     let qsort = program_events("qsort_structs", 12_000);
     let thumb = program_events("sha256_thumb", 12_000);
+    // A sync after every instruction: every job has a start word, and those with an
+    // exception or a missed target two (trace-timing.md 7, version 1.5).
+    let short = program_events("bitcount", 1_500);
     for (cfg, buffers, ev) in [
         ("pft", "", &qsort),
+        ("pft,sync=1", "sdb=2,obuf=80", &short),
+        ("pft,sync=1", "sdb=3,obuf=40,policy=drop", &short),
         ("pft", "sdb=1,obuf=40", &thumb),
         ("pft,sync=3000", "sdb=1,obuf=40,policy=drop", &qsort),
         ("pft,hlen=none,ras=0,itp=0,itt=0,rtc=0", "port=4,ratio=2", &thumb),

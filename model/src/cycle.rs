@@ -216,6 +216,8 @@ pub struct CycleTraceModule {
     /// pft: coder jobs instead of stream descriptors (docs/trace-timing.md section 7).
     pft: bool,
     sdb_cap: usize,
+    /// pft: the job buffer's address words (`max(sdb, 2)`).
+    word_cap: usize,
     obuf_cap: u64,
     svc_hit: u64,
     svc_miss: u64,
@@ -230,8 +232,10 @@ pub struct CycleTraceModule {
     origin: Option<u64>,
     /// The SDB (descriptors and overflow entries, already encoded).
     sdb: VecDeque<Encoded>,
-    /// pft: the job buffer, which takes the SDB's place.
+    /// pft: the job buffer, which takes the SDB's place, and the address words its jobs
+    /// hold (docs/trace-timing.md section 7, version 1.5).
     jobs: VecDeque<CoderJob>,
+    job_words: usize,
     /// Descriptor in service: the cycle it completes and the bits it produces.
     in_service: Option<(u64, u64)>,
     /// pft: the job in the coder, held until the steps of its last operation are done.
@@ -559,7 +563,7 @@ impl CycleTraceModule {
         for (&w, end) in services.iter().zip(end_cycles) {
             debug_assert!(self.last_input.is_none_or(|p| end > p));
             self.last_input = Some(end);
-            let entered = self.arrive_with::<PLAIN>(end);
+            let entered = self.arrive_with::<PLAIN>(end, 0);
             debug_assert!(entered);
             self.sdb.push_back(Encoded { bits: w >> 1, svc: if w & 1 != 0 { self.svc_miss } else { self.svc_hit } });
             self.end_of_cycle();
@@ -583,6 +587,7 @@ impl CycleTraceModule {
             buf: *buf,
             pft: cfg.scheme == Scheme::Pft,
             sdb_cap: buf.sdb.map_or(usize::MAX, |d| d as usize),
+            word_cap: buf.sdb.map_or(usize::MAX, |d| crate::pft::job_buffer_words(d) as usize),
             obuf_cap: buf.obuf.unwrap_or(u64::MAX),
             svc_hit: buf.svc_hit as u64,
             svc_miss: buf.svc_miss as u64,
@@ -593,6 +598,7 @@ impl CycleTraceModule {
             origin: None,
             sdb: VecDeque::new(),
             jobs: VecDeque::new(),
+            job_words: 0,
             in_service: None,
             pft_job: None,
             record_bits: 0,
@@ -738,8 +744,10 @@ impl CycleTraceModule {
         // pft trace ends while dropping: the overflow job as soon as there is room.
         while let Some((gap, lost)) = self.pft_dropping {
             let c = self.now;
-            if self.cycle_steps(c) < self.sdb_cap {
-                self.jobs.push_back(PftFrontEnd::overflow_job(gap, lost));
+            let seen = self.cycle_steps(c);
+            let job = PftFrontEnd::overflow_job(gap, lost);
+            if self.room(seen, job.words()) {
+                self.push_job(job);
                 self.enc.pft_mut().expect("pft").front.overflow_pushed();
                 self.stats.overflows += 1;
                 self.pft_dropping = None;
@@ -808,7 +816,7 @@ impl CycleTraceModule {
     /// replaced by an overflow entry, or dropped (docs/trace-timing.md sections 3 and 4).
     #[inline(never)]
     fn produce_stream(&mut self, d: &StreamDescriptor, input: u64) {
-        if self.arrive(input) {
+        if self.arrive(input, 0) {
             let e = match self.dropping.take() {
                 Some(lost) => {
                     let bits = self.enc.service_overflow(lost + d.sl as u64);
@@ -832,9 +840,9 @@ impl CycleTraceModule {
     /// pft: a job produced in input cycle `input`; returns whether it entered the buffer
     /// (false: dropped).
     fn produce_job(&mut self, job: CoderJob, input: u64) -> bool {
-        let entered = self.arrive(input);
+        let entered = self.arrive(input, job.words());
         if entered {
-            self.jobs.push_back(job);
+            self.push_job(job);
         }
         self.end_of_cycle();
         entered
@@ -843,18 +851,40 @@ impl CycleTraceModule {
     /// Bring the module to the cycle in which something produced in input cycle `input`
     /// meets the SDB (steps 1-4 of that cycle done, step 5 and the end of the cycle left to
     /// the caller): true if the SDB has a free slot then, false if the entry is to be
-    /// dropped. With the stall policy the core waits here until there is a slot.
-    fn arrive(&mut self, input: u64) -> bool {
+    /// dropped. With the stall policy the core waits here until there is a slot. `words`:
+    /// the address words of a pft job (0 for the other schemes).
+    fn arrive(&mut self, input: u64, words: usize) -> bool {
         if self.plain() {
-            self.arrive_with::<true>(input)
+            self.arrive_with::<true>(input, words)
         } else {
-            self.arrive_with::<false>(input)
+            self.arrive_with::<false>(input, words)
         }
+    }
+
+    fn push_job(&mut self, job: CoderJob) {
+        self.job_words += job.words();
+        self.jobs.push_back(job);
+    }
+
+    /// Whether an entry of `words` address words fits after steps 1-4 of the cycle, which
+    /// left `seen` entries (`cycle_steps`).
+    #[inline(always)]
+    fn room(&self, seen: usize, words: usize) -> bool {
+        seen < self.sdb_cap && self.job_words + words <= self.word_cap
+    }
+
+    /// `sdb_needed` (section 5) for an entry that met `seen` entries: one more entry, and
+    /// as many words where they exceed the 2 of any depth (`job_buffer_words`).
+    #[inline(always)]
+    fn record_needed(&mut self, seen: usize, words: usize) {
+        let words_after = self.job_words + words;
+        let needed = if words_after > 2 { seen.saturating_add(1).max(words_after) } else { seen.saturating_add(1) };
+        self.stats.sdb_needed = self.stats.sdb_needed.max(needed.min(u32::MAX as usize) as u32);
     }
 
     /// `arrive`; `PLAIN` only when [`Self::plain`] holds.
     #[inline(always)]
-    fn arrive_with<const PLAIN: bool>(&mut self, input: u64) -> bool {
+    fn arrive_with<const PLAIN: bool>(&mut self, input: u64, words: usize) -> bool {
         debug_assert!(!PLAIN || self.plain());
         let origin = *self.origin.get_or_insert(input);
         let c = input.saturating_sub(origin) + self.delay;
@@ -888,8 +918,8 @@ impl CycleTraceModule {
             }
             let c = self.now;
             let start_len = self.cycle_steps(c);
-            self.stats.sdb_needed = self.stats.sdb_needed.max(start_len.saturating_add(1).min(u32::MAX as usize) as u32);
-            if start_len < self.sdb_cap {
+            self.record_needed(start_len, words);
+            if self.room(start_len, words) {
                 return true;
             }
             if !found_full {
@@ -1085,6 +1115,7 @@ impl CycleTraceModule {
             if let Some(e) = self.sdb.pop_front() {
                 self.in_service = Some((c + e.svc - 1, e.bits));
             } else if let Some(job) = self.jobs.pop_front() {
+                self.job_words -= job.words();
                 self.pft_job = Some(JobInCoder::new(job));
             }
         }
@@ -1286,7 +1317,7 @@ mod tests {
         m.finish()
     }
 
-    const DIFF_CONFIGS: [&str; 8] = [
+    const DIFF_CONFIGS: [&str; 9] = [
         "rsdc-32x4-128",
         "fbase",
         "nexs",
@@ -1295,6 +1326,8 @@ mod tests {
         "rsdc-32x4-128,sync=50",
         "tslz-256",
         "pft",
+        // A start after every instruction: jobs of two address words (trace-timing 1.5).
+        "pft,sync=1",
     ];
     const DIFF_BUFFERS: [&str; 13] = [
         "sdb=2,obuf=80",
@@ -1329,6 +1362,32 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn pft_jobs_wait_for_address_words() {
+        // trace-timing.md 7, version 1.5: 2 entries have 2 words, so a job of two words
+        // leaves room for no job with a word, but for one without.
+        let cfg: Config = "pft".parse().unwrap();
+        let mut m = CycleTraceModule::new(&cfg, &"sdb=2,obuf=80".parse().unwrap());
+        let mut front = PftFrontEnd::new(&cfg.pft, cfg.low_bits(), 0);
+        let first = RetireEvent { pc: 0x8000, insn: 0xE000_0000, next_pc: 0x18, exception: true, ..Default::default() };
+        let start_and_vector = front.push(&first).unwrap();
+        assert_eq!(start_and_vector.words(), 2);
+        let plain = RetireEvent { pc: 0x18, insn: 0x1A00_0000, next_pc: 0x1c, class: BranchClass::DirectCond, ..Default::default() };
+        let slot = front.push(&plain).unwrap();
+        assert_eq!(slot.words(), 0);
+        let overflow = PftFrontEnd::overflow_job(3, 9);
+        assert_eq!(overflow.words(), 1);
+        assert!(m.room(0, 2));
+        m.push_job(start_and_vector);
+        assert!(m.room(1, 0), "a control entry is free");
+        assert!(!m.room(1, 1), "no word is free");
+        m.push_job(slot);
+        assert!(!m.room(2, 0), "no control entry is free");
+        // A one-entry buffer still takes any job.
+        let one = CycleTraceModule::new(&cfg, &"sdb=1,obuf=40".parse().unwrap());
+        assert!(one.room(0, 2) && !one.room(1, 0));
     }
 
     #[test]

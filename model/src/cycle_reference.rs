@@ -23,11 +23,20 @@ enum Entry {
     Pft(CoderJob),
 }
 
+fn entry_words(e: &Entry) -> usize {
+    match e {
+        Entry::Pft(job) => job.words(),
+        _ => 0,
+    }
+}
+
 pub struct ReferenceModule {
     enc: Encoder,
     detector: StreamDetector,
     buf: BufferConfig,
     sdb_cap: usize,
+    /// pft: the job buffer's address words (trace-timing.md 7, version 1.5).
+    word_cap: usize,
     obuf_cap: u64,
     /// The next cycle to simulate: cycles before it are done.
     now: u64,
@@ -63,6 +72,7 @@ impl ReferenceModule {
             detector: StreamDetector::new(cfg.max_sl),
             buf: *buf,
             sdb_cap: buf.sdb.map_or(usize::MAX, |d| d as usize),
+            word_cap: buf.sdb.map_or(usize::MAX, |d| crate::pft::job_buffer_words(d) as usize),
             obuf_cap: buf.obuf.unwrap_or(u64::MAX),
             now: 0,
             delay: 0,
@@ -183,8 +193,10 @@ impl ReferenceModule {
         // pft trace ends while dropping: the overflow job as soon as there is room.
         while let Some((gap, lost)) = self.pft_dropping {
             let c = self.now;
-            if self.cycle_steps(c) < self.sdb_cap {
-                self.sdb.push_back(Entry::Pft(PftFrontEnd::overflow_job(gap, lost)));
+            let job = PftFrontEnd::overflow_job(gap, lost);
+            let seen = self.cycle_steps(c);
+            if seen < self.sdb_cap && self.words() + job.words() <= self.word_cap {
+                self.sdb.push_back(Entry::Pft(job));
                 self.enc.pft_mut().expect("pft").front.overflow_pushed();
                 self.stats.overflows += 1;
                 self.pft_dropping = None;
@@ -266,8 +278,12 @@ impl ReferenceModule {
             }
             let c = self.now;
             let start_len = self.cycle_steps(c);
-            self.stats.sdb_needed = self.stats.sdb_needed.max(start_len.saturating_add(1).min(u32::MAX as usize) as u32);
-            let full = start_len >= self.sdb_cap;
+            // pft: the job's address words too (trace-timing.md 7, version 1.5): a depth
+            // below 2 has 2 words, a larger one one per entry.
+            let words = self.words() + entry_words(&entry);
+            let needed = if words > 2 { (start_len + 1).max(words) } else { start_len + 1 };
+            self.stats.sdb_needed = self.stats.sdb_needed.max(needed.min(u32::MAX as usize) as u32);
+            let full = start_len >= self.sdb_cap || words > self.word_cap;
             if full && !found_full {
                 self.stats.sdb_full_events += 1;
                 found_full = true;
@@ -304,6 +320,11 @@ impl ReferenceModule {
                 }
             }
         }
+    }
+
+    /// Address words of the pft jobs in the buffer.
+    fn words(&self) -> usize {
+        self.sdb.iter().map(entry_words).sum()
     }
 
     fn lose(&mut self, n: u64) {

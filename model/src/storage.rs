@@ -25,8 +25,8 @@ pub struct StorageBits {
     pub aolc: u64,
     /// SA and SL registers of the stream detector.
     pub detector: u64,
-    /// Stream descriptor buffer: entries x (SA + SL); for pft the job buffer, entries x
-    /// its 128-bit job record (docs/trace-timing.md section 7).
+    /// Stream descriptor buffer: entries x (SA + SL); for pft the job buffer, 48-bit
+    /// control entries and 32-bit address words (docs/trace-timing.md section 7).
     pub sdb: u64,
     pub output_buffer: u64,
     /// TSLZ: the window of 12-bit words; SC-T8HT: the tuple table with its LRU ages. gzip is
@@ -49,7 +49,7 @@ pub fn storage_bits(cfg: &Config, sdb_entries: u32, output_buffer_bits: u32) -> 
         // No stream detector: events go straight to the predictors; the job buffer takes
         // the SDB's place.
         let pft = cfg.pft.storage(cfg.sync_period != 0).total();
-        let sdb = sdb_entries as u64 * crate::pft::JOB_RECORD_BITS;
+        let sdb = crate::pft::job_buffer_bits(sdb_entries);
         let output_buffer = output_buffer_bits as u64;
         return StorageBits { pft, sdb, output_buffer, total: pft + sdb + output_buffer, ..Default::default() };
     }
@@ -148,12 +148,14 @@ mod tests {
 
     #[test]
     fn pft_counts_its_job_buffer() {
-        // trace-format.md 11.8: the default's 4,910 bits, 2 job records of 128 bits, 80 bits
-        // of output buffer.
+        // trace-format.md 11.8: the default's 4,910 bits, 2 control entries of 48 bits and 2
+        // address words of 32 (trace-timing 1.5), 80 bits of output buffer.
         let p: Config = "pft".parse().unwrap();
         let s = storage_bits(&p, PAPER_SDB_ENTRIES, PAPER_OUTPUT_BUFFER_BITS);
-        assert_eq!((s.pft, s.sdb, s.output_buffer, s.total), (4910, 256, 80, 5246));
-        assert_eq!(storage_bits(&p, 5, 40).total, 4910 + 5 * 128 + 40);
+        assert_eq!((s.pft, s.sdb, s.output_buffer, s.total), (4910, 160, 80, 5150));
+        assert_eq!(storage_bits(&p, 5, 40).total, 4910 + 5 * (48 + 32) + 40);
+        // One entry still has the two words any job may need.
+        assert_eq!(storage_bits(&p, 1, 40).total, 4910 + 48 + 2 * 32 + 40);
         assert_eq!((s.detector, s.sdc, s.lsp), (0, 0, 0), "no stream detector, SDC or LSP");
     }
 }

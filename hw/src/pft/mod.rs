@@ -175,6 +175,60 @@ impl JobRecord {
         }
     }
 
+    /// Whether the job has a second address field (an exception vector, a missed target's
+    /// offset code or an OVERFLOW count: at most one of them).
+    pub fn has_second_word(&self) -> bool {
+        self.exc || self.off || (self.tail && self.tail_type == ESC_OVERFLOW)
+    }
+
+    /// Address words the job occupies in the job buffer (docs/trace-timing.md 7, 1.5).
+    pub fn word_count(&self) -> usize {
+        self.start as usize + self.has_second_word() as usize
+    }
+
+    /// The 48-bit control entry the job buffer stores: `[15:0]` the one offset (the
+    /// exception's when there is one, else the tail's), `[31:16]` word 0's bits 63:48,
+    /// `[47:32]` word 1's bits 63:48.
+    pub fn control(&self) -> u64 {
+        let (w0, w1) = self.pack();
+        let offset = if self.exc { self.exc_offset } else { self.tail_offset };
+        offset as u64 | (w0 >> 48) << 16 | (w1 >> 48) << 32
+    }
+
+    /// The address words, in the order the buffer stores them: the start field, then the
+    /// second field.
+    pub fn words(&self) -> Vec<u32> {
+        let mut w = Vec::with_capacity(2);
+        if self.start {
+            w.push(self.start_field);
+        }
+        if self.has_second_word() {
+            w.push(self.addr_field);
+        }
+        w
+    }
+
+    /// The record a control entry and its words give back (`words` as many as the entry
+    /// has). Equal to the record pushed when that record's unused fields are 0 and a job
+    /// with an exception has a tail offset of 0 (the front end's and the model's are).
+    pub fn join(control: u64, words: &[u32]) -> JobRecord {
+        let offset = field(control, 0, 16);
+        let mut r = JobRecord::unpack((control >> 16 & 0xFFFF) << 48, (control >> 32 & 0xFFFF) << 48);
+        if r.exc {
+            r.exc_offset = offset as u16;
+        } else {
+            r.tail_offset = offset as u16;
+        }
+        let mut w = words.iter().copied();
+        if r.start {
+            r.start_field = w.next().unwrap_or(0);
+        }
+        if r.has_second_word() {
+            r.addr_field = w.next().unwrap_or(0);
+        }
+        r
+    }
+
     /// The coder operations of this job, in the order the sequencer issues them (the
     /// `info` of each operation is not carried: it only feeds statistics).
     pub fn ops(&self, h: &PftHwConfig) -> Vec<CoderOp> {
@@ -317,6 +371,37 @@ mod tests {
         let (v0, v1) = r2.pack();
         assert_eq!((v0, v1 ^ w1), (w0, (1 << 62) | (1 << 63) | (1 << 60)));
         assert_eq!(JobRecord::unpack(v0, v1), r2);
+    }
+
+    #[test]
+    fn records_split_into_control_and_words_and_join_again() {
+        let full = JobRecord {
+            start: true,
+            start_field: 0x0200_01f4,
+            exc: true,
+            exc_offset: 0xBEEF,
+            addr_field: 0xFFFF_0008,
+            addr_same: true,
+            dir: true,
+            dir_ctx: 33,
+            tail: true,
+            tail_type: ESC_SYNC,
+            ..Default::default()
+        };
+        assert_eq!((full.word_count(), full.words()), (2, vec![0x0200_01f4, 0xFFFF_0008]));
+        assert_eq!(JobRecord::join(full.control(), &full.words()), full);
+        assert!(full.control() < 1 << 48);
+        // A tail alone keeps its offset; an OVERFLOW's count is its one word.
+        let overflow = JobRecord { tail: true, tail_type: ESC_OVERFLOW, tail_offset: 77, addr_field: 5000, ..Default::default() };
+        assert_eq!(overflow.words(), vec![5000]);
+        assert_eq!(JobRecord::join(overflow.control(), &overflow.words()), overflow);
+        let miss = JobRecord { tgt: true, off: true, off_same: true, addr_field: 0x1234, virt: true, ..Default::default() };
+        assert_eq!(JobRecord::join(miss.control(), &miss.words()), miss);
+        let plain = JobRecord { dir: true, dir_hit: true, dir_ctx: 5, ..Default::default() };
+        assert_eq!((plain.word_count(), JobRecord::join(plain.control(), &[])), (0, plain));
+        // The fields a job does not use are not stored (they come back as 0).
+        let stray = JobRecord { start_field: 9, addr_field: 9, exc_offset: 3, ..plain };
+        assert_eq!(JobRecord::join(stray.control(), &stray.words()), plain);
     }
 
     #[test]

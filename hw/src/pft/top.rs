@@ -60,6 +60,11 @@ pub struct PftTraceModule {
     /// The job buffer is full for this cycle's job: full at start of cycle and the
     /// sequencer takes no job from it (trace-timing.md 7, version 1.4).
     buf_full: Signal<Local, Bit>,
+    /// Address words of the job the front end offers (trace-timing.md 7, version 1.5),
+    /// and of the job the buffer may take this cycle (an OVERFLOW job's 1 while dropping).
+    front_second: Signal<Local, Bit>,
+    front_words: Signal<Local, Bits<2>>,
+    want_words: Signal<Local, Bits<2>>,
     k_drop: Constant<Bit>,
     k_zero16: Constant<Bits<16>>,
     k_byte16: Constant<Bits<16>>,
@@ -69,6 +74,10 @@ pub struct PftTraceModule {
     k_zero64: Constant<Bits<64>>,
     k_sh32: Constant<Bits<8>>,
     k_overflow_tail: Constant<Bits<64>>,
+    k_overflow_type: Constant<Bits<2>>,
+    k_zero2: Constant<Bits<2>>,
+    k_one2: Constant<Bits<2>>,
+    k_two2: Constant<Bits<2>>,
     k_end_tail: Constant<Bits<64>>,
 }
 
@@ -112,6 +121,9 @@ impl PftTraceModule {
             act: Default::default(),
             op_act: Default::default(),
             buf_full: Default::default(),
+            front_second: Default::default(),
+            front_words: Default::default(),
+            want_words: Default::default(),
             k_drop: Constant::new(h.drop_policy()),
             k_zero16: Constant::new(0u64.into()),
             k_byte16: Constant::new(8u64.into()),
@@ -121,6 +133,10 @@ impl PftTraceModule {
             k_zero64: Constant::new(0u64.into()),
             k_sh32: Constant::new(32u64.into()),
             k_overflow_tail: tail(ESC_OVERFLOW),
+            k_overflow_type: Constant::new((ESC_OVERFLOW as u64).into()),
+            k_zero2: Constant::new(0u64.into()),
+            k_one2: Constant::new(1u64.into()),
+            k_two2: Constant::new(2u64.into()),
             k_end_tail: tail(ESC_END),
         }
     }
@@ -164,7 +180,25 @@ impl Logic for PftTraceModule {
         // registers, so the full flag does not depend on the push below).
         self.act.next = self.outbuf.record_bits.val() == self.k_zero16.val();
         self.op_act.next = self.act.val() & !self.coder.busy.val();
-        self.buf_full.next = self.jobs.full.val() & !(self.op_act.val() & !self.seq.busy.val());
+        self.jobs.take.next = self.op_act.val() & !self.seq.busy.val();
+        // The words of the job that may enter (JobRecord::word_count): the front end's, or
+        // the OVERFLOW job's count while dropping. From the front end's outputs and
+        // registers, never from the push below.
+        self.front_second.next = (self.front.job_w0.val().get_bit(62) | self.front.job_w1.val().get_bit(59))
+            | (self.front.job_w1.val().get_bit(50)
+                & (self.front.job_w1.val().get_bits::<2>(48) == self.k_overflow_type.val()));
+        self.front_words.next = self.k_zero2.val();
+        if self.front.job_w0.val().get_bit(60) & self.front_second.val() {
+            self.front_words.next = self.k_two2.val();
+        } else if self.front.job_w0.val().get_bit(60) | self.front_second.val() {
+            self.front_words.next = self.k_one2.val();
+        }
+        self.want_words.next = self.front_words.val();
+        if self.dropping.q.val() {
+            self.want_words.next = self.k_one2.val();
+        }
+        self.jobs.want.next = self.want_words.val();
+        self.buf_full.next = self.jobs.full.val();
 
         // Job buffer (section 4 rules): stall holds the instruction; drop loses it and every
         // instruction after it until one finds room, whose job becomes the OVERFLOW job.

@@ -45,13 +45,17 @@ pub struct CoderJob {
     len: u8,
     /// The front end's gap before the instruction (an overflow's offset when it is dropped).
     pub gap_before: u32,
+    /// Address words the job occupies in the job buffer (docs/trace-timing.md 7, version
+    /// 1.5): one per start address, exception vector, missed target's offset code or
+    /// OVERFLOW count; at most 2.
+    words: u8,
 }
 
 impl CoderJob {
     pub const CAPACITY: usize = 20;
 
     fn new(gap_before: u32) -> Self {
-        CoderJob { ops: [CoderOp::Flush; Self::CAPACITY], len: 0, gap_before }
+        CoderJob { ops: [CoderOp::Flush; Self::CAPACITY], len: 0, gap_before, words: 0 }
     }
 
     #[inline]
@@ -78,6 +82,11 @@ impl CoderJob {
 
     pub fn ops(&self) -> &[CoderOp] {
         &self.ops[..self.len as usize]
+    }
+
+    /// Address words the job needs in the job buffer (0, 1 or 2).
+    pub fn words(&self) -> usize {
+        self.words as usize
     }
 
     pub fn is_empty(&self) -> bool {
@@ -135,6 +144,7 @@ impl PftFrontEnd {
         self.decide(same, self.state.target_ctx(TargetContexts::UPPER_SAME), Info::Address);
         let n = self.state.address_bits(same);
         self.job.raw_wide(a >> self.state.low, n, Info::Address);
+        self.job.words += 1;
         self.state.set_upper(a);
     }
 
@@ -188,6 +198,7 @@ impl PftFrontEnd {
             node = 2 * node + bit as usize;
         }
         self.job.raw_wide(z, OFFSET_WIDTHS[class], Info::Address);
+        self.job.words += 1;
     }
 
     /// One retired instruction (already checked for continuity and alignment); the job it
@@ -287,6 +298,7 @@ impl PftFrontEnd {
         let mut job = CoderJob::new(gap);
         job.escape(EscapeType::Overflow, gap);
         job.raw_wide(lost.min(u32::MAX as u64) as u32, LOST_BITS, Info::Address);
+        job.words = 1;
         job.push(CoderOp::Flush);
         job.push(CoderOp::Marker);
         job

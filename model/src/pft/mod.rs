@@ -188,9 +188,29 @@ impl PftParams {
     }
 }
 
-/// Bits of one job-buffer entry: the fixed job record of docs/trace-timing.md section 7
-/// (the RTL's `JobRecord`, two 64-bit words), counted by `storage_bits` per entry.
-pub const JOB_RECORD_BITS: u64 = 128;
+/// Bits of a job-buffer control entry (docs/trace-timing.md section 7, version 1.5: flags,
+/// tail type, direction context, target selector, RTC position and one 16-bit offset; the
+/// RTL's `JobRecord::control`).
+pub const JOB_CONTROL_BITS: u64 = 48;
+
+/// Bits of a job-buffer address word (a start address field, a vector's address field, a
+/// missed target's offset code or an OVERFLOW count).
+pub const JOB_WORD_BITS: u64 = 32;
+
+/// Address words of a job buffer of `sdb` entries: enough for any one job (2) and one per
+/// entry.
+pub fn job_buffer_words(sdb: u32) -> u32 {
+    sdb.max(2)
+}
+
+/// Storage bits of a job buffer of `sdb` entries (`storage_bits` counts it in the SDB's
+/// place).
+pub fn job_buffer_bits(sdb: u32) -> u64 {
+    if sdb == 0 {
+        return 0;
+    }
+    sdb as u64 * JOB_CONTROL_BITS + job_buffer_words(sdb) as u64 * JOB_WORD_BITS
+}
 
 /// low (33) + range (32) + cache (8) + pending count (3: 1..=4) + zero-run count (4) +
 /// first-byte flag (1).
