@@ -29,6 +29,10 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
     localparam  k_zero64 = 64'h0;
     localparam  k_sh32 = 8'h20;
     localparam  k_overflow_tail = 64'h7000000000000;
+    localparam  k_overflow_type = 2'b11;
+    localparam  k_zero2 = 2'b0;
+    localparam  k_one2 = 2'b1;
+    localparam  k_two2 = 2'b10;
     localparam  k_end_tail = 64'h4000000000000;
     
     // Stub signals
@@ -66,6 +70,8 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
     reg  jobs__push;
     reg  [63:0] jobs__push_w0;
     reg  [63:0] jobs__push_w1;
+    reg  [1:0] jobs__want;
+    reg  jobs__take;
     reg  jobs__pop;
     wire  [63:0] jobs__head_w0;
     wire  [63:0] jobs__head_w1;
@@ -139,6 +145,9 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
     reg  act;
     reg  op_act;
     reg  buf_full;
+    reg  front_second;
+    reg  [1:0] front_words;
+    reg  [1:0] want_words;
     
     // Sub module instances
     streamtrace_pft__front front(
@@ -180,6 +189,8 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         .push(jobs__push),
         .push_w0(jobs__push_w0),
         .push_w1(jobs__push_w1),
+        .want(jobs__want),
+        .take(jobs__take),
         .pop(jobs__pop),
         .head_w0(jobs__head_w0),
         .head_w1(jobs__head_w1),
@@ -298,7 +309,21 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         front__dir_ctx = direction__ctx;
         act = outbuf__record_bits == k_zero16;
         op_act = act & ~coder__busy;
-        buf_full = jobs__full & ~(op_act & ~seq__busy);
+        jobs__take = op_act & ~seq__busy;
+        front_second = (front__job_w0[32'h3e] | front__job_w1[32'h3b]) | (front__job_w1[32'h32] & (front__job_w1[(32'h30)+:(2)] == k_overflow_type));
+        front_words = k_zero2;
+        if (front__job_w0[32'h3c] & front_second) begin
+            front_words = k_two2;
+        end
+        else if (front__job_w0[32'h3c] | front_second) begin
+            front_words = k_one2;
+        end
+        want_words = front_words;
+        if (dropping__q) begin
+            want_words = k_one2;
+        end
+        jobs__want = want_words;
+        buf_full = jobs__full;
         stall = (~k_drop & front__job_valid) & buf_full;
         front__hold = stall;
         end_active = ending__q | (trace_end & ~stall);
@@ -6669,7 +6694,7 @@ module streamtrace_pft__front__upper(d,q,clock);
 endmodule // streamtrace_pft__front__upper
 
 
-module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,pop,head_w0,head_w1,full,empty);
+module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,want,take,pop,head_w0,head_w1,full,empty);
     
     // Module arguments
     input wire  clock;
@@ -6677,6 +6702,8 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,pop,head_w0,head_w
     input wire  push;
     input wire  [63:0] push_w0;
     input wire  [63:0] push_w1;
+    input wire  [1:0] want;
+    input wire  take;
     input wire  pop;
     output reg  [63:0] head_w0;
     output reg  [63:0] head_w1;
@@ -6686,23 +6713,30 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,pop,head_w0,head_w
     // Constant declarations
     localparam  k_last = 8'h1;
     localparam  k_depth = 8'h2;
+    localparam  k_wdepth = 8'h2;
     localparam  k_one = 8'h1;
+    localparam  k_two = 8'h2;
     localparam  k_zero = 8'h0;
+    localparam  k_zero32 = 32'h0;
     localparam  k_zero64 = 64'h0;
+    localparam  k_overflow = 2'b11;
+    localparam  k_sh16 = 8'h10;
+    localparam  k_sh32 = 8'h20;
+    localparam  k_sh48 = 8'h30;
     
     // Stub signals
-    reg  [63:0] w0__0__d;
-    wire  [63:0] w0__0__q;
-    reg  w0__0__clock;
-    reg  [63:0] w0__1__d;
-    wire  [63:0] w0__1__q;
-    reg  w0__1__clock;
-    reg  [63:0] w1__0__d;
-    wire  [63:0] w1__0__q;
-    reg  w1__0__clock;
-    reg  [63:0] w1__1__d;
-    wire  [63:0] w1__1__q;
-    reg  w1__1__clock;
+    reg  [47:0] ctrl__0__d;
+    wire  [47:0] ctrl__0__q;
+    reg  ctrl__0__clock;
+    reg  [47:0] ctrl__1__d;
+    wire  [47:0] ctrl__1__q;
+    reg  ctrl__1__clock;
+    reg  [31:0] words__0__d;
+    wire  [31:0] words__0__q;
+    reg  words__0__clock;
+    reg  [31:0] words__1__d;
+    wire  [31:0] words__1__q;
+    reg  words__1__clock;
     reg  [7:0] rd_ptr__d;
     wire  [7:0] rd_ptr__q;
     reg  rd_ptr__clock;
@@ -6712,31 +6746,70 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,pop,head_w0,head_w
     reg  [7:0] fill__d;
     wire  [7:0] fill__q;
     reg  fill__clock;
+    reg  [7:0] w_rd__d;
+    wire  [7:0] w_rd__q;
+    reg  w_rd__clock;
+    reg  [7:0] w_wr__d;
+    wire  [7:0] w_wr__q;
+    reg  w_wr__clock;
+    reg  [7:0] w_fill__d;
+    wire  [7:0] w_fill__q;
+    reg  w_fill__clock;
     
     // Local signals
-    reg  [63:0] head_sel0;
-    reg  [63:0] head_sel1;
+    reg  p_start;
+    reg  [15:0] p_off;
+    reg  [15:0] p_hi0;
+    reg  [15:0] p_hi1;
+    reg  [15:0] h_off;
+    reg  [15:0] h_hi0;
+    reg  [15:0] h_hi1;
+    reg  [47:0] p_ctrl;
+    reg  [31:0] p_word_a;
+    reg  [31:0] p_word_b;
+    reg  [7:0] want8;
+    reg  [47:0] h_ctrl;
+    reg  [31:0] h_word_a;
+    reg  [31:0] h_word_b;
+    reg  h_start;
+    reg  h_exc;
+    reg  h_second;
+    reg  [7:0] h_words;
+    reg  [31:0] h_addr;
+    reg  [31:0] h_start_field;
+    reg  [63:0] h_exc_offset;
+    reg  [63:0] h_tail_offset;
+    reg  [7:0] take_words;
+    reg  is_empty;
+    reg  [7:0] w_wr_inc;
+    reg  [7:0] w_rd_inc;
+    reg  [7:0] w_wr_sum;
+    reg  [7:0] w_rd_sum;
+    reg  [7:0] w_wr1;
+    reg  [7:0] w_rd1;
+    reg  [7:0] w_wr_next;
+    reg  [7:0] w_rd_next;
     
     // Sub module instances
-    streamtrace_pft__jobs__w0__0 w0__0(
-        .d(w0__0__d),
-        .q(w0__0__q),
-        .clock(w0__0__clock)
+    streamtrace_pft__jobs__ctrl__0 ctrl__0(
+        .d(ctrl__0__d),
+        .q(ctrl__0__q),
+        .clock(ctrl__0__clock)
     );
-    streamtrace_pft__jobs__w0__1 w0__1(
-        .d(w0__1__d),
-        .q(w0__1__q),
-        .clock(w0__1__clock)
+    streamtrace_pft__jobs__ctrl__1 ctrl__1(
+        .d(ctrl__1__d),
+        .q(ctrl__1__q),
+        .clock(ctrl__1__clock)
     );
-    streamtrace_pft__jobs__w1__0 w1__0(
-        .d(w1__0__d),
-        .q(w1__0__q),
-        .clock(w1__0__clock)
+    streamtrace_pft__jobs__words__0 words__0(
+        .d(words__0__d),
+        .q(words__0__q),
+        .clock(words__0__clock)
     );
-    streamtrace_pft__jobs__w1__1 w1__1(
-        .d(w1__1__d),
-        .q(w1__1__q),
-        .clock(w1__1__clock)
+    streamtrace_pft__jobs__words__1 words__1(
+        .d(words__1__d),
+        .q(words__1__q),
+        .clock(words__1__clock)
     );
     streamtrace_pft__jobs__rd_ptr rd_ptr(
         .d(rd_ptr__d),
@@ -6753,45 +6826,146 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,pop,head_w0,head_w
         .q(fill__q),
         .clock(fill__clock)
     );
+    streamtrace_pft__jobs__w_rd w_rd(
+        .d(w_rd__d),
+        .q(w_rd__q),
+        .clock(w_rd__clock)
+    );
+    streamtrace_pft__jobs__w_wr w_wr(
+        .d(w_wr__d),
+        .q(w_wr__q),
+        .clock(w_wr__clock)
+    );
+    streamtrace_pft__jobs__w_fill w_fill(
+        .d(w_fill__d),
+        .q(w_fill__q),
+        .clock(w_fill__clock)
+    );
     
     // Update code
     always @(*) begin
         rd_ptr__clock = clock;
         wr_ptr__clock = clock;
         fill__clock = clock;
+        w_rd__clock = clock;
+        w_wr__clock = clock;
+        w_fill__clock = clock;
         rd_ptr__d = rd_ptr__q;
         wr_ptr__d = wr_ptr__q;
         fill__d = fill__q;
-        head_sel0 = k_zero64;
-        head_sel1 = k_zero64;
-        w0__0__clock = clock;
-        w1__0__clock = clock;
-        w0__0__d = w0__0__q;
-        w1__0__d = w1__0__q;
+        w_rd__d = w_rd__q;
+        w_wr__d = w_wr__q;
+        w_fill__d = w_fill__q;
+        p_start = push_w0[32'h3c];
+        p_off = push_w1[(32'h20)+:(16)];
+        if (push_w0[32'h3e]) begin
+            p_off = push_w0[(32'h20)+:(16)];
+        end
+        p_hi0 = push_w0[(32'h30)+:(16)];
+        p_hi1 = push_w1[(32'h30)+:(16)];
+        p_ctrl = {32'd0, p_off} | ({32'd0, p_hi0} << k_sh16) | ({32'd0, p_hi1} << k_sh32);
+        p_word_a = push_w1[(32'h0)+:(32)];
+        if (p_start) begin
+            p_word_a = push_w0[(32'h0)+:(32)];
+        end
+        p_word_b = push_w1[(32'h0)+:(32)];
+        want8 = {6'd0, want};
+        w_wr_inc = w_wr__q + k_one;
+        w_wr1 = w_wr_inc;
+        if (w_wr_inc == k_wdepth) begin
+            w_wr1 = k_zero;
+        end
+        w_rd_inc = w_rd__q + k_one;
+        w_rd1 = w_rd_inc;
+        if (w_rd_inc == k_wdepth) begin
+            w_rd1 = k_zero;
+        end
+        h_ctrl = ctrl__0__q;
+        ctrl__0__clock = clock;
+        ctrl__0__d = ctrl__0__q;
         if (push & (wr_ptr__q == 0)) begin
-            w0__0__d = push_w0;
-            w1__0__d = push_w1;
+            ctrl__0__d = p_ctrl;
         end
         if (rd_ptr__q == 0) begin
-            head_sel0 = w0__0__q;
-            head_sel1 = w1__0__q;
+            h_ctrl = ctrl__0__q;
         end
-        w0__1__clock = clock;
-        w1__1__clock = clock;
-        w0__1__d = w0__1__q;
-        w1__1__d = w1__1__q;
+        ctrl__1__clock = clock;
+        ctrl__1__d = ctrl__1__q;
         if (push & (wr_ptr__q == 1)) begin
-            w0__1__d = push_w0;
-            w1__1__d = push_w1;
+            ctrl__1__d = p_ctrl;
         end
         if (rd_ptr__q == 1) begin
-            head_sel0 = w0__1__q;
-            head_sel1 = w1__1__q;
+            h_ctrl = ctrl__1__q;
         end
-        head_w0 = head_sel0;
-        head_w1 = head_sel1;
-        full = fill__q == k_depth;
-        empty = fill__q == k_zero;
+        h_word_a = k_zero32;
+        h_word_b = k_zero32;
+        words__0__clock = clock;
+        words__0__d = words__0__q;
+        if (push & (want8 != k_zero) & (w_wr__q == 0)) begin
+            words__0__d = p_word_a;
+        end
+        if ((push & (want8 == k_two)) & (w_wr1 == 0)) begin
+            words__0__d = p_word_b;
+        end
+        if (w_rd__q == 0) begin
+            h_word_a = words__0__q;
+        end
+        if (w_rd1 == 0) begin
+            h_word_b = words__0__q;
+        end
+        words__1__clock = clock;
+        words__1__d = words__1__q;
+        if (push & (want8 != k_zero) & (w_wr__q == 1)) begin
+            words__1__d = p_word_a;
+        end
+        if ((push & (want8 == k_two)) & (w_wr1 == 1)) begin
+            words__1__d = p_word_b;
+        end
+        if (w_rd__q == 1) begin
+            h_word_a = words__1__q;
+        end
+        if (w_rd1 == 1) begin
+            h_word_b = words__1__q;
+        end
+        h_start = h_ctrl[32'h1c];
+        h_exc = h_ctrl[32'h1e];
+        h_second = (h_exc | h_ctrl[32'h2b]) | (h_ctrl[32'h22] & (h_ctrl[(32'h20)+:(2)] == k_overflow));
+        h_words = k_zero;
+        if (h_start & h_second) begin
+            h_words = k_two;
+        end
+        else if (h_start | h_second) begin
+            h_words = k_one;
+        end
+        h_start_field = k_zero32;
+        h_addr = k_zero32;
+        if (h_start) begin
+            h_start_field = h_word_a;
+            if (h_second) begin
+                h_addr = h_word_b;
+            end
+        end
+        else if (h_second) begin
+            h_addr = h_word_a;
+        end
+        h_off = h_ctrl[(32'h0)+:(16)];
+        h_hi0 = h_ctrl[(32'h10)+:(16)];
+        h_hi1 = h_ctrl[(32'h20)+:(16)];
+        h_exc_offset = k_zero64;
+        h_tail_offset = {48'd0, h_off} << k_sh32;
+        if (h_exc) begin
+            h_exc_offset = {48'd0, h_off} << k_sh32;
+            h_tail_offset = k_zero64;
+        end
+        head_w0 = ({48'd0, h_hi0} << k_sh48) | h_exc_offset | {32'd0, h_start_field};
+        head_w1 = ({48'd0, h_hi1} << k_sh48) | h_tail_offset | {32'd0, h_addr};
+        is_empty = fill__q == k_zero;
+        empty = is_empty;
+        take_words = k_zero;
+        if (take & ~is_empty) begin
+            take_words = h_words;
+        end
+        full = ((fill__q == k_depth) & ~take) | ((w_fill__q - take_words + want8) > k_wdepth);
         if (push) begin
             wr_ptr__d = wr_ptr__q + k_one;
             if (wr_ptr__q == k_last) begin
@@ -6810,14 +6984,80 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,pop,head_w0,head_w
         if (~push & pop) begin
             fill__d = fill__q - k_one;
         end
+        w_wr_sum = w_wr__q + want8;
+        w_wr_next = w_wr_sum;
+        if (w_wr_sum >= k_wdepth) begin
+            w_wr_next = w_wr_sum - k_wdepth;
+        end
+        w_rd_sum = w_rd__q + h_words;
+        w_rd_next = w_rd_sum;
+        if (w_rd_sum >= k_wdepth) begin
+            w_rd_next = w_rd_sum - k_wdepth;
+        end
+        if (push) begin
+            w_wr__d = w_wr_next;
+        end
+        if (pop) begin
+            w_rd__d = w_rd_next;
+        end
+        if (push & pop) begin
+            w_fill__d = w_fill__q + want8 - h_words;
+        end
+        else if (push) begin
+            w_fill__d = w_fill__q + want8;
+        end
+        else if (pop) begin
+            w_fill__d = w_fill__q - h_words;
+        end
         if (reset) begin
             rd_ptr__d = k_zero;
             wr_ptr__d = k_zero;
             fill__d = k_zero;
+            w_rd__d = k_zero;
+            w_wr__d = k_zero;
+            w_fill__d = k_zero;
         end
     end
     
 endmodule // streamtrace_pft__jobs
+
+
+module streamtrace_pft__jobs__ctrl__0(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__jobs__ctrl__0
+
+
+module streamtrace_pft__jobs__ctrl__1(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__jobs__ctrl__1
 
 
 module streamtrace_pft__jobs__fill(d,q,clock);
@@ -6858,80 +7098,99 @@ module streamtrace_pft__jobs__rd_ptr(d,q,clock);
 endmodule // streamtrace_pft__jobs__rd_ptr
 
 
-module streamtrace_pft__jobs__w0__0(d,q,clock);
+module streamtrace_pft__jobs__w_fill(d,q,clock);
     
     // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 8'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // streamtrace_pft__jobs__w0__0
+endmodule // streamtrace_pft__jobs__w_fill
 
 
-module streamtrace_pft__jobs__w0__1(d,q,clock);
+module streamtrace_pft__jobs__w_rd(d,q,clock);
     
     // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 8'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // streamtrace_pft__jobs__w0__1
+endmodule // streamtrace_pft__jobs__w_rd
 
 
-module streamtrace_pft__jobs__w1__0(d,q,clock);
+module streamtrace_pft__jobs__w_wr(d,q,clock);
     
     // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 8'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // streamtrace_pft__jobs__w1__0
+endmodule // streamtrace_pft__jobs__w_wr
 
 
-module streamtrace_pft__jobs__w1__1(d,q,clock);
+module streamtrace_pft__jobs__words__0(d,q,clock);
     
     // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 32'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // streamtrace_pft__jobs__w1__1
+endmodule // streamtrace_pft__jobs__words__0
+
+
+module streamtrace_pft__jobs__words__1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__jobs__words__1
 
 
 module streamtrace_pft__jobs__wr_ptr(d,q,clock);
