@@ -112,12 +112,13 @@ const PAPER_ENTRIES: [u32; 6] = [32, 64, 128, 256, 512, 1024];
 
 /// pft sizes from about 1.4 k to 58 k bits of state (docs/results.md, "Ablation and sizes").
 pub const PFT_SIZES: [&str; 6] = [
-    "pft,bim=64,tsize=16,tag=6,hlen=4-16,ras=4,itp=4,itt=4,rtc=2",
-    "pft,tsize=16,tag=7,hlen=2-4-8-16-32,itp=8,itt=8,rtc=4",
-    // Within 5,000 bits with the paper's buffers (the default's 5,246 count its job buffer).
-    "pft,bim=128,ttag=6",
+    // (Keys the default had before 2026-11-26 are written out, so these keep their sizes.)
+    "pft,bim=64,tsize=16,tag=6,hlen=4-16,ras=4,itp=4,itt=4,ttag=7,rtc=2",
+    "pft,tsize=16,hlen=2-4-8-16-32,ras=8,itp=8,itt=8,ttag=7,rtc=4",
     "pft",
-    "pft,bim=256,tsize=64,hlen=2-3-5-8-13-21-34-64,ras=16,itp=32,itt=32",
+    // The default until 2026-11-26: 5,150 bits with the paper's buffers, over 5,000.
+    "pft,tag=8,hlen=2-4-8-15-28-48,ras=8,ttag=7",
+    "pft,tsize=64,tag=8,hlen=2-3-5-8-13-21-34-64,ras=16,itp=32,itt=32,ttag=7",
     "pft,bim=4096,tsize=512,tag=10,hlen=2-5-11-23-45-64,ras=32,itp=64,itt=64,ttag=9,rtc=16",
 ];
 

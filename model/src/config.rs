@@ -575,7 +575,7 @@ mod tests {
             ("gzip-1", "gzip-1"),
             ("gzip-9,maxsl=100", "gzip-9,maxsl=100"),
             ("pft", "pft"),
-            ("PFT,ras=8,itp=16,isa=arm", "pft,isa=arm"),
+            ("PFT,ras=9,itp=16,isa=arm", "pft,isa=arm"),
             ("pft,sync=1000,hlen=4-12-40,bim=1024,rtc=0", "pft,bim=1024,hlen=4-12-40,rtc=0,sync=1000"),
             ("pft,hlen=none,u=10,rate=4,tag=9,tsize=128,ras=16,itp=0", "pft,tsize=128,tag=9,hlen=none,ras=16,itp=0,u=10,rate=4"),
         ] {

@@ -60,11 +60,11 @@ pub struct PftParams {
     pub rate: u32,
 }
 
-pub const DEFAULT_HLEN: [u8; 8] = [2, 4, 8, 15, 28, 48, 0, 0];
+pub const DEFAULT_HLEN: [u8; 8] = [2, 4, 8, 15, 28, 64, 0, 0];
 
 impl Default for PftParams {
     fn default() -> Self {
-        PftParams { bim: 256, tsize: 32, tag: 8, hlen: DEFAULT_HLEN, ras: 8, itp: 16, itt: 16, ttag: 7, tw: 21, rtc: 8, u: 12, rate: 6 }
+        PftParams { bim: 256, tsize: 32, tag: 7, hlen: DEFAULT_HLEN, ras: 9, itp: 16, itt: 16, ttag: 5, tw: 21, rtc: 8, u: 12, rate: 6 }
     }
 }
 
@@ -600,7 +600,7 @@ mod tests {
     fn params_parse_print_validate() {
         let d = PftParams::default();
         assert_eq!(d.to_string(), "");
-        assert_eq!(d.history_lengths(), vec![2, 4, 8, 15, 28, 48]);
+        assert_eq!(d.history_lengths(), vec![2, 4, 8, 15, 28, 64]);
         assert_eq!(PftParams::parse_hlen("none").unwrap(), [0; 8]);
         assert!(PftParams::parse_hlen("4-4").is_err());
         assert!(PftParams::parse_hlen("1-2-3-4-5-6-7-8-9").is_err());
@@ -628,17 +628,17 @@ mod tests {
     #[test]
     fn default_storage_is_under_5000_bits() {
         let s = PftParams::default().storage(false);
-        // 2*256 + 6*32*12 + 48 | 8*32 + 8 | 16*22 + 16*(7+22) + 8 | 8*32 + 4 | 42*14 + 12 + 81 | 17
-        assert_eq!(s.direction, 512 + 2304 + 48);
-        assert_eq!(s.ras, 264);
-        assert_eq!(s.itp, 352 + 464 + 8);
+        // 2*256 + 6*32*11 + 64 | 9*32 + 8 | 16*22 + 16*(5+22) + 8 | 8*32 + 4 | 42*14 + 12 + 81 | 17
+        assert_eq!(s.direction, 512 + 2112 + 64);
+        assert_eq!(s.ras, 296);
+        assert_eq!(s.itp, 352 + 432 + 8);
         assert_eq!(s.rtc, 260);
         assert_eq!(s.coder, 42 * 14 + 12 + 81);
-        assert_eq!(s.total(), 2864 + 264 + 824 + 260 + 681 + 17);
-        assert_eq!(s.total(), 4910);
+        assert_eq!(s.total(), 2688 + 296 + 792 + 260 + 681 + 17);
+        assert_eq!(s.total(), 4734);
         let whole = PftParams { tw: 32, ..PftParams::default() }.storage(false);
-        assert_eq!(whole.itp, 16 * 32 + 16 * 39 + 8, "tw=32: whole targets, no flag");
-        assert!(s.total() + 80 <= 5000, "with the paper's 80-bit output buffer");
+        assert_eq!(whole.itp, 16 * 32 + 16 * (5 + 32) + 8, "tw=32: whole targets, no flag");
+        assert!(s.total() + job_buffer_bits(2) + 80 <= 5000, "with the paper's buffers: 2 jobs, 80 bits");
     }
 
     #[test]
