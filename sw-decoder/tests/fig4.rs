@@ -157,7 +157,7 @@ fn fig4_under_pft() {
         }
     }
     ops.extend_from_slice(front.end_job().ops());
-    // Context numbers: 26 direction contexts (2 + 4 x 6 tables), then the target contexts.
+    // Context numbers: 26 direction contexts (2 + 8 x 3 groups of tables), then the target contexts.
     let t = |c: usize| 26 + c as u16;
     let mut want = vec![
         // Start: slot symbol deciding UPPER_SAME (0x020 vs the reset register 0: miss), then
@@ -214,10 +214,10 @@ fn fig4_under_pft() {
     verify_addresses(&out.addresses, &events).unwrap();
 }
 
-const PFT_FIG4_BYTES: &str = "80ff7ef9fe0c00000004646d88d58527fe120000000000";
+const PFT_FIG4_BYTES: &str = "80ff7ef9fe0c00000000401381527fedffe18000000000";
 
-/// Section 11.3 with the default keys (bim 256, six tables of 32 entries, 8-bit tags,
-/// histories 2-4-8-15-28-48, index shifts max(1, 5 - i)), written from the text: folds
+/// Section 11.3 with the default keys (bim 256, six tables of 32 entries, 7-bit tags,
+/// histories 2-4-8-15-28-64, index shifts max(1, 5 - i)), written from the text: folds
 /// computed from their definition.
 struct SpecTage {
     base: Vec<u8>,
@@ -230,7 +230,7 @@ struct SpecTage {
 type Looked = (usize, [usize; 6], [u16; 6], bool, bool, usize);
 
 impl SpecTage {
-    const L: [u32; 6] = [2, 4, 8, 15, 28, 48];
+    const L: [u32; 6] = [2, 4, 8, 15, 28, 64];
 
     fn new() -> Self {
         SpecTage { base: vec![2; 256], tables: vec![vec![(0, 0, false); 32]; 6], g: 0, last: None }
@@ -253,7 +253,7 @@ impl SpecTage {
             let l = Self::L[i];
             let shift = 5u32.saturating_sub(i as u32).max(1);
             idx[i] = ((hpc ^ (hpc >> shift) ^ Self::fold(self.g, l, 5)) & 31) as usize;
-            tag[i] = ((hpc ^ Self::fold(self.g, l, 8) ^ (Self::fold(self.g, l, 7) << 1)) & 255) as u16;
+            tag[i] = ((hpc ^ Self::fold(self.g, l, 7) ^ (Self::fold(self.g, l, 6) << 1)) & 127) as u16;
         }
         let b = self.base[(hpc & 255) as usize];
         let matches: Vec<usize> = (0..6).rev().filter(|&i| self.tables[i][idx[i]].1 == tag[i]).collect();
