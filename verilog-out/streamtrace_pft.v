@@ -1275,7 +1275,7 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     localparam  k_lm1__2 = 6'b111;
     localparam  k_lm1__3 = 6'b1110;
     localparam  k_lm1__4 = 6'b11011;
-    localparam  k_lm1__5 = 6'b101111;
+    localparam  k_lm1__5 = 6'b111111;
     localparam  k_one8 = 8'h1;
     localparam  k_two8 = 8'h2;
     localparam  k_bim_mask = 32'hff;
@@ -1930,8 +1930,8 @@ module streamtrace_pft__direction__banks__0(clock,clear,hpc,leaving,shift,taken,
     localparam  k_three = 8'h3;
     localparam  k_one8 = 8'h1;
     localparam  k_idx_mask = 32'h1f;
-    localparam  k_tag_mask = 32'hff;
-    localparam  k_use_bit = 32'h800;
+    localparam  k_tag_mask = 32'h7f;
+    localparam  k_use_bit = 32'h400;
     localparam  k_zero32 = 32'h0;
     localparam  k_one32 = 32'h1;
     localparam  k_zero2 = 2'b0;
@@ -2157,18 +2157,18 @@ module streamtrace_pft__direction__banks__0__entries(clock,raddr,rdata,we,waddr,
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 12 table: asynchronous read, synchronous write
-    reg [11:0] mem [0:31];
+    // 32 x 11 table: asynchronous read, synchronous write
+    reg [10:0] mem [0:31];
     integer i;
     initial begin
-        for (i = 0; i < 32; i = i + 1) mem[i] = 12'd0;
+        for (i = 0; i < 32; i = i + 1) mem[i] = 11'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:12], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:11], 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[4:0]] <= wdata[11:0];
+        if (we) mem[waddr[4:0]] <= wdata[10:0];
     end
-    always @(*) rdata = {20'd0, mem[raddr[4:0]]};
+    always @(*) rdata = {21'd0, mem[raddr[4:0]]};
 endmodule // streamtrace_pft__direction__banks__0__entries
 
 
@@ -2267,8 +2267,8 @@ module streamtrace_pft__direction__banks__0__f_tag(clock,clear,shift,taken,leavi
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h7;
-    localparam  k_mask = 16'hff;
+    localparam  k_top = 16'h6;
+    localparam  k_mask = 16'h7f;
     localparam  k_exit = 16'h4;
     
     // Stub signals
@@ -2349,8 +2349,8 @@ module streamtrace_pft__direction__banks__0__f_tag1(clock,clear,shift,taken,leav
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h6;
-    localparam  k_mask = 16'h7f;
+    localparam  k_top = 16'h5;
+    localparam  k_mask = 16'h3f;
     localparam  k_exit = 16'h4;
     
     // Stub signals
@@ -2470,8 +2470,8 @@ module streamtrace_pft__direction__banks__1(clock,clear,hpc,leaving,shift,taken,
     localparam  k_three = 8'h3;
     localparam  k_one8 = 8'h1;
     localparam  k_idx_mask = 32'h1f;
-    localparam  k_tag_mask = 32'hff;
-    localparam  k_use_bit = 32'h800;
+    localparam  k_tag_mask = 32'h7f;
+    localparam  k_use_bit = 32'h400;
     localparam  k_zero32 = 32'h0;
     localparam  k_one32 = 32'h1;
     localparam  k_zero2 = 2'b0;
@@ -2697,18 +2697,18 @@ module streamtrace_pft__direction__banks__1__entries(clock,raddr,rdata,we,waddr,
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 12 table: asynchronous read, synchronous write
-    reg [11:0] mem [0:31];
+    // 32 x 11 table: asynchronous read, synchronous write
+    reg [10:0] mem [0:31];
     integer i;
     initial begin
-        for (i = 0; i < 32; i = i + 1) mem[i] = 12'd0;
+        for (i = 0; i < 32; i = i + 1) mem[i] = 11'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:12], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:11], 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[4:0]] <= wdata[11:0];
+        if (we) mem[waddr[4:0]] <= wdata[10:0];
     end
-    always @(*) rdata = {20'd0, mem[raddr[4:0]]};
+    always @(*) rdata = {21'd0, mem[raddr[4:0]]};
 endmodule // streamtrace_pft__direction__banks__1__entries
 
 
@@ -2807,8 +2807,8 @@ module streamtrace_pft__direction__banks__1__f_tag(clock,clear,shift,taken,leavi
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h7;
-    localparam  k_mask = 16'hff;
+    localparam  k_top = 16'h6;
+    localparam  k_mask = 16'h7f;
     localparam  k_exit = 16'h10;
     
     // Stub signals
@@ -2889,8 +2889,8 @@ module streamtrace_pft__direction__banks__1__f_tag1(clock,clear,shift,taken,leav
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h6;
-    localparam  k_mask = 16'h7f;
+    localparam  k_top = 16'h5;
+    localparam  k_mask = 16'h3f;
     localparam  k_exit = 16'h10;
     
     // Stub signals
@@ -3010,8 +3010,8 @@ module streamtrace_pft__direction__banks__2(clock,clear,hpc,leaving,shift,taken,
     localparam  k_three = 8'h3;
     localparam  k_one8 = 8'h1;
     localparam  k_idx_mask = 32'h1f;
-    localparam  k_tag_mask = 32'hff;
-    localparam  k_use_bit = 32'h800;
+    localparam  k_tag_mask = 32'h7f;
+    localparam  k_use_bit = 32'h400;
     localparam  k_zero32 = 32'h0;
     localparam  k_one32 = 32'h1;
     localparam  k_zero2 = 2'b0;
@@ -3237,18 +3237,18 @@ module streamtrace_pft__direction__banks__2__entries(clock,raddr,rdata,we,waddr,
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 12 table: asynchronous read, synchronous write
-    reg [11:0] mem [0:31];
+    // 32 x 11 table: asynchronous read, synchronous write
+    reg [10:0] mem [0:31];
     integer i;
     initial begin
-        for (i = 0; i < 32; i = i + 1) mem[i] = 12'd0;
+        for (i = 0; i < 32; i = i + 1) mem[i] = 11'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:12], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:11], 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[4:0]] <= wdata[11:0];
+        if (we) mem[waddr[4:0]] <= wdata[10:0];
     end
-    always @(*) rdata = {20'd0, mem[raddr[4:0]]};
+    always @(*) rdata = {21'd0, mem[raddr[4:0]]};
 endmodule // streamtrace_pft__direction__banks__2__entries
 
 
@@ -3347,9 +3347,9 @@ module streamtrace_pft__direction__banks__2__f_tag(clock,clear,shift,taken,leavi
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h7;
-    localparam  k_mask = 16'hff;
-    localparam  k_exit = 16'h1;
+    localparam  k_top = 16'h6;
+    localparam  k_mask = 16'h7f;
+    localparam  k_exit = 16'h2;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -3429,9 +3429,9 @@ module streamtrace_pft__direction__banks__2__f_tag1(clock,clear,shift,taken,leav
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h6;
-    localparam  k_mask = 16'h7f;
-    localparam  k_exit = 16'h2;
+    localparam  k_top = 16'h5;
+    localparam  k_mask = 16'h3f;
+    localparam  k_exit = 16'h4;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -3550,8 +3550,8 @@ module streamtrace_pft__direction__banks__3(clock,clear,hpc,leaving,shift,taken,
     localparam  k_three = 8'h3;
     localparam  k_one8 = 8'h1;
     localparam  k_idx_mask = 32'h1f;
-    localparam  k_tag_mask = 32'hff;
-    localparam  k_use_bit = 32'h800;
+    localparam  k_tag_mask = 32'h7f;
+    localparam  k_use_bit = 32'h400;
     localparam  k_zero32 = 32'h0;
     localparam  k_one32 = 32'h1;
     localparam  k_zero2 = 2'b0;
@@ -3777,18 +3777,18 @@ module streamtrace_pft__direction__banks__3__entries(clock,raddr,rdata,we,waddr,
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 12 table: asynchronous read, synchronous write
-    reg [11:0] mem [0:31];
+    // 32 x 11 table: asynchronous read, synchronous write
+    reg [10:0] mem [0:31];
     integer i;
     initial begin
-        for (i = 0; i < 32; i = i + 1) mem[i] = 12'd0;
+        for (i = 0; i < 32; i = i + 1) mem[i] = 11'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:12], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:11], 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[4:0]] <= wdata[11:0];
+        if (we) mem[waddr[4:0]] <= wdata[10:0];
     end
-    always @(*) rdata = {20'd0, mem[raddr[4:0]]};
+    always @(*) rdata = {21'd0, mem[raddr[4:0]]};
 endmodule // streamtrace_pft__direction__banks__3__entries
 
 
@@ -3887,9 +3887,9 @@ module streamtrace_pft__direction__banks__3__f_tag(clock,clear,shift,taken,leavi
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h7;
-    localparam  k_mask = 16'hff;
-    localparam  k_exit = 16'h80;
+    localparam  k_top = 16'h6;
+    localparam  k_mask = 16'h7f;
+    localparam  k_exit = 16'h2;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -3969,9 +3969,9 @@ module streamtrace_pft__direction__banks__3__f_tag1(clock,clear,shift,taken,leav
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h6;
-    localparam  k_mask = 16'h7f;
-    localparam  k_exit = 16'h2;
+    localparam  k_top = 16'h5;
+    localparam  k_mask = 16'h3f;
+    localparam  k_exit = 16'h8;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -4090,8 +4090,8 @@ module streamtrace_pft__direction__banks__4(clock,clear,hpc,leaving,shift,taken,
     localparam  k_three = 8'h3;
     localparam  k_one8 = 8'h1;
     localparam  k_idx_mask = 32'h1f;
-    localparam  k_tag_mask = 32'hff;
-    localparam  k_use_bit = 32'h800;
+    localparam  k_tag_mask = 32'h7f;
+    localparam  k_use_bit = 32'h400;
     localparam  k_zero32 = 32'h0;
     localparam  k_one32 = 32'h1;
     localparam  k_zero2 = 2'b0;
@@ -4317,18 +4317,18 @@ module streamtrace_pft__direction__banks__4__entries(clock,raddr,rdata,we,waddr,
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 12 table: asynchronous read, synchronous write
-    reg [11:0] mem [0:31];
+    // 32 x 11 table: asynchronous read, synchronous write
+    reg [10:0] mem [0:31];
     integer i;
     initial begin
-        for (i = 0; i < 32; i = i + 1) mem[i] = 12'd0;
+        for (i = 0; i < 32; i = i + 1) mem[i] = 11'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:12], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:11], 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[4:0]] <= wdata[11:0];
+        if (we) mem[waddr[4:0]] <= wdata[10:0];
     end
-    always @(*) rdata = {20'd0, mem[raddr[4:0]]};
+    always @(*) rdata = {21'd0, mem[raddr[4:0]]};
 endmodule // streamtrace_pft__direction__banks__4__entries
 
 
@@ -4427,9 +4427,9 @@ module streamtrace_pft__direction__banks__4__f_tag(clock,clear,shift,taken,leavi
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h7;
-    localparam  k_mask = 16'hff;
-    localparam  k_exit = 16'h10;
+    localparam  k_top = 16'h6;
+    localparam  k_mask = 16'h7f;
+    localparam  k_exit = 16'h1;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -4509,9 +4509,9 @@ module streamtrace_pft__direction__banks__4__f_tag1(clock,clear,shift,taken,leav
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h6;
-    localparam  k_mask = 16'h7f;
-    localparam  k_exit = 16'h1;
+    localparam  k_top = 16'h5;
+    localparam  k_mask = 16'h3f;
+    localparam  k_exit = 16'h10;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -4630,8 +4630,8 @@ module streamtrace_pft__direction__banks__5(clock,clear,hpc,leaving,shift,taken,
     localparam  k_three = 8'h3;
     localparam  k_one8 = 8'h1;
     localparam  k_idx_mask = 32'h1f;
-    localparam  k_tag_mask = 32'hff;
-    localparam  k_use_bit = 32'h800;
+    localparam  k_tag_mask = 32'h7f;
+    localparam  k_use_bit = 32'h400;
     localparam  k_zero32 = 32'h0;
     localparam  k_one32 = 32'h1;
     localparam  k_zero2 = 2'b0;
@@ -4857,18 +4857,18 @@ module streamtrace_pft__direction__banks__5__entries(clock,raddr,rdata,we,waddr,
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 12 table: asynchronous read, synchronous write
-    reg [11:0] mem [0:31];
+    // 32 x 11 table: asynchronous read, synchronous write
+    reg [10:0] mem [0:31];
     integer i;
     initial begin
-        for (i = 0; i < 32; i = i + 1) mem[i] = 12'd0;
+        for (i = 0; i < 32; i = i + 1) mem[i] = 11'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:12], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:11], 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[4:0]] <= wdata[11:0];
+        if (we) mem[waddr[4:0]] <= wdata[10:0];
     end
-    always @(*) rdata = {20'd0, mem[raddr[4:0]]};
+    always @(*) rdata = {21'd0, mem[raddr[4:0]]};
 endmodule // streamtrace_pft__direction__banks__5__entries
 
 
@@ -4887,7 +4887,7 @@ module streamtrace_pft__direction__banks__5__f_idx(clock,clear,shift,taken,leavi
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h4;
     localparam  k_mask = 16'h1f;
-    localparam  k_exit = 16'h8;
+    localparam  k_exit = 16'h10;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -4967,9 +4967,9 @@ module streamtrace_pft__direction__banks__5__f_tag(clock,clear,shift,taken,leavi
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h7;
-    localparam  k_mask = 16'hff;
-    localparam  k_exit = 16'h1;
+    localparam  k_top = 16'h6;
+    localparam  k_mask = 16'h7f;
+    localparam  k_exit = 16'h2;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -5049,9 +5049,9 @@ module streamtrace_pft__direction__banks__5__f_tag1(clock,clear,shift,taken,leav
     // Constant declarations
     localparam  k_zero = 16'h0;
     localparam  k_one = 16'h1;
-    localparam  k_top = 16'h6;
-    localparam  k_mask = 16'h7f;
-    localparam  k_exit = 16'h40;
+    localparam  k_top = 16'h5;
+    localparam  k_mask = 16'h3f;
+    localparam  k_exit = 16'h10;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -5352,16 +5352,16 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     localparam  k_itb_mask = 16'hf;
     localparam  k_itt_mask = 16'hf;
     localparam  k_itt_shift = 8'h4;
-    localparam  k_ttag_shift = 8'h7;
-    localparam  k_ttag_mask = 32'h7f;
+    localparam  k_ttag_shift = 8'h5;
+    localparam  k_ttag_mask = 32'h1f;
     localparam  k_has_itt = 1'b1;
     localparam  k_two8 = 8'h2;
     localparam  k_three8 = 8'h3;
     localparam  k_five8 = 8'h5;
     localparam  k_has_ras = 1'b1;
     localparam  k_has_rtc = 1'b1;
-    localparam  k_ras_last = 8'h7;
-    localparam  k_ras_depth = 8'h8;
+    localparam  k_ras_last = 8'h8;
+    localparam  k_ras_depth = 8'h9;
     localparam  k_rtc_size = 8'h8;
     localparam  k_one8 = 8'h1;
     localparam  k_zero8 = 8'h0;
@@ -6314,18 +6314,18 @@ module streamtrace_pft__front__itt_tag__0(clock,raddr,rdata,we,waddr,wdata);
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 16 x 7 table: asynchronous read, synchronous write
-    reg [6:0] mem [0:15];
+    // 16 x 5 table: asynchronous read, synchronous write
+    reg [4:0] mem [0:15];
     integer i;
     initial begin
-        for (i = 0; i < 16; i = i + 1) mem[i] = 7'd0;
+        for (i = 0; i < 16; i = i + 1) mem[i] = 5'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:4], waddr[15:4], wdata[31:7], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:4], waddr[15:4], wdata[31:5], 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[3:0]] <= wdata[6:0];
+        if (we) mem[waddr[3:0]] <= wdata[4:0];
     end
-    always @(*) rdata = {25'd0, mem[raddr[3:0]]};
+    always @(*) rdata = {27'd0, mem[raddr[3:0]]};
 endmodule // streamtrace_pft__front__itt_tag__0
 
 
@@ -6413,18 +6413,18 @@ module streamtrace_pft__front__ras__0(clock,raddr,rdata,we,waddr,wdata);
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 8 x 32 table: asynchronous read, synchronous write
-    reg [31:0] mem [0:7];
+    // 9 x 32 table: asynchronous read, synchronous write
+    reg [31:0] mem [0:8];
     integer i;
     initial begin
-        for (i = 0; i < 8; i = i + 1) mem[i] = 32'd0;
+        for (i = 0; i < 9; i = i + 1) mem[i] = 32'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:3], waddr[15:3], 1'b0, 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:4], waddr[15:4], 1'b0, 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[2:0]] <= wdata;
+        if (we) mem[waddr[3:0]] <= wdata;
     end
-    always @(*) rdata = mem[raddr[2:0]];
+    always @(*) rdata = mem[raddr[3:0]];
 endmodule // streamtrace_pft__front__ras__0
 
 
