@@ -6714,15 +6714,12 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,want,take,pop,head
     localparam  k_last = 8'h1;
     localparam  k_depth = 8'h2;
     localparam  k_wdepth = 8'h2;
-    localparam  k_wdepth_less2 = 8'h0;
     localparam  k_one = 8'h1;
     localparam  k_two = 8'h2;
     localparam  k_zero = 8'h0;
     localparam  k_zero32 = 32'h0;
     localparam  k_zero64 = 64'h0;
     localparam  k_overflow = 2'b11;
-    localparam  k_want_one = 2'b1;
-    localparam  k_want_two = 2'b10;
     localparam  k_sh16 = 8'h10;
     localparam  k_sh32 = 8'h20;
     localparam  k_sh48 = 8'h30;
@@ -6783,10 +6780,6 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,want,take,pop,head
     reg  [63:0] h_exc_offset;
     reg  [63:0] h_tail_offset;
     reg  [7:0] take_words;
-    reg  [7:0] w_after;
-    reg  full0;
-    reg  full1;
-    reg  full2;
     reg  is_empty;
     reg  [7:0] w_wr_inc;
     reg  [7:0] w_rd_inc;
@@ -6944,17 +6937,24 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,want,take,pop,head
         else if (h_start | h_second) begin
             h_words = k_one;
         end
-        h_start_field = h_word_a;
-        h_addr = h_word_a;
+        h_start_field = k_zero32;
+        h_addr = k_zero32;
         if (h_start) begin
-            h_addr = h_word_b;
+            h_start_field = h_word_a;
+            if (h_second) begin
+                h_addr = h_word_b;
+            end
+        end
+        else if (h_second) begin
+            h_addr = h_word_a;
         end
         h_off = h_ctrl[(32'h0)+:(16)];
         h_hi0 = h_ctrl[(32'h10)+:(16)];
         h_hi1 = h_ctrl[(32'h20)+:(16)];
-        h_exc_offset = {48'd0, h_off} << k_sh32;
+        h_exc_offset = k_zero64;
         h_tail_offset = {48'd0, h_off} << k_sh32;
         if (h_exc) begin
+            h_exc_offset = {48'd0, h_off} << k_sh32;
             h_tail_offset = k_zero64;
         end
         head_w0 = ({48'd0, h_hi0} << k_sh48) | h_exc_offset | {32'd0, h_start_field};
@@ -6965,17 +6965,7 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,want,take,pop,head
         if (take & ~is_empty) begin
             take_words = h_words;
         end
-        w_after = w_fill__q - take_words;
-        full0 = (fill__q == k_depth) & ~take;
-        full1 = full0 | (w_after == k_wdepth);
-        full2 = full0 | (w_after > k_wdepth_less2);
-        full = full0;
-        if (want == k_want_two) begin
-            full = full2;
-        end
-        else if (want == k_want_one) begin
-            full = full1;
-        end
+        full = ((fill__q == k_depth) & ~take) | ((w_fill__q - take_words + want8) > k_wdepth);
         if (push) begin
             wr_ptr__d = wr_ptr__q + k_one;
             if (wr_ptr__q == k_last) begin

@@ -59,13 +59,6 @@ pub struct JobBuffer {
     h_exc_offset: Signal<Local, Bits<64>>,
     h_tail_offset: Signal<Local, Bits<64>>,
     take_words: Signal<Local, Bits<8>>,
-    // Whether a job of 0, 1 or 2 words finds the buffer full, from registers only, so
-    // `want` (which comes late from the front end) only selects among them.
-    w_after: Signal<Local, Bits<8>>,
-    full0: Signal<Local, Bit>,
-    full1: Signal<Local, Bit>,
-    full2: Signal<Local, Bit>,
-    full_sel: Signal<Local, Bit>,
     is_empty: Signal<Local, Bit>,
     w_wr_inc: Signal<Local, Bits<8>>,
     w_rd_inc: Signal<Local, Bits<8>>,
@@ -84,15 +77,12 @@ pub struct JobBuffer {
     k_last: Constant<Bits<8>>,
     k_depth: Constant<Bits<8>>,
     k_wdepth: Constant<Bits<8>>,
-    k_wdepth_less2: Constant<Bits<8>>,
     k_one: Constant<Bits<8>>,
     k_two: Constant<Bits<8>>,
     k_zero: Constant<Bits<8>>,
     k_zero32: Constant<Bits<32>>,
     k_zero64: Constant<Bits<64>>,
     k_overflow: Constant<Bits<2>>,
-    k_want_one: Constant<Bits<2>>,
-    k_want_two: Constant<Bits<2>>,
     k_sh16: Constant<Bits<8>>,
     k_sh32: Constant<Bits<8>>,
     k_sh48: Constant<Bits<8>>,
@@ -142,11 +132,6 @@ impl JobBuffer {
             h_exc_offset: Default::default(),
             h_tail_offset: Default::default(),
             take_words: Default::default(),
-            w_after: Default::default(),
-            full0: Default::default(),
-            full1: Default::default(),
-            full2: Default::default(),
-            full_sel: Default::default(),
             is_empty: Default::default(),
             w_wr_inc: Default::default(),
             w_rd_inc: Default::default(),
@@ -165,15 +150,12 @@ impl JobBuffer {
             k_last: Constant::new(((depth - 1) as u64).into()),
             k_depth: Constant::new((depth as u64).into()),
             k_wdepth: Constant::new((wdepth as u64).into()),
-            k_wdepth_less2: Constant::new(((wdepth - 2) as u64).into()),
             k_one: Constant::new(1u64.into()),
             k_two: Constant::new(2u64.into()),
             k_zero: Constant::new(0u64.into()),
             k_zero32: Constant::new(0u64.into()),
             k_zero64: Constant::new(0u64.into()),
             k_overflow: Constant::new((super::ESC_OVERFLOW as u64).into()),
-            k_want_one: Constant::new(1u64.into()),
-            k_want_two: Constant::new(2u64.into()),
             k_sh16: Constant::new(16u64.into()),
             k_sh32: Constant::new(32u64.into()),
             k_sh48: Constant::new(48u64.into()),
@@ -249,7 +231,7 @@ impl Logic for JobBuffer {
             }
         }
 
-        // The head record rebuilt (JobRecord::join, up to the unused fields).
+        // The head record rebuilt (JobRecord::join).
         self.h_start.next = self.h_ctrl.val().get_bit(28);
         self.h_exc.next = self.h_ctrl.val().get_bit(30);
         self.h_second.next = (self.h_exc.val() | self.h_ctrl.val().get_bit(43))
@@ -260,20 +242,23 @@ impl Logic for JobBuffer {
         } else if self.h_start.val() | self.h_second.val() {
             self.h_words.next = self.k_one.val();
         }
-        // The fields a job does not use come out as whatever the words hold (the sequencer
-        // reads a field only with its flag), so the words pass through one 2:1 multiplexer.
-        self.h_start_field.next = self.h_word_a.val();
-        self.h_addr.next = self.h_word_a.val();
+        self.h_start_field.next = self.k_zero32.val();
+        self.h_addr.next = self.k_zero32.val();
         if self.h_start.val() {
-            self.h_addr.next = self.h_word_b.val();
+            self.h_start_field.next = self.h_word_a.val();
+            if self.h_second.val() {
+                self.h_addr.next = self.h_word_b.val();
+            }
+        } else if self.h_second.val() {
+            self.h_addr.next = self.h_word_a.val();
         }
         self.h_off.next = self.h_ctrl.val().get_bits::<16>(0);
         self.h_hi0.next = self.h_ctrl.val().get_bits::<16>(16);
         self.h_hi1.next = self.h_ctrl.val().get_bits::<16>(32);
-        // A job with an exception has a tail offset of 0 (the gap restarts at the exception).
-        self.h_exc_offset.next = bit_cast::<64, 16>(self.h_off.val()) << self.k_sh32.val();
+        self.h_exc_offset.next = self.k_zero64.val();
         self.h_tail_offset.next = bit_cast::<64, 16>(self.h_off.val()) << self.k_sh32.val();
         if self.h_exc.val() {
+            self.h_exc_offset.next = bit_cast::<64, 16>(self.h_off.val()) << self.k_sh32.val();
             self.h_tail_offset.next = self.k_zero64.val();
         }
         self.head_w0.next = (bit_cast::<64, 16>(self.h_hi0.val()) << self.k_sh48.val())
@@ -291,18 +276,8 @@ impl Logic for JobBuffer {
         if self.take.val() & !self.is_empty.val() {
             self.take_words.next = self.h_words.val();
         }
-        self.w_after.next = self.w_fill.q.val() - self.take_words.val();
-        self.full0.next = (self.fill.q.val() == self.k_depth.val()) & !self.take.val();
-        self.full1.next = self.full0.val() | (self.w_after.val() == self.k_wdepth.val());
-        self.full2.next = self.full0.val() | (self.w_after.val() > self.k_wdepth_less2.val());
-        self.full_sel.next = self.full0.val();
-        if self.want.val() == self.k_want_two.val() {
-            self.full_sel.next = self.full2.val();
-        } else if self.want.val() == self.k_want_one.val() {
-            self.full_sel.next = self.full1.val();
-        }
-        // Written once (the output feeds the top's stall and push logic).
-        self.full.next = self.full_sel.val();
+        self.full.next = ((self.fill.q.val() == self.k_depth.val()) & !self.take.val())
+            | ((self.w_fill.q.val() - self.take_words.val() + self.want8.val()) > self.k_wdepth.val());
 
         if self.push.val() {
             self.wr_ptr.d.next = self.wr_ptr.q.val() + self.k_one.val();
