@@ -136,6 +136,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
     
     // Local signals
     reg  end_active;
+    reg  end_now;
     reg  [31:0] lost_inc;
     reg  push_job;
     reg  push_overflow;
@@ -370,7 +371,8 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
             jobs__push_w0 = front__job_w0;
             jobs__push_w1 = front__job_w1;
         end
-        start_end = (op_act & ~seq__busy) & (jobs__empty & end_active) & (~end_started__q & ~(push_job | push_overflow)) & ~dropping__q;
+        end_now = ending__q | (trace_end & ~front__job_valid);
+        start_end = (op_act & ~seq__busy) & (jobs__empty & end_now) & ~end_started__q & ~dropping__q;
         end_w1 = ({48'd0, front__gap} << k_sh32) | k_end_tail;
         seq__act = op_act;
         coder__step = act;

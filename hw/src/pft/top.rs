@@ -48,6 +48,7 @@ pub struct PftTraceModule {
     ending: DFF<Bit>,
     end_started: DFF<Bit>,
     end_active: Signal<Local, Bit>,
+    end_now: Signal<Local, Bit>,
     lost_inc: Signal<Local, Bits<32>>,
     push_job: Signal<Local, Bit>,
     push_overflow: Signal<Local, Bit>,
@@ -112,6 +113,7 @@ impl PftTraceModule {
             ending: Default::default(),
             end_started: Default::default(),
             end_active: Default::default(),
+            end_now: Default::default(),
             lost_inc: Default::default(),
             push_job: Default::default(),
             push_overflow: Default::default(),
@@ -252,10 +254,14 @@ impl Logic for PftTraceModule {
             self.jobs.push_w1.next = self.front.job_w1.val();
         }
 
-        // END once the trace has ended and everything before it is out.
+        // END once the trace has ended and everything before it is out: the trace ended
+        // before this cycle, or ends in it with no job offered (an offered job is pushed or
+        // stalled, and either way END waits; no instruction retires after the end). Not from
+        // the push itself, so the full flag's path from the front end stops at the stall.
+        self.end_now.next = self.ending.q.val() | (self.trace_end.val() & !self.front.job_valid.val());
         self.start_end.next = (self.op_act.val() & !self.seq.busy.val())
-            & (self.jobs.empty.val() & self.end_active.val())
-            & (!self.end_started.q.val() & !(self.push_job.val() | self.push_overflow.val()))
+            & (self.jobs.empty.val() & self.end_now.val())
+            & !self.end_started.q.val()
             & !self.dropping.q.val();
         self.end_w1.next = (bit_cast::<64, 16>(self.front.gap.val()) << self.k_sh32.val()) | self.k_end_tail.val();
         self.seq.act.next = self.op_act.val();
