@@ -58,8 +58,8 @@ pub struct PftTraceModule {
     act: Signal<Local, Bit>,
     /// The coder's next step is an operation: the sequencer may issue one.
     op_act: Signal<Local, Bit>,
-    /// The job buffer is full for this cycle's job: full at start of cycle and the
-    /// sequencer takes no job from it (trace-timing.md 7, version 1.4).
+    /// The job buffer is full for this cycle's job: after the sequencer's take (version
+    /// 1.4) it holds `sdb` jobs or fewer free address words than the job needs (1.5).
     buf_full: Signal<Local, Bit>,
     /// Address words of the job the front end offers (trace-timing.md 7, version 1.5),
     /// and of the job the buffer may take this cycle (an OVERFLOW job's 1 while dropping).
@@ -178,8 +178,9 @@ impl Logic for PftTraceModule {
 
         // Coder: one step in each cycle whose record register is empty at start of cycle, an
         // operation when it has no byte or shift left; holding no job, the sequencer then
-        // takes the buffer's head, and that entry is free for this cycle's job (all from
-        // registers, so the full flag does not depend on the push below).
+        // takes the buffer's head, and that entry is free for this cycle's job (the take from
+        // registers, the job's words from the front end: the full flag does not depend on the
+        // push below).
         self.act.next = self.outbuf.record_bits.val() == self.k_zero16.val();
         self.op_act.next = self.act.val() & !self.coder.busy.val();
         self.jobs.take.next = self.op_act.val() & !self.seq.busy.val();
