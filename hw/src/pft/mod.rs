@@ -3,9 +3,11 @@
 //! job, a job buffer, a **sequencer** that walks a job one coder operation per cycle, the
 //! range **coder**, and the output buffer and port shared with the SDC schemes.
 //!
-//! A job crosses the buffer as a fixed-format record of two 64-bit words ([`JobRecord`]):
-//! which phases it has (start, exception and its vector, direction, target, missed-target
-//! coding, offset, virtual slot, tail escape) and their values. The sequencer expands it into the
+//! A job enters and leaves the buffer as a fixed-format record of two 64-bit words
+//! ([`JobRecord`]): which phases it has (start, exception and its vector, direction, target,
+//! missed-target coding, offset, virtual slot, tail escape) and their values. The buffer
+//! stores it split, a 48-bit control entry and 0-2 address words ([`JobRecord::control`],
+//! [`JobRecord::words`]; trace-timing.md 7, version 1.5). The sequencer expands it into the
 //! operations of trace-format.md 11.5 in the model's order; [`JobRecord::ops`] is the same
 //! expansion in software, which the block tests compare with the model's `CoderJob`s.
 
