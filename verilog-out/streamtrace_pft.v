@@ -29,10 +29,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
     localparam  k_zero64 = 64'h0;
     localparam  k_sh32 = 8'h20;
     localparam  k_overflow_tail = 64'h7000000000000;
-    localparam  k_overflow_type = 2'b11;
-    localparam  k_zero2 = 2'b0;
     localparam  k_one2 = 2'b1;
-    localparam  k_two2 = 2'b10;
     localparam  k_end_tail = 64'h4000000000000;
     
     // Stub signals
@@ -133,9 +130,14 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
     reg  end_started__d;
     wire  end_started__q;
     reg  end_started__clock;
+    reg  offer_words__has_start;
+    reg  offer_words__exc;
+    reg  offer_words__off;
+    reg  offer_words__tail;
+    reg  [1:0] offer_words__tail_type;
+    wire  [1:0] offer_words__words;
     
     // Local signals
-    reg  end_active;
     reg  end_now;
     reg  [31:0] lost_inc;
     reg  push_job;
@@ -146,8 +148,6 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
     reg  act;
     reg  op_act;
     reg  buf_full;
-    reg  front_second;
-    reg  [1:0] front_words;
     reg  [1:0] want_words;
     
     // Sub module instances
@@ -270,6 +270,14 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         .q(end_started__q),
         .clock(end_started__clock)
     );
+    streamtrace_pft__offer_words offer_words(
+        .has_start(offer_words__has_start),
+        .exc(offer_words__exc),
+        .off(offer_words__off),
+        .tail(offer_words__tail),
+        .tail_type(offer_words__tail_type),
+        .words(offer_words__words)
+    );
     
     // Update code
     always @(*) begin
@@ -311,15 +319,12 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         act = outbuf__record_bits == k_zero16;
         op_act = act & ~coder__busy;
         jobs__take = op_act & ~seq__busy;
-        front_second = (front__job_w0[32'h3e] | front__job_w1[32'h3b]) | (front__job_w1[32'h32] & (front__job_w1[(32'h30)+:(2)] == k_overflow_type));
-        front_words = k_zero2;
-        if (front__job_w0[32'h3c] & front_second) begin
-            front_words = k_two2;
-        end
-        else if (front__job_w0[32'h3c] | front_second) begin
-            front_words = k_one2;
-        end
-        want_words = front_words;
+        offer_words__has_start = front__job_w0[32'h3c];
+        offer_words__exc = front__job_w0[32'h3e];
+        offer_words__off = front__job_w1[32'h3b];
+        offer_words__tail = front__job_w1[32'h32];
+        offer_words__tail_type = front__job_w1[(32'h30)+:(2)];
+        want_words = offer_words__words;
         if (dropping__q) begin
             want_words = k_one2;
         end
@@ -327,7 +332,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         buf_full = jobs__full;
         stall = (~k_drop & front__job_valid) & buf_full;
         front__hold = stall;
-        end_active = ending__q | (trace_end & ~stall);
+        end_now = ending__q | (trace_end & ~front__job_valid);
         lost_inc = lost__q + k_one32;
         if (lost__q == k_max32) begin
             lost_inc = lost__q;
@@ -341,7 +346,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
                     push_overflow = 1'b1;
                 end
             end
-            else if (end_active & ~buf_full) begin
+            else if (end_now & ~buf_full) begin
                 push_overflow = 1'b1;
             end
         end
@@ -371,7 +376,6 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
             jobs__push_w0 = front__job_w0;
             jobs__push_w1 = front__job_w1;
         end
-        end_now = ending__q | (trace_end & ~front__job_valid);
         start_end = (op_act & ~seq__busy) & (jobs__empty & end_now) & ~end_started__q & ~dropping__q;
         end_w1 = ({48'd0, front__gap} << k_sh32) | k_end_tail;
         seq__act = op_act;
@@ -6721,7 +6725,6 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,want,take,pop,head
     localparam  k_zero = 8'h0;
     localparam  k_zero32 = 32'h0;
     localparam  k_zero64 = 64'h0;
-    localparam  k_overflow = 2'b11;
     localparam  k_sh16 = 8'h10;
     localparam  k_sh32 = 8'h20;
     localparam  k_sh48 = 8'h30;
@@ -6739,6 +6742,12 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,want,take,pop,head
     reg  [31:0] words__1__d;
     wire  [31:0] words__1__q;
     reg  words__1__clock;
+    reg  head_words__has_start;
+    reg  head_words__exc;
+    reg  head_words__off;
+    reg  head_words__tail;
+    reg  [1:0] head_words__tail_type;
+    wire  [1:0] head_words__words;
     reg  [7:0] rd_ptr__d;
     wire  [7:0] rd_ptr__q;
     reg  rd_ptr__clock;
@@ -6775,7 +6784,6 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,want,take,pop,head
     reg  [31:0] h_word_b;
     reg  h_start;
     reg  h_exc;
-    reg  h_second;
     reg  [7:0] h_words;
     reg  [31:0] h_addr;
     reg  [31:0] h_start_field;
@@ -6812,6 +6820,14 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,want,take,pop,head
         .d(words__1__d),
         .q(words__1__q),
         .clock(words__1__clock)
+    );
+    streamtrace_pft__jobs__head_words head_words(
+        .has_start(head_words__has_start),
+        .exc(head_words__exc),
+        .off(head_words__off),
+        .tail(head_words__tail),
+        .tail_type(head_words__tail_type),
+        .words(head_words__words)
     );
     streamtrace_pft__jobs__rd_ptr rd_ptr(
         .d(rd_ptr__d),
@@ -6929,30 +6945,28 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,want,take,pop,head
         if (w_rd1 == 1) begin
             h_word_b = words__1__q;
         end
+        h_off = h_ctrl[(32'h0)+:(16)];
+        h_hi0 = h_ctrl[(32'h10)+:(16)];
+        h_hi1 = h_ctrl[(32'h20)+:(16)];
         h_start = h_ctrl[32'h1c];
+        head_words__has_start = h_start;
+        head_words__exc = h_ctrl[32'h1e];
+        head_words__off = h_ctrl[32'h2b];
+        head_words__tail = h_ctrl[32'h22];
+        head_words__tail_type = h_ctrl[(32'h20)+:(2)];
         h_exc = h_ctrl[32'h1e];
-        h_second = (h_exc | h_ctrl[32'h2b]) | (h_ctrl[32'h22] & (h_ctrl[(32'h20)+:(2)] == k_overflow));
-        h_words = k_zero;
-        if (h_start & h_second) begin
-            h_words = k_two;
-        end
-        else if (h_start | h_second) begin
-            h_words = k_one;
-        end
+        h_words = {6'd0, head_words__words};
         h_start_field = k_zero32;
         h_addr = k_zero32;
         if (h_start) begin
             h_start_field = h_word_a;
-            if (h_second) begin
+            if (h_words == k_two) begin
                 h_addr = h_word_b;
             end
         end
-        else if (h_second) begin
+        else if (h_words != k_zero) begin
             h_addr = h_word_a;
         end
-        h_off = h_ctrl[(32'h0)+:(16)];
-        h_hi0 = h_ctrl[(32'h10)+:(16)];
-        h_hi1 = h_ctrl[(32'h20)+:(16)];
         h_exc_offset = k_zero64;
         h_tail_offset = {48'd0, h_off} << k_sh32;
         if (h_exc) begin
@@ -7079,6 +7093,42 @@ module streamtrace_pft__jobs__fill(d,q,clock);
     end
           
 endmodule // streamtrace_pft__jobs__fill
+
+
+module streamtrace_pft__jobs__head_words(has_start,exc,off,tail,tail_type,words);
+    
+    // Module arguments
+    input wire  has_start;
+    input wire  exc;
+    input wire  off;
+    input wire  tail;
+    input wire  [1:0] tail_type;
+    output reg  [1:0] words;
+    
+    // Constant declarations
+    localparam  k_overflow = 2'b11;
+    localparam  k_zero = 2'b0;
+    localparam  k_one = 2'b1;
+    localparam  k_two = 2'b10;
+    
+    // Local signals
+    reg  is_second;
+    
+    // Update code
+    always @(*) begin
+        is_second = (exc | off) | (tail & (tail_type == k_overflow));
+        if (has_start & is_second) begin
+            words = k_two;
+        end
+        else if (has_start | is_second) begin
+            words = k_one;
+        end
+        else begin
+            words = k_zero;
+        end
+    end
+    
+endmodule // streamtrace_pft__jobs__head_words
 
 
 module streamtrace_pft__jobs__rd_ptr(d,q,clock);
@@ -7231,6 +7281,42 @@ module streamtrace_pft__lost(d,q,clock);
     end
           
 endmodule // streamtrace_pft__lost
+
+
+module streamtrace_pft__offer_words(has_start,exc,off,tail,tail_type,words);
+    
+    // Module arguments
+    input wire  has_start;
+    input wire  exc;
+    input wire  off;
+    input wire  tail;
+    input wire  [1:0] tail_type;
+    output reg  [1:0] words;
+    
+    // Constant declarations
+    localparam  k_overflow = 2'b11;
+    localparam  k_zero = 2'b0;
+    localparam  k_one = 2'b1;
+    localparam  k_two = 2'b10;
+    
+    // Local signals
+    reg  is_second;
+    
+    // Update code
+    always @(*) begin
+        is_second = (exc | off) | (tail & (tail_type == k_overflow));
+        if (has_start & is_second) begin
+            words = k_two;
+        end
+        else if (has_start | is_second) begin
+            words = k_one;
+        end
+        else begin
+            words = k_zero;
+        end
+    end
+    
+endmodule // streamtrace_pft__offer_words
 
 
 module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_hidden,complete,port_data,port_valid,record_bits,empty);

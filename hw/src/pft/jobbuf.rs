@@ -13,6 +13,58 @@ use streamtrace_model::pft::{job_buffer_words, JOB_CONTROL_BITS, JOB_WORD_BITS};
 
 const _: () = assert!(JOB_CONTROL_BITS == 48 && JOB_WORD_BITS == 32);
 
+/// The address words a job needs (docs/trace-timing.md 7, version 1.5; in software
+/// [`JobRecord::words`](super::JobRecord::words)), from its flags: one start word, and one
+/// second word for an exception vector, a missed target's offset code or an OVERFLOW
+/// count. The job buffer decodes its head with it, the top the job offered.
+#[derive(LogicBlock)]
+pub struct JobWords {
+    pub has_start: Signal<In, Bit>,
+    pub exc: Signal<In, Bit>,
+    pub off: Signal<In, Bit>,
+    pub tail: Signal<In, Bit>,
+    pub tail_type: Signal<In, Bits<2>>,
+    pub words: Signal<Out, Bits<2>>,
+    is_second: Signal<Local, Bit>,
+    k_overflow: Constant<Bits<2>>,
+    k_zero: Constant<Bits<2>>,
+    k_one: Constant<Bits<2>>,
+    k_two: Constant<Bits<2>>,
+}
+
+impl Default for JobWords {
+    fn default() -> Self {
+        JobWords {
+            has_start: Default::default(),
+            exc: Default::default(),
+            off: Default::default(),
+            tail: Default::default(),
+            tail_type: Default::default(),
+            words: Default::default(),
+            is_second: Default::default(),
+            k_overflow: Constant::new((super::ESC_OVERFLOW as u64).into()),
+            k_zero: Constant::new(0u64.into()),
+            k_one: Constant::new(1u64.into()),
+            k_two: Constant::new(2u64.into()),
+        }
+    }
+}
+
+impl Logic for JobWords {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.is_second.next =
+            (self.exc.val() | self.off.val()) | (self.tail.val() & (self.tail_type.val() == self.k_overflow.val()));
+        if self.has_start.val() & self.is_second.val() {
+            self.words.next = self.k_two.val();
+        } else if self.has_start.val() | self.is_second.val() {
+            self.words.next = self.k_one.val();
+        } else {
+            self.words.next = self.k_zero.val();
+        }
+    }
+}
+
 #[derive(LogicBlock)]
 pub struct JobBuffer {
     pub clock: Signal<In, Clock>,
@@ -50,9 +102,9 @@ pub struct JobBuffer {
     h_ctrl: Signal<Local, Bits<48>>,
     h_word_a: Signal<Local, Bits<32>>,
     h_word_b: Signal<Local, Bits<32>>,
+    head_words: JobWords,
     h_start: Signal<Local, Bit>,
     h_exc: Signal<Local, Bit>,
-    h_second: Signal<Local, Bit>,
     h_words: Signal<Local, Bits<8>>,
     h_addr: Signal<Local, Bits<32>>,
     h_start_field: Signal<Local, Bits<32>>,
@@ -82,7 +134,6 @@ pub struct JobBuffer {
     k_zero: Constant<Bits<8>>,
     k_zero32: Constant<Bits<32>>,
     k_zero64: Constant<Bits<64>>,
-    k_overflow: Constant<Bits<2>>,
     k_sh16: Constant<Bits<8>>,
     k_sh32: Constant<Bits<8>>,
     k_sh48: Constant<Bits<8>>,
@@ -123,9 +174,9 @@ impl JobBuffer {
             h_ctrl: Default::default(),
             h_word_a: Default::default(),
             h_word_b: Default::default(),
+            head_words: Default::default(),
             h_start: Default::default(),
             h_exc: Default::default(),
-            h_second: Default::default(),
             h_words: Default::default(),
             h_addr: Default::default(),
             h_start_field: Default::default(),
@@ -155,7 +206,6 @@ impl JobBuffer {
             k_zero: Constant::new(0u64.into()),
             k_zero32: Constant::new(0u64.into()),
             k_zero64: Constant::new(0u64.into()),
-            k_overflow: Constant::new((super::ESC_OVERFLOW as u64).into()),
             k_sh16: Constant::new(16u64.into()),
             k_sh32: Constant::new(32u64.into()),
             k_sh48: Constant::new(48u64.into()),
@@ -232,29 +282,29 @@ impl Logic for JobBuffer {
         }
 
         // The head record rebuilt (JobRecord::join).
-        self.h_start.next = self.h_ctrl.val().get_bit(28);
-        self.h_exc.next = self.h_ctrl.val().get_bit(30);
-        self.h_second.next = (self.h_exc.val() | self.h_ctrl.val().get_bit(43))
-            | (self.h_ctrl.val().get_bit(34) & (self.h_ctrl.val().get_bits::<2>(32) == self.k_overflow.val()));
-        self.h_words.next = self.k_zero.val();
-        if self.h_start.val() & self.h_second.val() {
-            self.h_words.next = self.k_two.val();
-        } else if self.h_start.val() | self.h_second.val() {
-            self.h_words.next = self.k_one.val();
-        }
-        self.h_start_field.next = self.k_zero32.val();
-        self.h_addr.next = self.k_zero32.val();
-        if self.h_start.val() {
-            self.h_start_field.next = self.h_word_a.val();
-            if self.h_second.val() {
-                self.h_addr.next = self.h_word_b.val();
-            }
-        } else if self.h_second.val() {
-            self.h_addr.next = self.h_word_a.val();
-        }
         self.h_off.next = self.h_ctrl.val().get_bits::<16>(0);
         self.h_hi0.next = self.h_ctrl.val().get_bits::<16>(16);
         self.h_hi1.next = self.h_ctrl.val().get_bits::<16>(32);
+        // The control entry's flags: word 0's bits 63:48 at 31:16, word 1's at 47:32.
+        self.h_start.next = self.h_ctrl.val().get_bit(28);
+        self.head_words.has_start.next = self.h_start.val();
+        self.head_words.exc.next = self.h_ctrl.val().get_bit(30);
+        self.head_words.off.next = self.h_ctrl.val().get_bit(43);
+        self.head_words.tail.next = self.h_ctrl.val().get_bit(34);
+        self.head_words.tail_type.next = self.h_ctrl.val().get_bits::<2>(32);
+        self.h_exc.next = self.h_ctrl.val().get_bit(30);
+        self.h_words.next = bit_cast::<8, 2>(self.head_words.words.val());
+        self.h_start_field.next = self.k_zero32.val();
+        self.h_addr.next = self.k_zero32.val();
+        // The start field is the first word; the second field the word after it.
+        if self.h_start.val() {
+            self.h_start_field.next = self.h_word_a.val();
+            if self.h_words.val() == self.k_two.val() {
+                self.h_addr.next = self.h_word_b.val();
+            }
+        } else if self.h_words.val() != self.k_zero.val() {
+            self.h_addr.next = self.h_word_a.val();
+        }
         self.h_exc_offset.next = self.k_zero64.val();
         self.h_tail_offset.next = bit_cast::<64, 16>(self.h_off.val()) << self.k_sh32.val();
         if self.h_exc.val() {
@@ -329,5 +379,51 @@ impl Logic for JobBuffer {
             self.w_wr.d.next = self.k_zero.val();
             self.w_fill.d.next = self.k_zero.val();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{JobRecord, ESC_END, ESC_EXCEPTION, ESC_OVERFLOW, ESC_SYNC};
+    use super::*;
+
+    #[test]
+    fn job_words_match_the_records_words() {
+        // Every combination of the flags that decide the words, over records that set
+        // every other flag too (they must not count).
+        let mut uut = JobWords::default();
+        uut.connect_all();
+        let mut seen = [0; 3];
+        for m in 0..64u32 {
+            let bit = |i: u32| m & (1 << i) != 0;
+            let tail_type = [ESC_END, ESC_SYNC, ESC_EXCEPTION, ESC_OVERFLOW][(m >> 4) as usize];
+            let r = JobRecord {
+                start: bit(0),
+                exc: bit(1),
+                off: bit(2),
+                tail: bit(3),
+                tail_type,
+                start_same: true,
+                virt: true,
+                dir: true,
+                tgt: true,
+                rtc: true,
+                addr_same: true,
+                dir_ctx: 63,
+                ..Default::default()
+            };
+            let (w0, w1) = r.pack();
+            // As the top feeds it (JobRecord::pack's bits).
+            uut.has_start.next = w0 & (1 << 60) != 0;
+            uut.exc.next = w0 & (1 << 62) != 0;
+            uut.off.next = w1 & (1 << 59) != 0;
+            uut.tail.next = w1 & (1 << 50) != 0;
+            uut.tail_type.next = ((w1 >> 48) & 3).into();
+            assert!(simulate(&mut uut, 10));
+            let n = r.words().len();
+            assert_eq!(uut.words.val().index(), n, "{r:?}");
+            seen[n] += 1;
+        }
+        assert!(seen.iter().all(|&c| c > 0), "{seen:?}");
     }
 }

@@ -183,11 +183,6 @@ impl JobRecord {
         self.exc || self.off || (self.tail && self.tail_type == ESC_OVERFLOW)
     }
 
-    /// Address words the job occupies in the job buffer (docs/trace-timing.md 7, 1.5).
-    pub fn word_count(&self) -> usize {
-        self.start as usize + self.has_second_word() as usize
-    }
-
     /// The 48-bit control entry the job buffer stores: `[15:0]` the one offset (the
     /// exception's when there is one, else the tail's), `[31:16]` word 0's bits 63:48,
     /// `[47:32]` word 1's bits 63:48.
@@ -390,7 +385,7 @@ mod tests {
             tail_type: ESC_SYNC,
             ..Default::default()
         };
-        assert_eq!((full.word_count(), full.words()), (2, vec![0x0200_01f4, 0xFFFF_0008]));
+        assert_eq!(full.words(), vec![0x0200_01f4, 0xFFFF_0008]);
         assert_eq!(JobRecord::join(full.control(), &full.words()), full);
         assert!(full.control() < 1 << 48);
         // A tail alone keeps its offset; an OVERFLOW's count is its one word.
@@ -400,7 +395,7 @@ mod tests {
         let miss = JobRecord { tgt: true, off: true, off_same: true, addr_field: 0x1234, virt: true, ..Default::default() };
         assert_eq!(JobRecord::join(miss.control(), &miss.words()), miss);
         let plain = JobRecord { dir: true, dir_hit: true, dir_ctx: 5, ..Default::default() };
-        assert_eq!((plain.word_count(), JobRecord::join(plain.control(), &[])), (0, plain));
+        assert_eq!((plain.words().len(), JobRecord::join(plain.control(), &[])), (0, plain));
         // The fields a job does not use are not stored (they come back as 0).
         let stray = JobRecord { start_field: 9, addr_field: 9, exc_offset: 3, ..plain };
         assert_eq!(JobRecord::join(stray.control(), &stray.words()), plain);

@@ -11,7 +11,7 @@ use rust_hdl::prelude::*;
 
 use super::coder::PftRangeCoder;
 use super::front::PftFrontEnd;
-use super::jobbuf::JobBuffer;
+use super::jobbuf::{JobBuffer, JobWords};
 use super::seq::JobSequencer;
 use super::tage::DirectionPredictorBlock;
 use super::config::CODER_RECORD_BITS;
@@ -47,7 +47,6 @@ pub struct PftTraceModule {
     lost: DFF<Bits<32>>,
     ending: DFF<Bit>,
     end_started: DFF<Bit>,
-    end_active: Signal<Local, Bit>,
     end_now: Signal<Local, Bit>,
     lost_inc: Signal<Local, Bits<32>>,
     push_job: Signal<Local, Bit>,
@@ -63,8 +62,7 @@ pub struct PftTraceModule {
     buf_full: Signal<Local, Bit>,
     /// Address words of the job the front end offers (trace-timing.md 7, version 1.5),
     /// and of the job the buffer may take this cycle (an OVERFLOW job's 1 while dropping).
-    front_second: Signal<Local, Bit>,
-    front_words: Signal<Local, Bits<2>>,
+    offer_words: JobWords,
     want_words: Signal<Local, Bits<2>>,
     k_drop: Constant<Bit>,
     k_zero16: Constant<Bits<16>>,
@@ -75,10 +73,7 @@ pub struct PftTraceModule {
     k_zero64: Constant<Bits<64>>,
     k_sh32: Constant<Bits<8>>,
     k_overflow_tail: Constant<Bits<64>>,
-    k_overflow_type: Constant<Bits<2>>,
-    k_zero2: Constant<Bits<2>>,
     k_one2: Constant<Bits<2>>,
-    k_two2: Constant<Bits<2>>,
     k_end_tail: Constant<Bits<64>>,
 }
 
@@ -112,7 +107,6 @@ impl PftTraceModule {
             lost: Default::default(),
             ending: Default::default(),
             end_started: Default::default(),
-            end_active: Default::default(),
             end_now: Default::default(),
             lost_inc: Default::default(),
             push_job: Default::default(),
@@ -123,8 +117,7 @@ impl PftTraceModule {
             act: Default::default(),
             op_act: Default::default(),
             buf_full: Default::default(),
-            front_second: Default::default(),
-            front_words: Default::default(),
+            offer_words: Default::default(),
             want_words: Default::default(),
             k_drop: Constant::new(h.drop_policy()),
             k_zero16: Constant::new(0u64.into()),
@@ -135,10 +128,7 @@ impl PftTraceModule {
             k_zero64: Constant::new(0u64.into()),
             k_sh32: Constant::new(32u64.into()),
             k_overflow_tail: tail(ESC_OVERFLOW),
-            k_overflow_type: Constant::new((ESC_OVERFLOW as u64).into()),
-            k_zero2: Constant::new(0u64.into()),
             k_one2: Constant::new(1u64.into()),
-            k_two2: Constant::new(2u64.into()),
             k_end_tail: tail(ESC_END),
         }
     }
@@ -184,19 +174,15 @@ impl Logic for PftTraceModule {
         self.act.next = self.outbuf.record_bits.val() == self.k_zero16.val();
         self.op_act.next = self.act.val() & !self.coder.busy.val();
         self.jobs.take.next = self.op_act.val() & !self.seq.busy.val();
-        // The words of the job that may enter (JobRecord::word_count): the front end's, or
-        // the OVERFLOW job's count while dropping. From the front end's outputs and
-        // registers, never from the push below.
-        self.front_second.next = (self.front.job_w0.val().get_bit(62) | self.front.job_w1.val().get_bit(59))
-            | (self.front.job_w1.val().get_bit(50)
-                & (self.front.job_w1.val().get_bits::<2>(48) == self.k_overflow_type.val()));
-        self.front_words.next = self.k_zero2.val();
-        if self.front.job_w0.val().get_bit(60) & self.front_second.val() {
-            self.front_words.next = self.k_two2.val();
-        } else if self.front.job_w0.val().get_bit(60) | self.front_second.val() {
-            self.front_words.next = self.k_one2.val();
-        }
-        self.want_words.next = self.front_words.val();
+        // The words of the job that may enter (JobWords, which also decodes the buffer's
+        // head): the front end's, or the OVERFLOW job's count while dropping. From the front
+        // end's outputs and registers, never from the push below.
+        self.offer_words.has_start.next = self.front.job_w0.val().get_bit(60);
+        self.offer_words.exc.next = self.front.job_w0.val().get_bit(62);
+        self.offer_words.off.next = self.front.job_w1.val().get_bit(59);
+        self.offer_words.tail.next = self.front.job_w1.val().get_bit(50);
+        self.offer_words.tail_type.next = self.front.job_w1.val().get_bits::<2>(48);
+        self.want_words.next = self.offer_words.words.val();
         if self.dropping.q.val() {
             self.want_words.next = self.k_one2.val();
         }
@@ -207,7 +193,11 @@ impl Logic for PftTraceModule {
         // instruction after it until one finds room, whose job becomes the OVERFLOW job.
         self.stall.next = (!self.k_drop.val() & self.front.job_valid.val()) & self.buf_full.val();
         self.front.hold.next = self.stall.val();
-        self.end_active.next = self.ending.q.val() | (self.trace_end.val() & !self.stall.val());
+        // The trace has ended: before this cycle, or in it with no job offered (an offered
+        // job is pushed or stalled, and either way END waits; no instruction retires after
+        // the end). Not from the push, so the full flag's path from the front end stops at
+        // the stall.
+        self.end_now.next = self.ending.q.val() | (self.trace_end.val() & !self.front.job_valid.val());
         self.lost_inc.next = self.lost.q.val() + self.k_one32.val();
         if self.lost.q.val() == self.k_max32.val() {
             self.lost_inc.next = self.lost.q.val();
@@ -220,7 +210,7 @@ impl Logic for PftTraceModule {
                 if !self.buf_full.val() {
                     self.push_overflow.next = true;
                 }
-            } else if self.end_active.val() & !self.buf_full.val() {
+            } else if self.end_now.val() & !self.buf_full.val() {
                 self.push_overflow.next = true;
             }
         } else if self.front.job_valid.val() & !self.buf_full.val() {
@@ -255,11 +245,7 @@ impl Logic for PftTraceModule {
             self.jobs.push_w1.next = self.front.job_w1.val();
         }
 
-        // END once the trace has ended and everything before it is out: the trace ended
-        // before this cycle, or ends in it with no job offered (an offered job is pushed or
-        // stalled, and either way END waits; no instruction retires after the end). Not from
-        // the push itself, so the full flag's path from the front end stops at the stall.
-        self.end_now.next = self.ending.q.val() | (self.trace_end.val() & !self.front.job_valid.val());
+        // END once the trace has ended and everything before it is out.
         self.start_end.next = (self.op_act.val() & !self.seq.busy.val())
             & (self.jobs.empty.val() & self.end_now.val())
             & !self.end_started.q.val()
