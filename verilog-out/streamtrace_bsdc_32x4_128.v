@@ -72,6 +72,7 @@ module streamtrace_bsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
     wire  [319:0] encoder__rec_bits;
     wire  [15:0] encoder__rec_len;
     wire  encoder__miss;
+    wire  encoder__rec_ready;
     reg  outbuf__clock;
     reg  outbuf__reset;
     reg  outbuf__append;
@@ -166,7 +167,8 @@ module streamtrace_bsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
         .next_sl(encoder__next_sl),
         .rec_bits(encoder__rec_bits),
         .rec_len(encoder__rec_len),
-        .miss(encoder__miss)
+        .miss(encoder__miss),
+        .rec_ready(encoder__rec_ready)
     );
     streamtrace_bsdc_32x4_128__outbuf outbuf(
         .clock(outbuf__clock),
@@ -323,7 +325,7 @@ module streamtrace_bsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
             outbuf__append_hidden = service != k_one8;
             outbuf__complete = svc_left__q == k_one8;
         end
-        if (start_entry | start_end) begin
+        if (encoder__rec_ready) begin
             staged_bits__d = encoder__rec_bits;
             staged_len__d = encoder__rec_len;
         end
@@ -544,7 +546,7 @@ module streamtrace_bsdc_32x4_128__dropping(d,q,clock);
 endmodule // streamtrace_bsdc_32x4_128__dropping
 
 
-module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dcond,next_sa,next_sl,rec_bits,rec_len,miss);
+module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dcond,next_sa,next_sl,rec_bits,rec_len,miss,rec_ready);
     
     // Module arguments
     input wire  clock;
@@ -560,8 +562,10 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
     output reg  [319:0] rec_bits;
     output reg  [15:0] rec_len;
     output reg  miss;
+    output reg  rec_ready;
     
     // Constant declarations
+    localparam  k_two_stage = 1'b0;
     localparam  k_enhanced = 1'b0;
     localparam  k_rsdc = 1'b0;
     localparam  k_esdc = 1'b0;
@@ -627,8 +631,64 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
     reg  [7:0] bitpos__d;
     wire  [7:0] bitpos__q;
     reg  bitpos__clock;
+    reg  p_start__d;
+    wire  p_start__q;
+    reg  p_start__clock;
+    reg  p_is_end__d;
+    wire  p_is_end__q;
+    reg  p_is_end__clock;
+    reg  p_is_ovf__d;
+    wire  p_is_ovf__q;
+    reg  p_is_ovf__clock;
+    reg  p_is_stream__d;
+    wire  p_is_stream__q;
+    reg  p_is_stream__clock;
+    reg  p_exc__d;
+    wire  p_exc__q;
+    reg  p_exc__clock;
+    reg  p_sdc_hit__d;
+    wire  p_sdc_hit__q;
+    reg  p_sdc_hit__clock;
+    reg  p_lsp_hit__d;
+    wire  p_lsp_hit__q;
+    reg  p_lsp_hit__clock;
+    reg  p_is_miss__d;
+    wire  p_is_miss__q;
+    reg  p_is_miss__clock;
+    reg  p_lvsa_match__d;
+    wire  p_lvsa_match__q;
+    reg  p_lvsa_match__clock;
+    reg  p_sync_due__d;
+    wire  p_sync_due__q;
+    reg  p_sync_due__clock;
+    reg  p_infer__d;
+    wire  p_infer__q;
+    reg  p_infer__clock;
+    reg  [31:0] p_sa__d;
+    wire  [31:0] p_sa__q;
+    reg  p_sa__clock;
+    reg  [31:0] p_sl32__d;
+    wire  [31:0] p_sl32__q;
+    reg  p_sl32__clock;
+    reg  [15:0] p_found_si__d;
+    wire  [15:0] p_found_si__q;
+    reg  p_found_si__clock;
     
     // Local signals
+    reg  b_start;
+    reg  b_is_end;
+    reg  b_is_ovf;
+    reg  b_is_stream;
+    reg  b_exc;
+    reg  b_sdc_hit;
+    reg  b_lsp_hit;
+    reg  b_is_miss;
+    reg  b_lvsa_match;
+    reg  b_sync_due;
+    reg  b_infer;
+    reg  [31:0] b_sa;
+    reg  [31:0] b_sl32;
+    reg  [15:0] b_found_si;
     reg  is_ovf;
     reg  is_stream;
     reg  [31:0] upper;
@@ -724,6 +784,76 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         .q(bitpos__q),
         .clock(bitpos__clock)
     );
+    streamtrace_bsdc_32x4_128__encoder__p_start p_start(
+        .d(p_start__d),
+        .q(p_start__q),
+        .clock(p_start__clock)
+    );
+    streamtrace_bsdc_32x4_128__encoder__p_is_end p_is_end(
+        .d(p_is_end__d),
+        .q(p_is_end__q),
+        .clock(p_is_end__clock)
+    );
+    streamtrace_bsdc_32x4_128__encoder__p_is_ovf p_is_ovf(
+        .d(p_is_ovf__d),
+        .q(p_is_ovf__q),
+        .clock(p_is_ovf__clock)
+    );
+    streamtrace_bsdc_32x4_128__encoder__p_is_stream p_is_stream(
+        .d(p_is_stream__d),
+        .q(p_is_stream__q),
+        .clock(p_is_stream__clock)
+    );
+    streamtrace_bsdc_32x4_128__encoder__p_exc p_exc(
+        .d(p_exc__d),
+        .q(p_exc__q),
+        .clock(p_exc__clock)
+    );
+    streamtrace_bsdc_32x4_128__encoder__p_sdc_hit p_sdc_hit(
+        .d(p_sdc_hit__d),
+        .q(p_sdc_hit__q),
+        .clock(p_sdc_hit__clock)
+    );
+    streamtrace_bsdc_32x4_128__encoder__p_lsp_hit p_lsp_hit(
+        .d(p_lsp_hit__d),
+        .q(p_lsp_hit__q),
+        .clock(p_lsp_hit__clock)
+    );
+    streamtrace_bsdc_32x4_128__encoder__p_is_miss p_is_miss(
+        .d(p_is_miss__d),
+        .q(p_is_miss__q),
+        .clock(p_is_miss__clock)
+    );
+    streamtrace_bsdc_32x4_128__encoder__p_lvsa_match p_lvsa_match(
+        .d(p_lvsa_match__d),
+        .q(p_lvsa_match__q),
+        .clock(p_lvsa_match__clock)
+    );
+    streamtrace_bsdc_32x4_128__encoder__p_sync_due p_sync_due(
+        .d(p_sync_due__d),
+        .q(p_sync_due__q),
+        .clock(p_sync_due__clock)
+    );
+    streamtrace_bsdc_32x4_128__encoder__p_infer p_infer(
+        .d(p_infer__d),
+        .q(p_infer__q),
+        .clock(p_infer__clock)
+    );
+    streamtrace_bsdc_32x4_128__encoder__p_sa p_sa(
+        .d(p_sa__d),
+        .q(p_sa__q),
+        .clock(p_sa__clock)
+    );
+    streamtrace_bsdc_32x4_128__encoder__p_sl32 p_sl32(
+        .d(p_sl32__d),
+        .q(p_sl32__q),
+        .clock(p_sl32__clock)
+    );
+    streamtrace_bsdc_32x4_128__encoder__p_found_si p_found_si(
+        .d(p_found_si__d),
+        .q(p_found_si__q),
+        .clock(p_found_si__clock)
+    );
     
     // Update code
     always @(*) begin
@@ -731,10 +861,38 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         infer__clock = clock;
         since_reset__clock = clock;
         bitpos__clock = clock;
+        p_start__clock = clock;
+        p_is_end__clock = clock;
+        p_is_ovf__clock = clock;
+        p_is_stream__clock = clock;
+        p_exc__clock = clock;
+        p_sdc_hit__clock = clock;
+        p_lsp_hit__clock = clock;
+        p_is_miss__clock = clock;
+        p_lvsa_match__clock = clock;
+        p_sync_due__clock = clock;
+        p_infer__clock = clock;
+        p_sa__clock = clock;
+        p_sl32__clock = clock;
+        p_found_si__clock = clock;
         lvsa__d = lvsa__q;
         infer__d = infer__q;
         since_reset__d = since_reset__q;
         bitpos__d = bitpos__q;
+        p_start__d = p_start__q;
+        p_is_end__d = p_is_end__q;
+        p_is_ovf__d = p_is_ovf__q;
+        p_is_stream__d = p_is_stream__q;
+        p_exc__d = p_exc__q;
+        p_sdc_hit__d = p_sdc_hit__q;
+        p_lsp_hit__d = p_lsp_hit__q;
+        p_is_miss__d = p_is_miss__q;
+        p_lvsa_match__d = p_lvsa_match__q;
+        p_sync_due__d = p_sync_due__q;
+        p_infer__d = p_infer__q;
+        p_sa__d = p_sa__q;
+        p_sl32__d = p_sl32__q;
+        p_found_si__d = p_found_si__q;
         sdc__clock = clock;
         lsp__clock = clock;
         aolc__clock = clock;
@@ -761,9 +919,57 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
             since_sum = k_max32;
         end
         sync_due = is_stream & k_sync_on & (since_sum >= k_sync_period);
-        aolc__active = start & k_enhanced;
-        aolc__lsp_hit = lsp_hit;
-        aolc__flush_after = exc | sync_due;
+        miss = is_miss;
+        p_start__d = start;
+        p_is_end__d = is_end;
+        p_is_ovf__d = is_ovf;
+        p_is_stream__d = is_stream;
+        p_exc__d = exc;
+        p_sdc_hit__d = sdc_hit;
+        p_lsp_hit__d = lsp_hit;
+        p_is_miss__d = is_miss;
+        p_lvsa_match__d = lvsa_match;
+        p_sync_due__d = sync_due;
+        p_infer__d = infer__q;
+        p_sa__d = sa;
+        p_sl32__d = sl32;
+        p_found_si__d = sdc__found_si;
+        if (k_two_stage) begin
+            b_start = p_start__q;
+            b_is_end = p_is_end__q;
+            b_is_ovf = p_is_ovf__q;
+            b_is_stream = p_is_stream__q;
+            b_exc = p_exc__q;
+            b_sdc_hit = p_sdc_hit__q;
+            b_lsp_hit = p_lsp_hit__q;
+            b_is_miss = p_is_miss__q;
+            b_lvsa_match = p_lvsa_match__q;
+            b_sync_due = p_sync_due__q;
+            b_infer = p_infer__q;
+            b_sa = p_sa__q;
+            b_sl32 = p_sl32__q;
+            b_found_si = p_found_si__q;
+        end
+        else begin
+            b_start = start;
+            b_is_end = is_end;
+            b_is_ovf = is_ovf;
+            b_is_stream = is_stream;
+            b_exc = exc;
+            b_sdc_hit = sdc_hit;
+            b_lsp_hit = lsp_hit;
+            b_is_miss = is_miss;
+            b_lvsa_match = lvsa_match;
+            b_sync_due = sync_due;
+            b_infer = infer__q;
+            b_sa = sa;
+            b_sl32 = sl32;
+            b_found_si = sdc__found_si;
+        end
+        rec_ready = b_start;
+        aolc__active = b_start & k_enhanced;
+        aolc__lsp_hit = b_lsp_hit;
+        aolc__flush_after = b_exc | b_sync_due;
         run_val = k_zero32;
         run_len = k_zero16;
         if (k_enhanced) begin
@@ -772,68 +978,68 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
                 run_len = aolc__run_len;
             end
         end
-        else if (lsp_hit) begin
+        else if (b_lsp_hit) begin
             run_val = k_one32;
             run_len = k_one16;
         end
         head_val = k_zero32;
         head_len = k_zero16;
-        if (sdc_hit & ~lsp_hit) begin
-            head_val = {16'd0, sdc__found_si};
+        if (b_sdc_hit & ~b_lsp_hit) begin
+            head_val = {16'd0, b_found_si};
             head_len = k_sdc_hit_len;
         end
-        if (is_miss) begin
-            head_val = sl32;
+        if (b_is_miss) begin
+            head_val = b_sl32;
             head_len = k_miss_len;
         end
-        lvsa_hit_addr = k_lvsa_hit_flag | ((sa & k_below_lvsa) >> k_low);
+        lvsa_hit_addr = k_lvsa_hit_flag | ((b_sa & k_below_lvsa) >> k_low);
         addr_val = k_zero32;
         addr_len = k_zero16;
-        if (is_miss & ~infer__q) begin
+        if (b_is_miss & ~b_infer) begin
             if (~k_enhanced) begin
-                addr_val = sa;
+                addr_val = b_sa;
                 addr_len = k_addr_len_bsdc;
             end
-            else if (lvsa_match) begin
+            else if (b_lvsa_match) begin
                 addr_val = lvsa_hit_addr;
                 addr_len = k_addr_len_lvsa_hit;
             end
             else begin
-                addr_val = sa >> k_low;
+                addr_val = b_sa >> k_low;
                 addr_len = k_addr_len_lvsa_miss;
             end
         end
         exc_val = k_zero32;
         exc_len = k_zero16;
-        if (is_stream & exc) begin
+        if (b_is_stream & b_exc) begin
             exc_val = k_exc_type;
             exc_len = k_escape_len;
         end
         esc_val = k_zero32;
         esc_len = k_zero16;
-        if (sync_due) begin
+        if (b_sync_due) begin
             esc_val = k_sync_type;
             esc_len = k_escape_len;
         end
-        if (is_ovf) begin
+        if (b_is_ovf) begin
             esc_val = k_ovf_type;
             esc_len = k_escape_len;
         end
-        if (is_end) begin
+        if (b_is_end) begin
             esc_len = k_escape_len;
         end
         lost_val = k_zero32;
         lost_len = k_zero16;
-        if (is_ovf) begin
-            lost_val = sa;
+        if (b_is_ovf) begin
+            lost_val = b_sa;
             lost_len = k_lost_len;
         end
         a1 = {32'd0, run_val};
         h1 = {32'd0, head_val};
-        if (is_miss) begin
+        if (b_is_miss) begin
             a2 = (a1 << k_miss_len) | h1;
         end
-        else if (sdc_hit & ~lsp_hit) begin
+        else if (b_sdc_hit & ~b_lsp_hit) begin
             a2 = (a1 << k_sdc_hit_len) | h1;
         end
         else begin
@@ -844,18 +1050,18 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         addr_w = {96'd0, addr_val};
         exc_w = {96'd0, exc_val};
         a3 = a2w;
-        if (is_miss & ~infer__q) begin
+        if (b_is_miss & ~b_infer) begin
             if (~k_enhanced) begin
                 a3 = (a2w << k_addr_len_bsdc) | addr_w;
             end
-            else if (lvsa_match) begin
+            else if (b_lvsa_match) begin
                 a3 = (a2w << k_addr_len_lvsa_hit) | addr_w;
             end
             else begin
                 a3 = (a2w << k_addr_len_lvsa_miss) | addr_w;
             end
         end
-        if (is_stream & exc) begin
+        if (b_is_stream & b_exc) begin
             a4 = (a3 << k_escape_len) | exc_w;
         end
         else begin
@@ -865,13 +1071,13 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         a4w = {64'd0, a4};
         esc_w = {160'd0, esc_val};
         lost_w = {160'd0, lost_val};
-        if (sync_due | is_ovf | is_end) begin
+        if (b_sync_due | b_is_ovf | b_is_end) begin
             a5 = (a4w << k_escape_len) | esc_w;
         end
         else begin
             a5 = a4w;
         end
-        if (is_ovf) begin
+        if (b_is_ovf) begin
             a6 = (a5 << k_lost_len) | lost_w;
         end
         else begin
@@ -883,33 +1089,32 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         padded = a6w << pad;
         tail_len = k_zero16;
         tail_val = a6w;
-        if (sync_due | is_ovf) begin
+        if (b_sync_due | b_is_ovf) begin
             tail_len = {8'd0, pad} + k_marker_len;
             tail_val = (padded << k_marker_len) | k_marker;
         end
-        if (is_end) begin
+        if (b_is_end) begin
             tail_len = {8'd0, pad};
             tail_val = padded;
         end
         rec_bits = tail_val;
         rec_len = l6 + tail_len;
-        miss = is_miss;
         sdc__access = start & is_stream;
         lsp__access = start & is_stream;
-        if (start) begin
+        if (b_start) begin
             bitpos__d = (bitpos__q + rec_len[7:0]) & k_seven8;
-            if (is_stream) begin
-                infer__d = dcond & (sl < k_max_sl) & ~exc;
-                since_reset__d = since_sum;
-                if (k_rsdc | (k_esdc & is_miss & ~infer__q)) begin
-                    lvsa__d = upper;
-                end
+        end
+        if (start & is_stream) begin
+            infer__d = dcond & (sl < k_max_sl) & ~exc;
+            since_reset__d = since_sum;
+            if (k_rsdc | (k_esdc & is_miss & ~infer__q)) begin
+                lvsa__d = upper;
             end
         end
         state_clear = reset | (start & (sync_due | is_ovf));
         sdc__clear = state_clear;
         lsp__clear = state_clear;
-        aolc__clear = state_clear;
+        aolc__clear = reset | (b_start & (b_sync_due | b_is_ovf));
         if (state_clear) begin
             lvsa__d = k_zero32;
             infer__d = 1'b0;
@@ -917,6 +1122,7 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         end
         if (reset) begin
             bitpos__d = k_zero8;
+            p_start__d = 1'b0;
         end
     end
     
@@ -1341,6 +1547,272 @@ module streamtrace_bsdc_32x4_128__encoder__lvsa(d,q,clock);
     end
           
 endmodule // streamtrace_bsdc_32x4_128__encoder__lvsa
+
+
+module streamtrace_bsdc_32x4_128__encoder__p_exc(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__p_exc
+
+
+module streamtrace_bsdc_32x4_128__encoder__p_found_si(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__p_found_si
+
+
+module streamtrace_bsdc_32x4_128__encoder__p_infer(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__p_infer
+
+
+module streamtrace_bsdc_32x4_128__encoder__p_is_end(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__p_is_end
+
+
+module streamtrace_bsdc_32x4_128__encoder__p_is_miss(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__p_is_miss
+
+
+module streamtrace_bsdc_32x4_128__encoder__p_is_ovf(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__p_is_ovf
+
+
+module streamtrace_bsdc_32x4_128__encoder__p_is_stream(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__p_is_stream
+
+
+module streamtrace_bsdc_32x4_128__encoder__p_lsp_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__p_lsp_hit
+
+
+module streamtrace_bsdc_32x4_128__encoder__p_lvsa_match(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__p_lvsa_match
+
+
+module streamtrace_bsdc_32x4_128__encoder__p_sa(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__p_sa
+
+
+module streamtrace_bsdc_32x4_128__encoder__p_sdc_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__p_sdc_hit
+
+
+module streamtrace_bsdc_32x4_128__encoder__p_sl32(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__p_sl32
+
+
+module streamtrace_bsdc_32x4_128__encoder__p_start(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__p_start
+
+
+module streamtrace_bsdc_32x4_128__encoder__p_sync_due(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__p_sync_due
 
 
 module streamtrace_bsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl,access,found,found_si);

@@ -11,6 +11,14 @@
 //!
 //! A sync or overflow resets the state after this record (section 7): `clear` wins over the
 //! updates the record itself makes, as the model resets after applying them.
+//!
+//! With `svc_hit >= 3` (every service at least three cycles) the compressor is two stages:
+//! the start cycle looks the descriptor up (SDC, LSP, LVSA compare, periodic sync) and
+//! updates the SDC, LSP, LVSA, `infer` and sync counter; registers carry what the lookup
+//! decided into the next cycle, which runs the AOLC and assembles the record (`rec_ready`
+//! high), updating the AOLC and the bit position. The next service starts two cycles later
+//! at the earliest, so neither stage sees a state the other has not finished: the same
+//! records as in one cycle, with the longest path cut at the lookup's result.
 
 use rust_hdl::prelude::*;
 use streamtrace_model::Scheme;
@@ -40,6 +48,9 @@ pub struct RecordEncoder {
     pub rec_len: Signal<Out, Bits<16>>,
     /// The entry missed in the SDC (forced rSDC misses included): svc_miss cycles.
     pub miss: Signal<Out, Bit>,
+    /// `rec_bits`/`rec_len` hold this cycle's record: the start cycle, or with two stages
+    /// (`svc_hit >= 3`) the cycle after it.
+    pub rec_ready: Signal<Out, Bit>,
     sdc: StreamDescriptorCache,
     lsp: LastStreamPredictor,
     aolc: AdaptiveOneLengthCounter,
@@ -47,6 +58,37 @@ pub struct RecordEncoder {
     infer: DFF<Bit>,
     since_reset: DFF<Bits<32>>,
     bitpos: DFF<Bits<8>>,
+    /// The lookup's results, registered for the assembly stage (two stages only).
+    p_start: DFF<Bit>,
+    p_is_end: DFF<Bit>,
+    p_is_ovf: DFF<Bit>,
+    p_is_stream: DFF<Bit>,
+    p_exc: DFF<Bit>,
+    p_sdc_hit: DFF<Bit>,
+    p_lsp_hit: DFF<Bit>,
+    p_is_miss: DFF<Bit>,
+    p_lvsa_match: DFF<Bit>,
+    p_sync_due: DFF<Bit>,
+    p_infer: DFF<Bit>,
+    p_sa: DFF<Bits<32>>,
+    p_sl32: DFF<Bits<32>>,
+    p_found_si: DFF<Bits<16>>,
+    /// What the assembly stage works on: the lookup's signals, or with two stages their
+    /// registered copies.
+    b_start: Signal<Local, Bit>,
+    b_is_end: Signal<Local, Bit>,
+    b_is_ovf: Signal<Local, Bit>,
+    b_is_stream: Signal<Local, Bit>,
+    b_exc: Signal<Local, Bit>,
+    b_sdc_hit: Signal<Local, Bit>,
+    b_lsp_hit: Signal<Local, Bit>,
+    b_is_miss: Signal<Local, Bit>,
+    b_lvsa_match: Signal<Local, Bit>,
+    b_sync_due: Signal<Local, Bit>,
+    b_infer: Signal<Local, Bit>,
+    b_sa: Signal<Local, Bits<32>>,
+    b_sl32: Signal<Local, Bits<32>>,
+    b_found_si: Signal<Local, Bits<16>>,
     is_ovf: Signal<Local, Bit>,
     is_stream: Signal<Local, Bit>,
     upper: Signal<Local, Bits<32>>,
@@ -92,6 +134,7 @@ pub struct RecordEncoder {
     l4: Signal<Local, Bits<16>>,
     l6: Signal<Local, Bits<16>>,
     lvsa_hit_addr: Signal<Local, Bits<32>>,
+    k_two_stage: Constant<Bit>,
     k_enhanced: Constant<Bit>,
     k_rsdc: Constant<Bit>,
     k_esdc: Constant<Bit>,
@@ -144,6 +187,7 @@ impl RecordEncoder {
             rec_bits: Default::default(),
             rec_len: Default::default(),
             miss: Default::default(),
+            rec_ready: Default::default(),
             sdc: StreamDescriptorCache::new(h),
             lsp: LastStreamPredictor::new(h),
             aolc: AdaptiveOneLengthCounter::new(h),
@@ -151,6 +195,34 @@ impl RecordEncoder {
             infer: Default::default(),
             since_reset: Default::default(),
             bitpos: Default::default(),
+            p_start: Default::default(),
+            p_is_end: Default::default(),
+            p_is_ovf: Default::default(),
+            p_is_stream: Default::default(),
+            p_exc: Default::default(),
+            p_sdc_hit: Default::default(),
+            p_lsp_hit: Default::default(),
+            p_is_miss: Default::default(),
+            p_lvsa_match: Default::default(),
+            p_sync_due: Default::default(),
+            p_infer: Default::default(),
+            p_sa: Default::default(),
+            p_sl32: Default::default(),
+            p_found_si: Default::default(),
+            b_start: Default::default(),
+            b_is_end: Default::default(),
+            b_is_ovf: Default::default(),
+            b_is_stream: Default::default(),
+            b_exc: Default::default(),
+            b_sdc_hit: Default::default(),
+            b_lsp_hit: Default::default(),
+            b_is_miss: Default::default(),
+            b_lvsa_match: Default::default(),
+            b_sync_due: Default::default(),
+            b_infer: Default::default(),
+            b_sa: Default::default(),
+            b_sl32: Default::default(),
+            b_found_si: Default::default(),
             is_ovf: Default::default(),
             is_stream: Default::default(),
             upper: Default::default(),
@@ -196,6 +268,7 @@ impl RecordEncoder {
             l4: Default::default(),
             l6: Default::default(),
             lvsa_hit_addr: Default::default(),
+            k_two_stage: Constant::new(h.buffers.svc_hit >= 3),
             k_enhanced: Constant::new(scheme.enhanced()),
             k_rsdc: Constant::new(scheme == Scheme::RSdc),
             k_esdc: Constant::new(scheme == Scheme::ESdc),
@@ -234,12 +307,15 @@ impl RecordEncoder {
 impl Logic for RecordEncoder {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, lvsa, infer, since_reset, bitpos);
+        dff_setup!(
+            self, clock, lvsa, infer, since_reset, bitpos, p_start, p_is_end, p_is_ovf, p_is_stream, p_exc, p_sdc_hit,
+            p_lsp_hit, p_is_miss, p_lvsa_match, p_sync_due, p_infer, p_sa, p_sl32, p_found_si
+        );
         self.sdc.clock.next = self.clock.val();
         self.lsp.clock.next = self.clock.val();
         self.aolc.clock.next = self.clock.val();
 
-        // What is being serviced.
+        // Lookup stage (the start cycle). What is being serviced.
         self.is_ovf.next = !self.is_end.val() & (self.sl.val() == self.k_zero16.val());
         self.is_stream.next = !self.is_end.val() & (self.sl.val() != self.k_zero16.val());
         self.sl32.next = bit_cast::<32, 16>(self.sl.val());
@@ -266,11 +342,60 @@ impl Logic for RecordEncoder {
             self.since_sum.next = self.k_max32.val();
         }
         self.sync_due.next = self.is_stream.val() & self.k_sync_on.val() & (self.since_sum.val() >= self.k_sync_period.val());
+        self.miss.next = self.is_miss.val();
 
-        // AOLC (eSDC, rSDC).
-        self.aolc.active.next = self.start.val() & self.k_enhanced.val();
-        self.aolc.lsp_hit.next = self.lsp_hit.val();
-        self.aolc.flush_after.next = self.exc.val() | self.sync_due.val();
+        // Into the assembly stage: the same cycle, or registered (two stages).
+        self.p_start.d.next = self.start.val();
+        self.p_is_end.d.next = self.is_end.val();
+        self.p_is_ovf.d.next = self.is_ovf.val();
+        self.p_is_stream.d.next = self.is_stream.val();
+        self.p_exc.d.next = self.exc.val();
+        self.p_sdc_hit.d.next = self.sdc_hit.val();
+        self.p_lsp_hit.d.next = self.lsp_hit.val();
+        self.p_is_miss.d.next = self.is_miss.val();
+        self.p_lvsa_match.d.next = self.lvsa_match.val();
+        self.p_sync_due.d.next = self.sync_due.val();
+        self.p_infer.d.next = self.infer.q.val();
+        self.p_sa.d.next = self.sa.val();
+        self.p_sl32.d.next = self.sl32.val();
+        self.p_found_si.d.next = self.sdc.found_si.val();
+        if self.k_two_stage.val() {
+            self.b_start.next = self.p_start.q.val();
+            self.b_is_end.next = self.p_is_end.q.val();
+            self.b_is_ovf.next = self.p_is_ovf.q.val();
+            self.b_is_stream.next = self.p_is_stream.q.val();
+            self.b_exc.next = self.p_exc.q.val();
+            self.b_sdc_hit.next = self.p_sdc_hit.q.val();
+            self.b_lsp_hit.next = self.p_lsp_hit.q.val();
+            self.b_is_miss.next = self.p_is_miss.q.val();
+            self.b_lvsa_match.next = self.p_lvsa_match.q.val();
+            self.b_sync_due.next = self.p_sync_due.q.val();
+            self.b_infer.next = self.p_infer.q.val();
+            self.b_sa.next = self.p_sa.q.val();
+            self.b_sl32.next = self.p_sl32.q.val();
+            self.b_found_si.next = self.p_found_si.q.val();
+        } else {
+            self.b_start.next = self.start.val();
+            self.b_is_end.next = self.is_end.val();
+            self.b_is_ovf.next = self.is_ovf.val();
+            self.b_is_stream.next = self.is_stream.val();
+            self.b_exc.next = self.exc.val();
+            self.b_sdc_hit.next = self.sdc_hit.val();
+            self.b_lsp_hit.next = self.lsp_hit.val();
+            self.b_is_miss.next = self.is_miss.val();
+            self.b_lvsa_match.next = self.lvsa_match.val();
+            self.b_sync_due.next = self.sync_due.val();
+            self.b_infer.next = self.infer.q.val();
+            self.b_sa.next = self.sa.val();
+            self.b_sl32.next = self.sl32.val();
+            self.b_found_si.next = self.sdc.found_si.val();
+        }
+        self.rec_ready.next = self.b_start.val();
+
+        // Assembly stage. AOLC (eSDC, rSDC).
+        self.aolc.active.next = self.b_start.val() & self.k_enhanced.val();
+        self.aolc.lsp_hit.next = self.b_lsp_hit.val();
+        self.aolc.flush_after.next = self.b_exc.val() | self.b_sync_due.val();
 
         // Field 1: the LSP-hit run (eSDC/rSDC) or the single LSP-hit bit (bSDC).
         self.run_val.next = self.k_zero32.val();
@@ -280,62 +405,62 @@ impl Logic for RecordEncoder {
                 self.run_val.next = self.aolc.run_value.val();
                 self.run_len.next = self.aolc.run_len.val();
             }
-        } else if self.lsp_hit.val() {
+        } else if self.b_lsp_hit.val() {
             self.run_val.next = self.k_one32.val();
             self.run_len.next = self.k_one16.val();
         }
         // Field 2: SDC hit `0 SI` or miss `0 0^k SL`.
         self.head_val.next = self.k_zero32.val();
         self.head_len.next = self.k_zero16.val();
-        if self.sdc_hit.val() & !self.lsp_hit.val() {
-            self.head_val.next = bit_cast::<32, 16>(self.sdc.found_si.val());
+        if self.b_sdc_hit.val() & !self.b_lsp_hit.val() {
+            self.head_val.next = bit_cast::<32, 16>(self.b_found_si.val());
             self.head_len.next = self.k_sdc_hit_len.val();
         }
-        if self.is_miss.val() {
-            self.head_val.next = self.sl32.val();
+        if self.b_is_miss.val() {
+            self.head_val.next = self.b_sl32.val();
             self.head_len.next = self.k_miss_len.val();
         }
         // Field 3: the address of a miss that is not inferable: A(32), or L.
-        self.lvsa_hit_addr.next = self.k_lvsa_hit_flag.val() | ((self.sa.val() & self.k_below_lvsa.val()) >> self.k_low.val());
+        self.lvsa_hit_addr.next = self.k_lvsa_hit_flag.val() | ((self.b_sa.val() & self.k_below_lvsa.val()) >> self.k_low.val());
         self.addr_val.next = self.k_zero32.val();
         self.addr_len.next = self.k_zero16.val();
-        if self.is_miss.val() & !self.infer.q.val() {
+        if self.b_is_miss.val() & !self.b_infer.val() {
             if !self.k_enhanced.val() {
-                self.addr_val.next = self.sa.val();
+                self.addr_val.next = self.b_sa.val();
                 self.addr_len.next = self.k_addr_len_bsdc.val();
-            } else if self.lvsa_match.val() {
+            } else if self.b_lvsa_match.val() {
                 self.addr_val.next = self.lvsa_hit_addr.val();
                 self.addr_len.next = self.k_addr_len_lvsa_hit.val();
             } else {
-                self.addr_val.next = self.sa.val() >> self.k_low.val();
+                self.addr_val.next = self.b_sa.val() >> self.k_low.val();
                 self.addr_len.next = self.k_addr_len_lvsa_miss.val();
             }
         }
         // Field 4: EXCEPTION escape after the stream the exception ended.
         self.exc_val.next = self.k_zero32.val();
         self.exc_len.next = self.k_zero16.val();
-        if self.is_stream.val() & self.exc.val() {
+        if self.b_is_stream.val() & self.b_exc.val() {
             self.exc_val.next = self.k_exc_type.val();
             self.exc_len.next = self.k_escape_len.val();
         }
         // Field 5: SYNC, OVERFLOW or END escape; field 6: the lost count of OVERFLOW.
         self.esc_val.next = self.k_zero32.val();
         self.esc_len.next = self.k_zero16.val();
-        if self.sync_due.val() {
+        if self.b_sync_due.val() {
             self.esc_val.next = self.k_sync_type.val();
             self.esc_len.next = self.k_escape_len.val();
         }
-        if self.is_ovf.val() {
+        if self.b_is_ovf.val() {
             self.esc_val.next = self.k_ovf_type.val();
             self.esc_len.next = self.k_escape_len.val();
         }
-        if self.is_end.val() {
+        if self.b_is_end.val() {
             self.esc_len.next = self.k_escape_len.val();
         }
         self.lost_val.next = self.k_zero32.val();
         self.lost_len.next = self.k_zero16.val();
-        if self.is_ovf.val() {
-            self.lost_val.next = self.sa.val();
+        if self.b_is_ovf.val() {
+            self.lost_val.next = self.b_sa.val();
             self.lost_len.next = self.k_lost_len.val();
         }
 
@@ -344,9 +469,9 @@ impl Logic for RecordEncoder {
         // constants (wiring), not a barrel shifter.
         self.a1.next = bit_cast::<64, 32>(self.run_val.val());
         self.h1.next = bit_cast::<64, 32>(self.head_val.val());
-        if self.is_miss.val() {
+        if self.b_is_miss.val() {
             self.a2.next = (self.a1.val() << self.k_miss_len.val()) | self.h1.val();
-        } else if self.sdc_hit.val() & !self.lsp_hit.val() {
+        } else if self.b_sdc_hit.val() & !self.b_lsp_hit.val() {
             self.a2.next = (self.a1.val() << self.k_sdc_hit_len.val()) | self.h1.val();
         } else {
             self.a2.next = self.a1.val();
@@ -356,16 +481,16 @@ impl Logic for RecordEncoder {
         self.addr_w.next = bit_cast::<128, 32>(self.addr_val.val());
         self.exc_w.next = bit_cast::<128, 32>(self.exc_val.val());
         self.a3.next = self.a2w.val();
-        if self.is_miss.val() & !self.infer.q.val() {
+        if self.b_is_miss.val() & !self.b_infer.val() {
             if !self.k_enhanced.val() {
                 self.a3.next = (self.a2w.val() << self.k_addr_len_bsdc.val()) | self.addr_w.val();
-            } else if self.lvsa_match.val() {
+            } else if self.b_lvsa_match.val() {
                 self.a3.next = (self.a2w.val() << self.k_addr_len_lvsa_hit.val()) | self.addr_w.val();
             } else {
                 self.a3.next = (self.a2w.val() << self.k_addr_len_lvsa_miss.val()) | self.addr_w.val();
             }
         }
-        if self.is_stream.val() & self.exc.val() {
+        if self.b_is_stream.val() & self.b_exc.val() {
             self.a4.next = (self.a3.val() << self.k_escape_len.val()) | self.exc_w.val();
         } else {
             self.a4.next = self.a3.val();
@@ -374,12 +499,12 @@ impl Logic for RecordEncoder {
         self.a4w.next = bit_cast::<192, 128>(self.a4.val());
         self.esc_w.next = bit_cast::<192, 32>(self.esc_val.val());
         self.lost_w.next = bit_cast::<192, 32>(self.lost_val.val());
-        if self.sync_due.val() | self.is_ovf.val() | self.is_end.val() {
+        if self.b_sync_due.val() | self.b_is_ovf.val() | self.b_is_end.val() {
             self.a5.next = (self.a4w.val() << self.k_escape_len.val()) | self.esc_w.val();
         } else {
             self.a5.next = self.a4w.val();
         }
-        if self.is_ovf.val() {
+        if self.b_is_ovf.val() {
             self.a6.next = (self.a5.val() << self.k_lost_len.val()) | self.lost_w.val();
         } else {
             self.a6.next = self.a5.val();
@@ -392,35 +517,35 @@ impl Logic for RecordEncoder {
         self.padded.next = self.a6w.val() << self.pad.val();
         self.tail_len.next = self.k_zero16.val();
         self.tail_val.next = self.a6w.val();
-        if self.sync_due.val() | self.is_ovf.val() {
+        if self.b_sync_due.val() | self.b_is_ovf.val() {
             self.tail_len.next = bit_cast::<16, 8>(self.pad.val()) + self.k_marker_len.val();
             self.tail_val.next = (self.padded.val() << self.k_marker_len.val()) | self.k_marker.val();
         }
-        if self.is_end.val() {
+        if self.b_is_end.val() {
             self.tail_len.next = bit_cast::<16, 8>(self.pad.val());
             self.tail_val.next = self.padded.val();
         }
         self.rec_bits.next = self.tail_val.val();
         self.rec_len.next = self.l6.val() + self.tail_len.val();
-        self.miss.next = self.is_miss.val();
 
-        // State updates at the end of the start cycle.
+        // State updates: the lookup's at the end of the start cycle, the assembly's at the end
+        // of its cycle (the same edge with one stage).
         self.sdc.access.next = self.start.val() & self.is_stream.val();
         self.lsp.access.next = self.start.val() & self.is_stream.val();
-        if self.start.val() {
+        if self.b_start.val() {
             self.bitpos.d.next = (self.bitpos.q.val() + bit_cast::<8, 16>(self.rec_len.val())) & self.k_seven8.val();
-            if self.is_stream.val() {
-                self.infer.d.next = self.dcond.val() & (self.sl.val() < self.k_max_sl.val()) & !self.exc.val();
-                self.since_reset.d.next = self.since_sum.val();
-                if self.k_rsdc.val() | (self.k_esdc.val() & self.is_miss.val() & !self.infer.q.val()) {
-                    self.lvsa.d.next = self.upper.val();
-                }
+        }
+        if self.start.val() & self.is_stream.val() {
+            self.infer.d.next = self.dcond.val() & (self.sl.val() < self.k_max_sl.val()) & !self.exc.val();
+            self.since_reset.d.next = self.since_sum.val();
+            if self.k_rsdc.val() | (self.k_esdc.val() & self.is_miss.val() & !self.infer.q.val()) {
+                self.lvsa.d.next = self.upper.val();
             }
         }
         self.state_clear.next = self.reset.val() | (self.start.val() & (self.sync_due.val() | self.is_ovf.val()));
         self.sdc.clear.next = self.state_clear.val();
         self.lsp.clear.next = self.state_clear.val();
-        self.aolc.clear.next = self.state_clear.val();
+        self.aolc.clear.next = self.reset.val() | (self.b_start.val() & (self.b_sync_due.val() | self.b_is_ovf.val()));
         if self.state_clear.val() {
             self.lvsa.d.next = self.k_zero32.val();
             self.infer.d.next = false;
@@ -428,6 +553,7 @@ impl Logic for RecordEncoder {
         }
         if self.reset.val() {
             self.bitpos.d.next = self.k_zero8.val();
+            self.p_start.d.next = false;
         }
     }
 }

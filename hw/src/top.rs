@@ -43,9 +43,10 @@ pub struct TraceModule {
     ending: DFF<Bit>,
     end_started: DFF<Bit>,
     svc_left: DFF<Bits<8>>,
-    /// With `svc_hit >= 2`, the record computed in the start cycle waits here until its
-    /// service completes: the compressor's logic ends at these flip-flops and the move into
-    /// the output buffer starts from them, two cycles' paths instead of one.
+    /// With `svc_hit >= 2`, the record computed in the start cycle (with `svc_hit >= 3` in
+    /// the cycle after it) waits here until its service completes: the compressor's logic
+    /// ends at these flip-flops and the move into the output buffer starts from them, two
+    /// (three) cycles' paths instead of one.
     staged_bits: DFF<Bits<RECORD_BITS>>,
     staged_len: DFF<Bits<16>>,
     end_active: Signal<Local, Bit>,
@@ -235,8 +236,10 @@ impl Logic for TraceModule {
             self.outbuf.append_hidden.next = self.service.val() != self.k_one8.val();
             self.outbuf.complete.next = self.svc_left.q.val() == self.k_one8.val();
         }
-        // (dff_setup! makes the staging register hold otherwise.)
-        if self.start_entry.val() | self.start_end.val() {
+        // (dff_setup! makes the staging register hold otherwise.) The record is ready in the
+        // start cycle, or with `svc_hit >= 3` in the cycle after it (the compressor's two
+        // stages, encoder.rs); either way before the service completes.
+        if self.encoder.rec_ready.val() {
             self.staged_bits.d.next = self.encoder.rec_bits.val();
             self.staged_len.d.next = self.encoder.rec_len.val();
         }

@@ -116,7 +116,8 @@ fn icarus_agrees_with_the_drop_policy() {
 }
 
 /// Two-cycle services (the record registered between the compressor and the output buffer,
-/// `svc_hit >= 2`), with the stall and the drop policy: the same cycles in all three.
+/// `svc_hit >= 2`) and three-cycle ones (the compressor in two stages as well), with the
+/// stall and the drop policy: the same cycles in all three.
 #[test]
 fn icarus_agrees_with_two_cycle_services() {
     let stall = both_agree("rsdc-32x4-128", "sdb=1,obuf=24,svc_hit=2,svc_miss=3", &["crc32"], CAP);
@@ -126,6 +127,10 @@ fn icarus_agrees_with_two_cycle_services() {
     let h = hw(cfg, buf);
     let exp = expected_run(&h.model, &h.buffers, &program_events("crc32", CAP)).unwrap();
     assert!(exp.stats.overflows > 0, "the small buffers must drop");
+    // Three-cycle services: the compressor's lookup and assembly in two stages.
+    let stall = both_agree("rsdc-32x4-128", "sdb=1,obuf=24,svc_hit=3,svc_miss=4", &["crc32"], CAP);
+    assert!(stall[0].3 > 0, "the small buffers stall");
+    both_agree("rsdc-32x4-128", "sdb=1,obuf=24,svc_hit=3,svc_miss=4,policy=drop", &["crc32"], CAP);
 }
 
 /// rSDC with the drop policy on a one-entry SDB and a small output buffer, on two programs:

@@ -60,6 +60,9 @@ fn wide_slow_ports_and_long_services_agree() {
     check("rsdc-16x2-64,isa=arm", "port=4,ratio=2,svc_hit=2,svc_miss=3", &events);
     check("esdc-64x8-256,maxsl=16,olc=2", "port=8,obuf=64,sdb=3", &events);
     check("bsdc-4x1-1,shift=2", "port=64,obuf=224,svc_miss=4", &events);
+    // Two compressor stages (svc_hit >= 3): lookup, then assembly in the next cycle.
+    check("rsdc-32x4-128,sync=1500", "sdb=1,obuf=40,svc_hit=3,svc_miss=4", &events);
+    check("esdc-16x2-64,sync=900", "port=2,svc_hit=3,svc_miss=3", &events);
 }
 
 #[test]

@@ -66,18 +66,22 @@ fn verilated_drop_policy_and_wide_port_agree() {
 }
 
 /// With `svc_hit >= 2` the top registers each record in the start cycle and appends it to the
-/// record register when its service completes (two cycles' paths instead of one): the same
+/// record register when its service completes (two cycles' paths instead of one); with
+/// `svc_hit >= 3` the compressor's lookup and assembly are two stages as well: the same
 /// cycles as the model for both policies, small buffers so that stalls, drops and held-back
-/// records happen.
+/// records happen, periodic syncs so that the state resets cross the stages.
 #[test]
 fn verilated_two_cycle_services_agree() {
     let ev = events(4, 20_000);
     for (cfg, buffers) in [
         ("rsdc-32x4-128,sync=3000", "sdb=1,obuf=24,svc_hit=2,svc_miss=3"),
         ("esdc-16x2-64", "sdb=1,obuf=20,port=2,svc_hit=3,svc_miss=4,policy=drop"),
+        ("rsdc-32x4-128,sync=2500", "sdb=1,obuf=24,svc_hit=3,svc_miss=4"),
+        ("rsdc-16x2-64,sync=4000", "sdb=2,obuf=40,port=2,svc_hit=3,svc_miss=5,policy=drop"),
+        ("bsdc-8x4-16", "sdb=2,obuf=32,svc_hit=4,svc_miss=4"),
     ] {
         let h = hw(cfg, buffers);
-        match cosimulate(&h, &ev, &dir(&format!("staged-{}", buffers.len())), None, None).unwrap() {
+        match cosimulate(&h, &ev, &dir(&format!("staged-{}", h.module_name())), None, None).unwrap() {
             Verdict::Agree { bits, .. } => assert!(bits > 1000, "{cfg} {buffers}: {bits} bits"),
             Verdict::Mismatch(m) => panic!("{cfg} {buffers}: {m}"),
         }
