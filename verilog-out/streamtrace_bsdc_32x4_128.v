@@ -2671,6 +2671,11 @@ module streamtrace_bsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
     reg  [255:0] keep_mask;
     reg  [255:0] chunk;
     reg  [255:0] shifted;
+    reg  [255:0] fit_shifted;
+    reg  [255:0] fit_chunk;
+    reg  [255:0] src_narrow;
+    reg  [255:0] part_shifted;
+    reg  [255:0] part_chunk;
     
     // Sub module instances
     streamtrace_bsdc_32x4_128__outbuf__obuf_bits obuf_bits(
@@ -2857,8 +2862,27 @@ module streamtrace_bsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
         keep_mask = ~(k_ones << (moved & k_move_amount));
         chunk = taken_narrow & keep_mask;
         shifted = obuf_bits__q << (moved & k_move_amount);
-        obuf_bits__d = (shifted | chunk) & k_obuf_live;
         obuf_next = obuf_after_send + moved;
+        fit_shifted = obuf_bits__q << (src_rem & k_move_amount);
+        src_narrow = src[255:0];
+        fit_chunk = src_narrow & ~(k_ones << (src_rem & k_move_amount));
+        part_shifted = obuf_bits__q << (free & k_move_amount);
+        part_chunk = taken_narrow & ~(k_ones << (free & k_move_amount));
+        if (~k_registered_free) begin
+            obuf_bits__d = (shifted | chunk) & k_obuf_live;
+        end
+        else if (hold) begin
+            obuf_bits__d = obuf_bits__q & k_obuf_live;
+            obuf_next = obuf_after_send;
+        end
+        else if (fits) begin
+            obuf_bits__d = (fit_shifted | fit_chunk) & k_obuf_live;
+            obuf_next = obuf_after_send + src_rem;
+        end
+        else begin
+            obuf_bits__d = (part_shifted | part_chunk) & k_obuf_live;
+            obuf_next = k_obuf;
+        end
         obuf__d = obuf_next;
         sent_next = k_zero16;
         if (rc_next == k_zero16) begin

@@ -97,6 +97,13 @@ pub struct LeanOutputBuffer {
     keep_mask: Signal<Local, Bits<OBUF_REG_BITS>>,
     chunk: Signal<Local, Bits<OBUF_REG_BITS>>,
     shifted: Signal<Local, Bits<OBUF_REG_BITS>>,
+    /// The two outcomes of the move with a registered free space: the whole record moves
+    /// (`fit_*`), or the buffer fills (`part_*`).
+    fit_shifted: Signal<Local, Bits<OBUF_REG_BITS>>,
+    fit_chunk: Signal<Local, Bits<OBUF_REG_BITS>>,
+    src_narrow: Signal<Local, Bits<OBUF_REG_BITS>>,
+    part_shifted: Signal<Local, Bits<OBUF_REG_BITS>>,
+    part_chunk: Signal<Local, Bits<OBUF_REG_BITS>>,
     k_registered_free: Constant<Bit>,
     k_port: Constant<Bits<16>>,
     k_port_mask: Constant<Bits<64>>,
@@ -217,6 +224,11 @@ impl LeanOutputBuffer {
             keep_mask: Default::default(),
             chunk: Default::default(),
             shifted: Default::default(),
+            fit_shifted: Default::default(),
+            fit_chunk: Default::default(),
+            src_narrow: Default::default(),
+            part_shifted: Default::default(),
+            part_chunk: Default::default(),
             k_registered_free: Constant::new(registered_free),
             k_port: c16(port),
             k_port_mask: Constant::new((if port == 64 { u64::MAX } else { (1u64 << port) - 1 }).into()),
@@ -387,8 +399,29 @@ impl Logic for LeanOutputBuffer {
         self.keep_mask.next = !(self.k_ones.val() << (self.moved.val() & self.k_move_amount.val()));
         self.chunk.next = self.taken_narrow.val() & self.keep_mask.val();
         self.shifted.next = self.obuf_bits.q.val() << (self.moved.val() & self.k_move_amount.val());
-        self.obuf_bits.d.next = (self.shifted.val() | self.chunk.val()) & self.k_obuf_live.val();
         self.obuf_next.next = self.obuf_after_send.val() + self.moved.val();
+        // With the free space in a register, both outcomes of the move are built in
+        // parallel from amounts known early, the record's length (the whole record moves)
+        // and the free space (the buffer fills), and `fits`, which waits on `rem - free`,
+        // only selects at the end; the record's shift by `rem - free` is needed only when it
+        // does not fit. The same bits as the serial form below.
+        self.fit_shifted.next = self.obuf_bits.q.val() << (self.src_rem.val() & self.k_move_amount.val());
+        self.src_narrow.next = bit_cast::<OBUF_REG_BITS, RECORD_BITS>(self.src.val());
+        self.fit_chunk.next = self.src_narrow.val() & !(self.k_ones.val() << (self.src_rem.val() & self.k_move_amount.val()));
+        self.part_shifted.next = self.obuf_bits.q.val() << (self.free.val() & self.k_move_amount.val());
+        self.part_chunk.next = self.taken_narrow.val() & !(self.k_ones.val() << (self.free.val() & self.k_move_amount.val()));
+        if !self.k_registered_free.val() {
+            self.obuf_bits.d.next = (self.shifted.val() | self.chunk.val()) & self.k_obuf_live.val();
+        } else if self.hold.val() {
+            self.obuf_bits.d.next = self.obuf_bits.q.val() & self.k_obuf_live.val();
+            self.obuf_next.next = self.obuf_after_send.val();
+        } else if self.fits.val() {
+            self.obuf_bits.d.next = (self.fit_shifted.val() | self.fit_chunk.val()) & self.k_obuf_live.val();
+            self.obuf_next.next = self.obuf_after_send.val() + self.src_rem.val();
+        } else {
+            self.obuf_bits.d.next = (self.part_shifted.val() | self.part_chunk.val()) & self.k_obuf_live.val();
+            self.obuf_next.next = self.k_obuf.val();
+        }
         self.obuf.d.next = self.obuf_next.val();
         // Next cycle's free space (step 1 of that cycle from its start-of-cycle state).
         self.sent_next.next = self.k_zero16.val();
