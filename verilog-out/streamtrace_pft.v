@@ -111,6 +111,8 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
     reg  [15:0] outbuf__append_len;
     reg  outbuf__append_hidden;
     reg  outbuf__complete;
+    reg  outbuf__append_next;
+    reg  [15:0] outbuf__append_len_next;
     wire  [63:0] outbuf__port_data;
     wire  [7:0] outbuf__port_valid;
     wire  [15:0] outbuf__record_bits;
@@ -240,6 +242,8 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         .append_len(outbuf__append_len),
         .append_hidden(outbuf__append_hidden),
         .complete(outbuf__complete),
+        .append_next(outbuf__append_next),
+        .append_len_next(outbuf__append_len_next),
         .port_data(outbuf__port_data),
         .port_valid(outbuf__port_valid),
         .record_bits(outbuf__record_bits),
@@ -403,6 +407,8 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         outbuf__append_len = k_byte16;
         outbuf__append_hidden = 1'b0;
         outbuf__complete = 1'b0;
+        outbuf__append_next = 1'b0;
+        outbuf__append_len_next = k_byte16;
         if (trace_end & ~stall) begin
             ending__d = 1'b1;
         end
@@ -7319,7 +7325,7 @@ module streamtrace_pft__offer_words(has_start,exc,off,tail,tail_type,words);
 endmodule // streamtrace_pft__offer_words
 
 
-module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_hidden,complete,port_data,port_valid,record_bits,empty);
+module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_hidden,complete,append_next,append_len_next,port_data,port_valid,record_bits,empty);
     
     // Module arguments
     input wire  clock;
@@ -7329,6 +7335,8 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
     input wire  [15:0] append_len;
     input wire  append_hidden;
     input wire  complete;
+    input wire  append_next;
+    input wire  [15:0] append_len_next;
     output reg  [63:0] port_data;
     output reg  [7:0] port_valid;
     output reg  [15:0] record_bits;
@@ -7385,8 +7393,15 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
     reg  [15:0] free_r__d;
     wire  [15:0] free_r__q;
     reg  free_r__clock;
+    reg  [15:0] rem_r__d;
+    wire  [15:0] rem_r__q;
+    reg  rem_r__clock;
     
     // Local signals
+    reg  [15:0] rem_now;
+    reg  [15:0] record_next;
+    reg  [15:0] hidden_next;
+    reg  [15:0] rem_next;
     reg  [15:0] rc_next;
     reg  [15:0] obuf_next;
     reg  [15:0] sent_next;
@@ -7462,6 +7477,11 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
         .q(free_r__q),
         .clock(free_r__clock)
     );
+    streamtrace_pft__outbuf__rem_r rem_r(
+        .d(rem_r__d),
+        .q(rem_r__q),
+        .clock(rem_r__clock)
+    );
     
     // Update code
     always @(*) begin
@@ -7472,6 +7492,7 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
         hidden__clock = clock;
         ratio_count__clock = clock;
         free_r__clock = clock;
+        rem_r__clock = clock;
         obuf_bits__d = obuf_bits__q;
         rec__d = rec__q;
         obuf__d = obuf__q;
@@ -7479,6 +7500,7 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
         hidden__d = hidden__q;
         ratio_count__d = ratio_count__q;
         free_r__d = free_r__q;
+        rem_r__d = rem_r__q;
         sent = k_zero16;
         full_word = 1'b0;
         if (ratio_count__q == k_zero16) begin
@@ -7513,29 +7535,33 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
         ratio_count__d = rc_next;
         obuf_after_send = obuf__q - sent;
         hold = (append & append_hidden) | (~append & (hidden__q != k_zero16) & ~complete);
-        hidden__d = hidden__q;
+        hidden_next = hidden__q;
         if (complete) begin
-            hidden__d = k_zero16;
+            hidden_next = k_zero16;
         end
         if (append & append_hidden) begin
-            hidden__d = append_len;
+            hidden_next = append_len;
         end
+        hidden__d = hidden_next;
         if (append) begin
             src = append_bits & k_rec_live;
-            src_rem = append_len;
+            rem_now = append_len;
         end
         else begin
             src = rec__q;
-            src_rem = record__q | hidden__q;
+            rem_now = record__q | hidden__q;
         end
         rec__d = src;
         if (k_registered_free) begin
             free = free_r__q;
+            src_rem = rem_r__q;
+            over = {1'd0, rem_r__q} - {1'd0, free_r__q};
         end
         else begin
             free = k_obuf - obuf_after_send;
+            src_rem = rem_now;
+            over = {1'd0, rem_now} - {1'd0, free};
         end
-        over = {1'd0, src_rem} - {1'd0, free};
         fits = over[32'h10] | (over == k_zero17);
         take_shift_wide_unused = k_zero16;
         if (~fits) begin
@@ -7543,16 +7569,17 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
         end
         if (hold) begin
             moved = k_zero16;
-            record__d = k_zero16;
+            record_next = k_zero16;
         end
         else if (fits) begin
             moved = src_rem;
-            record__d = k_zero16;
+            record_next = k_zero16;
         end
         else begin
             moved = free;
-            record__d = over[15:0];
+            record_next = over[15:0];
         end
+        record__d = record_next;
         if (take_shift_wide_unused[32'h8]) begin
             st8 = src >> k_s256;
         end
@@ -7643,6 +7670,11 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
             end
         end
         free_r__d = k_obuf - obuf_next + sent_next;
+        rem_next = record_next | hidden_next;
+        if (append_next) begin
+            rem_next = append_len_next;
+        end
+        rem_r__d = rem_next;
         record_bits = record__q;
         empty = (obuf__q == k_zero16) & (record__q == k_zero16) & (hidden__q == k_zero16);
         if (reset) begin
@@ -7653,6 +7685,7 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
             hidden__d = k_zero16;
             ratio_count__d = k_zero16;
             free_r__d = k_obuf;
+            rem_r__d = k_zero16;
         end
     end
     
@@ -7790,6 +7823,25 @@ module streamtrace_pft__outbuf__record(d,q,clock);
     end
           
 endmodule // streamtrace_pft__outbuf__record
+
+
+module streamtrace_pft__outbuf__rem_r(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__outbuf__rem_r
 
 
 module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,op_valid,op_kind,op_escape,op_hit,op_fixed,op_ctx,op_value,op_bits);

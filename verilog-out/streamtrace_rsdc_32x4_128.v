@@ -80,6 +80,8 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
     reg  [15:0] outbuf__append_len;
     reg  outbuf__append_hidden;
     reg  outbuf__complete;
+    reg  outbuf__append_next;
+    reg  [15:0] outbuf__append_len_next;
     wire  [63:0] outbuf__port_data;
     wire  [7:0] outbuf__port_valid;
     wire  [15:0] outbuf__record_bits;
@@ -118,6 +120,8 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
     reg  start_entry;
     reg  start_end;
     reg  [7:0] service;
+    reg  [7:0] svc_next;
+    reg  [15:0] staged_len_next;
     
     // Sub module instances
     streamtrace_rsdc_32x4_128__detector detector(
@@ -178,6 +182,8 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
         .append_len(outbuf__append_len),
         .append_hidden(outbuf__append_hidden),
         .complete(outbuf__complete),
+        .append_next(outbuf__append_next),
+        .append_len_next(outbuf__append_len_next),
         .port_data(outbuf__port_data),
         .port_valid(outbuf__port_valid),
         .record_bits(outbuf__record_bits),
@@ -325,16 +331,25 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
             outbuf__append_hidden = service != k_one8;
             outbuf__complete = svc_left__q == k_one8;
         end
+        staged_len_next = staged_len__q;
         if (encoder__rec_ready) begin
             staged_bits__d = encoder__rec_bits;
-            staged_len__d = encoder__rec_len;
+            staged_len_next = encoder__rec_len;
         end
+        staged_len__d = staged_len_next;
+        svc_next = svc_left__q;
         if (busy) begin
-            svc_left__d = svc_left__q - k_one8;
+            svc_next = svc_left__q - k_one8;
         end
         if (start_entry | start_end) begin
-            svc_left__d = service - k_one8;
+            svc_next = service - k_one8;
         end
+        if (reset) begin
+            svc_next = k_zero8;
+        end
+        svc_left__d = svc_next;
+        outbuf__append_next = k_staged & (svc_next == k_one8);
+        outbuf__append_len_next = staged_len_next;
         if (trace_end & ~stall) begin
             ending__d = 1'b1;
         end
@@ -349,7 +364,6 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
             lost__d = k_zero32;
             ending__d = 1'b0;
             end_started__d = 1'b0;
-            svc_left__d = k_zero8;
         end
     end
     
@@ -1154,6 +1168,7 @@ module streamtrace_rsdc_32x4_128__encoder__aolc(clock,clear,active,lsp_hit,flush
     localparam  k_one16 = 16'h1;
     localparam  k_one32 = 32'h1;
     localparam  k_zero32 = 32'h0;
+    localparam  k_ones32 = 32'hffffffff;
     
     // Stub signals
     reg  [7:0] width__d;
@@ -1170,6 +1185,7 @@ module streamtrace_rsdc_32x4_128__encoder__aolc(clock,clear,active,lsp_hit,flush
     reg  [31:0] full;
     reg  [31:0] half;
     reg  [31:0] pending_inc;
+    reg  [31:0] full_mask;
     reg  [31:0] run_n;
     reg  run_fire;
     reg  [7:0] monitor_after;
@@ -1202,11 +1218,12 @@ module streamtrace_rsdc_32x4_128__encoder__aolc(clock,clear,active,lsp_hit,flush
         full = k_one32 << width__q;
         half = full >> k_one8;
         pending_inc = pending__q + k_one32;
+        full_mask = ~(k_ones32 << width__q);
         run_n = pending__q;
         run_fire = pending__q != k_zero32;
         if (lsp_hit) begin
             run_n = pending_inc;
-            run_fire = (pending_inc == full) | flush_after;
+            run_fire = (pending__q == full_mask) | flush_after;
         end
         emit = active & run_fire;
         run_value = full | (run_n - k_one32);
@@ -2570,7 +2587,7 @@ module streamtrace_rsdc_32x4_128__lost(d,q,clock);
 endmodule // streamtrace_rsdc_32x4_128__lost
 
 
-module streamtrace_rsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_len,append_hidden,complete,port_data,port_valid,record_bits,empty);
+module streamtrace_rsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_len,append_hidden,complete,append_next,append_len_next,port_data,port_valid,record_bits,empty);
     
     // Module arguments
     input wire  clock;
@@ -2580,6 +2597,8 @@ module streamtrace_rsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
     input wire  [15:0] append_len;
     input wire  append_hidden;
     input wire  complete;
+    input wire  append_next;
+    input wire  [15:0] append_len_next;
     output reg  [63:0] port_data;
     output reg  [7:0] port_valid;
     output reg  [15:0] record_bits;
@@ -2636,8 +2655,15 @@ module streamtrace_rsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
     reg  [15:0] free_r__d;
     wire  [15:0] free_r__q;
     reg  free_r__clock;
+    reg  [15:0] rem_r__d;
+    wire  [15:0] rem_r__q;
+    reg  rem_r__clock;
     
     // Local signals
+    reg  [15:0] rem_now;
+    reg  [15:0] record_next;
+    reg  [15:0] hidden_next;
+    reg  [15:0] rem_next;
     reg  [15:0] rc_next;
     reg  [15:0] obuf_next;
     reg  [15:0] sent_next;
@@ -2713,6 +2739,11 @@ module streamtrace_rsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
         .q(free_r__q),
         .clock(free_r__clock)
     );
+    streamtrace_rsdc_32x4_128__outbuf__rem_r rem_r(
+        .d(rem_r__d),
+        .q(rem_r__q),
+        .clock(rem_r__clock)
+    );
     
     // Update code
     always @(*) begin
@@ -2723,6 +2754,7 @@ module streamtrace_rsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
         hidden__clock = clock;
         ratio_count__clock = clock;
         free_r__clock = clock;
+        rem_r__clock = clock;
         obuf_bits__d = obuf_bits__q;
         rec__d = rec__q;
         obuf__d = obuf__q;
@@ -2730,6 +2762,7 @@ module streamtrace_rsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
         hidden__d = hidden__q;
         ratio_count__d = ratio_count__q;
         free_r__d = free_r__q;
+        rem_r__d = rem_r__q;
         sent = k_zero16;
         full_word = 1'b0;
         if (ratio_count__q == k_zero16) begin
@@ -2764,29 +2797,33 @@ module streamtrace_rsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
         ratio_count__d = rc_next;
         obuf_after_send = obuf__q - sent;
         hold = (append & append_hidden) | (~append & (hidden__q != k_zero16) & ~complete);
-        hidden__d = hidden__q;
+        hidden_next = hidden__q;
         if (complete) begin
-            hidden__d = k_zero16;
+            hidden_next = k_zero16;
         end
         if (append & append_hidden) begin
-            hidden__d = append_len;
+            hidden_next = append_len;
         end
+        hidden__d = hidden_next;
         if (append) begin
             src = append_bits & k_rec_live;
-            src_rem = append_len;
+            rem_now = append_len;
         end
         else begin
             src = rec__q;
-            src_rem = record__q | hidden__q;
+            rem_now = record__q | hidden__q;
         end
         rec__d = src;
         if (k_registered_free) begin
             free = free_r__q;
+            src_rem = rem_r__q;
+            over = {1'd0, rem_r__q} - {1'd0, free_r__q};
         end
         else begin
             free = k_obuf - obuf_after_send;
+            src_rem = rem_now;
+            over = {1'd0, rem_now} - {1'd0, free};
         end
-        over = {1'd0, src_rem} - {1'd0, free};
         fits = over[32'h10] | (over == k_zero17);
         take_shift_wide_unused = k_zero16;
         if (~fits) begin
@@ -2794,16 +2831,17 @@ module streamtrace_rsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
         end
         if (hold) begin
             moved = k_zero16;
-            record__d = k_zero16;
+            record_next = k_zero16;
         end
         else if (fits) begin
             moved = src_rem;
-            record__d = k_zero16;
+            record_next = k_zero16;
         end
         else begin
             moved = free;
-            record__d = over[15:0];
+            record_next = over[15:0];
         end
+        record__d = record_next;
         if (take_shift_wide_unused[32'h8]) begin
             st8 = src >> k_s256;
         end
@@ -2894,6 +2932,11 @@ module streamtrace_rsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
             end
         end
         free_r__d = k_obuf - obuf_next + sent_next;
+        rem_next = record_next | hidden_next;
+        if (append_next) begin
+            rem_next = append_len_next;
+        end
+        rem_r__d = rem_next;
         record_bits = record__q;
         empty = (obuf__q == k_zero16) & (record__q == k_zero16) & (hidden__q == k_zero16);
         if (reset) begin
@@ -2904,6 +2947,7 @@ module streamtrace_rsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
             hidden__d = k_zero16;
             ratio_count__d = k_zero16;
             free_r__d = k_obuf;
+            rem_r__d = k_zero16;
         end
     end
     
@@ -3041,6 +3085,25 @@ module streamtrace_rsdc_32x4_128__outbuf__record(d,q,clock);
     end
           
 endmodule // streamtrace_rsdc_32x4_128__outbuf__record
+
+
+module streamtrace_rsdc_32x4_128__outbuf__rem_r(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_rsdc_32x4_128__outbuf__rem_r
 
 
 module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,push_dcond,pop,head_sa,head_sl,head_exc,head_dcond,next_sa,next_sl,full,empty);

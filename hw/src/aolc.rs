@@ -30,6 +30,10 @@ pub struct AdaptiveOneLengthCounter {
     full: Signal<Local, Bits<32>>,
     half: Signal<Local, Bits<32>>,
     pending_inc: Signal<Local, Bits<32>>,
+    /// `2^s - 1`: an LSP hit fills the counter when `pending` equals it (a compare with a
+    /// mask, where `pending + 1 == 2^s` put the increment's carry chain before the emit
+    /// decision and so before the record's length).
+    full_mask: Signal<Local, Bits<32>>,
     run_n: Signal<Local, Bits<32>>,
     run_fire: Signal<Local, Bit>,
     monitor_after: Signal<Local, Bits<8>>,
@@ -45,6 +49,7 @@ pub struct AdaptiveOneLengthCounter {
     k_one16: Constant<Bits<16>>,
     k_one32: Constant<Bits<32>>,
     k_zero32: Constant<Bits<32>>,
+    k_ones32: Constant<Bits<32>>,
 }
 
 impl AdaptiveOneLengthCounter {
@@ -65,6 +70,7 @@ impl AdaptiveOneLengthCounter {
             full: Default::default(),
             half: Default::default(),
             pending_inc: Default::default(),
+            full_mask: Default::default(),
             run_n: Default::default(),
             run_fire: Default::default(),
             monitor_after: Default::default(),
@@ -80,6 +86,7 @@ impl AdaptiveOneLengthCounter {
             k_one16: Constant::new(1u64.into()),
             k_one32: Constant::new(1u64.into()),
             k_zero32: Constant::new(0u64.into()),
+            k_ones32: Constant::new((u32::MAX as u64).into()),
         }
     }
 }
@@ -91,11 +98,12 @@ impl Logic for AdaptiveOneLengthCounter {
         self.full.next = self.k_one32.val() << self.width.q.val();
         self.half.next = self.full.val() >> self.k_one8.val();
         self.pending_inc.next = self.pending.q.val() + self.k_one32.val();
+        self.full_mask.next = !(self.k_ones32.val() << self.width.q.val());
         self.run_n.next = self.pending.q.val();
         self.run_fire.next = self.pending.q.val() != self.k_zero32.val();
         if self.lsp_hit.val() {
             self.run_n.next = self.pending_inc.val();
-            self.run_fire.next = (self.pending_inc.val() == self.full.val()) | self.flush_after.val();
+            self.run_fire.next = (self.pending.q.val() == self.full_mask.val()) | self.flush_after.val();
         }
         self.emit.next = self.active.val() & self.run_fire.val();
         self.run_value.next = self.full.val() | (self.run_n.val() - self.k_one32.val());

@@ -40,6 +40,11 @@ pub struct LeanOutputBuffer {
     pub append_hidden: Signal<In, Bit>,
     /// The record in service completes this cycle.
     pub complete: Signal<In, Bit>,
+    /// With the free space in a register (records from a register): whether the next cycle
+    /// appends a record and its length, known in this cycle, so that the next cycle's
+    /// `rem` is a register too. Ignored otherwise.
+    pub append_next: Signal<In, Bit>,
+    pub append_len_next: Signal<In, Bits<16>>,
     pub port_data: Signal<Out, Bits<64>>,
     pub port_valid: Signal<Out, Bits<8>>,
     /// Record-register bits at start of cycle (the compressor is busy while nonzero).
@@ -60,6 +65,16 @@ pub struct LeanOutputBuffer {
     /// the record's length instead, so the free space is computed in the cycle (synthesis
     /// removes the unused logic).
     free_r: DFF<Bits<16>>,
+    /// With the free space in a register: this cycle's `rem`, computed in the cycle before,
+    /// so that the move's amounts and `rem - free` start from flip-flops. (`rem - free`
+    /// itself in a register was measured and not kept: with three-cycle services the staged
+    /// record's length is ready only in the cycle before its append, and the subtraction
+    /// then lengthened the compressor's assembly path.)
+    rem_r: DFF<Bits<16>>,
+    rem_now: Signal<Local, Bits<16>>,
+    record_next: Signal<Local, Bits<16>>,
+    hidden_next: Signal<Local, Bits<16>>,
+    rem_next: Signal<Local, Bits<16>>,
     rc_next: Signal<Local, Bits<16>>,
     obuf_next: Signal<Local, Bits<16>>,
     sent_next: Signal<Local, Bits<16>>,
@@ -180,6 +195,8 @@ impl LeanOutputBuffer {
             append_len: Default::default(),
             append_hidden: Default::default(),
             complete: Default::default(),
+            append_next: Default::default(),
+            append_len_next: Default::default(),
             port_data: Default::default(),
             port_valid: Default::default(),
             record_bits: Default::default(),
@@ -191,6 +208,11 @@ impl LeanOutputBuffer {
             hidden: Default::default(),
             ratio_count: Default::default(),
             free_r: Default::default(),
+            rem_r: Default::default(),
+            rem_now: Default::default(),
+            record_next: Default::default(),
+            hidden_next: Default::default(),
+            rem_next: Default::default(),
             rc_next: Default::default(),
             obuf_next: Default::default(),
             sent_next: Default::default(),
@@ -263,7 +285,7 @@ impl LeanOutputBuffer {
 impl Logic for LeanOutputBuffer {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, obuf_bits, rec, obuf, record, hidden, ratio_count, free_r);
+        dff_setup!(self, clock, obuf_bits, rec, obuf, record, hidden, ratio_count, free_r, rem_r);
         // 1. Port: min(port, O) bits on port cycles, the oldest (bit O-1) on pin port-1.
         self.sent.next = self.k_zero16.val();
         self.full_word.next = false;
@@ -305,19 +327,20 @@ impl Logic for LeanOutputBuffer {
         // at all this cycle (`hold`).
         self.hold.next = (self.append.val() & self.append_hidden.val())
             | (!self.append.val() & (self.hidden.q.val() != self.k_zero16.val()) & !self.complete.val());
-        self.hidden.d.next = self.hidden.q.val();
+        self.hidden_next.next = self.hidden.q.val();
         if self.complete.val() {
-            self.hidden.d.next = self.k_zero16.val();
+            self.hidden_next.next = self.k_zero16.val();
         }
         if self.append.val() & self.append_hidden.val() {
-            self.hidden.d.next = self.append_len.val();
+            self.hidden_next.next = self.append_len.val();
         }
+        self.hidden.d.next = self.hidden_next.val();
         if self.append.val() {
             self.src.next = self.append_bits.val() & self.k_rec_live.val();
-            self.src_rem.next = self.append_len.val();
+            self.rem_now.next = self.append_len.val();
         } else {
             self.src.next = self.rec.q.val();
-            self.src_rem.next = self.record.q.val() | self.hidden.q.val();
+            self.rem_now.next = self.record.q.val() | self.hidden.q.val();
         }
         self.rec.d.next = self.src.val();
 
@@ -328,10 +351,13 @@ impl Logic for LeanOutputBuffer {
         // difference in series were on the path before).
         if self.k_registered_free.val() {
             self.free.next = self.free_r.q.val();
+            self.src_rem.next = self.rem_r.q.val();
+            self.over.next = bit_cast::<17, 16>(self.rem_r.q.val()) - bit_cast::<17, 16>(self.free_r.q.val());
         } else {
             self.free.next = self.k_obuf.val() - self.obuf_after_send.val();
+            self.src_rem.next = self.rem_now.val();
+            self.over.next = bit_cast::<17, 16>(self.rem_now.val()) - bit_cast::<17, 16>(self.free.val());
         }
-        self.over.next = bit_cast::<17, 16>(self.src_rem.val()) - bit_cast::<17, 16>(self.free.val());
         self.fits.next = self.over.val().get_bit(16) | (self.over.val() == self.k_zero17.val());
         self.take_shift_wide_unused.next = self.k_zero16.val();
         if !self.fits.val() {
@@ -339,14 +365,15 @@ impl Logic for LeanOutputBuffer {
         }
         if self.hold.val() {
             self.moved.next = self.k_zero16.val();
-            self.record.d.next = self.k_zero16.val();
+            self.record_next.next = self.k_zero16.val();
         } else if self.fits.val() {
             self.moved.next = self.src_rem.val();
-            self.record.d.next = self.k_zero16.val();
+            self.record_next.next = self.k_zero16.val();
         } else {
             self.moved.next = self.free.val();
-            self.record.d.next = bit_cast::<16, 17>(self.over.val());
+            self.record_next.next = bit_cast::<16, 17>(self.over.val());
         }
+        self.record.d.next = self.record_next.val();
         // The record's bits at rem-1 .. rem-moved down to the bottom: a right shift built
         // stage by stage from the largest step down, so each stage keeps only the bits the
         // narrower stages after it can still bring into the output buffer's width.
@@ -433,6 +460,12 @@ impl Logic for LeanOutputBuffer {
             }
         }
         self.free_r.d.next = self.k_obuf.val() - self.obuf_next.val() + self.sent_next.val();
+        // Next cycle's rem and rem - free (used with the free space in a register).
+        self.rem_next.next = self.record_next.val() | self.hidden_next.val();
+        if self.append_next.val() {
+            self.rem_next.next = self.append_len_next.val();
+        }
+        self.rem_r.d.next = self.rem_next.val();
 
         self.record_bits.next = self.record.q.val();
         self.empty.next = (self.obuf.q.val() == self.k_zero16.val())
@@ -446,6 +479,7 @@ impl Logic for LeanOutputBuffer {
             self.hidden.d.next = self.k_zero16.val();
             self.ratio_count.d.next = self.k_zero16.val();
             self.free_r.d.next = self.k_obuf.val();
+            self.rem_r.d.next = self.k_zero16.val();
         }
     }
 }

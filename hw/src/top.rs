@@ -60,6 +60,10 @@ pub struct TraceModule {
     start_entry: Signal<Local, Bit>,
     start_end: Signal<Local, Bit>,
     service: Signal<Local, Bits<8>>,
+    /// `svc_left` and the staged record's length after this cycle (the output buffer
+    /// prepares the next cycle's append from them with staged records).
+    svc_next: Signal<Local, Bits<8>>,
+    staged_len_next: Signal<Local, Bits<16>>,
     k_drop: Constant<Bit>,
     k_staged: Constant<Bit>,
     k_svc_hit: Constant<Bits<8>>,
@@ -108,6 +112,8 @@ impl TraceModule {
             start_entry: Default::default(),
             start_end: Default::default(),
             service: Default::default(),
+            svc_next: Default::default(),
+            staged_len_next: Default::default(),
             k_drop: Constant::new(h.drop_policy()),
             k_staged: Constant::new(h.buffers.svc_hit >= 2),
             k_svc_hit: Constant::new((h.buffers.svc_hit as u64).into()),
@@ -239,16 +245,26 @@ impl Logic for TraceModule {
         // (dff_setup! makes the staging register hold otherwise.) The record is ready in the
         // start cycle, or with `svc_hit >= 3` in the cycle after it (the compressor's two
         // stages, encoder.rs); either way before the service completes.
+        self.staged_len_next.next = self.staged_len.q.val();
         if self.encoder.rec_ready.val() {
             self.staged_bits.d.next = self.encoder.rec_bits.val();
-            self.staged_len.d.next = self.encoder.rec_len.val();
+            self.staged_len_next.next = self.encoder.rec_len.val();
         }
+        self.staged_len.d.next = self.staged_len_next.val();
+        self.svc_next.next = self.svc_left.q.val();
         if self.busy.val() {
-            self.svc_left.d.next = self.svc_left.q.val() - self.k_one8.val();
+            self.svc_next.next = self.svc_left.q.val() - self.k_one8.val();
         }
         if self.start_entry.val() | self.start_end.val() {
-            self.svc_left.d.next = self.service.val() - self.k_one8.val();
+            self.svc_next.next = self.service.val() - self.k_one8.val();
         }
+        if self.reset.val() {
+            self.svc_next.next = self.k_zero8.val();
+        }
+        self.svc_left.d.next = self.svc_next.val();
+        // Staged records: the next cycle appends when its service completes then.
+        self.outbuf.append_next.next = self.k_staged.val() & (self.svc_next.val() == self.k_one8.val());
+        self.outbuf.append_len_next.next = self.staged_len_next.val();
         if self.trace_end.val() & !self.stall.val() {
             self.ending.d.next = true;
         }
@@ -266,7 +282,6 @@ impl Logic for TraceModule {
             self.lost.d.next = self.k_zero32.val();
             self.ending.d.next = false;
             self.end_started.d.next = false;
-            self.svc_left.d.next = self.k_zero8.val();
         }
     }
 }

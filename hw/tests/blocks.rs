@@ -388,9 +388,11 @@ fn record_encoder_matches_the_functional_encoder() {
 }
 
 /// Steps 1, 3 and 4 of docs/trace-timing.md against a software mirror, for either output
-/// buffer (`$ty`: a block with `new(&HwConfig)` and the output-buffer ports).
+/// buffer (`$ty`: a block with `new(&HwConfig)` and the output-buffer ports; `$announce`
+/// tells it in each cycle whether the next appends a record and how long, as the SDC top
+/// does for the lean buffer with staged records).
 macro_rules! output_buffer_test {
-    ($name:ident, $ty:ty) => {
+    ($name:ident, $ty:ty, $announce:expr) => {
 #[test]
 fn $name() {
     // Two-cycle services make the lean buffer precompute its free space (`registered_free`).
@@ -406,12 +408,19 @@ fn $name() {
         let (mut o, mut p, mut hidden, mut left) = (0u64, 0u64, 0u64, 0u32);
         let mut sent_bits: Vec<bool> = Vec::new();
         let mut appended: Vec<bool> = Vec::new();
-        for cycle in 0..20_000u64 {
-            let complete = left == 1;
+        // Each cycle's append (whether, the record, its service) is drawn in the cycle before.
+        let plan = |rng: &mut Rng, left: u32, p: u64| {
             let can_start = left == 0 && p == 0 && rng.chance(300);
             let len = 1 + rng.below(288) as usize;
             let service = 1 + rng.below(3) as u32;
             let rec: Vec<bool> = (0..len).map(|_| rng.chance(500)).collect();
+            (can_start, len, service, rec)
+        };
+        let mut next = plan(&mut rng, left, p);
+        next.0 = false; // nothing appends in the cycle after reset (the SDC top's services are idle)
+        for cycle in 0..20_000u64 {
+            let complete = left == 1;
+            let (can_start, len, service, rec) = next;
             let mut wide: Bits<{ streamtrace_hw::config::RECORD_BITS }> = Default::default();
             for (i, &b) in rec.iter().enumerate() {
                 wide = wide.replace_bit(len - 1 - i, b);
@@ -449,6 +458,9 @@ fn $name() {
             let moved = p.min(obuf as u64 - o);
             o += moved;
             p -= moved;
+            next = plan(&mut rng, left, p);
+            ($announce)(&mut uut, next.0, next.1 as u64);
+            settle!(uut);
             tick!(uut);
         }
         assert!(sent_bits.len() > 10_000, "{} bits sent", sent_bits.len());
@@ -458,5 +470,12 @@ fn $name() {
     };
 }
 
-output_buffer_test!(output_buffer_sends_records_in_order_with_the_timing_rules, OutputBuffer);
-output_buffer_test!(lean_output_buffer_sends_records_in_order_with_the_timing_rules, LeanOutputBuffer);
+output_buffer_test!(output_buffer_sends_records_in_order_with_the_timing_rules, OutputBuffer, |_: &mut OutputBuffer, _: bool, _: u64| {});
+output_buffer_test!(
+    lean_output_buffer_sends_records_in_order_with_the_timing_rules,
+    LeanOutputBuffer,
+    |u: &mut LeanOutputBuffer, append: bool, len: u64| {
+        u.append_next.next = append;
+        u.append_len_next.next = len.into();
+    }
+);

@@ -278,6 +278,9 @@ impl Logic for PftTraceModule {
         self.outbuf.append_len.next = self.k_byte16.val();
         self.outbuf.append_hidden.next = false;
         self.outbuf.complete.next = false;
+        // (Only for records from a register: the free space here is computed in the cycle.)
+        self.outbuf.append_next.next = false;
+        self.outbuf.append_len_next.next = self.k_byte16.val();
         if self.trace_end.val() & !self.stall.val() {
             self.ending.d.next = true;
         }
