@@ -1156,6 +1156,7 @@ module streamtrace_bsdc_32x4_128__encoder__aolc(clock,clear,active,lsp_hit,flush
     output reg  [15:0] run_len;
     
     // Constant declarations
+    localparam  k_mask_compare = 1'b0;
     localparam  k_init = 8'h4;
     localparam  k_min = 8'h1;
     localparam  k_max = 8'h8;
@@ -1223,7 +1224,12 @@ module streamtrace_bsdc_32x4_128__encoder__aolc(clock,clear,active,lsp_hit,flush
         run_fire = pending__q != k_zero32;
         if (lsp_hit) begin
             run_n = pending_inc;
-            run_fire = (pending__q == full_mask) | flush_after;
+            if (k_mask_compare) begin
+                run_fire = (pending__q == full_mask) | flush_after;
+            end
+            else begin
+                run_fire = (pending_inc == full) | flush_after;
+            end
         end
         emit = active & run_fire;
         run_value = full | (run_n - k_one32);

@@ -30,10 +30,13 @@ pub struct AdaptiveOneLengthCounter {
     full: Signal<Local, Bits<32>>,
     half: Signal<Local, Bits<32>>,
     pending_inc: Signal<Local, Bits<32>>,
-    /// `2^s - 1`: an LSP hit fills the counter when `pending` equals it (a compare with a
-    /// mask, where `pending + 1 == 2^s` put the increment's carry chain before the emit
-    /// decision and so before the record's length).
+    /// `2^s - 1`: with `k_mask_compare` an LSP hit fills the counter when `pending` equals
+    /// it (where `pending + 1 == 2^s` puts the increment's carry chain before the emit
+    /// decision and so before the record's length). Only the two-stage compressor
+    /// (`svc_hit >= 3`) uses it: it costs a second shifter, and the one-cycle build's
+    /// longest path does not run through it.
     full_mask: Signal<Local, Bits<32>>,
+    k_mask_compare: Constant<Bit>,
     run_n: Signal<Local, Bits<32>>,
     run_fire: Signal<Local, Bit>,
     monitor_after: Signal<Local, Bits<8>>,
@@ -71,6 +74,7 @@ impl AdaptiveOneLengthCounter {
             half: Default::default(),
             pending_inc: Default::default(),
             full_mask: Default::default(),
+            k_mask_compare: Constant::new(h.buffers.svc_hit >= 3),
             run_n: Default::default(),
             run_fire: Default::default(),
             monitor_after: Default::default(),
@@ -103,7 +107,11 @@ impl Logic for AdaptiveOneLengthCounter {
         self.run_fire.next = self.pending.q.val() != self.k_zero32.val();
         if self.lsp_hit.val() {
             self.run_n.next = self.pending_inc.val();
-            self.run_fire.next = (self.pending.q.val() == self.full_mask.val()) | self.flush_after.val();
+            if self.k_mask_compare.val() {
+                self.run_fire.next = (self.pending.q.val() == self.full_mask.val()) | self.flush_after.val();
+            } else {
+                self.run_fire.next = (self.pending_inc.val() == self.full.val()) | self.flush_after.val();
+            }
         }
         self.emit.next = self.active.val() & self.run_fire.val();
         self.run_value.next = self.full.val() | (self.run_n.val() - self.k_one32.val());
