@@ -12,9 +12,9 @@ use streamtrace_hw::verilog::{export_verilog, repeated_cross_block_writes, write
 use streamtrace_hw::pft::PftHwConfig;
 use streamtrace_hw::HwConfig;
 
-/// The committed configurations, the drop policy, a wide port with a clock ratio, two-cycle
-/// services (the staged record register), and the smallest and largest table geometries
-/// the RTL is measured with.
+/// The committed configurations, the drop policy, a wide port with a clock ratio, two- and
+/// three-cycle services (the staged record register; the two-stage compressor), and the
+/// smallest and largest table geometries the RTL is measured with.
 const EXPORTS: &[(&str, &str)] = &[
     ("rsdc-32x4-128", ""),
     ("esdc-32x4-128", ""),
@@ -23,6 +23,8 @@ const EXPORTS: &[(&str, &str)] = &[
     ("esdc-16x2-64,sync=4000", "sdb=1,obuf=20,port=4,ratio=2,svc_miss=3,policy=drop"),
     ("rsdc-8x4-32,isa=arm", ""),
     ("rsdc-32x4-128,isa=arm", "svc_hit=2,svc_miss=3"),
+    ("rsdc-32x4-128,isa=arm", "svc_hit=3,svc_miss=4"),
+    ("esdc-16x2-64,sync=4000", "sdb=1,obuf=20,svc_hit=3,svc_miss=3,policy=drop"),
     ("bsdc-1x8-16,maxsl=31", "sdb=3"),
 ];
 
