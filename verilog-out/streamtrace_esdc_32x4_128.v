@@ -20,6 +20,8 @@ module streamtrace_esdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
     // Constant declarations
     localparam  k_drop = 1'b0;
     localparam  k_staged = 1'b0;
+    localparam  k_two_stage = 1'b0;
+    localparam  k_two8 = 8'h2;
     localparam  k_svc_hit = 8'h1;
     localparam  k_svc_miss = 8'h2;
     localparam  k_one8 = 8'h1;
@@ -348,7 +350,12 @@ module streamtrace_esdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
             svc_next = k_zero8;
         end
         svc_left__d = svc_next;
-        outbuf__append_next = k_staged & (svc_next == k_one8);
+        if (k_two_stage) begin
+            outbuf__append_next = svc_left__q == k_two8;
+        end
+        else begin
+            outbuf__append_next = k_staged & (svc_next == k_one8);
+        end
         outbuf__append_len_next = staged_len_next;
         if (trace_end & ~stall) begin
             ending__d = 1'b1;

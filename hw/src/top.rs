@@ -66,6 +66,8 @@ pub struct TraceModule {
     staged_len_next: Signal<Local, Bits<16>>,
     k_drop: Constant<Bit>,
     k_staged: Constant<Bit>,
+    k_two_stage: Constant<Bit>,
+    k_two8: Constant<Bits<8>>,
     k_svc_hit: Constant<Bits<8>>,
     k_svc_miss: Constant<Bits<8>>,
     k_one8: Constant<Bits<8>>,
@@ -116,6 +118,8 @@ impl TraceModule {
             staged_len_next: Default::default(),
             k_drop: Constant::new(h.drop_policy()),
             k_staged: Constant::new(h.buffers.svc_hit >= 2),
+            k_two_stage: Constant::new(h.buffers.svc_hit >= 3),
+            k_two8: Constant::new(2u64.into()),
             k_svc_hit: Constant::new((h.buffers.svc_hit as u64).into()),
             k_svc_miss: Constant::new((h.buffers.svc_miss as u64).into()),
             k_one8: Constant::new(1u64.into()),
@@ -262,8 +266,15 @@ impl Logic for TraceModule {
             self.svc_next.next = self.k_zero8.val();
         }
         self.svc_left.d.next = self.svc_next.val();
-        // Staged records: the next cycle appends when its service completes then.
-        self.outbuf.append_next.next = self.k_staged.val() & (self.svc_next.val() == self.k_one8.val());
+        // Staged records: the next cycle appends when its service completes then. With
+        // services of three cycles or more that is a service two cycles from its end (one
+        // starting now has at least two more), a register compare that keeps the SDC lookup,
+        // which decides a starting service's length, off this path.
+        if self.k_two_stage.val() {
+            self.outbuf.append_next.next = self.svc_left.q.val() == self.k_two8.val();
+        } else {
+            self.outbuf.append_next.next = self.k_staged.val() & (self.svc_next.val() == self.k_one8.val());
+        }
         self.outbuf.append_len_next.next = self.staged_len_next.val();
         if self.trace_end.val() & !self.stall.val() {
             self.ending.d.next = true;
