@@ -3,7 +3,7 @@
 //! of `max(depth, 2)` 32-bit address words, both in registers. A job enters as its two-word
 //! [`JobRecord`](super::JobRecord) and leaves as the same record; in between it is stored
 //! split ([`JobRecord::control`](super::JobRecord::control) and
-//! [`JobRecord::words`](super::JobRecord::words)). `fill` and `wfill` are registered, so
+//! [`JobRecord::words`](super::JobRecord::words)). `fill` and `w_fill` are registered, so
 //! whether a job of `want` words fits after the coder's take is a function of registers
 //! and of `want`.
 
