@@ -2830,13 +2830,12 @@ module streamtrace_rsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
         if (k_registered_free) begin
             free = free_r__q;
             src_rem = rem_r__q;
-            over = {1'd0, rem_r__q} - {1'd0, free_r__q};
         end
         else begin
             free = k_obuf - obuf_after_send;
             src_rem = rem_now;
-            over = {1'd0, rem_now} - {1'd0, free};
         end
+        over = {1'd0, src_rem} - {1'd0, free};
         fits = over[32'h10] | (over == k_zero17);
         take_shift_wide_unused = k_zero16;
         if (~fits) begin

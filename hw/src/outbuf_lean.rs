@@ -352,12 +352,11 @@ impl Logic for LeanOutputBuffer {
         if self.k_registered_free.val() {
             self.free.next = self.free_r.q.val();
             self.src_rem.next = self.rem_r.q.val();
-            self.over.next = bit_cast::<17, 16>(self.rem_r.q.val()) - bit_cast::<17, 16>(self.free_r.q.val());
         } else {
             self.free.next = self.k_obuf.val() - self.obuf_after_send.val();
             self.src_rem.next = self.rem_now.val();
-            self.over.next = bit_cast::<17, 16>(self.rem_now.val()) - bit_cast::<17, 16>(self.free.val());
         }
+        self.over.next = bit_cast::<17, 16>(self.src_rem.val()) - bit_cast::<17, 16>(self.free.val());
         self.fits.next = self.over.val().get_bit(16) | (self.over.val() == self.k_zero17.val());
         self.take_shift_wide_unused.next = self.k_zero16.val();
         if !self.fits.val() {
@@ -431,7 +430,7 @@ impl Logic for LeanOutputBuffer {
         // parallel from amounts known early, the record's length (the whole record moves)
         // and the free space (the buffer fills), and `fits`, which waits on `rem - free`,
         // only selects at the end; the record's shift by `rem - free` is needed only when it
-        // does not fit. The same bits as the serial form below.
+        // does not fit. The same bits as the serial form above.
         self.fit_shifted.next = self.obuf_bits.q.val() << (self.src_rem.val() & self.k_move_amount.val());
         self.src_narrow.next = bit_cast::<OBUF_REG_BITS, RECORD_BITS>(self.src.val());
         self.fit_chunk.next = self.src_narrow.val() & !(self.k_ones.val() << (self.src_rem.val() & self.k_move_amount.val()));
@@ -460,7 +459,7 @@ impl Logic for LeanOutputBuffer {
             }
         }
         self.free_r.d.next = self.k_obuf.val() - self.obuf_next.val() + self.sent_next.val();
-        // Next cycle's rem and rem - free (used with the free space in a register).
+        // Next cycle's rem (used with the free space in a register).
         self.rem_next.next = self.record_next.val() | self.hidden_next.val();
         if self.append_next.val() {
             self.rem_next.next = self.append_len_next.val();
