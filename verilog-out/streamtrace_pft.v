@@ -7344,12 +7344,14 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
     
     // Constant declarations
     localparam  k_registered_free = 1'b0;
+    localparam  k_held = 1'b0;
     localparam  k_port = 16'h1;
     localparam  k_port_mask = 64'h1;
     localparam  k_ratio_last = 16'h0;
     localparam  k_obuf = 16'h50;
     localparam  k_obuf_amount = 16'h7f;
     localparam  k_port_amount = 16'h1;
+    localparam  k_ratio_amount = 16'h0;
     localparam  k_record_amount = 16'hf;
     localparam  k_move_amount = 16'hf;
     localparam  k_obuf_live = 256'hffffffffffffffffffff;
@@ -7532,7 +7534,7 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
         if (ratio_count__q == k_ratio_last) begin
             rc_next = k_zero16;
         end
-        ratio_count__d = rc_next;
+        ratio_count__d = rc_next & k_ratio_amount;
         obuf_after_send = obuf__q - sent;
         hold = (append & append_hidden) | (~append & (hidden__q != k_zero16) & ~complete);
         hidden_next = hidden__q;
@@ -7542,14 +7544,18 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
         if (append & append_hidden) begin
             hidden_next = append_len;
         end
-        hidden__d = hidden_next;
+        hidden__d = hidden_next & k_record_amount;
         if (append) begin
+            rem_now = append_len & k_record_amount;
+        end
+        else begin
+            rem_now = record__q | hidden__q;
+        end
+        if (append | k_held) begin
             src = append_bits & k_rec_live;
-            rem_now = append_len;
         end
         else begin
             src = rec__q;
-            rem_now = record__q | hidden__q;
         end
         rec__d = src;
         if (k_registered_free) begin
@@ -7578,7 +7584,7 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
             moved = free;
             record_next = over[15:0];
         end
-        record__d = record_next;
+        record__d = record_next & k_record_amount;
         if (take_shift_wide_unused[32'h8]) begin
             st8 = src >> k_s256;
         end
@@ -7658,7 +7664,7 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
             obuf_bits__d = (part_shifted | part_chunk) & k_obuf_live;
             obuf_next = k_obuf;
         end
-        obuf__d = obuf_next;
+        obuf__d = obuf_next & k_obuf_amount;
         sent_next = k_zero16;
         if (rc_next == k_zero16) begin
             if (obuf_next < k_port) begin
@@ -7668,12 +7674,12 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
                 sent_next = k_port;
             end
         end
-        free_r__d = k_obuf - obuf_next + sent_next;
+        free_r__d = (k_obuf - obuf_next + sent_next) & k_obuf_amount;
         rem_next = record_next | hidden_next;
         if (append_next) begin
-            rem_next = append_len_next;
+            rem_next = append_len_next & k_record_amount;
         end
-        rem_r__d = rem_next;
+        rem_r__d = rem_next & k_record_amount;
         record_bits = record__q;
         empty = (obuf__q == k_zero16) & (record__q == k_zero16) & (hidden__q == k_zero16);
         if (reset) begin

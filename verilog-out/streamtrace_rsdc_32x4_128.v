@@ -25,6 +25,8 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
     localparam  k_svc_hit = 8'h1;
     localparam  k_svc_miss = 8'h2;
     localparam  k_one8 = 8'h1;
+    localparam  k_record_mask = 16'h1ff;
+    localparam  k_svc_mask = 8'h3;
     localparam  k_zero8 = 8'h0;
     localparam  k_zero16 = 16'h0;
     localparam  k_zero32 = 32'h0;
@@ -338,7 +340,7 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
             staged_bits__d = encoder__rec_bits;
             staged_len_next = encoder__rec_len;
         end
-        staged_len__d = staged_len_next;
+        staged_len__d = staged_len_next & k_record_mask;
         svc_next = svc_left__q;
         if (busy) begin
             svc_next = svc_left__q - k_one8;
@@ -349,7 +351,7 @@ module streamtrace_rsdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
         if (reset) begin
             svc_next = k_zero8;
         end
-        svc_left__d = svc_next;
+        svc_left__d = svc_next & k_svc_mask;
         if (k_two_stage) begin
             outbuf__append_next = svc_left__q == k_two8;
         end
@@ -396,6 +398,7 @@ module streamtrace_rsdc_32x4_128__detector(clock,reset,retire_valid,pc,branch_cl
     output reg  desc_dcond;
     
     // Constant declarations
+    localparam  k_sl_mask = 16'hff;
     localparam  k_max_sl_less1 = 16'hfe;
     localparam  k_one16 = 16'h1;
     localparam  k_zero16 = 16'h0;
@@ -419,6 +422,7 @@ module streamtrace_rsdc_32x4_128__detector(clock,reset,retire_valid,pc,branch_cl
     // Local signals
     reg  [31:0] cur_sa;
     reg  [15:0] sl_inc;
+    reg  [15:0] sl_next;
     reg  ends;
     reg  is_dcond;
     
@@ -451,7 +455,7 @@ module streamtrace_rsdc_32x4_128__detector(clock,reset,retire_valid,pc,branch_cl
         if (sl__q == k_zero16) begin
             cur_sa = pc & k_addr_mask;
         end
-        sl_inc = sl__q + k_one16;
+        sl_inc = (sl__q + k_one16) & k_sl_mask;
         is_dcond = branch_class == k_dcond;
         ends = retire_valid & ((taken & (branch_class != k_none) & (branch_class != k_duncond)) | exception | (sl__q == k_max_sl_less1));
         if (~retire_valid & cut & (sl__q != k_zero16)) begin
@@ -468,24 +472,26 @@ module streamtrace_rsdc_32x4_128__detector(clock,reset,retire_valid,pc,branch_cl
             desc_exc = exception;
             desc_dcond = is_dcond;
         end
+        sl_next = sl__q;
         if (~hold) begin
             if (retire_valid) begin
                 sa__d = cur_sa;
                 last_dcond__d = is_dcond;
-                sl__d = sl_inc;
+                sl_next = sl_inc;
                 if (ends) begin
-                    sl__d = k_zero16;
+                    sl_next = k_zero16;
                 end
             end
             else if (cut) begin
-                sl__d = k_zero16;
+                sl_next = k_zero16;
             end
         end
         if (reset) begin
             sa__d = k_zero32;
-            sl__d = k_zero16;
+            sl_next = k_zero16;
             last_dcond__d = 1'b0;
         end
+        sl__d = sl_next & k_sl_mask;
     end
     
 endmodule // streamtrace_rsdc_32x4_128__detector
@@ -1164,6 +1170,8 @@ module streamtrace_rsdc_32x4_128__encoder__aolc(clock,clear,active,lsp_hit,flush
     
     // Constant declarations
     localparam  k_mask_compare = 1'b0;
+    localparam  k_width_mask = 8'hf;
+    localparam  k_count_mask = 32'h1ff;
     localparam  k_init = 8'h4;
     localparam  k_min = 8'h1;
     localparam  k_max = 8'h8;
@@ -1194,6 +1202,8 @@ module streamtrace_rsdc_32x4_128__encoder__aolc(clock,clear,active,lsp_hit,flush
     reg  [31:0] half;
     reg  [31:0] pending_inc;
     reg  [31:0] full_mask;
+    reg  [7:0] width_next;
+    reg  [31:0] pending_next;
     reg  [31:0] run_n;
     reg  run_fire;
     reg  [7:0] monitor_after;
@@ -1239,7 +1249,7 @@ module streamtrace_rsdc_32x4_128__encoder__aolc(clock,clear,active,lsp_hit,flush
             end
         end
         emit = active & run_fire;
-        run_value = full | (run_n - k_one32);
+        run_value = (full | (run_n - k_one32)) & k_count_mask;
         run_len = {8'd0, width__q} + k_one16;
         monitor_after = monitor__q;
         if (run_n == full) begin
@@ -1251,28 +1261,32 @@ module streamtrace_rsdc_32x4_128__encoder__aolc(clock,clear,active,lsp_hit,flush
         else if ((run_n < half) & (monitor__q != k_zero8)) begin
             monitor_after = monitor__q - k_one8;
         end
+        pending_next = pending__q;
         if (active) begin
-            pending__d = k_zero32;
+            pending_next = k_zero32;
             if (lsp_hit & ~run_fire) begin
-                pending__d = pending_inc;
+                pending_next = pending_inc;
             end
         end
+        width_next = width__q;
         if (emit) begin
             monitor__d = monitor_after;
             if ((monitor_after == k_monitor_max) & (width__q < k_max)) begin
-                width__d = width__q + k_one8;
+                width_next = width__q + k_one8;
                 monitor__d = k_monitor_reset;
             end
             else if ((monitor_after == k_zero8) & (width__q > k_min)) begin
-                width__d = width__q - k_one8;
+                width_next = width__q - k_one8;
                 monitor__d = k_monitor_reset;
             end
         end
         if (clear) begin
-            width__d = k_init;
+            width_next = k_init;
             monitor__d = k_monitor_reset;
-            pending__d = k_zero32;
+            pending_next = k_zero32;
         end
+        width__d = width_next & k_width_mask;
+        pending__d = pending_next & k_count_mask;
     end
     
 endmodule // streamtrace_rsdc_32x4_128__encoder__aolc
@@ -2619,12 +2633,14 @@ module streamtrace_rsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
     
     // Constant declarations
     localparam  k_registered_free = 1'b0;
+    localparam  k_held = 1'b0;
     localparam  k_port = 16'h1;
     localparam  k_port_mask = 64'h1;
     localparam  k_ratio_last = 16'h0;
     localparam  k_obuf = 16'h50;
     localparam  k_obuf_amount = 16'h7f;
     localparam  k_port_amount = 16'h1;
+    localparam  k_ratio_amount = 16'h0;
     localparam  k_record_amount = 16'h1ff;
     localparam  k_move_amount = 16'h7f;
     localparam  k_obuf_live = 256'hffffffffffffffffffff;
@@ -2807,7 +2823,7 @@ module streamtrace_rsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
         if (ratio_count__q == k_ratio_last) begin
             rc_next = k_zero16;
         end
-        ratio_count__d = rc_next;
+        ratio_count__d = rc_next & k_ratio_amount;
         obuf_after_send = obuf__q - sent;
         hold = (append & append_hidden) | (~append & (hidden__q != k_zero16) & ~complete);
         hidden_next = hidden__q;
@@ -2817,14 +2833,18 @@ module streamtrace_rsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
         if (append & append_hidden) begin
             hidden_next = append_len;
         end
-        hidden__d = hidden_next;
+        hidden__d = hidden_next & k_record_amount;
         if (append) begin
+            rem_now = append_len & k_record_amount;
+        end
+        else begin
+            rem_now = record__q | hidden__q;
+        end
+        if (append | k_held) begin
             src = append_bits & k_rec_live;
-            rem_now = append_len;
         end
         else begin
             src = rec__q;
-            rem_now = record__q | hidden__q;
         end
         rec__d = src;
         if (k_registered_free) begin
@@ -2853,7 +2873,7 @@ module streamtrace_rsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
             moved = free;
             record_next = over[15:0];
         end
-        record__d = record_next;
+        record__d = record_next & k_record_amount;
         if (take_shift_wide_unused[32'h8]) begin
             st8 = src >> k_s256;
         end
@@ -2933,7 +2953,7 @@ module streamtrace_rsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
             obuf_bits__d = (part_shifted | part_chunk) & k_obuf_live;
             obuf_next = k_obuf;
         end
-        obuf__d = obuf_next;
+        obuf__d = obuf_next & k_obuf_amount;
         sent_next = k_zero16;
         if (rc_next == k_zero16) begin
             if (obuf_next < k_port) begin
@@ -2943,12 +2963,12 @@ module streamtrace_rsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
                 sent_next = k_port;
             end
         end
-        free_r__d = k_obuf - obuf_next + sent_next;
+        free_r__d = (k_obuf - obuf_next + sent_next) & k_obuf_amount;
         rem_next = record_next | hidden_next;
         if (append_next) begin
-            rem_next = append_len_next;
+            rem_next = append_len_next & k_record_amount;
         end
-        rem_r__d = rem_next;
+        rem_r__d = rem_next & k_record_amount;
         record_bits = record__q;
         empty = (obuf__q == k_zero16) & (record__q == k_zero16) & (hidden__q == k_zero16);
         if (reset) begin
@@ -3142,6 +3162,7 @@ module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,
     localparam  k_depth = 8'h2;
     localparam  k_one = 8'h1;
     localparam  k_zero = 8'h0;
+    localparam  k_sl_mask = 16'hff;
     
     // Stub signals
     reg  [31:0] sa__0__d;
@@ -3265,11 +3286,11 @@ module streamtrace_rsdc_32x4_128__sdb(clock,reset,push,push_sa,push_sl,push_exc,
             dcond__1__d = push_dcond;
         end
         head_sa = sa__0__q;
-        head_sl = sl__0__q;
+        head_sl = sl__0__q & k_sl_mask;
         head_exc = exc__0__q;
         head_dcond = dcond__0__q;
         next_sa = sa__0__d;
-        next_sl = sl__0__d;
+        next_sl = sl__0__d & k_sl_mask;
         full = fill__q == k_depth;
         empty = fill__q == k_zero;
         if (push & ~pop) begin

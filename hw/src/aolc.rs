@@ -37,6 +37,15 @@ pub struct AdaptiveOneLengthCounter {
     /// longest path does not run through it.
     full_mask: Signal<Local, Bits<32>>,
     k_mask_compare: Constant<Bit>,
+    /// The width register's next value (masked into `width` below).
+    width_next: Signal<Local, Bits<8>>,
+    pending_next: Signal<Local, Bits<32>>,
+    /// What the registers and the run value can hold: the width is at most `olcmax` (16)
+    /// and the count below `2^olcmax`, so the bits above are constant zero. Synthesis cannot
+    /// see those bounds through the registers; without the masks it built 32-bit counters,
+    /// shifters and compares (450 of the rSDC module's iCE40 LUT4).
+    k_width_mask: Constant<Bits<8>>,
+    k_count_mask: Constant<Bits<32>>,
     run_n: Signal<Local, Bits<32>>,
     run_fire: Signal<Local, Bit>,
     monitor_after: Signal<Local, Bits<8>>,
@@ -75,6 +84,10 @@ impl AdaptiveOneLengthCounter {
             pending_inc: Default::default(),
             full_mask: Default::default(),
             k_mask_compare: Constant::new(h.buffers.svc_hit >= 3),
+            width_next: Default::default(),
+            pending_next: Default::default(),
+            k_width_mask: c8(crate::outbuf_lean::amount_mask(h.model.olc_max as u64)),
+            k_count_mask: Constant::new(((2u64 << h.model.olc_max) - 1).into()),
             run_n: Default::default(),
             run_fire: Default::default(),
             monitor_after: Default::default(),
@@ -114,7 +127,8 @@ impl Logic for AdaptiveOneLengthCounter {
             }
         }
         self.emit.next = self.active.val() & self.run_fire.val();
-        self.run_value.next = self.full.val() | (self.run_n.val() - self.k_one32.val());
+        // Read only when a run is emitted (run_n >= 1): n - 1 < 2^s.
+        self.run_value.next = (self.full.val() | (self.run_n.val() - self.k_one32.val())) & self.k_count_mask.val();
         self.run_len.next = bit_cast::<16, 8>(self.width.q.val()) + self.k_one16.val();
 
         // Monitor rule after a run of run_n hits.
@@ -127,26 +141,30 @@ impl Logic for AdaptiveOneLengthCounter {
         } else if (self.run_n.val() < self.half.val()) & (self.monitor.q.val() != self.k_zero8.val()) {
             self.monitor_after.next = self.monitor.q.val() - self.k_one8.val();
         }
+        self.pending_next.next = self.pending.q.val();
         if self.active.val() {
-            self.pending.d.next = self.k_zero32.val();
+            self.pending_next.next = self.k_zero32.val();
             if self.lsp_hit.val() & !self.run_fire.val() {
-                self.pending.d.next = self.pending_inc.val();
+                self.pending_next.next = self.pending_inc.val();
             }
         }
+        self.width_next.next = self.width.q.val();
         if self.emit.val() {
             self.monitor.d.next = self.monitor_after.val();
             if (self.monitor_after.val() == self.k_monitor_max.val()) & (self.width.q.val() < self.k_max.val()) {
-                self.width.d.next = self.width.q.val() + self.k_one8.val();
+                self.width_next.next = self.width.q.val() + self.k_one8.val();
                 self.monitor.d.next = self.k_monitor_reset.val();
             } else if (self.monitor_after.val() == self.k_zero8.val()) & (self.width.q.val() > self.k_min.val()) {
-                self.width.d.next = self.width.q.val() - self.k_one8.val();
+                self.width_next.next = self.width.q.val() - self.k_one8.val();
                 self.monitor.d.next = self.k_monitor_reset.val();
             }
         }
         if self.clear.val() {
-            self.width.d.next = self.k_init.val();
+            self.width_next.next = self.k_init.val();
             self.monitor.d.next = self.k_monitor_reset.val();
-            self.pending.d.next = self.k_zero32.val();
+            self.pending_next.next = self.k_zero32.val();
         }
+        self.width.d.next = self.width_next.val() & self.k_width_mask.val();
+        self.pending.d.next = self.pending_next.val() & self.k_count_mask.val();
     }
 }

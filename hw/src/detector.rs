@@ -34,6 +34,9 @@ pub struct StreamDetector {
     last_dcond: DFF<Bit>,
     cur_sa: Signal<Local, Bits<32>>,
     sl_inc: Signal<Local, Bits<16>>,
+    sl_next: Signal<Local, Bits<16>>,
+    /// All-ones covering maxSL (SL and its increment never exceed maxSL).
+    k_sl_mask: Constant<Bits<16>>,
     ends: Signal<Local, Bit>,
     is_dcond: Signal<Local, Bit>,
     /// maxSL - 1: SL reaches maxSL with this instruction when SL is one below (a compare of
@@ -72,6 +75,8 @@ impl StreamDetector {
             last_dcond: Default::default(),
             cur_sa: Default::default(),
             sl_inc: Default::default(),
+            sl_next: Default::default(),
+            k_sl_mask: Constant::new(crate::outbuf_lean::amount_mask(max_sl as u64).into()),
             ends: Default::default(),
             is_dcond: Default::default(),
             k_max_sl_less1: Constant::new(((max_sl - 1) as u64).into()),
@@ -95,7 +100,7 @@ impl Logic for StreamDetector {
         if self.sl.q.val() == self.k_zero16.val() {
             self.cur_sa.next = self.pc.val() & self.k_addr_mask.val();
         }
-        self.sl_inc.next = self.sl.q.val() + self.k_one16.val();
+        self.sl_inc.next = (self.sl.q.val() + self.k_one16.val()) & self.k_sl_mask.val();
         self.is_dcond.next = self.branch_class.val() == self.k_dcond.val();
         // Rules (a) taken dcond/icond/iuncond/ret, (b) exception, (c) SL reaches maxSL.
         self.ends.next = self.retire_valid.val()
@@ -118,22 +123,26 @@ impl Logic for StreamDetector {
             self.desc_exc.next = self.exception.val();
             self.desc_dcond.next = self.is_dcond.val();
         }
+        self.sl_next.next = self.sl.q.val();
         if !self.hold.val() {
             if self.retire_valid.val() {
                 self.sa.d.next = self.cur_sa.val();
                 self.last_dcond.d.next = self.is_dcond.val();
-                self.sl.d.next = self.sl_inc.val();
+                self.sl_next.next = self.sl_inc.val();
                 if self.ends.val() {
-                    self.sl.d.next = self.k_zero16.val();
+                    self.sl_next.next = self.k_zero16.val();
                 }
             } else if self.cut.val() {
-                self.sl.d.next = self.k_zero16.val();
+                self.sl_next.next = self.k_zero16.val();
             }
         }
         if self.reset.val() {
             self.sa.d.next = self.k_zero32.val();
-            self.sl.d.next = self.k_zero16.val();
+            self.sl_next.next = self.k_zero16.val();
             self.last_dcond.d.next = false;
         }
+        // SL never exceeds maxSL: the bits above are constant zero (synthesis cannot bound
+        // the register by itself).
+        self.sl.d.next = self.sl_next.val() & self.k_sl_mask.val();
     }
 }

@@ -120,14 +120,18 @@ pub struct LeanOutputBuffer {
     part_shifted: Signal<Local, Bits<OBUF_REG_BITS>>,
     part_chunk: Signal<Local, Bits<OBUF_REG_BITS>>,
     k_registered_free: Constant<Bit>,
+    /// The record stays in `append_bits` while it moves (staged records): `rec` is unused.
+    k_held: Constant<Bit>,
     k_port: Constant<Bits<16>>,
     k_port_mask: Constant<Bits<64>>,
     k_ratio_last: Constant<Bits<16>>,
     k_obuf: Constant<Bits<16>>,
-    /// Masks for the shift amounts: the output buffer's size and the record's, rounded up
-    /// to all-ones, so synthesis sees how many shifter levels each needs.
+    /// Masks for the shift amounts and the counters: the output buffer's size, the record's
+    /// and the ratio's, rounded up to all-ones, so synthesis sees how many shifter levels and
+    /// counter bits each needs (it cannot bound a register's value by itself).
     k_obuf_amount: Constant<Bits<16>>,
     k_port_amount: Constant<Bits<16>>,
+    k_ratio_amount: Constant<Bits<16>>,
     k_record_amount: Constant<Bits<16>>,
     /// The bits moved in a cycle are at most the output buffer's size and at most the
     /// longest record's (pft's byte records: four shifter levels instead of seven).
@@ -154,7 +158,7 @@ pub struct LeanOutputBuffer {
 }
 
 /// All-ones at least as large as `v` (the mask of the bits `v` needs).
-fn amount_mask(v: u64) -> u64 {
+pub fn amount_mask(v: u64) -> u64 {
     if v == 0 {
         0
     } else {
@@ -164,14 +168,25 @@ fn amount_mask(v: u64) -> u64 {
 
 impl LeanOutputBuffer {
     pub fn new(h: &HwConfig) -> LeanOutputBuffer {
-        // Two-cycle services append records from the top's staging register.
-        LeanOutputBuffer::with(&h.buffers, h.obuf_bits, LONGEST_RECORD, h.buffers.svc_hit >= 2)
+        // Services of two cycles or more append records from the top's staging register,
+        // which keeps each record until the record register is empty (a service starts only
+        // then, and the register is restaged only by a service).
+        let staged = h.buffers.svc_hit >= 2;
+        LeanOutputBuffer::with(&h.buffers, h.obuf_bits, LONGEST_RECORD, staged, staged)
     }
 
     /// The port, ratio and output buffer of `buffers`, `obuf_bits` deep, behind which at
     /// most `longest_record` bits wait; `registered_free`: records arrive from a register,
-    /// so the free space is precomputed (the `free_r` register).
-    pub fn with(buffers: &BufferConfig, obuf_bits: u32, longest_record: usize, registered_free: bool) -> LeanOutputBuffer {
+    /// so the free space is precomputed (the `free_r` register); `held`: `append_bits` keeps
+    /// the appended record until the record register is empty, so the record register's
+    /// copy of it is not built.
+    pub fn with(
+        buffers: &BufferConfig,
+        obuf_bits: u32,
+        longest_record: usize,
+        registered_free: bool,
+        held: bool,
+    ) -> LeanOutputBuffer {
         assert!(longest_record <= RECORD_BITS && RECORD_BITS < 512, "the record shifter has 9 stages");
         assert!(obuf_bits as usize <= OBUF_REG_BITS && buffers.port <= 64 && buffers.port <= obuf_bits.max(1) * 64);
         let c16 = |v: u64| Constant::new(v.into());
@@ -252,12 +267,14 @@ impl LeanOutputBuffer {
             part_shifted: Default::default(),
             part_chunk: Default::default(),
             k_registered_free: Constant::new(registered_free),
+            k_held: Constant::new(held),
             k_port: c16(port),
             k_port_mask: Constant::new((if port == 64 { u64::MAX } else { (1u64 << port) - 1 }).into()),
             k_ratio_last: c16(buffers.ratio as u64 - 1),
             k_obuf: c16(obuf_bits as u64),
             k_obuf_amount: c16(amount_mask(obuf_bits as u64)),
             k_port_amount: c16(amount_mask(port)),
+            k_ratio_amount: c16(amount_mask(buffers.ratio as u64 - 1)),
             k_record_amount: c16(amount_mask(longest_record as u64)),
             k_move_amount: c16(amount_mask((obuf_bits as u64).min(longest_record as u64))),
             k_obuf_live: Constant::new(ones(obuf_bits as usize, OBUF_REG_BITS)),
@@ -317,7 +334,7 @@ impl Logic for LeanOutputBuffer {
         if self.ratio_count.q.val() == self.k_ratio_last.val() {
             self.rc_next.next = self.k_zero16.val();
         }
-        self.ratio_count.d.next = self.rc_next.val();
+        self.ratio_count.d.next = self.rc_next.val() & self.k_ratio_amount.val();
         self.obuf_after_send.next = self.obuf.q.val() - self.sent.val();
 
         // 3. A new record is loaded whole; it joins the record register's movable bits now
@@ -334,13 +351,16 @@ impl Logic for LeanOutputBuffer {
         if self.append.val() & self.append_hidden.val() {
             self.hidden_next.next = self.append_len.val();
         }
-        self.hidden.d.next = self.hidden_next.val();
+        self.hidden.d.next = self.hidden_next.val() & self.k_record_amount.val();
         if self.append.val() {
+            self.rem_now.next = self.append_len.val() & self.k_record_amount.val();
+        } else {
+            self.rem_now.next = self.record.q.val() | self.hidden.q.val();
+        }
+        if self.append.val() | self.k_held.val() {
             self.src.next = self.append_bits.val() & self.k_rec_live.val();
-            self.rem_now.next = self.append_len.val();
         } else {
             self.src.next = self.rec.q.val();
-            self.rem_now.next = self.record.q.val() | self.hidden.q.val();
         }
         self.rec.d.next = self.src.val();
 
@@ -372,7 +392,7 @@ impl Logic for LeanOutputBuffer {
             self.moved.next = self.free.val();
             self.record_next.next = bit_cast::<16, 17>(self.over.val());
         }
-        self.record.d.next = self.record_next.val();
+        self.record.d.next = self.record_next.val() & self.k_record_amount.val();
         // The record's bits at rem-1 .. rem-moved down to the bottom: a right shift built
         // stage by stage from the largest step down, so each stage keeps only the bits the
         // narrower stages after it can still bring into the output buffer's width.
@@ -448,7 +468,7 @@ impl Logic for LeanOutputBuffer {
             self.obuf_bits.d.next = (self.part_shifted.val() | self.part_chunk.val()) & self.k_obuf_live.val();
             self.obuf_next.next = self.k_obuf.val();
         }
-        self.obuf.d.next = self.obuf_next.val();
+        self.obuf.d.next = self.obuf_next.val() & self.k_obuf_amount.val();
         // Next cycle's free space (step 1 of that cycle from its start-of-cycle state).
         self.sent_next.next = self.k_zero16.val();
         if self.rc_next.val() == self.k_zero16.val() {
@@ -458,13 +478,13 @@ impl Logic for LeanOutputBuffer {
                 self.sent_next.next = self.k_port.val();
             }
         }
-        self.free_r.d.next = self.k_obuf.val() - self.obuf_next.val() + self.sent_next.val();
+        self.free_r.d.next = (self.k_obuf.val() - self.obuf_next.val() + self.sent_next.val()) & self.k_obuf_amount.val();
         // Next cycle's rem (used with the free space in a register).
         self.rem_next.next = self.record_next.val() | self.hidden_next.val();
         if self.append_next.val() {
-            self.rem_next.next = self.append_len_next.val();
+            self.rem_next.next = self.append_len_next.val() & self.k_record_amount.val();
         }
-        self.rem_r.d.next = self.rem_next.val();
+        self.rem_r.d.next = self.rem_next.val() & self.k_record_amount.val();
 
         self.record_bits.next = self.record.q.val();
         self.empty.next = (self.obuf.q.val() == self.k_zero16.val())

@@ -38,11 +38,13 @@ pub struct DescriptorBuffer {
     k_depth: Constant<Bits<8>>,
     k_one: Constant<Bits<8>>,
     k_zero: Constant<Bits<8>>,
+    k_sl_mask: Constant<Bits<16>>,
     _depth: usize,
 }
 
 impl DescriptorBuffer {
-    pub fn new(depth: usize) -> DescriptorBuffer {
+    /// `depth` entries of streams of at most `max_sl` instructions.
+    pub fn new(depth: usize, max_sl: u32) -> DescriptorBuffer {
         assert!((1..=64).contains(&depth));
         DescriptorBuffer {
             clock: Default::default(),
@@ -70,6 +72,7 @@ impl DescriptorBuffer {
             k_depth: Constant::new((depth as u64).into()),
             k_one: Constant::new(1u64.into()),
             k_zero: Constant::new(0u64.into()),
+            k_sl_mask: Constant::new(crate::outbuf_lean::amount_mask(max_sl as u64).into()),
             _depth: depth,
         }
     }
@@ -111,11 +114,13 @@ impl Logic for DescriptorBuffer {
             }
         }
         self.head_sa.next = self.sa[0].q.val();
-        self.head_sl.next = self.sl[0].q.val();
+        // SL never exceeds maxSL (the pushed values come masked from the detector): the
+        // masks let synthesis drop the entries' constant upper bits.
+        self.head_sl.next = self.sl[0].q.val() & self.k_sl_mask.val();
         self.head_exc.next = self.exc[0].q.val();
         self.head_dcond.next = self.dcond[0].q.val();
         self.next_sa.next = self.sa[0].d.val();
-        self.next_sl.next = self.sl[0].d.val();
+        self.next_sl.next = self.sl[0].d.val() & self.k_sl_mask.val();
         self.full.next = self.fill.q.val() == self.k_depth.val();
         self.empty.next = self.fill.q.val() == self.k_zero.val();
         if self.push.val() & !self.pop.val() {

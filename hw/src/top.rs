@@ -16,6 +16,7 @@ use rust_hdl::prelude::*;
 use crate::config::{HwConfig, RECORD_BITS};
 use crate::detector::StreamDetector;
 use crate::encoder::RecordEncoder;
+use crate::outbuf::LONGEST_RECORD;
 use crate::outbuf_lean::LeanOutputBuffer;
 use crate::sdb::DescriptorBuffer;
 
@@ -71,6 +72,10 @@ pub struct TraceModule {
     k_svc_hit: Constant<Bits<8>>,
     k_svc_miss: Constant<Bits<8>>,
     k_one8: Constant<Bits<8>>,
+    /// All-ones covering the longest record and the longest service: what the staged
+    /// length and the service counter can hold (synthesis cannot bound a register itself).
+    k_record_mask: Constant<Bits<16>>,
+    k_svc_mask: Constant<Bits<8>>,
     k_zero8: Constant<Bits<8>>,
     k_zero16: Constant<Bits<16>>,
     k_zero32: Constant<Bits<32>>,
@@ -93,7 +98,7 @@ impl TraceModule {
             port_valid: Default::default(),
             trace_done: Default::default(),
             detector: StreamDetector::new(h.max_sl, h.low),
-            sdb: DescriptorBuffer::new(h.sdb_depth as usize),
+            sdb: DescriptorBuffer::new(h.sdb_depth as usize, h.max_sl),
             encoder: RecordEncoder::new(h),
             outbuf: LeanOutputBuffer::new(h),
             dropping: Default::default(),
@@ -123,6 +128,8 @@ impl TraceModule {
             k_svc_hit: Constant::new((h.buffers.svc_hit as u64).into()),
             k_svc_miss: Constant::new((h.buffers.svc_miss as u64).into()),
             k_one8: Constant::new(1u64.into()),
+            k_record_mask: Constant::new(crate::outbuf_lean::amount_mask(LONGEST_RECORD as u64).into()),
+            k_svc_mask: Constant::new(crate::outbuf_lean::amount_mask(h.buffers.svc_hit.max(h.buffers.svc_miss) as u64).into()),
             k_zero8: Constant::new(0u64.into()),
             k_zero16: Constant::new(0u64.into()),
             k_zero32: Constant::new(0u64.into()),
@@ -254,7 +261,7 @@ impl Logic for TraceModule {
             self.staged_bits.d.next = self.encoder.rec_bits.val();
             self.staged_len_next.next = self.encoder.rec_len.val();
         }
-        self.staged_len.d.next = self.staged_len_next.val();
+        self.staged_len.d.next = self.staged_len_next.val() & self.k_record_mask.val();
         self.svc_next.next = self.svc_left.q.val();
         if self.busy.val() {
             self.svc_next.next = self.svc_left.q.val() - self.k_one8.val();
@@ -265,7 +272,7 @@ impl Logic for TraceModule {
         if self.reset.val() {
             self.svc_next.next = self.k_zero8.val();
         }
-        self.svc_left.d.next = self.svc_next.val();
+        self.svc_left.d.next = self.svc_next.val() & self.k_svc_mask.val();
         // Staged records: the next cycle appends when its service completes then. With
         // services of three cycles or more that is a service two cycles from its end (one
         // starting now has at least two more), a register compare that keeps the SDC lookup,

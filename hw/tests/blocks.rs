@@ -113,7 +113,7 @@ fn stream_detector_matches_the_model() {
 fn descriptor_buffer_is_a_fifo_of_any_depth() {
     for depth in [1usize, 2, 3, 5] {
         let mut rng = Rng(depth as u64);
-        let mut uut = ready(DescriptorBuffer::new(depth));
+        let mut uut = ready(DescriptorBuffer::new(depth, 255));
         let mut model: VecDeque<(u32, u32, bool, bool)> = VecDeque::new();
         uut.reset.next = true;
         tick!(uut);
@@ -416,6 +416,8 @@ fn $name() {
             let rec: Vec<bool> = (0..len).map(|_| rng.chance(500)).collect();
             (can_start, len, service, rec)
         };
+        let staged = h.buffers.svc_hit >= 2;
+        let mut held: Bits<{ streamtrace_hw::config::RECORD_BITS }> = Default::default();
         let mut next = plan(&mut rng, left, p);
         next.0 = false; // nothing appends in the cycle after reset (the SDC top's services are idle)
         for cycle in 0..20_000u64 {
@@ -425,8 +427,14 @@ fn $name() {
             for (i, &b) in rec.iter().enumerate() {
                 wide = wide.replace_bit(len - 1 - i, b);
             }
+            // With staged records the appended record stays on `append_bits` until it has
+            // moved (the SDC top's staging register), and the lean buffer reads it there;
+            // otherwise the bits are only valid in the cycle of the append.
+            if can_start {
+                held = wide;
+            }
             uut.append.next = can_start;
-            uut.append_bits.next = wide;
+            uut.append_bits.next = if can_start || !staged { wide } else { held };
             uut.append_len.next = (len as u64).into();
             uut.append_hidden.next = service > 1;
             uut.complete.next = complete;
