@@ -2633,6 +2633,8 @@ module streamtrace_bsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
     
     // Constant declarations
     localparam  k_registered_free = 1'b0;
+    localparam  k_in_place = 1'b1;
+    localparam  k_one64 = 64'h1;
     localparam  k_held = 1'b0;
     localparam  k_port = 16'h1;
     localparam  k_port_mask = 64'h1;
@@ -2687,6 +2689,15 @@ module streamtrace_bsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
     reg  [15:0] rem_r__d;
     wire  [15:0] rem_r__q;
     reg  rem_r__clock;
+    reg  [15:0] pb_count__d;
+    wire  [15:0] pb_count__q;
+    reg  pb_count__clock;
+    reg  [15:0] kept__d;
+    wire  [15:0] kept__q;
+    reg  kept__clock;
+    reg  [15:0] kept_next_bit__d;
+    wire  [15:0] kept_next_bit__q;
+    reg  kept_next_bit__clock;
     
     // Local signals
     reg  [15:0] rem_now;
@@ -2731,6 +2742,16 @@ module streamtrace_bsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
     reg  [255:0] src_narrow;
     reg  [255:0] part_shifted;
     reg  [255:0] part_chunk;
+    reg  [319:0] kept_src;
+    reg  from_reg;
+    reg  [255:0] reg_head_wide_unused;
+    reg  [319:0] kept_head_wide_unused;
+    reg  [15:0] pb_after;
+    reg  [15:0] kept_after;
+    reg  [15:0] kept_bit_after;
+    reg  settle;
+    reg  in_place_bit;
+    reg  [255:0] kept_low;
     
     // Sub module instances
     streamtrace_bsdc_32x4_128__outbuf__obuf_bits obuf_bits(
@@ -2773,6 +2794,21 @@ module streamtrace_bsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
         .q(rem_r__q),
         .clock(rem_r__clock)
     );
+    streamtrace_bsdc_32x4_128__outbuf__pb_count pb_count(
+        .d(pb_count__d),
+        .q(pb_count__q),
+        .clock(pb_count__clock)
+    );
+    streamtrace_bsdc_32x4_128__outbuf__kept kept(
+        .d(kept__d),
+        .q(kept__q),
+        .clock(kept__clock)
+    );
+    streamtrace_bsdc_32x4_128__outbuf__kept_next_bit kept_next_bit(
+        .d(kept_next_bit__d),
+        .q(kept_next_bit__q),
+        .clock(kept_next_bit__clock)
+    );
     
     // Update code
     always @(*) begin
@@ -2784,6 +2820,9 @@ module streamtrace_bsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
         ratio_count__clock = clock;
         free_r__clock = clock;
         rem_r__clock = clock;
+        pb_count__clock = clock;
+        kept__clock = clock;
+        kept_next_bit__clock = clock;
         obuf_bits__d = obuf_bits__q;
         rec__d = rec__q;
         obuf__d = obuf__q;
@@ -2792,6 +2831,9 @@ module streamtrace_bsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
         ratio_count__d = ratio_count__q;
         free_r__d = free_r__q;
         rem_r__d = rem_r__q;
+        pb_count__d = pb_count__q;
+        kept__d = kept__q;
+        kept_next_bit__d = kept_next_bit__q;
         sent = k_zero16;
         full_word = 1'b0;
         if (ratio_count__q == k_zero16) begin
@@ -2809,7 +2851,25 @@ module streamtrace_bsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
         tail_shift = (k_port - obuf__q) & k_port_amount;
         low64 = obuf_bits__q[63:0];
         short_word = low64 << tail_shift;
-        if (full_word) begin
+        if (k_held) begin
+            kept_src = append_bits & k_rec_live;
+        end
+        else begin
+            kept_src = rec__q;
+        end
+        from_reg = pb_count__q != k_zero16;
+        reg_head_wide_unused = obuf_bits__q >> ((pb_count__q - k_one16) & k_obuf_amount);
+        kept_head_wide_unused = kept_src >> (kept_next_bit__q & k_record_amount);
+        in_place_bit = (from_reg & reg_head_wide_unused[32'h0]) | (~from_reg & kept_head_wide_unused[32'h0]);
+        if (k_in_place & (sent != k_zero16)) begin
+            if (in_place_bit) begin
+                port_data = k_one64;
+            end
+            else begin
+                port_data = k_zero64;
+            end
+        end
+        else if (full_word) begin
             port_data = window64 & k_port_mask;
         end
         else if (sent != k_zero16) begin
@@ -2953,6 +3013,36 @@ module streamtrace_bsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
             obuf_bits__d = (part_shifted | part_chunk) & k_obuf_live;
             obuf_next = k_obuf;
         end
+        if (from_reg) begin
+            pb_after = pb_count__q - sent;
+            kept_after = kept__q;
+            kept_bit_after = kept_next_bit__q;
+        end
+        else begin
+            pb_after = pb_count__q;
+            kept_after = kept__q - sent;
+            kept_bit_after = kept_next_bit__q - sent;
+        end
+        settle = (record__q == k_zero16) & (hidden__q == k_zero16) & (kept_after != k_zero16);
+        kept_low = kept_src[255:0] & ~(k_ones << (kept_after & k_move_amount));
+        if (k_in_place) begin
+            if (settle) begin
+                obuf_bits__d = ((obuf_bits__q << (kept_after & k_move_amount)) | kept_low) & k_obuf_live;
+                pb_count__d = (pb_after + kept_after) & k_obuf_amount;
+                kept__d = moved & k_obuf_amount;
+            end
+            else begin
+                obuf_bits__d = obuf_bits__q & k_obuf_live;
+                pb_count__d = pb_after & k_obuf_amount;
+                kept__d = (kept_after + moved) & k_obuf_amount;
+            end
+            if (append) begin
+                kept_next_bit__d = (append_len - k_one16) & k_record_amount;
+            end
+            else begin
+                kept_next_bit__d = kept_bit_after & k_record_amount;
+            end
+        end
         obuf__d = obuf_next & k_obuf_amount;
         sent_next = k_zero16;
         if (rc_next == k_zero16) begin
@@ -2980,6 +3070,9 @@ module streamtrace_bsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
             ratio_count__d = k_zero16;
             free_r__d = k_obuf;
             rem_r__d = k_zero16;
+            pb_count__d = k_zero16;
+            kept__d = k_zero16;
+            kept_next_bit__d = k_zero16;
         end
     end
     
@@ -3024,6 +3117,44 @@ module streamtrace_bsdc_32x4_128__outbuf__hidden(d,q,clock);
 endmodule // streamtrace_bsdc_32x4_128__outbuf__hidden
 
 
+module streamtrace_bsdc_32x4_128__outbuf__kept(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__outbuf__kept
+
+
+module streamtrace_bsdc_32x4_128__outbuf__kept_next_bit(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__outbuf__kept_next_bit
+
+
 module streamtrace_bsdc_32x4_128__outbuf__obuf(d,q,clock);
     
     // Module arguments
@@ -3060,6 +3191,25 @@ module streamtrace_bsdc_32x4_128__outbuf__obuf_bits(d,q,clock);
     end
           
 endmodule // streamtrace_bsdc_32x4_128__outbuf__obuf_bits
+
+
+module streamtrace_bsdc_32x4_128__outbuf__pb_count(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__outbuf__pb_count
 
 
 module streamtrace_bsdc_32x4_128__outbuf__ratio_count(d,q,clock);

@@ -4,19 +4,36 @@
 //!
 //! * The **record register** holds the record in service or waiting, as the encoder built
 //!   it (right-aligned, first bit at `rem - 1`), loaded once when its service starts; `rem`
-//!   = `P + H` bits of it have not moved yet, always its last ones. Nothing shifts it.
-//! * The **output buffer** is a shift register whose tail is bit 0: the bits that move in a
-//!   cycle enter at the bottom (`obuf << moved | chunk`), so its oldest bit, the port's next,
-//!   is bit `O - 1`. The port picks its `min(port, O)` bits there with a read multiplexer.
+//!   = `P + H` bits of it have not moved yet, always its last ones. Nothing shifts it. With
+//!   staged records (`held`) the top's staging register is the record register.
+//! * The **output buffer** is a shift register whose tail is bit 0: bits enter at the
+//!   bottom, so its oldest bit, the port's next, is its highest.
 //!
-//! The only shifters are as wide as the output buffer (the move into it and the port's
-//! read) and the extraction of the moving chunk from the record register. Shift amounts
-//! are masked to the widths their values can reach, so synthesis builds no more levels
-//! than the configuration needs.
+//! Two ways to move bits, chosen by the configuration:
+//!
+//! * **In place** (`port = 1`, the paper's one-pin port): the counters follow steps 1 and 4
+//!   exactly (`O`, `rem`), but the bits that move stay in the record (`kept` of them, the
+//!   record's bits `rem .. rem + kept - 1`). The output-buffer register holds only the
+//!   older bits (`pb_count`); the port sends its highest while it holds any, else the
+//!   record's bit `kept_next_bit`. In the first cycle whose record register is empty at
+//!   start of cycle, the kept bits not yet sent are the record's last ones and enter the
+//!   register at the bottom in one shift (`settle`), before any other record is loaded or
+//!   staged. So no shifter takes bits out of the record: the move is counting, and the only
+//!   data shifter is the settle's, as wide as the output buffer.
+//! * **Moved** (wider ports): the bits that move enter the register in the cycle they move
+//!   (`obuf << moved | chunk`), the chunk taken out of the record by a staged shifter, and
+//!   the port picks its `min(port, O)` bits at bit `O - 1` with a read multiplexer.
+//!
+//! Shift amounts and counters are masked to the widths their values can reach, so synthesis
+//! builds no more levels and bits than the configuration needs.
 //!
 //! Contract (the SDC top and its compressor keep it): a record is appended only in a cycle
 //! whose record register is empty at start of cycle (`P = H = 0`), as a compressor that
-//! starts only when idle does.
+//! starts only when idle does. With `held`, `append_bits` keeps the appended record until the
+//! record register is empty again, and a record is appended only when the register was also
+//! empty at the start of the cycle before (a staged record comes at the end of a service of
+//! at least two cycles, which started with the register empty), so the settle of the
+//! previous record never meets a restaged one.
 
 use rust_hdl::prelude::*;
 
@@ -120,6 +137,27 @@ pub struct LeanOutputBuffer {
     part_shifted: Signal<Local, Bits<OBUF_REG_BITS>>,
     part_chunk: Signal<Local, Bits<OBUF_REG_BITS>>,
     k_registered_free: Constant<Bit>,
+    /// One-pin port (`port = 1`): the bits that move stay where the record is kept until
+    /// the record register is empty, and only then enter the output buffer register (see
+    /// the module doc); no shifter takes them out of the record.
+    k_in_place: Constant<Bit>,
+    /// In-place mode: output-buffer bits held in `obuf_bits` (the oldest), bits moved but
+    /// still in the record (`kept`, the newest), and the record bit the port reads next
+    /// from there.
+    pb_count: DFF<Bits<16>>,
+    kept: DFF<Bits<16>>,
+    kept_next_bit: DFF<Bits<16>>,
+    kept_src: Signal<Local, Bits<RECORD_BITS>>,
+    from_reg: Signal<Local, Bit>,
+    reg_head_wide_unused: Signal<Local, Bits<OBUF_REG_BITS>>,
+    kept_head_wide_unused: Signal<Local, Bits<RECORD_BITS>>,
+    pb_after: Signal<Local, Bits<16>>,
+    kept_after: Signal<Local, Bits<16>>,
+    kept_bit_after: Signal<Local, Bits<16>>,
+    settle: Signal<Local, Bit>,
+    in_place_bit: Signal<Local, Bit>,
+    k_one64: Constant<Bits<64>>,
+    kept_low: Signal<Local, Bits<OBUF_REG_BITS>>,
     /// The record stays in `append_bits` while it moves (staged records): `rec` is unused.
     k_held: Constant<Bit>,
     k_port: Constant<Bits<16>>,
@@ -267,6 +305,21 @@ impl LeanOutputBuffer {
             part_shifted: Default::default(),
             part_chunk: Default::default(),
             k_registered_free: Constant::new(registered_free),
+            k_in_place: Constant::new(port == 1),
+            pb_count: Default::default(),
+            kept: Default::default(),
+            kept_next_bit: Default::default(),
+            kept_src: Default::default(),
+            from_reg: Default::default(),
+            reg_head_wide_unused: Default::default(),
+            kept_head_wide_unused: Default::default(),
+            pb_after: Default::default(),
+            kept_after: Default::default(),
+            kept_bit_after: Default::default(),
+            settle: Default::default(),
+            in_place_bit: Default::default(),
+            k_one64: Constant::new(1u64.into()),
+            kept_low: Default::default(),
             k_held: Constant::new(held),
             k_port: c16(port),
             k_port_mask: Constant::new((if port == 64 { u64::MAX } else { (1u64 << port) - 1 }).into()),
@@ -302,7 +355,7 @@ impl LeanOutputBuffer {
 impl Logic for LeanOutputBuffer {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, obuf_bits, rec, obuf, record, hidden, ratio_count, free_r, rem_r);
+        dff_setup!(self, clock, obuf_bits, rec, obuf, record, hidden, ratio_count, free_r, rem_r, pb_count, kept, kept_next_bit);
         // 1. Port: min(port, O) bits on port cycles, the oldest (bit O-1) on pin port-1.
         self.sent.next = self.k_zero16.val();
         self.full_word.next = false;
@@ -322,7 +375,26 @@ impl Logic for LeanOutputBuffer {
         self.tail_shift.next = (self.k_port.val() - self.obuf.q.val()) & self.k_port_amount.val();
         self.low64.next = bit_cast::<64, OBUF_REG_BITS>(self.obuf_bits.q.val());
         self.short_word.next = self.low64.val() << self.tail_shift.val();
-        if self.full_word.val() {
+        // In place (one pin): the oldest bit is the register's (bit pb_count - 1) while it
+        // holds any, else the record's next kept bit.
+        if self.k_held.val() {
+            self.kept_src.next = self.append_bits.val() & self.k_rec_live.val();
+        } else {
+            self.kept_src.next = self.rec.q.val();
+        }
+        self.from_reg.next = self.pb_count.q.val() != self.k_zero16.val();
+        self.reg_head_wide_unused.next =
+            self.obuf_bits.q.val() >> ((self.pb_count.q.val() - self.k_one16.val()) & self.k_obuf_amount.val());
+        self.kept_head_wide_unused.next = self.kept_src.val() >> (self.kept_next_bit.q.val() & self.k_record_amount.val());
+        self.in_place_bit.next = (self.from_reg.val() & self.reg_head_wide_unused.val().get_bit(0))
+            | (!self.from_reg.val() & self.kept_head_wide_unused.val().get_bit(0));
+        if self.k_in_place.val() & (self.sent.val() != self.k_zero16.val()) {
+            if self.in_place_bit.val() {
+                self.port_data.next = self.k_one64.val();
+            } else {
+                self.port_data.next = self.k_zero64.val();
+            }
+        } else if self.full_word.val() {
             self.port_data.next = self.window64.val() & self.k_port_mask.val();
         } else if self.sent.val() != self.k_zero16.val() {
             self.port_data.next = self.short_word.val() & self.k_port_mask.val();
@@ -468,6 +540,42 @@ impl Logic for LeanOutputBuffer {
             self.obuf_bits.d.next = (self.part_shifted.val() | self.part_chunk.val()) & self.k_obuf_live.val();
             self.obuf_next.next = self.k_obuf.val();
         }
+        // In place: the bits that moved this cycle stay in the record (`kept`). Once the
+        // record register is empty at start of cycle, the kept bits not yet sent are the
+        // record's last ones (bits kept - 1 .. 0) and enter the output-buffer register at
+        // the bottom (`settle`), before a service can load or restage another record.
+        if self.from_reg.val() {
+            self.pb_after.next = self.pb_count.q.val() - self.sent.val();
+            self.kept_after.next = self.kept.q.val();
+            self.kept_bit_after.next = self.kept_next_bit.q.val();
+        } else {
+            self.pb_after.next = self.pb_count.q.val();
+            self.kept_after.next = self.kept.q.val() - self.sent.val();
+            self.kept_bit_after.next = self.kept_next_bit.q.val() - self.sent.val();
+        }
+        self.settle.next = (self.record.q.val() == self.k_zero16.val())
+            & (self.hidden.q.val() == self.k_zero16.val())
+            & (self.kept_after.val() != self.k_zero16.val());
+        self.kept_low.next = bit_cast::<OBUF_REG_BITS, RECORD_BITS>(self.kept_src.val())
+            & !(self.k_ones.val() << (self.kept_after.val() & self.k_move_amount.val()));
+        if self.k_in_place.val() {
+            if self.settle.val() {
+                self.obuf_bits.d.next = ((self.obuf_bits.q.val() << (self.kept_after.val() & self.k_move_amount.val()))
+                    | self.kept_low.val())
+                    & self.k_obuf_live.val();
+                self.pb_count.d.next = (self.pb_after.val() + self.kept_after.val()) & self.k_obuf_amount.val();
+                self.kept.d.next = self.moved.val() & self.k_obuf_amount.val();
+            } else {
+                self.obuf_bits.d.next = self.obuf_bits.q.val() & self.k_obuf_live.val();
+                self.pb_count.d.next = self.pb_after.val() & self.k_obuf_amount.val();
+                self.kept.d.next = (self.kept_after.val() + self.moved.val()) & self.k_obuf_amount.val();
+            }
+            if self.append.val() {
+                self.kept_next_bit.d.next = (self.append_len.val() - self.k_one16.val()) & self.k_record_amount.val();
+            } else {
+                self.kept_next_bit.d.next = self.kept_bit_after.val() & self.k_record_amount.val();
+            }
+        }
         self.obuf.d.next = self.obuf_next.val() & self.k_obuf_amount.val();
         // Next cycle's free space (step 1 of that cycle from its start-of-cycle state).
         self.sent_next.next = self.k_zero16.val();
@@ -499,6 +607,9 @@ impl Logic for LeanOutputBuffer {
             self.ratio_count.d.next = self.k_zero16.val();
             self.free_r.d.next = self.k_obuf.val();
             self.rem_r.d.next = self.k_zero16.val();
+            self.pb_count.d.next = self.k_zero16.val();
+            self.kept.d.next = self.k_zero16.val();
+            self.kept_next_bit.d.next = self.k_zero16.val();
         }
     }
 }
