@@ -7344,7 +7344,7 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
     
     // Constant declarations
     localparam  k_registered_free = 1'b0;
-    localparam  k_in_place = 1'b1;
+    localparam  k_in_place = 1'b0;
     localparam  k_one64 = 64'h1;
     localparam  k_held = 1'b0;
     localparam  k_port = 16'h1;

@@ -101,7 +101,7 @@ impl PftTraceModule {
             jobs: JobBuffer::new(h.sdb_depth as usize),
             seq: JobSequencer::new(h),
             coder: PftRangeCoder::new(h),
-            outbuf: LeanOutputBuffer::with(&h.buffers, h.obuf_bits, CODER_RECORD_BITS, false, false),
+            outbuf: LeanOutputBuffer::with(&h.buffers, h.obuf_bits, CODER_RECORD_BITS, false, false, false),
             dropping: Default::default(),
             drop_gap: Default::default(),
             lost: Default::default(),
