@@ -11,18 +11,19 @@
 //!
 //! Two ways to move bits, chosen by the configuration:
 //!
-//! * **In place** (the SDC modules with the paper's one-pin port, `port = 1`): the counters follow steps 1 and 4
-//!   exactly (`O`, `rem`), but the bits that move stay in the record (`kept` of them, the
-//!   record's bits `rem .. rem + kept - 1`). The output-buffer register holds only the
+//! * **In place** (the SDC modules with the paper's one-pin port, `port = 1`): the
+//!   counters follow steps 1 and 4 exactly (`O`, `rem`), but the bits that move stay in
+//!   the record (`kept` of them, the record's bits `rem .. rem + kept - 1`). The output-buffer register holds only the
 //!   older bits (`pb_count`); the port sends its highest while it holds any, else the
 //!   record's bit `kept_next_bit`. In the first cycle whose record register is empty at
 //!   start of cycle, the kept bits not yet sent are the record's last ones and enter the
 //!   register at the bottom in one shift (`settle`), before any other record is loaded or
 //!   staged. So no shifter takes bits out of the record: the move is counting, and the only
 //!   data shifter is the settle's, as wide as the output buffer.
-//! * **Moved** (wider ports, and pft's byte records, which are cheaper to move): the bits that move enter the register in the cycle they move
-//!   (`obuf << moved | chunk`), the chunk taken out of the record by a staged shifter, and
-//!   the port picks its `min(port, O)` bits at bit `O - 1` with a read multiplexer.
+//! * **Moved** (wider ports, and pft's byte records, which are cheaper to move): the bits
+//!   that move enter the register in the cycle they move (`obuf << moved | chunk`), the
+//!   chunk taken out of the record by a staged shifter, and the port picks its
+//!   `min(port, O)` bits at bit `O - 1` with a read multiplexer.
 //!
 //! Shift amounts and counters are masked to the widths their values can reach, so synthesis
 //! builds no more levels and bits than the configuration needs.
@@ -137,9 +138,9 @@ pub struct LeanOutputBuffer {
     part_shifted: Signal<Local, Bits<OBUF_REG_BITS>>,
     part_chunk: Signal<Local, Bits<OBUF_REG_BITS>>,
     k_registered_free: Constant<Bit>,
-    /// In place (one-pin port, `port = 1`): the bits that move stay where the record is kept until
-    /// the record register is empty, and only then enter the output buffer register (see
-    /// the module doc); no shifter takes them out of the record.
+    /// In place (one-pin port): the bits that move stay where the record is kept until the
+    /// record register is empty, and only then enter the output buffer register (see the
+    /// module doc); no shifter takes them out of the record.
     k_in_place: Constant<Bit>,
     /// In-place mode: output-buffer bits held in `obuf_bits` (the oldest), bits moved but
     /// still in the record (`kept`, the newest), and the record bit the port reads next
