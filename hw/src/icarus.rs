@@ -188,6 +188,25 @@ pub fn cosimulate_icarus(
     run_icarus(&vvp, &stim_path, &exp_path, vcd)
 }
 
+/// The same flow against the module's **iCE40 netlist**: Yosys `synth_ice40` maps the export
+/// to LUT4s, carries, flip-flops and block RAMs, and Icarus simulates those cells with
+/// Yosys's own models of them, so what synthesis made of the RTL (the tables' block-RAM
+/// inference and read-during-write behaviour included) is checked against the model every
+/// cycle. Gate-level simulation runs at a few hundred cycles per second: keep `events` short.
+pub fn cosimulate_icarus_ice40(h: &HwConfig, events: &[(RetireEvent, u64)], dir: &Path) -> Result<Verdict, String> {
+    let (stim_path, exp_path) = write_run_files(h, events, dir, None)?;
+    let name = h.module_name();
+    let rtl = dir.join(format!("{name}.rtl.v"));
+    std::fs::write(&rtl, export_verilog(h)?).map_err(|e| format!("{}: {e}", rtl.display()))?;
+    let netlist = dir.join(format!("{name}.ice40.v"));
+    crate::tools::ice40_netlist(&rtl, &name, &netlist)?;
+    let cells = std::fs::read_to_string(&netlist).map_err(|e| format!("{}: {e}", netlist.display()))?;
+    // The models' default port assignments are SystemVerilog; the netlist connects every port.
+    let text = format!("`define NO_ICE40_DEFAULT_ASSIGNMENTS\n{cells}\n{}", crate::tools::ice40_cell_models()?);
+    let vvp = build_icarus_for(&name, &text, false, &dir.join("gate-level"))?;
+    run_icarus(&vvp, &stim_path, &exp_path, None)
+}
+
 /// The same flow for a pft module (the bench built with `-DPFT_PORTS`).
 pub fn cosimulate_icarus_pft(
     h: &PftHwConfig,

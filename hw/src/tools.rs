@@ -279,6 +279,31 @@ fn count_cells(stat: &str, prefix: &str) -> u64 {
         .sum()
 }
 
+/// Map the Verilog in `rtl` (top module `top`) to iCE40 cells with Yosys `synth_ice40` (the
+/// flow of [`ice40_area`]) and write the netlist of those cells to `netlist`.
+pub fn ice40_netlist(rtl: &Path, top: &str, netlist: &Path) -> Result<(), String> {
+    require_tool("yosys")?;
+    run_yosys(&format!(
+        "read_verilog {}; synth_ice40 -flatten -top {top}; write_verilog -noattr {}",
+        rtl.display(),
+        netlist.display()
+    ))?;
+    Ok(())
+}
+
+/// Yosys's simulation models of the iCE40 cells (`share/yosys/ice40/cells_sim.v` beside the
+/// `yosys` on the PATH, or the Debian package's place).
+pub fn ice40_cell_models() -> Result<String, String> {
+    let mut candidates: Vec<std::path::PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).filter(|d| d.join("yosys").is_file()).map(|d| d.join("../share/yosys/ice40/cells_sim.v")).collect())
+        .unwrap_or_default();
+    candidates.push("/usr/share/yosys/ice40/cells_sim.v".into());
+    candidates
+        .iter()
+        .find_map(|c| std::fs::read_to_string(c).ok())
+        .ok_or_else(|| format!("Yosys's iCE40 cell models (share/yosys/ice40/cells_sim.v) not found: {INSTALL_HINT}"))
+}
+
 fn run_yosys(script: &str) -> Result<String, String> {
     let out = Command::new("yosys").args(["-p", script]).output();
     let out = match out {
