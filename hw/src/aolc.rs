@@ -86,7 +86,7 @@ impl AdaptiveOneLengthCounter {
             k_mask_compare: Constant::new(h.buffers.svc_hit >= 3),
             width_next: Default::default(),
             pending_next: Default::default(),
-            k_width_mask: c8(crate::outbuf_lean::amount_mask(h.model.olc_max as u64)),
+            k_width_mask: c8(crate::config::amount_mask(h.model.olc_max as u64)),
             k_count_mask: Constant::new(((2u64 << h.model.olc_max) - 1).into()),
             run_n: Default::default(),
             run_fire: Default::default(),

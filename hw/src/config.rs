@@ -166,6 +166,17 @@ impl HwConfig {
     }
 }
 
+/// All-ones at least as large as `v` (the mask of the bits `v` needs): the constant a
+/// register's next value is masked with so that synthesis builds it no wider than the
+/// values it can hold (Yosys cannot bound a register's value by itself).
+pub fn amount_mask(v: u64) -> u64 {
+    if v == 0 {
+        0
+    } else {
+        u64::MAX >> v.leading_zeros()
+    }
+}
+
 /// A top-module name: scheme, geometry, then every non-default key of the configuration
 /// and of the buffers (SDB/job buffer depth `sdb`, output buffer `obuf`).
 pub fn module_name(model: &Config, b: &BufferConfig, sdb: u32, obuf: u32) -> String {

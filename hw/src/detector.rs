@@ -76,7 +76,7 @@ impl StreamDetector {
             cur_sa: Default::default(),
             sl_inc: Default::default(),
             sl_next: Default::default(),
-            k_sl_mask: Constant::new(crate::outbuf_lean::amount_mask(max_sl as u64).into()),
+            k_sl_mask: Constant::new(crate::config::amount_mask(max_sl as u64).into()),
             ends: Default::default(),
             is_dcond: Default::default(),
             k_max_sl_less1: Constant::new(((max_sl - 1) as u64).into()),

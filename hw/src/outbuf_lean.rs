@@ -40,7 +40,7 @@ use rust_hdl::prelude::*;
 
 use streamtrace_model::BufferConfig;
 
-use crate::config::{HwConfig, RECORD_BITS};
+use crate::config::{amount_mask, HwConfig, RECORD_BITS};
 use crate::outbuf::LONGEST_RECORD;
 
 /// Output-buffer register bits (the largest `obuf` the RTL builds fits).
@@ -194,15 +194,6 @@ pub struct LeanOutputBuffer {
     k_zero64: Constant<Bits<64>>,
     k_zero_obuf: Constant<Bits<OBUF_REG_BITS>>,
     k_zero_rec: Constant<Bits<RECORD_BITS>>,
-}
-
-/// All-ones at least as large as `v` (the mask of the bits `v` needs).
-pub fn amount_mask(v: u64) -> u64 {
-    if v == 0 {
-        0
-    } else {
-        u64::MAX >> v.leading_zeros()
-    }
 }
 
 impl LeanOutputBuffer {

@@ -72,7 +72,7 @@ impl DescriptorBuffer {
             k_depth: Constant::new((depth as u64).into()),
             k_one: Constant::new(1u64.into()),
             k_zero: Constant::new(0u64.into()),
-            k_sl_mask: Constant::new(crate::outbuf_lean::amount_mask(max_sl as u64).into()),
+            k_sl_mask: Constant::new(crate::config::amount_mask(max_sl as u64).into()),
             _depth: depth,
         }
     }
