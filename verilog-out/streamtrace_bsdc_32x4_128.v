@@ -599,6 +599,8 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
     localparam  k_sync_on = 1'b0;
     localparam  k_sync_period = 32'hffffffff;
     localparam  k_max_sl = 16'hff;
+    localparam  k_sl_mask = 32'hff;
+    localparam  k_si_mask = 16'h7f;
     localparam  k_lvsa_shift = 8'h20;
     localparam  k_low = 8'h0;
     localparam  k_below_lvsa = 32'hffffffff;
@@ -633,11 +635,13 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
     reg  sdc__access;
     wire  sdc__found;
     wire  [15:0] sdc__found_si;
+    reg  [15:0] sdc__probe_si;
+    wire  sdc__probe_hit;
     reg  lsp__clock;
     reg  lsp__clear;
     reg  [15:0] lsp__si;
     reg  lsp__access;
-    wire  lsp__hit;
+    wire  [15:0] lsp__predicted;
     reg  aolc__clock;
     reg  aolc__clear;
     reg  aolc__active;
@@ -664,30 +668,21 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
     reg  p_is_end__d;
     wire  p_is_end__q;
     reg  p_is_end__clock;
-    reg  p_is_ovf__d;
-    wire  p_is_ovf__q;
-    reg  p_is_ovf__clock;
-    reg  p_is_stream__d;
-    wire  p_is_stream__q;
-    reg  p_is_stream__clock;
     reg  p_exc__d;
     wire  p_exc__q;
     reg  p_exc__clock;
-    reg  p_sdc_hit__d;
-    wire  p_sdc_hit__q;
-    reg  p_sdc_hit__clock;
-    reg  p_lsp_hit__d;
-    wire  p_lsp_hit__q;
-    reg  p_lsp_hit__clock;
-    reg  p_is_miss__d;
-    wire  p_is_miss__q;
-    reg  p_is_miss__clock;
+    reg  p_hit_raw__d;
+    wire  p_hit_raw__q;
+    reg  p_hit_raw__clock;
+    reg  p_probe_hit__d;
+    wire  p_probe_hit__q;
+    reg  p_probe_hit__clock;
     reg  p_lvsa_match__d;
     wire  p_lvsa_match__q;
     reg  p_lvsa_match__clock;
-    reg  p_sync_due__d;
-    wire  p_sync_due__q;
-    reg  p_sync_due__clock;
+    reg  p_sync_reached__d;
+    wire  p_sync_reached__q;
+    reg  p_sync_reached__clock;
     reg  p_infer__d;
     wire  p_infer__q;
     reg  p_infer__clock;
@@ -708,6 +703,12 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
     reg  b_is_stream;
     reg  b_exc;
     reg  b_sdc_hit;
+    reg  b_hit_raw;
+    reg  b_probe_hit;
+    reg  b_sync_reached;
+    reg  hit_raw;
+    reg  sync_reached;
+    reg  stage_clear;
     reg  b_lsp_hit;
     reg  b_is_miss;
     reg  b_lvsa_match;
@@ -721,7 +722,6 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
     reg  [31:0] upper;
     reg  lvsa_match;
     reg  sdc_hit;
-    reg  lsp_hit;
     reg  is_miss;
     reg  [31:0] sl32;
     reg  [31:0] since_sum;
@@ -772,14 +772,16 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         .next_sl(sdc__next_sl),
         .access(sdc__access),
         .found(sdc__found),
-        .found_si(sdc__found_si)
+        .found_si(sdc__found_si),
+        .probe_si(sdc__probe_si),
+        .probe_hit(sdc__probe_hit)
     );
     streamtrace_bsdc_32x4_128__encoder__lsp lsp(
         .clock(lsp__clock),
         .clear(lsp__clear),
         .si(lsp__si),
         .access(lsp__access),
-        .hit(lsp__hit)
+        .predicted(lsp__predicted)
     );
     streamtrace_bsdc_32x4_128__encoder__aolc aolc(
         .clock(aolc__clock),
@@ -821,45 +823,30 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         .q(p_is_end__q),
         .clock(p_is_end__clock)
     );
-    streamtrace_bsdc_32x4_128__encoder__p_is_ovf p_is_ovf(
-        .d(p_is_ovf__d),
-        .q(p_is_ovf__q),
-        .clock(p_is_ovf__clock)
-    );
-    streamtrace_bsdc_32x4_128__encoder__p_is_stream p_is_stream(
-        .d(p_is_stream__d),
-        .q(p_is_stream__q),
-        .clock(p_is_stream__clock)
-    );
     streamtrace_bsdc_32x4_128__encoder__p_exc p_exc(
         .d(p_exc__d),
         .q(p_exc__q),
         .clock(p_exc__clock)
     );
-    streamtrace_bsdc_32x4_128__encoder__p_sdc_hit p_sdc_hit(
-        .d(p_sdc_hit__d),
-        .q(p_sdc_hit__q),
-        .clock(p_sdc_hit__clock)
+    streamtrace_bsdc_32x4_128__encoder__p_hit_raw p_hit_raw(
+        .d(p_hit_raw__d),
+        .q(p_hit_raw__q),
+        .clock(p_hit_raw__clock)
     );
-    streamtrace_bsdc_32x4_128__encoder__p_lsp_hit p_lsp_hit(
-        .d(p_lsp_hit__d),
-        .q(p_lsp_hit__q),
-        .clock(p_lsp_hit__clock)
-    );
-    streamtrace_bsdc_32x4_128__encoder__p_is_miss p_is_miss(
-        .d(p_is_miss__d),
-        .q(p_is_miss__q),
-        .clock(p_is_miss__clock)
+    streamtrace_bsdc_32x4_128__encoder__p_probe_hit p_probe_hit(
+        .d(p_probe_hit__d),
+        .q(p_probe_hit__q),
+        .clock(p_probe_hit__clock)
     );
     streamtrace_bsdc_32x4_128__encoder__p_lvsa_match p_lvsa_match(
         .d(p_lvsa_match__d),
         .q(p_lvsa_match__q),
         .clock(p_lvsa_match__clock)
     );
-    streamtrace_bsdc_32x4_128__encoder__p_sync_due p_sync_due(
-        .d(p_sync_due__d),
-        .q(p_sync_due__q),
-        .clock(p_sync_due__clock)
+    streamtrace_bsdc_32x4_128__encoder__p_sync_reached p_sync_reached(
+        .d(p_sync_reached__d),
+        .q(p_sync_reached__q),
+        .clock(p_sync_reached__clock)
     );
     streamtrace_bsdc_32x4_128__encoder__p_infer p_infer(
         .d(p_infer__d),
@@ -890,14 +877,11 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         bitpos__clock = clock;
         p_start__clock = clock;
         p_is_end__clock = clock;
-        p_is_ovf__clock = clock;
-        p_is_stream__clock = clock;
         p_exc__clock = clock;
-        p_sdc_hit__clock = clock;
-        p_lsp_hit__clock = clock;
-        p_is_miss__clock = clock;
+        p_hit_raw__clock = clock;
+        p_probe_hit__clock = clock;
         p_lvsa_match__clock = clock;
-        p_sync_due__clock = clock;
+        p_sync_reached__clock = clock;
         p_infer__clock = clock;
         p_sa__clock = clock;
         p_sl32__clock = clock;
@@ -908,14 +892,11 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         bitpos__d = bitpos__q;
         p_start__d = p_start__q;
         p_is_end__d = p_is_end__q;
-        p_is_ovf__d = p_is_ovf__q;
-        p_is_stream__d = p_is_stream__q;
         p_exc__d = p_exc__q;
-        p_sdc_hit__d = p_sdc_hit__q;
-        p_lsp_hit__d = p_lsp_hit__q;
-        p_is_miss__d = p_is_miss__q;
+        p_hit_raw__d = p_hit_raw__q;
+        p_probe_hit__d = p_probe_hit__q;
         p_lvsa_match__d = p_lvsa_match__q;
-        p_sync_due__d = p_sync_due__q;
+        p_sync_reached__d = p_sync_reached__q;
         p_infer__d = p_infer__q;
         p_sa__d = p_sa__q;
         p_sl32__d = p_sl32__q;
@@ -932,31 +913,24 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         sdc__next_sl = next_sl;
         upper = sa >> k_lvsa_shift;
         lvsa_match = upper == lvsa__q;
-        sdc_hit = is_stream & sdc__found & (lvsa_match | ~k_rsdc);
+        hit_raw = sdc__found & (lvsa_match | ~k_rsdc);
+        sdc_hit = is_stream & hit_raw;
         is_miss = is_stream & ~sdc_hit;
-        if (sdc_hit) begin
-            lsp__si = sdc__found_si;
-        end
-        else begin
-            lsp__si = k_zero16;
-        end
-        lsp_hit = sdc_hit & lsp__hit;
+        sdc__probe_si = lsp__predicted;
         since_sum = since_reset__q + sl32;
         if (since_reset__q > (k_max32 - sl32)) begin
             since_sum = k_max32;
         end
-        sync_due = is_stream & k_sync_on & (since_sum >= k_sync_period);
+        sync_reached = k_sync_on & (since_sum >= k_sync_period);
+        sync_due = is_stream & sync_reached;
         miss = is_miss;
         p_start__d = start;
         p_is_end__d = is_end;
-        p_is_ovf__d = is_ovf;
-        p_is_stream__d = is_stream;
         p_exc__d = exc;
-        p_sdc_hit__d = sdc_hit;
-        p_lsp_hit__d = lsp_hit;
-        p_is_miss__d = is_miss;
+        p_hit_raw__d = hit_raw;
+        p_probe_hit__d = sdc__probe_hit;
         p_lvsa_match__d = lvsa_match;
-        p_sync_due__d = sync_due;
+        p_sync_reached__d = sync_reached;
         p_infer__d = infer__q;
         p_sa__d = sa;
         p_sl32__d = sl32;
@@ -964,36 +938,42 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         if (k_two_stage) begin
             b_start = p_start__q;
             b_is_end = p_is_end__q;
-            b_is_ovf = p_is_ovf__q;
-            b_is_stream = p_is_stream__q;
             b_exc = p_exc__q;
-            b_sdc_hit = p_sdc_hit__q;
-            b_lsp_hit = p_lsp_hit__q;
-            b_is_miss = p_is_miss__q;
+            b_hit_raw = p_hit_raw__q;
+            b_probe_hit = p_probe_hit__q;
             b_lvsa_match = p_lvsa_match__q;
-            b_sync_due = p_sync_due__q;
+            b_sync_reached = p_sync_reached__q;
             b_infer = p_infer__q;
             b_sa = p_sa__q;
-            b_sl32 = p_sl32__q;
-            b_found_si = p_found_si__q;
+            b_sl32 = p_sl32__q & k_sl_mask;
+            b_found_si = p_found_si__q & k_si_mask;
         end
         else begin
             b_start = start;
             b_is_end = is_end;
-            b_is_ovf = is_ovf;
-            b_is_stream = is_stream;
             b_exc = exc;
-            b_sdc_hit = sdc_hit;
-            b_lsp_hit = lsp_hit;
-            b_is_miss = is_miss;
+            b_hit_raw = hit_raw;
+            b_probe_hit = sdc__probe_hit;
             b_lvsa_match = lvsa_match;
-            b_sync_due = sync_due;
+            b_sync_reached = sync_reached;
             b_infer = infer__q;
             b_sa = sa;
             b_sl32 = sl32;
             b_found_si = sdc__found_si;
         end
+        b_is_ovf = ~b_is_end & (b_sl32 == k_zero32);
+        b_is_stream = ~b_is_end & (b_sl32 != k_zero32);
+        b_sdc_hit = b_is_stream & b_hit_raw;
+        b_is_miss = b_is_stream & ~b_sdc_hit;
+        b_lsp_hit = b_sdc_hit & b_probe_hit;
+        b_sync_due = b_is_stream & b_sync_reached;
         rec_ready = b_start;
+        if (b_sdc_hit) begin
+            lsp__si = b_found_si;
+        end
+        else begin
+            lsp__si = k_zero16;
+        end
         aolc__active = b_start & k_enhanced;
         aolc__lsp_hit = b_lsp_hit;
         aolc__flush_after = b_exc | b_sync_due;
@@ -1126,8 +1106,8 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         end
         rec_bits = tail_val;
         rec_len = l6 + tail_len;
-        sdc__access = start & is_stream;
-        lsp__access = start & is_stream;
+        sdc__access = start & is_stream & ~reset;
+        lsp__access = b_start & b_is_stream & ~reset;
         if (b_start) begin
             bitpos__d = (bitpos__q + rec_len[7:0]) & k_seven8;
         end
@@ -1139,9 +1119,10 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
             end
         end
         state_clear = reset | (start & (sync_due | is_ovf));
-        sdc__clear = state_clear;
-        lsp__clear = state_clear;
-        aolc__clear = reset | (b_start & (b_sync_due | b_is_ovf));
+        stage_clear = reset | (b_start & (b_sync_due | b_is_ovf));
+        sdc__clear = stage_clear;
+        lsp__clear = stage_clear;
+        aolc__clear = stage_clear;
         if (state_clear) begin
             lvsa__d = k_zero32;
             infer__d = 1'b0;
@@ -1387,14 +1368,14 @@ module streamtrace_bsdc_32x4_128__encoder__infer(d,q,clock);
 endmodule // streamtrace_bsdc_32x4_128__encoder__infer
 
 
-module streamtrace_bsdc_32x4_128__encoder__lsp(clock,clear,si,access,hit);
+module streamtrace_bsdc_32x4_128__encoder__lsp(clock,clear,si,access,predicted);
     
     // Module arguments
     input wire  clock;
     input wire  clear;
     input wire  [15:0] si;
     input wire  access;
-    output reg  hit;
+    output reg  [15:0] predicted;
     
     // Constant declarations
     localparam  k_index_mask = 16'h7f;
@@ -1423,7 +1404,8 @@ module streamtrace_bsdc_32x4_128__encoder__lsp(clock,clear,si,access,hit);
     // Local signals
     reg  [15:0] index;
     reg  [15:0] next_index;
-    reg  [31:0] predicted;
+    reg  [31:0] prediction;
+    reg  hit;
     reg  [31:0] si32;
     
     // Sub module instances
@@ -1458,11 +1440,12 @@ module streamtrace_bsdc_32x4_128__encoder__lsp(clock,clear,si,access,hit);
         written__clock = clock;
         index = history__q & k_index_mask;
         si32 = {16'd0, si};
-        predicted = k_zero32;
+        prediction = k_zero32;
         if (written__rdata != k_zero32) begin
-            predicted = entries__rdata;
+            prediction = entries__rdata;
         end
-        hit = (si32 != k_zero32) & (predicted == si32);
+        predicted = prediction[(32'h0)+:(16)];
+        hit = (si32 != k_zero32) & (prediction == si32);
         entries__waddr = index;
         entries__wdata = si32;
         entries__we = access & ~hit;
@@ -1631,6 +1614,25 @@ module streamtrace_bsdc_32x4_128__encoder__p_found_si(d,q,clock);
 endmodule // streamtrace_bsdc_32x4_128__encoder__p_found_si
 
 
+module streamtrace_bsdc_32x4_128__encoder__p_hit_raw(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__p_hit_raw
+
+
 module streamtrace_bsdc_32x4_128__encoder__p_infer(d,q,clock);
     
     // Module arguments
@@ -1669,82 +1671,6 @@ module streamtrace_bsdc_32x4_128__encoder__p_is_end(d,q,clock);
 endmodule // streamtrace_bsdc_32x4_128__encoder__p_is_end
 
 
-module streamtrace_bsdc_32x4_128__encoder__p_is_miss(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_bsdc_32x4_128__encoder__p_is_miss
-
-
-module streamtrace_bsdc_32x4_128__encoder__p_is_ovf(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_bsdc_32x4_128__encoder__p_is_ovf
-
-
-module streamtrace_bsdc_32x4_128__encoder__p_is_stream(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_bsdc_32x4_128__encoder__p_is_stream
-
-
-module streamtrace_bsdc_32x4_128__encoder__p_lsp_hit(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_bsdc_32x4_128__encoder__p_lsp_hit
-
-
 module streamtrace_bsdc_32x4_128__encoder__p_lvsa_match(d,q,clock);
     
     // Module arguments
@@ -1764,6 +1690,25 @@ module streamtrace_bsdc_32x4_128__encoder__p_lvsa_match(d,q,clock);
 endmodule // streamtrace_bsdc_32x4_128__encoder__p_lvsa_match
 
 
+module streamtrace_bsdc_32x4_128__encoder__p_probe_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__p_probe_hit
+
+
 module streamtrace_bsdc_32x4_128__encoder__p_sa(d,q,clock);
     
     // Module arguments
@@ -1781,25 +1726,6 @@ module streamtrace_bsdc_32x4_128__encoder__p_sa(d,q,clock);
     end
           
 endmodule // streamtrace_bsdc_32x4_128__encoder__p_sa
-
-
-module streamtrace_bsdc_32x4_128__encoder__p_sdc_hit(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_bsdc_32x4_128__encoder__p_sdc_hit
 
 
 module streamtrace_bsdc_32x4_128__encoder__p_sl32(d,q,clock);
@@ -1840,7 +1766,7 @@ module streamtrace_bsdc_32x4_128__encoder__p_start(d,q,clock);
 endmodule // streamtrace_bsdc_32x4_128__encoder__p_start
 
 
-module streamtrace_bsdc_32x4_128__encoder__p_sync_due(d,q,clock);
+module streamtrace_bsdc_32x4_128__encoder__p_sync_reached(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -1856,10 +1782,10 @@ module streamtrace_bsdc_32x4_128__encoder__p_sync_due(d,q,clock);
        q <= d;
     end
           
-endmodule // streamtrace_bsdc_32x4_128__encoder__p_sync_due
+endmodule // streamtrace_bsdc_32x4_128__encoder__p_sync_reached
 
 
-module streamtrace_bsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl,access,found,found_si);
+module streamtrace_bsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl,access,found,found_si,probe_si,probe_hit);
     
     // Module arguments
     input wire  clock;
@@ -1871,8 +1797,12 @@ module streamtrace_bsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl
     input wire  access;
     output reg  found;
     output reg  [15:0] found_si;
+    input wire  [15:0] probe_si;
+    output reg  probe_hit;
     
     // Constant declarations
+    localparam  k_delayed = 1'b0;
+    localparam  k_way_mask = 16'h3;
     localparam  k_shift = 8'h4;
     localparam  k_set_mask = 32'h1f;
     localparam  k_tag_mask = 32'hffffffff;
@@ -1949,6 +1879,30 @@ module streamtrace_bsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl
     reg  mru__we;
     reg  [15:0] mru__waddr;
     reg  [31:0] mru__wdata;
+    reg  r_access__d;
+    wire  r_access__q;
+    reg  r_access__clock;
+    reg  [15:0] r_set16__d;
+    wire  [15:0] r_set16__q;
+    reg  r_set16__clock;
+    reg  r_set_zero__d;
+    wire  r_set_zero__q;
+    reg  r_set_zero__clock;
+    reg  [31:0] r_tag__d;
+    wire  [31:0] r_tag__q;
+    reg  r_tag__clock;
+    reg  [31:0] r_sl32__d;
+    wire  [31:0] r_sl32__q;
+    reg  r_sl32__clock;
+    reg  [31:0] r_hits__d;
+    wire  [31:0] r_hits__q;
+    reg  r_hits__clock;
+    reg  [31:0] r_valid__d;
+    wire  [31:0] r_valid__q;
+    reg  r_valid__clock;
+    reg  [31:0] r_mru__d;
+    wire  [31:0] r_mru__q;
+    reg  r_mru__clock;
     
     // Local signals
     reg  way_match__0;
@@ -1977,6 +1931,18 @@ module streamtrace_bsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl
     reg  do_access;
     reg  [31:0] mru_set;
     reg  [15:0] set_base;
+    reg  [31:0] way_hits;
+    reg  [15:0] probe_set;
+    reg  [15:0] probe_way;
+    reg  probe_way_hit;
+    reg  w_access;
+    reg  [15:0] w_set16;
+    reg  w_set_zero;
+    reg  [31:0] w_tag;
+    reg  [31:0] w_sl32;
+    reg  [31:0] w_hits;
+    reg  [31:0] w_valid;
+    reg  [31:0] w_mru;
     
     // Sub module instances
     streamtrace_bsdc_32x4_128__encoder__sdc__tags__0 tags__0(
@@ -2061,9 +2027,65 @@ module streamtrace_bsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl
         .waddr(mru__waddr),
         .wdata(mru__wdata)
     );
+    streamtrace_bsdc_32x4_128__encoder__sdc__r_access r_access(
+        .d(r_access__d),
+        .q(r_access__q),
+        .clock(r_access__clock)
+    );
+    streamtrace_bsdc_32x4_128__encoder__sdc__r_set16 r_set16(
+        .d(r_set16__d),
+        .q(r_set16__q),
+        .clock(r_set16__clock)
+    );
+    streamtrace_bsdc_32x4_128__encoder__sdc__r_set_zero r_set_zero(
+        .d(r_set_zero__d),
+        .q(r_set_zero__q),
+        .clock(r_set_zero__clock)
+    );
+    streamtrace_bsdc_32x4_128__encoder__sdc__r_tag r_tag(
+        .d(r_tag__d),
+        .q(r_tag__q),
+        .clock(r_tag__clock)
+    );
+    streamtrace_bsdc_32x4_128__encoder__sdc__r_sl32 r_sl32(
+        .d(r_sl32__d),
+        .q(r_sl32__q),
+        .clock(r_sl32__clock)
+    );
+    streamtrace_bsdc_32x4_128__encoder__sdc__r_hits r_hits(
+        .d(r_hits__d),
+        .q(r_hits__q),
+        .clock(r_hits__clock)
+    );
+    streamtrace_bsdc_32x4_128__encoder__sdc__r_valid r_valid(
+        .d(r_valid__d),
+        .q(r_valid__q),
+        .clock(r_valid__clock)
+    );
+    streamtrace_bsdc_32x4_128__encoder__sdc__r_mru r_mru(
+        .d(r_mru__d),
+        .q(r_mru__q),
+        .clock(r_mru__clock)
+    );
     
     // Update code
     always @(*) begin
+        r_access__clock = clock;
+        r_set16__clock = clock;
+        r_set_zero__clock = clock;
+        r_tag__clock = clock;
+        r_sl32__clock = clock;
+        r_hits__clock = clock;
+        r_valid__clock = clock;
+        r_mru__clock = clock;
+        r_access__d = r_access__q;
+        r_set16__d = r_set16__q;
+        r_set_zero__d = r_set_zero__q;
+        r_tag__d = r_tag__q;
+        r_sl32__d = r_sl32__q;
+        r_hits__d = r_hits__q;
+        r_valid__d = r_valid__q;
+        r_mru__d = r_mru__q;
         sl32 = {16'd0, sl};
         set32 = ((sa >> k_shift) ^ sl32) & k_set_mask;
         set16 = set32[15:0];
@@ -2079,20 +2101,20 @@ module streamtrace_bsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl
         mru__clock = clock;
         valid__clear = clear;
         mru__clear = clear;
-        valid__raddr = set16;
-        mru__raddr = set16;
-        valid__waddr = set16;
-        mru__waddr = set16;
+        if (k_delayed) begin
+            valid__raddr = next_set16;
+            mru__raddr = next_set16;
+        end
+        else begin
+            valid__raddr = set16;
+            mru__raddr = set16;
+        end
         found_way = k_zero16;
         any_found = 1'b0;
         tags__0__clock = clock;
         sls__0__clock = clock;
         tags__0__raddr = next_set16;
         sls__0__raddr = next_set16;
-        tags__0__waddr = set16;
-        sls__0__waddr = set16;
-        tags__0__wdata = tag;
-        sls__0__wdata = sl32;
         way_match__0 = valid__rdata[0] & (tags__0__rdata == tag) & (sls__0__rdata == sl32);
         if (way_match__0) begin
             found_way = 0;
@@ -2102,10 +2124,6 @@ module streamtrace_bsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl
         sls__1__clock = clock;
         tags__1__raddr = next_set16;
         sls__1__raddr = next_set16;
-        tags__1__waddr = set16;
-        sls__1__waddr = set16;
-        tags__1__wdata = tag;
-        sls__1__wdata = sl32;
         way_match__1 = valid__rdata[1] & (tags__1__rdata == tag) & (sls__1__rdata == sl32);
         if (way_match__1) begin
             found_way = 1;
@@ -2115,10 +2133,6 @@ module streamtrace_bsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl
         sls__2__clock = clock;
         tags__2__raddr = next_set16;
         sls__2__raddr = next_set16;
-        tags__2__waddr = set16;
-        sls__2__waddr = set16;
-        tags__2__wdata = tag;
-        sls__2__wdata = sl32;
         way_match__2 = valid__rdata[2] & (tags__2__rdata == tag) & (sls__2__rdata == sl32);
         if (way_match__2) begin
             found_way = 2;
@@ -2128,21 +2142,65 @@ module streamtrace_bsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl
         sls__3__clock = clock;
         tags__3__raddr = next_set16;
         sls__3__raddr = next_set16;
-        tags__3__waddr = set16;
-        sls__3__waddr = set16;
-        tags__3__wdata = tag;
-        sls__3__wdata = sl32;
         way_match__3 = valid__rdata[3] & (tags__3__rdata == tag) & (sls__3__rdata == sl32);
         if (way_match__3) begin
             found_way = 3;
             any_found = 1'b1;
         end
+        probe_set = probe_si >> k_way_bits;
+        probe_way = probe_si & k_way_mask;
+        probe_way_hit = 1'b0;
+        if (way_match__0 & (probe_way == 0)) begin
+            probe_way_hit = 1'b1;
+        end
+        if (way_match__1 & (probe_way == 1)) begin
+            probe_way_hit = 1'b1;
+        end
+        if (way_match__2 & (probe_way == 2)) begin
+            probe_way_hit = 1'b1;
+        end
+        if (way_match__3 & (probe_way == 3)) begin
+            probe_way_hit = 1'b1;
+        end
+        probe_hit = probe_way_hit & (probe_set == set16);
+        way_hits = k_zero32;
+        if (any_found) begin
+            way_hits = k_one32 << found_way;
+        end
+        r_access__d = access;
+        r_set16__d = set16;
+        r_set_zero__d = set32 == k_zero32;
+        r_tag__d = tag;
+        r_sl32__d = sl32;
+        r_hits__d = way_hits;
+        r_valid__d = valid__rdata;
+        r_mru__d = mru__rdata;
+        if (k_delayed) begin
+            w_access = r_access__q;
+            w_set16 = r_set16__q;
+            w_set_zero = r_set_zero__q;
+            w_tag = r_tag__q;
+            w_sl32 = r_sl32__q;
+            w_hits = r_hits__q;
+            w_valid = r_valid__q;
+            w_mru = r_mru__q;
+        end
+        else begin
+            w_access = access;
+            w_set16 = set16;
+            w_set_zero = set32 == k_zero32;
+            w_tag = tag;
+            w_sl32 = sl32;
+            w_hits = way_hits;
+            w_valid = valid__rdata;
+            w_mru = mru__rdata;
+        end
         exist = k_all_ways;
-        if (set32 == k_zero32) begin
+        if (w_set_zero) begin
             exist = k_all_ways & ~k_one32;
         end
-        cand_invalid = ~valid__rdata & exist;
-        cand_mru = ~mru__rdata & exist;
+        cand_invalid = ~w_valid & exist;
+        cand_mru = ~w_mru & exist;
         pick = exist;
         if (cand_mru != k_zero32) begin
             pick = cand_mru;
@@ -2165,11 +2223,11 @@ module streamtrace_bsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl
             victim_way = 3;
         end
         access_onehot = victim_onehot;
-        if (any_found) begin
-            access_onehot = k_one32 << found_way;
+        if (w_hits != k_zero32) begin
+            access_onehot = w_hits;
         end
-        do_access = access & (any_found | (exist != k_zero32));
-        mru_set = mru__rdata | access_onehot;
+        do_access = w_access & ((w_hits != k_zero32) | (exist != k_zero32));
+        mru_set = w_mru | access_onehot;
         if ((mru_set & exist) == exist) begin
             mru__wdata = access_onehot;
         end
@@ -2177,16 +2235,34 @@ module streamtrace_bsdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl
             mru__wdata = mru_set;
         end
         mru__we = do_access;
-        valid__wdata = valid__rdata | access_onehot;
-        valid__we = do_access & ~any_found;
-        tags__0__we = do_access & ~any_found & (victim_way == 0);
-        sls__0__we = do_access & ~any_found & (victim_way == 0);
-        tags__1__we = do_access & ~any_found & (victim_way == 1);
-        sls__1__we = do_access & ~any_found & (victim_way == 1);
-        tags__2__we = do_access & ~any_found & (victim_way == 2);
-        sls__2__we = do_access & ~any_found & (victim_way == 2);
-        tags__3__we = do_access & ~any_found & (victim_way == 3);
-        sls__3__we = do_access & ~any_found & (victim_way == 3);
+        mru__waddr = w_set16;
+        valid__wdata = w_valid | access_onehot;
+        valid__we = do_access & (w_hits == k_zero32);
+        valid__waddr = w_set16;
+        tags__0__waddr = w_set16;
+        sls__0__waddr = w_set16;
+        tags__0__wdata = w_tag;
+        sls__0__wdata = w_sl32;
+        tags__0__we = do_access & (w_hits == k_zero32) & (victim_way == 0);
+        sls__0__we = do_access & (w_hits == k_zero32) & (victim_way == 0);
+        tags__1__waddr = w_set16;
+        sls__1__waddr = w_set16;
+        tags__1__wdata = w_tag;
+        sls__1__wdata = w_sl32;
+        tags__1__we = do_access & (w_hits == k_zero32) & (victim_way == 1);
+        sls__1__we = do_access & (w_hits == k_zero32) & (victim_way == 1);
+        tags__2__waddr = w_set16;
+        sls__2__waddr = w_set16;
+        tags__2__wdata = w_tag;
+        sls__2__wdata = w_sl32;
+        tags__2__we = do_access & (w_hits == k_zero32) & (victim_way == 2);
+        sls__2__we = do_access & (w_hits == k_zero32) & (victim_way == 2);
+        tags__3__waddr = w_set16;
+        sls__3__waddr = w_set16;
+        tags__3__wdata = w_tag;
+        sls__3__wdata = w_sl32;
+        tags__3__we = do_access & (w_hits == k_zero32) & (victim_way == 3);
+        sls__3__we = do_access & (w_hits == k_zero32) & (victim_way == 3);
         found = any_found;
         found_si = set_base | found_way;
     end
@@ -2220,6 +2296,158 @@ module streamtrace_bsdc_32x4_128__encoder__sdc__mru(clock,clear,raddr,rdata,we,w
     end
     always @(*) rdata = {28'd0, flags[{raddr[4:0], 2'd0} +: 4]};
 endmodule // streamtrace_bsdc_32x4_128__encoder__sdc__mru
+
+
+module streamtrace_bsdc_32x4_128__encoder__sdc__r_access(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__sdc__r_access
+
+
+module streamtrace_bsdc_32x4_128__encoder__sdc__r_hits(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__sdc__r_hits
+
+
+module streamtrace_bsdc_32x4_128__encoder__sdc__r_mru(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__sdc__r_mru
+
+
+module streamtrace_bsdc_32x4_128__encoder__sdc__r_set16(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__sdc__r_set16
+
+
+module streamtrace_bsdc_32x4_128__encoder__sdc__r_set_zero(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__sdc__r_set_zero
+
+
+module streamtrace_bsdc_32x4_128__encoder__sdc__r_sl32(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__sdc__r_sl32
+
+
+module streamtrace_bsdc_32x4_128__encoder__sdc__r_tag(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__sdc__r_tag
+
+
+module streamtrace_bsdc_32x4_128__encoder__sdc__r_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_bsdc_32x4_128__encoder__sdc__r_valid
 
 
 module streamtrace_bsdc_32x4_128__encoder__sdc__sls__0(clock,raddr,rdata,we,waddr,wdata);

@@ -13,18 +13,21 @@
 //! updates the record itself makes, as the model resets after applying them.
 //!
 //! With `svc_hit >= 3` (every service at least three cycles) the compressor is two stages:
-//! the start cycle looks the descriptor up (SDC, LSP, LVSA compare, periodic sync) and
-//! updates the SDC, LSP, LVSA, `infer` and sync counter; registers carry what the lookup
-//! decided into the next cycle, which runs the AOLC and assembles the record (`rec_ready`
-//! high), updating the AOLC and the bit position. The next service starts two cycles later
-//! at the earliest, so neither stage sees a state the other has not finished: the same
-//! records as in one cycle, with the longest path cut at the lookup's result.
+//! the start cycle looks the descriptor up in the SDC (and compares the LVSA, counts to the
+//! periodic sync) and updates the LVSA, `infer` and sync counter; registers carry what the
+//! lookup decided into the next cycle, which makes the SDC's update (delayed, see
+//! `StreamDescriptorCache`), looks up and updates the LSP, runs the AOLC and assembles the
+//! record (`rec_ready` high), updating the AOLC and the bit position. A sync or overflow
+//! clears the SDC, LSP and AOLC in that second cycle. The next service starts three cycles
+//! after the start at the earliest, so neither stage sees a state the other has not
+//! finished: the same records as in one cycle, with the SDC's compare alone in the first
+//! stage and the LSP's compare and the tables' writes in the second.
 
 use rust_hdl::prelude::*;
 use streamtrace_model::Scheme;
 
 use crate::aolc::AdaptiveOneLengthCounter;
-use crate::config::{HwConfig, RECORD_BITS};
+use crate::config::{amount_mask, HwConfig, RECORD_BITS};
 use crate::lsp::LastStreamPredictor;
 use crate::sdc::StreamDescriptorCache;
 
@@ -61,14 +64,11 @@ pub struct RecordEncoder {
     /// The lookup's results, registered for the assembly stage (two stages only).
     p_start: DFF<Bit>,
     p_is_end: DFF<Bit>,
-    p_is_ovf: DFF<Bit>,
-    p_is_stream: DFF<Bit>,
     p_exc: DFF<Bit>,
-    p_sdc_hit: DFF<Bit>,
-    p_lsp_hit: DFF<Bit>,
-    p_is_miss: DFF<Bit>,
+    p_hit_raw: DFF<Bit>,
+    p_probe_hit: DFF<Bit>,
     p_lvsa_match: DFF<Bit>,
-    p_sync_due: DFF<Bit>,
+    p_sync_reached: DFF<Bit>,
     p_infer: DFF<Bit>,
     p_sa: DFF<Bits<32>>,
     p_sl32: DFF<Bits<32>>,
@@ -81,6 +81,14 @@ pub struct RecordEncoder {
     b_is_stream: Signal<Local, Bit>,
     b_exc: Signal<Local, Bit>,
     b_sdc_hit: Signal<Local, Bit>,
+    b_hit_raw: Signal<Local, Bit>,
+    b_probe_hit: Signal<Local, Bit>,
+    b_sync_reached: Signal<Local, Bit>,
+    /// The SDC found the entry and (rSDC) the LVSA matches: a hit if the entry is a stream.
+    hit_raw: Signal<Local, Bit>,
+    sync_reached: Signal<Local, Bit>,
+    /// The reset of the SDC, LSP and AOLC, made in the assembly stage.
+    stage_clear: Signal<Local, Bit>,
     b_lsp_hit: Signal<Local, Bit>,
     b_is_miss: Signal<Local, Bit>,
     b_lvsa_match: Signal<Local, Bit>,
@@ -94,7 +102,6 @@ pub struct RecordEncoder {
     upper: Signal<Local, Bits<32>>,
     lvsa_match: Signal<Local, Bit>,
     sdc_hit: Signal<Local, Bit>,
-    lsp_hit: Signal<Local, Bit>,
     is_miss: Signal<Local, Bit>,
     sl32: Signal<Local, Bits<32>>,
     since_sum: Signal<Local, Bits<32>>,
@@ -141,6 +148,8 @@ pub struct RecordEncoder {
     k_sync_on: Constant<Bit>,
     k_sync_period: Constant<Bits<32>>,
     k_max_sl: Constant<Bits<16>>,
+    k_sl_mask: Constant<Bits<32>>,
+    k_si_mask: Constant<Bits<16>>,
     k_lvsa_shift: Constant<Bits<8>>,
     k_low: Constant<Bits<8>>,
     k_below_lvsa: Constant<Bits<32>>,
@@ -188,7 +197,7 @@ impl RecordEncoder {
             rec_len: Default::default(),
             miss: Default::default(),
             rec_ready: Default::default(),
-            sdc: StreamDescriptorCache::new(h),
+            sdc: StreamDescriptorCache::new(h, h.buffers.svc_hit >= 3),
             lsp: LastStreamPredictor::new(h),
             aolc: AdaptiveOneLengthCounter::new(h),
             lvsa: Default::default(),
@@ -197,14 +206,11 @@ impl RecordEncoder {
             bitpos: Default::default(),
             p_start: Default::default(),
             p_is_end: Default::default(),
-            p_is_ovf: Default::default(),
-            p_is_stream: Default::default(),
             p_exc: Default::default(),
-            p_sdc_hit: Default::default(),
-            p_lsp_hit: Default::default(),
-            p_is_miss: Default::default(),
+            p_hit_raw: Default::default(),
+            p_probe_hit: Default::default(),
             p_lvsa_match: Default::default(),
-            p_sync_due: Default::default(),
+            p_sync_reached: Default::default(),
             p_infer: Default::default(),
             p_sa: Default::default(),
             p_sl32: Default::default(),
@@ -215,6 +221,11 @@ impl RecordEncoder {
             b_is_stream: Default::default(),
             b_exc: Default::default(),
             b_sdc_hit: Default::default(),
+            b_hit_raw: Default::default(),
+            b_probe_hit: Default::default(),
+            b_sync_reached: Default::default(),
+            hit_raw: Default::default(),
+            sync_reached: Default::default(),
             b_lsp_hit: Default::default(),
             b_is_miss: Default::default(),
             b_lvsa_match: Default::default(),
@@ -228,12 +239,12 @@ impl RecordEncoder {
             upper: Default::default(),
             lvsa_match: Default::default(),
             sdc_hit: Default::default(),
-            lsp_hit: Default::default(),
             is_miss: Default::default(),
             sl32: Default::default(),
             since_sum: Default::default(),
             sync_due: Default::default(),
             state_clear: Default::default(),
+            stage_clear: Default::default(),
             run_val: Default::default(),
             run_len: Default::default(),
             head_val: Default::default(),
@@ -276,6 +287,8 @@ impl RecordEncoder {
             // Off: the largest period, so the comparison is not constant (lint).
             k_sync_period: c32(if h.model.sync_period == 0 { u32::MAX as u64 } else { h.model.sync_period }),
             k_max_sl: c16(h.max_sl),
+            k_sl_mask: c32(amount_mask(h.max_sl as u64)),
+            k_si_mask: c16(amount_mask((h.sets * h.ways - 1) as u64) as u32),
             // bSDC has no LVSA: shifting by 32 makes its (unused) upper part 0.
             k_lvsa_shift: Constant::new(((32 - u) as u64).into()),
             k_low: Constant::new((h.low as u64).into()),
@@ -308,8 +321,8 @@ impl Logic for RecordEncoder {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, lvsa, infer, since_reset, bitpos, p_start, p_is_end, p_is_ovf, p_is_stream, p_exc, p_sdc_hit,
-            p_lsp_hit, p_is_miss, p_lvsa_match, p_sync_due, p_infer, p_sa, p_sl32, p_found_si
+            self, clock, lvsa, infer, since_reset, bitpos, p_start, p_is_end, p_exc, p_hit_raw, p_probe_hit, p_lvsa_match,
+            p_sync_reached, p_infer, p_sa, p_sl32, p_found_si
         );
         self.sdc.clock.next = self.clock.val();
         self.lsp.clock.next = self.clock.val();
@@ -327,34 +340,33 @@ impl Logic for RecordEncoder {
         self.sdc.next_sl.next = self.next_sl.val();
         self.upper.next = self.sa.val() >> self.k_lvsa_shift.val();
         self.lvsa_match.next = self.upper.val() == self.lvsa.q.val();
-        self.sdc_hit.next = self.is_stream.val() & self.sdc.found.val() & (self.lvsa_match.val() | !self.k_rsdc.val());
+        self.hit_raw.next = self.sdc.found.val() & (self.lvsa_match.val() | !self.k_rsdc.val());
+        self.sdc_hit.next = self.is_stream.val() & self.hit_raw.val();
         self.is_miss.next = self.is_stream.val() & !self.sdc_hit.val();
-        if self.sdc_hit.val() {
-            self.lsp.si.next = self.sdc.found_si.val();
-        } else {
-            self.lsp.si.next = self.k_zero16.val();
-        }
-        self.lsp_hit.next = self.sdc_hit.val() & self.lsp.hit.val();
+        // LSP lookup: its prediction tested against the SDC's ways, beside the SDC's compare
+        // (an LSP hit is an SDC hit whose entry is the prediction: `b_lsp_hit` below).
+        self.sdc.probe_si.next = self.lsp.predicted.val();
 
         // Periodic sync after the stream that reaches the period (counter saturates).
         self.since_sum.next = self.since_reset.q.val() + self.sl32.val();
         if self.since_reset.q.val() > (self.k_max32.val() - self.sl32.val()) {
             self.since_sum.next = self.k_max32.val();
         }
-        self.sync_due.next = self.is_stream.val() & self.k_sync_on.val() & (self.since_sum.val() >= self.k_sync_period.val());
+        self.sync_reached.next = self.k_sync_on.val() & (self.since_sum.val() >= self.k_sync_period.val());
+        self.sync_due.next = self.is_stream.val() & self.sync_reached.val();
         self.miss.next = self.is_miss.val();
 
-        // Into the assembly stage: the same cycle, or registered (two stages).
+        // Into the assembly stage: the same cycle, or registered (two stages). Only what the
+        // lookup decided is registered; the assembly stage derives the rest as the lookup
+        // does, so that synthesis sees the same exclusions (an entry is a stream, an
+        // overflow or END; an LSP hit is an SDC hit) in both.
         self.p_start.d.next = self.start.val();
         self.p_is_end.d.next = self.is_end.val();
-        self.p_is_ovf.d.next = self.is_ovf.val();
-        self.p_is_stream.d.next = self.is_stream.val();
         self.p_exc.d.next = self.exc.val();
-        self.p_sdc_hit.d.next = self.sdc_hit.val();
-        self.p_lsp_hit.d.next = self.lsp_hit.val();
-        self.p_is_miss.d.next = self.is_miss.val();
+        self.p_hit_raw.d.next = self.hit_raw.val();
+        self.p_probe_hit.d.next = self.sdc.probe_hit.val();
         self.p_lvsa_match.d.next = self.lvsa_match.val();
-        self.p_sync_due.d.next = self.sync_due.val();
+        self.p_sync_reached.d.next = self.sync_reached.val();
         self.p_infer.d.next = self.infer.q.val();
         self.p_sa.d.next = self.sa.val();
         self.p_sl32.d.next = self.sl32.val();
@@ -362,35 +374,45 @@ impl Logic for RecordEncoder {
         if self.k_two_stage.val() {
             self.b_start.next = self.p_start.q.val();
             self.b_is_end.next = self.p_is_end.q.val();
-            self.b_is_ovf.next = self.p_is_ovf.q.val();
-            self.b_is_stream.next = self.p_is_stream.q.val();
             self.b_exc.next = self.p_exc.q.val();
-            self.b_sdc_hit.next = self.p_sdc_hit.q.val();
-            self.b_lsp_hit.next = self.p_lsp_hit.q.val();
-            self.b_is_miss.next = self.p_is_miss.q.val();
+            self.b_hit_raw.next = self.p_hit_raw.q.val();
+            self.b_probe_hit.next = self.p_probe_hit.q.val();
             self.b_lvsa_match.next = self.p_lvsa_match.q.val();
-            self.b_sync_due.next = self.p_sync_due.q.val();
+            self.b_sync_reached.next = self.p_sync_reached.q.val();
             self.b_infer.next = self.p_infer.q.val();
             self.b_sa.next = self.p_sa.q.val();
-            self.b_sl32.next = self.p_sl32.q.val();
-            self.b_found_si.next = self.p_found_si.q.val();
+            // Masked to the values they can hold, so that synthesis knows their upper bits
+            // are zero (as it does for the unregistered signals of one stage).
+            self.b_sl32.next = self.p_sl32.q.val() & self.k_sl_mask.val();
+            self.b_found_si.next = self.p_found_si.q.val() & self.k_si_mask.val();
         } else {
             self.b_start.next = self.start.val();
             self.b_is_end.next = self.is_end.val();
-            self.b_is_ovf.next = self.is_ovf.val();
-            self.b_is_stream.next = self.is_stream.val();
             self.b_exc.next = self.exc.val();
-            self.b_sdc_hit.next = self.sdc_hit.val();
-            self.b_lsp_hit.next = self.lsp_hit.val();
-            self.b_is_miss.next = self.is_miss.val();
+            self.b_hit_raw.next = self.hit_raw.val();
+            self.b_probe_hit.next = self.sdc.probe_hit.val();
             self.b_lvsa_match.next = self.lvsa_match.val();
-            self.b_sync_due.next = self.sync_due.val();
+            self.b_sync_reached.next = self.sync_reached.val();
             self.b_infer.next = self.infer.q.val();
             self.b_sa.next = self.sa.val();
             self.b_sl32.next = self.sl32.val();
             self.b_found_si.next = self.sdc.found_si.val();
         }
+        self.b_is_ovf.next = !self.b_is_end.val() & (self.b_sl32.val() == self.k_zero32.val());
+        self.b_is_stream.next = !self.b_is_end.val() & (self.b_sl32.val() != self.k_zero32.val());
+        self.b_sdc_hit.next = self.b_is_stream.val() & self.b_hit_raw.val();
+        self.b_is_miss.next = self.b_is_stream.val() & !self.b_sdc_hit.val();
+        self.b_lsp_hit.next = self.b_sdc_hit.val() & self.b_probe_hit.val();
+        self.b_sync_due.next = self.b_is_stream.val() & self.b_sync_reached.val();
         self.rec_ready.next = self.b_start.val();
+
+        // LSP update, in the assembly stage: with two stages a cycle after the lookup (the
+        // next lookup is two cycles later still). Its lookup is `b_lsp_hit` above.
+        if self.b_sdc_hit.val() {
+            self.lsp.si.next = self.b_found_si.val();
+        } else {
+            self.lsp.si.next = self.k_zero16.val();
+        }
 
         // Assembly stage. AOLC (eSDC, rSDC).
         self.aolc.active.next = self.b_start.val() & self.k_enhanced.val();
@@ -530,8 +552,8 @@ impl Logic for RecordEncoder {
 
         // State updates: the lookup's at the end of the start cycle, the assembly's at the end
         // of its cycle (the same edge with one stage).
-        self.sdc.access.next = self.start.val() & self.is_stream.val();
-        self.lsp.access.next = self.start.val() & self.is_stream.val();
+        self.sdc.access.next = self.start.val() & self.is_stream.val() & !self.reset.val();
+        self.lsp.access.next = self.b_start.val() & self.b_is_stream.val() & !self.reset.val();
         if self.b_start.val() {
             self.bitpos.d.next = (self.bitpos.q.val() + bit_cast::<8, 16>(self.rec_len.val())) & self.k_seven8.val();
         }
@@ -543,9 +565,13 @@ impl Logic for RecordEncoder {
             }
         }
         self.state_clear.next = self.reset.val() | (self.start.val() & (self.sync_due.val() | self.is_ovf.val()));
-        self.sdc.clear.next = self.state_clear.val();
-        self.lsp.clear.next = self.state_clear.val();
-        self.aolc.clear.next = self.reset.val() | (self.b_start.val() & (self.b_sync_due.val() | self.b_is_ovf.val()));
+        // The SDC and the LSP update in the assembly stage (the SDC's update is delayed with
+        // two stages), so they clear there: the clear still wins over the updates of the
+        // record that ends in a sync.
+        self.stage_clear.next = self.reset.val() | (self.b_start.val() & (self.b_sync_due.val() | self.b_is_ovf.val()));
+        self.sdc.clear.next = self.stage_clear.val();
+        self.lsp.clear.next = self.stage_clear.val();
+        self.aolc.clear.next = self.stage_clear.val();
         if self.state_clear.val() {
             self.lvsa.d.next = self.k_zero32.val();
             self.infer.d.next = false;

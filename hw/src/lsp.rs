@@ -6,8 +6,11 @@
 //! cycle (an unwritten entry reads as 0, the reset value). The flags are read the same way,
 //! one cycle ahead into a register, so their row multiplexer is off the lookup's path.
 //!
-//! `hit` = `si != 0 and LSP[p] == si` for the presented `si`; with `access` high the clock
-//! edge writes `LSP[p] := si` on a miss and shifts `si` into the history.
+//! `predicted` is `LSP[p]`; the lookup's hit is `si != 0 and LSP[p] == si`, which the
+//! encoder tests against the SDC's ways in parallel with the SDC's own compare
+//! (`StreamDescriptorCache::probe_hit`) instead of after it. With `access` high the clock
+//! edge writes `LSP[p] := si` on a miss (the same compare, made here for the write) and
+//! shifts `si` into the history.
 
 use rust_hdl::prelude::*;
 
@@ -20,13 +23,14 @@ pub struct LastStreamPredictor {
     pub clear: Signal<In, Bit>,
     pub si: Signal<In, Bits<16>>,
     pub access: Signal<In, Bit>,
-    pub hit: Signal<Out, Bit>,
+    pub predicted: Signal<Out, Bits<16>>,
     entries: SyncTableRam,
     written: FlagArray,
     history: DFF<Bits<16>>,
     index: Signal<Local, Bits<ADDR_BITS>>,
     next_index: Signal<Local, Bits<ADDR_BITS>>,
-    predicted: Signal<Local, Bits<32>>,
+    prediction: Signal<Local, Bits<32>>,
+    hit: Signal<Local, Bit>,
     si32: Signal<Local, Bits<32>>,
     k_index_mask: Constant<Bits<16>>,
     k_zero16: Constant<Bits<16>>,
@@ -43,6 +47,7 @@ impl LastStreamPredictor {
             access: Default::default(),
             hit: Default::default(),
             predicted: Default::default(),
+            prediction: Default::default(),
             si32: Default::default(),
             entries: SyncTableRam::new(h.lsp_entries as usize, h.k as usize),
             written: FlagArray::registered_read(h.lsp_entries as usize, 1),
@@ -65,11 +70,12 @@ impl Logic for LastStreamPredictor {
         self.written.clock.next = self.clock.val();
         self.index.next = self.history.q.val() & self.k_index_mask.val();
         self.si32.next = bit_cast::<32, 16>(self.si.val());
-        self.predicted.next = self.k_zero32.val();
+        self.prediction.next = self.k_zero32.val();
         if self.written.rdata.val() != self.k_zero32.val() {
-            self.predicted.next = self.entries.rdata.val();
+            self.prediction.next = self.entries.rdata.val();
         }
-        self.hit.next = (self.si32.val() != self.k_zero32.val()) & (self.predicted.val() == self.si32.val());
+        self.predicted.next = self.prediction.val().get_bits::<16>(0);
+        self.hit.next = (self.si32.val() != self.k_zero32.val()) & (self.prediction.val() == self.si32.val());
         self.entries.waddr.next = self.index.val();
         self.entries.wdata.next = self.si32.val();
         self.entries.we.next = self.access.val() & !self.hit.val();

@@ -16,6 +16,16 @@
 //! with `access` high the clock edge applies the model's update: touch the matching entry,
 //! else fill the victim (lowest invalid way, else lowest way with a clear MRU bit, else
 //! the lowest existing way) and touch it.
+//!
+//! Delayed update ([`StreamDescriptorCache::new`] with `delayed`, for services of three
+//! cycles or more): the lookup registers what the update needs (the set, the entry, the
+//! matching way, the set's valid and MRU rows) and the update is made a cycle later, so the
+//! victim choice and the table and flag writes are off the lookup's path. The next lookup
+//! comes three cycles after the access at the earliest, so it sees every update; `clear`
+//! must then come a cycle later too (the encoder delays it), so that it still wins over
+//! the update of the record that ends in a sync. The flag rows are then read a cycle ahead
+//! as well (registered, a write in that cycle forwarded), taking their row multiplexer
+//! off the lookup's path.
 
 use rust_hdl::prelude::*;
 
@@ -34,6 +44,11 @@ pub struct StreamDescriptorCache {
     pub access: Signal<In, Bit>,
     pub found: Signal<Out, Bit>,
     pub found_si: Signal<Out, Bits<16>>,
+    /// A stream index to test against the lookup (the LSP's prediction).
+    pub probe_si: Signal<In, Bits<16>>,
+    /// `found` and `found_si == probe_si`, from the ways' compares in parallel with
+    /// `found_si` (the probe's set against the looked-up set, its way's match selected).
+    pub probe_hit: Signal<Out, Bit>,
     tags: Vec<SyncTableRam>,
     sls: Vec<SyncTableRam>,
     valid: FlagArray,
@@ -63,6 +78,30 @@ pub struct StreamDescriptorCache {
     do_access: Signal<Local, Bit>,
     mru_set: Signal<Local, Bits<32>>,
     set_base: Signal<Local, Bits<16>>,
+    way_hits: Signal<Local, Bits<32>>,
+    probe_set: Signal<Local, Bits<16>>,
+    probe_way: Signal<Local, Bits<16>>,
+    probe_way_hit: Signal<Local, Bit>,
+    /// The lookup's results for the delayed update.
+    r_access: DFF<Bit>,
+    r_set16: DFF<Bits<ADDR_BITS>>,
+    r_set_zero: DFF<Bit>,
+    r_tag: DFF<Bits<32>>,
+    r_sl32: DFF<Bits<32>>,
+    r_hits: DFF<Bits<32>>,
+    r_valid: DFF<Bits<32>>,
+    r_mru: DFF<Bits<32>>,
+    /// What the update works on: the lookup's signals, or (delayed) their registered copies.
+    w_access: Signal<Local, Bit>,
+    w_set16: Signal<Local, Bits<ADDR_BITS>>,
+    w_set_zero: Signal<Local, Bit>,
+    w_tag: Signal<Local, Bits<32>>,
+    w_sl32: Signal<Local, Bits<32>>,
+    w_hits: Signal<Local, Bits<32>>,
+    w_valid: Signal<Local, Bits<32>>,
+    w_mru: Signal<Local, Bits<32>>,
+    k_delayed: Constant<Bit>,
+    k_way_mask: Constant<Bits<16>>,
     k_shift: Constant<Bits<8>>,
     k_set_mask: Constant<Bits<32>>,
     k_tag_mask: Constant<Bits<32>>,
@@ -79,7 +118,10 @@ pub struct StreamDescriptorCache {
 }
 
 impl StreamDescriptorCache {
-    pub fn new(h: &HwConfig) -> StreamDescriptorCache {
+    /// `delayed`: make the update a cycle after the lookup (module doc); only for services
+    /// of three cycles or more.
+    pub fn new(h: &HwConfig, delayed: bool) -> StreamDescriptorCache {
+        let flags = if delayed { FlagArray::registered_read } else { FlagArray::decoded };
         let sets = h.sets as usize;
         let ways = h.ways as usize;
         let mask = |bits: u32| if bits >= 32 { u32::MAX as u64 } else { (1u64 << bits) - 1 };
@@ -95,8 +137,8 @@ impl StreamDescriptorCache {
             found_si: Default::default(),
             tags: (0..ways).map(|_| SyncTableRam::new(sets, h.tag_bits as usize)).collect(),
             sls: (0..ways).map(|_| SyncTableRam::new(sets, h.slw as usize)).collect(),
-            valid: FlagArray::decoded(sets, ways),
-            mru: FlagArray::decoded(sets, ways),
+            valid: flags(sets, ways),
+            mru: flags(sets, ways),
             way_match: (0..ways).map(|_| Default::default()).collect(),
             set32: Default::default(),
             set16: Default::default(),
@@ -120,6 +162,30 @@ impl StreamDescriptorCache {
             do_access: Default::default(),
             mru_set: Default::default(),
             set_base: Default::default(),
+            way_hits: Default::default(),
+            probe_si: Default::default(),
+            probe_hit: Default::default(),
+            probe_set: Default::default(),
+            probe_way: Default::default(),
+            probe_way_hit: Default::default(),
+            k_way_mask: Constant::new(((h.ways - 1) as u64).into()),
+            r_access: Default::default(),
+            r_set16: Default::default(),
+            r_set_zero: Default::default(),
+            r_tag: Default::default(),
+            r_sl32: Default::default(),
+            r_hits: Default::default(),
+            r_valid: Default::default(),
+            r_mru: Default::default(),
+            w_access: Default::default(),
+            w_set16: Default::default(),
+            w_set_zero: Default::default(),
+            w_tag: Default::default(),
+            w_sl32: Default::default(),
+            w_hits: Default::default(),
+            w_valid: Default::default(),
+            w_mru: Default::default(),
+            k_delayed: Constant::new(delayed),
             k_shift: Constant::new((h.shift as u64).into()),
             k_set_mask: Constant::new(((h.sets - 1) as u64).into()),
             k_tag_mask: Constant::new(mask(h.tag_hi).into()),
@@ -140,6 +206,7 @@ impl StreamDescriptorCache {
 impl Logic for StreamDescriptorCache {
     #[hdl_gen]
     fn update(&mut self) {
+        dff_setup!(self, clock, r_access, r_set16, r_set_zero, r_tag, r_sl32, r_hits, r_valid, r_mru);
         // Set index and the scheme's stored tag.
         self.sl32.next = bit_cast::<32, 16>(self.sl.val());
         self.set32.next = ((self.sa.val() >> self.k_shift.val()) ^ self.sl32.val()) & self.k_set_mask.val();
@@ -158,10 +225,13 @@ impl Logic for StreamDescriptorCache {
         self.mru.clock.next = self.clock.val();
         self.valid.clear.next = self.clear.val();
         self.mru.clear.next = self.clear.val();
-        self.valid.raddr.next = self.set16.val();
-        self.mru.raddr.next = self.set16.val();
-        self.valid.waddr.next = self.set16.val();
-        self.mru.waddr.next = self.set16.val();
+        if self.k_delayed.val() {
+            self.valid.raddr.next = self.next_set16.val();
+            self.mru.raddr.next = self.next_set16.val();
+        } else {
+            self.valid.raddr.next = self.set16.val();
+            self.mru.raddr.next = self.set16.val();
+        }
 
         // Lookup: at most one way of a set holds a given (tag, SL).
         self.found_way.next = self.k_zero16.val();
@@ -171,10 +241,6 @@ impl Logic for StreamDescriptorCache {
             self.sls[w].clock.next = self.clock.val();
             self.tags[w].raddr.next = self.next_set16.val();
             self.sls[w].raddr.next = self.next_set16.val();
-            self.tags[w].waddr.next = self.set16.val();
-            self.sls[w].waddr.next = self.set16.val();
-            self.tags[w].wdata.next = self.tag.val();
-            self.sls[w].wdata.next = self.sl32.val();
             self.way_match[w].next = self.valid.rdata.val().get_bit(w)
                 & (self.tags[w].rdata.val() == self.tag.val())
                 & (self.sls[w].rdata.val() == self.sl32.val());
@@ -183,14 +249,58 @@ impl Logic for StreamDescriptorCache {
                 self.any_found.next = true;
             }
         }
+        // The probe: SI = set << way_bits | way, so it is found iff its set is this set and
+        // its way matched.
+        self.probe_set.next = self.probe_si.val() >> self.k_way_bits.val();
+        self.probe_way.next = self.probe_si.val() & self.k_way_mask.val();
+        self.probe_way_hit.next = false;
+        for w in 0..self._ways {
+            if self.way_match[w].val() & (self.probe_way.val().index() == w) {
+                self.probe_way_hit.next = true;
+            }
+        }
+        self.probe_hit.next = self.probe_way_hit.val() & (self.probe_set.val() == bit_cast::<16, ADDR_BITS>(self.set16.val()));
+        self.way_hits.next = self.k_zero32.val();
+        if self.any_found.val() {
+            self.way_hits.next = self.k_one32.val() << self.found_way.val();
+        }
+
+        // What the update works on: this cycle's lookup, or (delayed) the last cycle's.
+        self.r_access.d.next = self.access.val();
+        self.r_set16.d.next = self.set16.val();
+        self.r_set_zero.d.next = self.set32.val() == self.k_zero32.val();
+        self.r_tag.d.next = self.tag.val();
+        self.r_sl32.d.next = self.sl32.val();
+        self.r_hits.d.next = self.way_hits.val();
+        self.r_valid.d.next = self.valid.rdata.val();
+        self.r_mru.d.next = self.mru.rdata.val();
+        if self.k_delayed.val() {
+            self.w_access.next = self.r_access.q.val();
+            self.w_set16.next = self.r_set16.q.val();
+            self.w_set_zero.next = self.r_set_zero.q.val();
+            self.w_tag.next = self.r_tag.q.val();
+            self.w_sl32.next = self.r_sl32.q.val();
+            self.w_hits.next = self.r_hits.q.val();
+            self.w_valid.next = self.r_valid.q.val();
+            self.w_mru.next = self.r_mru.q.val();
+        } else {
+            self.w_access.next = self.access.val();
+            self.w_set16.next = self.set16.val();
+            self.w_set_zero.next = self.set32.val() == self.k_zero32.val();
+            self.w_tag.next = self.tag.val();
+            self.w_sl32.next = self.sl32.val();
+            self.w_hits.next = self.way_hits.val();
+            self.w_valid.next = self.valid.rdata.val();
+            self.w_mru.next = self.mru.rdata.val();
+        }
 
         // Victim: entry 0 (set 0, way 0) does not exist.
         self.exist.next = self.k_all_ways.val();
-        if self.set32.val() == self.k_zero32.val() {
+        if self.w_set_zero.val() {
             self.exist.next = self.k_all_ways.val() & !self.k_one32.val();
         }
-        self.cand_invalid.next = !self.valid.rdata.val() & self.exist.val();
-        self.cand_mru.next = !self.mru.rdata.val() & self.exist.val();
+        self.cand_invalid.next = !self.w_valid.val() & self.exist.val();
+        self.cand_mru.next = !self.w_mru.val() & self.exist.val();
         self.pick.next = self.exist.val();
         if self.cand_mru.val() != self.k_zero32.val() {
             self.pick.next = self.cand_mru.val();
@@ -209,22 +319,28 @@ impl Logic for StreamDescriptorCache {
 
         // Access: touch the match, else fill the victim; MRU bits saturate to one-hot.
         self.access_onehot.next = self.victim_onehot.val();
-        if self.any_found.val() {
-            self.access_onehot.next = self.k_one32.val() << self.found_way.val();
+        if self.w_hits.val() != self.k_zero32.val() {
+            self.access_onehot.next = self.w_hits.val();
         }
-        self.do_access.next = self.access.val() & (self.any_found.val() | (self.exist.val() != self.k_zero32.val()));
-        self.mru_set.next = self.mru.rdata.val() | self.access_onehot.val();
+        self.do_access.next = self.w_access.val() & ((self.w_hits.val() != self.k_zero32.val()) | (self.exist.val() != self.k_zero32.val()));
+        self.mru_set.next = self.w_mru.val() | self.access_onehot.val();
         if (self.mru_set.val() & self.exist.val()) == self.exist.val() {
             self.mru.wdata.next = self.access_onehot.val();
         } else {
             self.mru.wdata.next = self.mru_set.val();
         }
         self.mru.we.next = self.do_access.val();
-        self.valid.wdata.next = self.valid.rdata.val() | self.access_onehot.val();
-        self.valid.we.next = self.do_access.val() & !self.any_found.val();
+        self.mru.waddr.next = self.w_set16.val();
+        self.valid.wdata.next = self.w_valid.val() | self.access_onehot.val();
+        self.valid.we.next = self.do_access.val() & (self.w_hits.val() == self.k_zero32.val());
+        self.valid.waddr.next = self.w_set16.val();
         for w in 0..self._ways {
-            self.tags[w].we.next = self.do_access.val() & !self.any_found.val() & (self.victim_way.val().index() == w);
-            self.sls[w].we.next = self.do_access.val() & !self.any_found.val() & (self.victim_way.val().index() == w);
+            self.tags[w].waddr.next = self.w_set16.val();
+            self.sls[w].waddr.next = self.w_set16.val();
+            self.tags[w].wdata.next = self.w_tag.val();
+            self.sls[w].wdata.next = self.w_sl32.val();
+            self.tags[w].we.next = self.do_access.val() & (self.w_hits.val() == self.k_zero32.val()) & (self.victim_way.val().index() == w);
+            self.sls[w].we.next = self.do_access.val() & (self.w_hits.val() == self.k_zero32.val()) & (self.victim_way.val().index() == w);
         }
 
         self.found.next = self.any_found.val();

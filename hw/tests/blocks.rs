@@ -161,46 +161,79 @@ fn stream_pool(rng: &mut Rng, n: usize, arm_only: bool) -> Vec<(u32, u32)> {
 
 #[test]
 fn stream_descriptor_cache_matches_the_model() {
-    for text in ["bsdc-4x4-16", "bsdc-4x1-4", "bsdc-1x8-8", "esdc-8x2-16", "rsdc-8x4-16,isa=arm", "rsdc-16x2-16,shift=2"] {
-        let cfg: Config = text.parse().unwrap();
-        let h = hw(text);
-        let mut rng = Rng(99);
-        let pool = stream_pool(&mut rng, 40, text.contains("isa=arm"));
-        let mut uut = ready(HwSdc::new(&h));
-        let mut model = StreamDescriptorCache::new(&cfg);
-        // The tables are read one cycle ahead: each cycle also presents the next lookup.
-        let lookups: Vec<(u32, u32)> = (0..6_001).map(|_| pool[rng.below(pool.len() as u64) as usize]).collect();
-        uut.clear.next = true;
-        uut.next_sa.next = (lookups[0].0 as u64).into();
-        uut.next_sl.next = (lookups[0].1 as u64).into();
-        tick!(uut);
-        uut.clear.next = false;
-        let mut hits = 0;
-        for cycle in 0..6_000 {
-            let (a, sl) = lookups[cycle];
-            let clear = rng.chance(3);
-            uut.sa.next = (a as u64).into();
-            uut.sl.next = (sl as u64).into();
-            uut.next_sa.next = (lookups[cycle + 1].0 as u64).into();
-            uut.next_sl.next = (lookups[cycle + 1].1 as u64).into();
-            uut.access.next = true;
-            uut.clear.next = clear;
-            settle!(uut);
-            let want = model.lookup(a, sl);
-            assert_eq!(uut.found.val(), want.is_some(), "{text} cycle {cycle}: found for ({a:#x}, {sl})");
-            if let Some(si) = want {
-                hits += 1;
-                assert_eq!(uut.found_si.val().to_u32(), si, "{text} cycle {cycle}: SI");
-                model.touch(si);
-            } else {
-                model.fill(a, sl);
-            }
-            if clear {
-                model.reset();
-            }
+    // Immediate update (a lookup every cycle), and the delayed update of services of three
+    // cycles or more (a lookup every third cycle, its update and clear in the cycle after it).
+    for delayed in [false, true] {
+        for text in ["bsdc-4x4-16", "bsdc-4x1-4", "bsdc-1x8-8", "esdc-8x2-16", "rsdc-8x4-16,isa=arm", "rsdc-16x2-16,shift=2"] {
+            let cfg: Config = text.parse().unwrap();
+            let h = hw(text);
+            let entries = h.sets * h.ways;
+            let gap = if delayed { 3 } else { 1 };
+            let mut rng = Rng(99);
+            let pool = stream_pool(&mut rng, 40, text.contains("isa=arm"));
+            let mut uut = ready(HwSdc::new(&h, delayed));
+            let mut model = StreamDescriptorCache::new(&cfg);
+            // The tables are read one cycle ahead: each cycle also presents the next cycle's
+            // descriptor.
+            let lookups: Vec<(u32, u32)> = (0..6_001).map(|_| pool[rng.below(pool.len() as u64) as usize]).collect();
+            // Between lookups other descriptors are presented (the SDB's next head), so a
+            // delayed update must work from what it registered.
+            let idle: Vec<(u32, u32)> = (0..6_000 * gap).map(|_| pool[rng.below(pool.len() as u64) as usize]).collect();
+            let presented = |cycle: usize| if cycle.is_multiple_of(gap) { lookups[cycle / gap] } else { idle[cycle] };
+            uut.clear.next = true;
+            uut.next_sa.next = (lookups[0].0 as u64).into();
+            uut.next_sl.next = (lookups[0].1 as u64).into();
             tick!(uut);
+            uut.clear.next = false;
+            let (mut hits, mut probe_hits) = (0, 0);
+            let mut clear_next = false;
+            for cycle in 0..6_000 * gap {
+                let (i, phase) = (cycle / gap, cycle % gap);
+                let (a, sl) = presented(cycle);
+                let next = presented(cycle + 1);
+                let lookup = phase == 0;
+                let clear = if delayed { std::mem::take(&mut clear_next) } else { lookup && rng.chance(3) };
+                uut.sa.next = (a as u64).into();
+                uut.sl.next = (sl as u64).into();
+                uut.next_sa.next = (next.0 as u64).into();
+                uut.next_sl.next = (next.1 as u64).into();
+                uut.access.next = lookup;
+                uut.clear.next = clear;
+                let want = if lookup { model.lookup(a, sl) } else { None };
+                // The probe: the found SI, another SI, or 0.
+                let probe = match (rng.below(3), want) {
+                    (0, Some(si)) => si,
+                    (1, _) => rng.below(entries as u64) as u32,
+                    _ => 0,
+                };
+                uut.probe_si.next = (probe as u64).into();
+                settle!(uut);
+                if lookup {
+                    let why = format!("{text} delayed {delayed} lookup {i}");
+                    assert_eq!(uut.found.val(), want.is_some(), "{why}: found for ({a:#x}, {sl})");
+                    assert_eq!(uut.probe_hit.val(), want == Some(probe), "{why}: probe {probe}, found {want:?}");
+                    probe_hits += uut.probe_hit.val() as u32;
+                    if let Some(si) = want {
+                        hits += 1;
+                        assert_eq!(uut.found_si.val().to_u32(), si, "{why}: SI");
+                        model.touch(si);
+                    } else {
+                        model.fill(a, sl);
+                    }
+                    if delayed {
+                        clear_next = rng.chance(3);
+                        if clear_next {
+                            model.reset();
+                        }
+                    } else if clear {
+                        model.reset();
+                    }
+                }
+                tick!(uut);
+            }
+            assert!(hits > 300, "{text}: the pool must produce hits ({hits})");
+            assert!(probe_hits > 50, "{text}: the probe must hit ({probe_hits})");
         }
-        assert!(hits > 300, "{text}: the pool must produce hits ({hits})");
     }
 }
 
@@ -227,7 +260,8 @@ fn last_stream_predictor_matches_the_model() {
             settle!(uut);
             let want = model.access(si);
             hits += want as u32;
-            assert_eq!(uut.hit.val(), want, "{text} cycle {cycle}: si {si}");
+            let hit = si != 0 && uut.predicted.val().to_u32() == si as u32;
+            assert_eq!(hit, want, "{text} cycle {cycle}: si {si}");
             if clear {
                 model.reset();
             }
@@ -288,8 +322,8 @@ fn aolc_matches_the_model() {
 
 /// Descriptors of random control flow for the encoder: loops (LSP hits), repeats (SDC
 /// hits), new streams (misses), exceptions, inferable starts, and far addresses (LVSA).
-fn descriptors(rng: &mut Rng, n: usize, max_sl: u32, arm_only: bool) -> Vec<StreamDescriptor> {
-    let pool: Vec<(u32, u32)> = stream_pool(rng, 60, arm_only)
+fn descriptors(rng: &mut Rng, n: usize, max_sl: u32, arm_only: bool, pool: usize) -> Vec<StreamDescriptor> {
+    let pool: Vec<(u32, u32)> = stream_pool(rng, pool, arm_only)
         .into_iter()
         .map(|(a, sl)| (a, sl.min(max_sl)))
         .collect();
@@ -297,7 +331,7 @@ fn descriptors(rng: &mut Rng, n: usize, max_sl: u32, arm_only: bool) -> Vec<Stre
     let mut out = Vec::with_capacity(n);
     let mut i = 0usize;
     while out.len() < n {
-        let (a, sl) = if rng.chance(700) { pool[i % 4] } else { pool[rng.below(pool.len() as u64) as usize] };
+        let (a, sl) = if rng.chance(700) { pool[i % pool.len().min(4)] } else { pool[rng.below(pool.len() as u64) as usize] };
         i += 1;
         out.push(StreamDescriptor {
             sa: a,
@@ -311,18 +345,32 @@ fn descriptors(rng: &mut Rng, n: usize, max_sl: u32, arm_only: bool) -> Vec<Stre
 
 #[test]
 fn record_encoder_matches_the_functional_encoder() {
-    for text in [
+    // One stage (services of one or two cycles: the record in the start cycle), and two
+    // (three cycles or more: the record in the cycle after, the SDC's and LSP's updates and
+    // a sync's clear there too).
+    for (text, buffers) in [
         "bsdc-16x4-64",
         "esdc-16x4-64",
         "rsdc-32x4-128",
         "rsdc-32x4-128,isa=arm,sync=700",
         "esdc-8x2-4,maxsl=9,olc=2,olcmax=5,u=20",
         "bsdc-4x1-4,sync=300",
-    ] {
-        let cfg: Config = text.parse().unwrap();
-        let h = hw(text);
+        // Syncs every few streams of a three-stream loop: after each sync a stream the SDC
+        // and LSP held just before it must miss again (the sync's clear wins over the
+        // updates of the stream that ends in it).
+        "bsdc-16x4-64,sync=25",
+        "rsdc-32x4-128,sync=40",
+    ]
+    .into_iter()
+    .flat_map(|t| [(t, ""), (t, "svc_hit=3,svc_miss=4")])
+    {
+        let text = &format!("{text} {buffers}");
+        let cfg: Config = text.split(' ').next().unwrap().parse().unwrap();
+        let h = HwConfig::new(&cfg, &buffers.parse().unwrap()).unwrap();
+        let two_stage = !buffers.is_empty();
         let mut rng = Rng(21);
-        let descs = descriptors(&mut rng, 3000, cfg.max_sl, text.contains("isa=arm"));
+        let pool = if cfg.sync_period != 0 && cfg.sync_period < 100 { 3 } else { 60 };
+        let descs = descriptors(&mut rng, 3000, cfg.max_sl, text.contains("isa=arm"), pool);
         // Every 997th service is an overflow entry (lost count in SA, SL = 0).
         let entries: Vec<(u32, u32, Option<StreamDescriptor>)> = descs
             .iter()
@@ -364,6 +412,13 @@ fn record_encoder_matches_the_functional_encoder() {
             uut.exc.next = d.is_some_and(|d| d.exception);
             uut.dcond.next = d.is_some_and(|d| d.last_class == BranchClass::DirectCond);
             settle!(uut);
+            assert_eq!(uut.rec_ready.val(), !two_stage, "rec_ready in the start cycle");
+            if two_stage {
+                tick!(uut);
+                uut.start.next = false;
+                settle!(uut);
+                assert!(uut.rec_ready.val(), "rec_ready in the cycle after the start");
+            }
             let len = uut.rec_len.val().to_u32() as usize;
             let rec = uut.rec_bits.val();
             for i in (0..len).rev() {
