@@ -27,6 +27,8 @@ module streamtrace_esdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
     localparam  k_one8 = 8'h1;
     localparam  k_record_mask = 16'h1ff;
     localparam  k_svc_mask = 8'h3;
+    localparam  k_miss_step = 8'h0;
+    localparam  k_miss_longer = 1'b1;
     localparam  k_zero8 = 8'h0;
     localparam  k_zero16 = 16'h0;
     localparam  k_zero32 = 32'h0;
@@ -318,7 +320,7 @@ module streamtrace_esdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
         encoder__next_sa = sdb__next_sa;
         encoder__next_sl = sdb__next_sl;
         service = k_svc_hit;
-        if (encoder__miss) begin
+        if (encoder__miss & ~k_two_stage) begin
             service = k_svc_miss;
         end
         if (k_staged) begin
@@ -344,6 +346,9 @@ module streamtrace_esdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
         svc_next = svc_left__q;
         if (busy) begin
             svc_next = svc_left__q - k_one8;
+            if (encoder__miss & k_two_stage) begin
+                svc_next = svc_left__q + k_miss_step;
+            end
         end
         if (start_entry | start_end) begin
             svc_next = service - k_one8;
@@ -353,7 +358,7 @@ module streamtrace_esdc_32x4_128(clock,reset,retire_valid,pc,branch_class,taken,
         end
         svc_left__d = svc_next & k_svc_mask;
         if (k_two_stage) begin
-            outbuf__append_next = svc_left__q == k_two8;
+            outbuf__append_next = (svc_left__q == k_two8) & ~(encoder__miss & k_miss_longer);
         end
         else begin
             outbuf__append_next = k_staged & (svc_next == k_one8);
@@ -923,7 +928,6 @@ module streamtrace_esdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         end
         sync_reached = k_sync_on & (since_sum >= k_sync_period);
         sync_due = is_stream & sync_reached;
-        miss = is_miss;
         p_start__d = start;
         p_is_end__d = is_end;
         p_exc__d = exc;
@@ -968,6 +972,7 @@ module streamtrace_esdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         b_lsp_hit = b_sdc_hit & b_probe_hit;
         b_sync_due = b_is_stream & b_sync_reached;
         rec_ready = b_start;
+        miss = b_start & b_is_miss;
         if (b_sdc_hit) begin
             lsp__si = b_found_si;
         end
@@ -1186,6 +1191,8 @@ module streamtrace_esdc_32x4_128__encoder__aolc(clock,clear,active,lsp_hit,flush
     reg  [7:0] width_next;
     reg  [31:0] pending_next;
     reg  [31:0] run_n;
+    reg  run_full;
+    reg  run_short;
     reg  run_fire;
     reg  [7:0] monitor_after;
     
@@ -1232,14 +1239,22 @@ module streamtrace_esdc_32x4_128__encoder__aolc(clock,clear,active,lsp_hit,flush
         emit = active & run_fire;
         run_value = (full | (run_n - k_one32)) & k_count_mask;
         run_len = {8'd0, width__q} + k_one16;
+        if (lsp_hit) begin
+            run_full = pending__q == full_mask;
+            run_short = pending_inc < half;
+        end
+        else begin
+            run_full = pending__q == full;
+            run_short = pending__q < half;
+        end
         monitor_after = monitor__q;
-        if (run_n == full) begin
+        if (run_full) begin
             monitor_after = monitor__q + k_three8;
             if (monitor__q > k_twelve8) begin
                 monitor_after = k_monitor_max;
             end
         end
-        else if ((run_n < half) & (monitor__q != k_zero8)) begin
+        else if (run_short & (monitor__q != k_zero8)) begin
             monitor_after = monitor__q - k_one8;
         end
         pending_next = pending__q;
@@ -2101,14 +2116,8 @@ module streamtrace_esdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl
         mru__clock = clock;
         valid__clear = clear;
         mru__clear = clear;
-        if (k_delayed) begin
-            valid__raddr = next_set16;
-            mru__raddr = next_set16;
-        end
-        else begin
-            valid__raddr = set16;
-            mru__raddr = set16;
-        end
+        valid__raddr = set16;
+        mru__raddr = set16;
         found_way = k_zero16;
         any_found = 1'b0;
         tags__0__clock = clock;
@@ -2946,6 +2955,12 @@ module streamtrace_esdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
     reg  [15:0] obuf_after_send;
     reg  hold;
     reg  [16:0] over;
+    reg  [16:0] over_base;
+    reg  [15:0] obuf_plus_rem;
+    reg  [15:0] room_before_send;
+    reg  [15:0] kept_plus_rem;
+    reg  [15:0] kept_plus_room;
+    reg  [15:0] kept_fill;
     reg  fits;
     reg  [319:0] src;
     reg  [15:0] src_rem;
@@ -3135,15 +3150,24 @@ module streamtrace_esdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
             src = rec__q;
         end
         rec__d = src;
+        room_before_send = k_obuf - obuf__q;
+        over_base = ({1'd0, rem_now} + {1'd0, obuf__q}) - {1'd0, k_obuf};
+        obuf_plus_rem = obuf__q + rem_now;
         if (k_registered_free) begin
             free = free_r__q;
             src_rem = rem_r__q;
+            over = {1'd0, src_rem} - {1'd0, free};
+        end
+        else if (k_held) begin
+            free = room_before_send + sent;
+            src_rem = rem_now;
+            over = over_base - {1'd0, sent};
         end
         else begin
             free = k_obuf - obuf_after_send;
             src_rem = rem_now;
+            over = {1'd0, src_rem} - {1'd0, free};
         end
-        over = {1'd0, src_rem} - {1'd0, free};
         fits = over[32'h10] | (over == k_zero17);
         take_shift_wide_unused = k_zero16;
         if (~fits) begin
@@ -3220,7 +3244,18 @@ module streamtrace_esdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
         keep_mask = ~(k_ones << (moved & k_move_amount));
         chunk = taken_narrow & keep_mask;
         shifted = obuf_bits__q << (moved & k_move_amount);
-        obuf_next = obuf_after_send + moved;
+        if (~k_held) begin
+            obuf_next = obuf_after_send + moved;
+        end
+        else if (hold) begin
+            obuf_next = obuf_after_send;
+        end
+        else if (fits) begin
+            obuf_next = obuf_plus_rem - sent;
+        end
+        else begin
+            obuf_next = k_obuf;
+        end
         fit_shifted = obuf_bits__q << (src_rem & k_move_amount);
         src_narrow = src[255:0];
         fit_chunk = src_narrow & ~(k_ones << (src_rem & k_move_amount));
@@ -3251,6 +3286,28 @@ module streamtrace_esdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
             kept_after = kept__q - sent;
             kept_bit_after = kept_next_bit__q - sent;
         end
+        kept_plus_rem = kept__q + rem_now;
+        kept_plus_room = kept__q + room_before_send;
+        if (~k_held) begin
+            kept_fill = kept_after + moved;
+        end
+        else if (hold) begin
+            kept_fill = kept_after;
+        end
+        else if (fits) begin
+            if (from_reg) begin
+                kept_fill = kept_plus_rem;
+            end
+            else begin
+                kept_fill = kept_plus_rem - sent;
+            end
+        end
+        else if (from_reg) begin
+            kept_fill = kept_plus_room + sent;
+        end
+        else begin
+            kept_fill = kept_plus_room;
+        end
         settle = (record__q == k_zero16) & (hidden__q == k_zero16) & (kept_after != k_zero16);
         kept_low = kept_src[255:0] & ~(k_ones << (kept_after & k_move_amount));
         if (k_in_place) begin
@@ -3262,7 +3319,7 @@ module streamtrace_esdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
             else begin
                 obuf_bits__d = obuf_bits__q & k_obuf_live;
                 pb_count__d = pb_after & k_obuf_amount;
-                kept__d = (kept_after + moved) & k_obuf_amount;
+                kept__d = kept_fill & k_obuf_amount;
             end
             if (append) begin
                 kept_next_bit__d = (append_len - k_one16) & k_record_amount;

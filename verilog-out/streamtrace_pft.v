@@ -7429,6 +7429,12 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
     reg  [15:0] obuf_after_send;
     reg  hold;
     reg  [16:0] over;
+    reg  [16:0] over_base;
+    reg  [15:0] obuf_plus_rem;
+    reg  [15:0] room_before_send;
+    reg  [15:0] kept_plus_rem;
+    reg  [15:0] kept_plus_room;
+    reg  [15:0] kept_fill;
     reg  fits;
     reg  [319:0] src;
     reg  [15:0] src_rem;
@@ -7618,15 +7624,24 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
             src = rec__q;
         end
         rec__d = src;
+        room_before_send = k_obuf - obuf__q;
+        over_base = ({1'd0, rem_now} + {1'd0, obuf__q}) - {1'd0, k_obuf};
+        obuf_plus_rem = obuf__q + rem_now;
         if (k_registered_free) begin
             free = free_r__q;
             src_rem = rem_r__q;
+            over = {1'd0, src_rem} - {1'd0, free};
+        end
+        else if (k_held) begin
+            free = room_before_send + sent;
+            src_rem = rem_now;
+            over = over_base - {1'd0, sent};
         end
         else begin
             free = k_obuf - obuf_after_send;
             src_rem = rem_now;
+            over = {1'd0, src_rem} - {1'd0, free};
         end
-        over = {1'd0, src_rem} - {1'd0, free};
         fits = over[32'h10] | (over == k_zero17);
         take_shift_wide_unused = k_zero16;
         if (~fits) begin
@@ -7703,7 +7718,18 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
         keep_mask = ~(k_ones << (moved & k_move_amount));
         chunk = taken_narrow & keep_mask;
         shifted = obuf_bits__q << (moved & k_move_amount);
-        obuf_next = obuf_after_send + moved;
+        if (~k_held) begin
+            obuf_next = obuf_after_send + moved;
+        end
+        else if (hold) begin
+            obuf_next = obuf_after_send;
+        end
+        else if (fits) begin
+            obuf_next = obuf_plus_rem - sent;
+        end
+        else begin
+            obuf_next = k_obuf;
+        end
         fit_shifted = obuf_bits__q << (src_rem & k_move_amount);
         src_narrow = src[255:0];
         fit_chunk = src_narrow & ~(k_ones << (src_rem & k_move_amount));
@@ -7734,6 +7760,28 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
             kept_after = kept__q - sent;
             kept_bit_after = kept_next_bit__q - sent;
         end
+        kept_plus_rem = kept__q + rem_now;
+        kept_plus_room = kept__q + room_before_send;
+        if (~k_held) begin
+            kept_fill = kept_after + moved;
+        end
+        else if (hold) begin
+            kept_fill = kept_after;
+        end
+        else if (fits) begin
+            if (from_reg) begin
+                kept_fill = kept_plus_rem;
+            end
+            else begin
+                kept_fill = kept_plus_rem - sent;
+            end
+        end
+        else if (from_reg) begin
+            kept_fill = kept_plus_room + sent;
+        end
+        else begin
+            kept_fill = kept_plus_room;
+        end
         settle = (record__q == k_zero16) & (hidden__q == k_zero16) & (kept_after != k_zero16);
         kept_low = kept_src[255:0] & ~(k_ones << (kept_after & k_move_amount));
         if (k_in_place) begin
@@ -7745,7 +7793,7 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
             else begin
                 obuf_bits__d = obuf_bits__q & k_obuf_live;
                 pb_count__d = pb_after & k_obuf_amount;
-                kept__d = (kept_after + moved) & k_obuf_amount;
+                kept__d = kept_fill & k_obuf_amount;
             end
             if (append) begin
                 kept_next_bit__d = (append_len - k_one16) & k_record_amount;

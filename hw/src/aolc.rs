@@ -47,6 +47,9 @@ pub struct AdaptiveOneLengthCounter {
     k_width_mask: Constant<Bits<8>>,
     k_count_mask: Constant<Bits<32>>,
     run_n: Signal<Local, Bits<32>>,
+    /// run_n == 2^s and run_n < 2^(s-1).
+    run_full: Signal<Local, Bit>,
+    run_short: Signal<Local, Bit>,
     run_fire: Signal<Local, Bit>,
     monitor_after: Signal<Local, Bits<8>>,
     k_init: Constant<Bits<8>>,
@@ -89,6 +92,8 @@ impl AdaptiveOneLengthCounter {
             k_width_mask: c8(crate::config::amount_mask(h.model.olc_max as u64)),
             k_count_mask: Constant::new(((2u64 << h.model.olc_max) - 1).into()),
             run_n: Default::default(),
+            run_full: Default::default(),
+            run_short: Default::default(),
             run_fire: Default::default(),
             monitor_after: Default::default(),
             k_init: c8(h.model.olc_init as u64),
@@ -131,14 +136,22 @@ impl Logic for AdaptiveOneLengthCounter {
         self.run_value.next = (self.full.val() | (self.run_n.val() - self.k_one32.val())) & self.k_count_mask.val();
         self.run_len.next = bit_cast::<16, 8>(self.width.q.val()) + self.k_one16.val();
 
-        // Monitor rule after a run of run_n hits.
+        // Monitor rule after a run of run_n hits. Both compares are made for either value of
+        // run_n from the counter alone, and `lsp_hit` (late: the lookup's result) selects.
+        if self.lsp_hit.val() {
+            self.run_full.next = self.pending.q.val() == self.full_mask.val();
+            self.run_short.next = self.pending_inc.val() < self.half.val();
+        } else {
+            self.run_full.next = self.pending.q.val() == self.full.val();
+            self.run_short.next = self.pending.q.val() < self.half.val();
+        }
         self.monitor_after.next = self.monitor.q.val();
-        if self.run_n.val() == self.full.val() {
+        if self.run_full.val() {
             self.monitor_after.next = self.monitor.q.val() + self.k_three8.val();
             if self.monitor.q.val() > self.k_twelve8.val() {
                 self.monitor_after.next = self.k_monitor_max.val();
             }
-        } else if (self.run_n.val() < self.half.val()) & (self.monitor.q.val() != self.k_zero8.val()) {
+        } else if self.run_short.val() & (self.monitor.q.val() != self.k_zero8.val()) {
             self.monitor_after.next = self.monitor.q.val() - self.k_one8.val();
         }
         self.pending_next.next = self.pending.q.val();

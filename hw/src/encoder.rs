@@ -49,7 +49,9 @@ pub struct RecordEncoder {
     pub next_sl: Signal<In, Bits<16>>,
     pub rec_bits: Signal<Out, Bits<RECORD_BITS>>,
     pub rec_len: Signal<Out, Bits<16>>,
-    /// The entry missed in the SDC (forced rSDC misses included): svc_miss cycles.
+    /// The entry missed in the SDC (forced rSDC misses included): svc_miss cycles. In the
+    /// start cycle, or with two stages in the cycle after it (with `rec_ready`), so that
+    /// the SDC's compare does not decide the service counter's next value in its own cycle.
     pub miss: Signal<Out, Bit>,
     /// `rec_bits`/`rec_len` hold this cycle's record: the start cycle, or with two stages
     /// (`svc_hit >= 3`) the cycle after it.
@@ -354,7 +356,6 @@ impl Logic for RecordEncoder {
         }
         self.sync_reached.next = self.k_sync_on.val() & (self.since_sum.val() >= self.k_sync_period.val());
         self.sync_due.next = self.is_stream.val() & self.sync_reached.val();
-        self.miss.next = self.is_miss.val();
 
         // Into the assembly stage: the same cycle, or registered (two stages). Only what the
         // lookup decided is registered; the assembly stage derives the rest as the lookup
@@ -405,6 +406,7 @@ impl Logic for RecordEncoder {
         self.b_lsp_hit.next = self.b_sdc_hit.val() & self.b_probe_hit.val();
         self.b_sync_due.next = self.b_is_stream.val() & self.b_sync_reached.val();
         self.rec_ready.next = self.b_start.val();
+        self.miss.next = self.b_start.val() & self.b_is_miss.val();
 
         // LSP update, in the assembly stage: with two stages a cycle after the lookup (the
         // next lookup is two cycles later still). Its lookup is `b_lsp_hit` above.

@@ -111,6 +111,15 @@ pub struct LeanOutputBuffer {
     hold: Signal<Local, Bit>,
     /// `rem - free` with its borrow in bit 16.
     over: Signal<Local, Bits<17>>,
+    /// Reassociated sums of the unregistered form (from registers and the record's length,
+    /// so that the port's `sent` enters each of them last): `rem + O - obuf`, `O + rem`,
+    /// `obuf - O`, and the kept count plus `rem` or plus `obuf - O`.
+    over_base: Signal<Local, Bits<17>>,
+    obuf_plus_rem: Signal<Local, Bits<16>>,
+    room_before_send: Signal<Local, Bits<16>>,
+    kept_plus_rem: Signal<Local, Bits<16>>,
+    kept_plus_room: Signal<Local, Bits<16>>,
+    kept_fill: Signal<Local, Bits<16>>,
     fits: Signal<Local, Bit>,
     src: Signal<Local, Bits<RECORD_BITS>>,
     src_rem: Signal<Local, Bits<16>>,
@@ -279,6 +288,12 @@ impl LeanOutputBuffer {
             short_word: Default::default(),
             obuf_after_send: Default::default(),
             hold: Default::default(),
+            over_base: Default::default(),
+            obuf_plus_rem: Default::default(),
+            room_before_send: Default::default(),
+            kept_plus_rem: Default::default(),
+            kept_plus_room: Default::default(),
+            kept_fill: Default::default(),
             over: Default::default(),
             fits: Default::default(),
             src: Default::default(),
@@ -441,14 +456,28 @@ impl Logic for LeanOutputBuffer {
         // decides both whether it fits and, when it does not, how many bits stay behind
         // (one subtraction from the record's length, where a sum, a minimum and a
         // difference in series were on the path before).
+        // With staged records (`held`: the record's length comes from a register) the sums
+        // are reassociated so that `sent` (the port's decision, from the occupancy and the
+        // ratio counter) comes last: `rem - (obuf - (O - sent))` is `(rem + O - obuf) - sent`
+        // (the same 17-bit value: free never wraps). With records from the compressor in
+        // the same cycle the length is the late operand, and the first form is kept.
+        self.room_before_send.next = self.k_obuf.val() - self.obuf.q.val();
+        self.over_base.next = (bit_cast::<17, 16>(self.rem_now.val()) + bit_cast::<17, 16>(self.obuf.q.val()))
+            - bit_cast::<17, 16>(self.k_obuf.val());
+        self.obuf_plus_rem.next = self.obuf.q.val() + self.rem_now.val();
         if self.k_registered_free.val() {
             self.free.next = self.free_r.q.val();
             self.src_rem.next = self.rem_r.q.val();
+            self.over.next = bit_cast::<17, 16>(self.src_rem.val()) - bit_cast::<17, 16>(self.free.val());
+        } else if self.k_held.val() {
+            self.free.next = self.room_before_send.val() + self.sent.val();
+            self.src_rem.next = self.rem_now.val();
+            self.over.next = self.over_base.val() - bit_cast::<17, 16>(self.sent.val());
         } else {
             self.free.next = self.k_obuf.val() - self.obuf_after_send.val();
             self.src_rem.next = self.rem_now.val();
+            self.over.next = bit_cast::<17, 16>(self.src_rem.val()) - bit_cast::<17, 16>(self.free.val());
         }
-        self.over.next = bit_cast::<17, 16>(self.src_rem.val()) - bit_cast::<17, 16>(self.free.val());
         self.fits.next = self.over.val().get_bit(16) | (self.over.val() == self.k_zero17.val());
         self.take_shift_wide_unused.next = self.k_zero16.val();
         if !self.fits.val() {
@@ -517,7 +546,17 @@ impl Logic for LeanOutputBuffer {
         self.keep_mask.next = !(self.k_ones.val() << (self.moved.val() & self.k_move_amount.val()));
         self.chunk.next = self.taken_narrow.val() & self.keep_mask.val();
         self.shifted.next = self.obuf_bits.q.val() << (self.moved.val() & self.k_move_amount.val());
-        self.obuf_next.next = self.obuf_after_send.val() + self.moved.val();
+        // O - sent + moved (staged: O - sent if the record waits, O + rem - sent if it fits,
+        // else full).
+        if !self.k_held.val() {
+            self.obuf_next.next = self.obuf_after_send.val() + self.moved.val();
+        } else if self.hold.val() {
+            self.obuf_next.next = self.obuf_after_send.val();
+        } else if self.fits.val() {
+            self.obuf_next.next = self.obuf_plus_rem.val() - self.sent.val();
+        } else {
+            self.obuf_next.next = self.k_obuf.val();
+        }
         // With the free space in a register, both outcomes of the move are built in
         // parallel from amounts known early, the record's length (the whole record moves)
         // and the free space (the buffer fills), and `fits`, which waits on `rem - free`,
@@ -553,6 +592,24 @@ impl Logic for LeanOutputBuffer {
             self.kept_after.next = self.kept.q.val() - self.sent.val();
             self.kept_bit_after.next = self.kept_next_bit.q.val() - self.sent.val();
         }
+        // kept_after + moved, with staged records reassociated as O is above.
+        self.kept_plus_rem.next = self.kept.q.val() + self.rem_now.val();
+        self.kept_plus_room.next = self.kept.q.val() + self.room_before_send.val();
+        if !self.k_held.val() {
+            self.kept_fill.next = self.kept_after.val() + self.moved.val();
+        } else if self.hold.val() {
+            self.kept_fill.next = self.kept_after.val();
+        } else if self.fits.val() {
+            if self.from_reg.val() {
+                self.kept_fill.next = self.kept_plus_rem.val();
+            } else {
+                self.kept_fill.next = self.kept_plus_rem.val() - self.sent.val();
+            }
+        } else if self.from_reg.val() {
+            self.kept_fill.next = self.kept_plus_room.val() + self.sent.val();
+        } else {
+            self.kept_fill.next = self.kept_plus_room.val();
+        }
         self.settle.next = (self.record.q.val() == self.k_zero16.val())
             & (self.hidden.q.val() == self.k_zero16.val())
             & (self.kept_after.val() != self.k_zero16.val());
@@ -568,7 +625,7 @@ impl Logic for LeanOutputBuffer {
             } else {
                 self.obuf_bits.d.next = self.obuf_bits.q.val() & self.k_obuf_live.val();
                 self.pb_count.d.next = self.pb_after.val() & self.k_obuf_amount.val();
-                self.kept.d.next = (self.kept_after.val() + self.moved.val()) & self.k_obuf_amount.val();
+                self.kept.d.next = self.kept_fill.val() & self.k_obuf_amount.val();
             }
             if self.append.val() {
                 self.kept_next_bit.d.next = (self.append_len.val() - self.k_one16.val()) & self.k_record_amount.val();

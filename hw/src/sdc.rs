@@ -23,9 +23,9 @@
 //! victim choice and the table and flag writes are off the lookup's path. The next lookup
 //! comes three cycles after the access at the earliest, so it sees every update; `clear`
 //! must then come a cycle later too (the encoder delays it), so that it still wins over
-//! the update of the record that ends in a sync. The flag rows are then read a cycle ahead
-//! as well (registered, a write in that cycle forwarded), taking their row multiplexer
-//! off the lookup's path.
+//! the update of the record that ends in a sync. (The flag rows stay read in the lookup's
+//! cycle, from the head's set: read a cycle ahead, from the SDB's next head, they put the
+//! SDB's push logic in front of their row multiplexer, which measured slower.)
 
 use rust_hdl::prelude::*;
 
@@ -121,7 +121,6 @@ impl StreamDescriptorCache {
     /// `delayed`: make the update a cycle after the lookup (module doc); only for services
     /// of three cycles or more.
     pub fn new(h: &HwConfig, delayed: bool) -> StreamDescriptorCache {
-        let flags = if delayed { FlagArray::registered_read } else { FlagArray::decoded };
         let sets = h.sets as usize;
         let ways = h.ways as usize;
         let mask = |bits: u32| if bits >= 32 { u32::MAX as u64 } else { (1u64 << bits) - 1 };
@@ -137,8 +136,8 @@ impl StreamDescriptorCache {
             found_si: Default::default(),
             tags: (0..ways).map(|_| SyncTableRam::new(sets, h.tag_bits as usize)).collect(),
             sls: (0..ways).map(|_| SyncTableRam::new(sets, h.slw as usize)).collect(),
-            valid: flags(sets, ways),
-            mru: flags(sets, ways),
+            valid: FlagArray::decoded(sets, ways),
+            mru: FlagArray::decoded(sets, ways),
             way_match: (0..ways).map(|_| Default::default()).collect(),
             set32: Default::default(),
             set16: Default::default(),
@@ -225,13 +224,8 @@ impl Logic for StreamDescriptorCache {
         self.mru.clock.next = self.clock.val();
         self.valid.clear.next = self.clear.val();
         self.mru.clear.next = self.clear.val();
-        if self.k_delayed.val() {
-            self.valid.raddr.next = self.next_set16.val();
-            self.mru.raddr.next = self.next_set16.val();
-        } else {
-            self.valid.raddr.next = self.set16.val();
-            self.mru.raddr.next = self.set16.val();
-        }
+        self.valid.raddr.next = self.set16.val();
+        self.mru.raddr.next = self.set16.val();
 
         // Lookup: at most one way of a set holds a given (tag, SL).
         self.found_way.next = self.k_zero16.val();

@@ -76,6 +76,11 @@ pub struct TraceModule {
     /// length and the service counter can hold (synthesis cannot bound a register itself).
     k_record_mask: Constant<Bits<16>>,
     k_svc_mask: Constant<Bits<8>>,
+    /// svc_miss - svc_hit - 1 (mod 256): the count a miss found in a service's second cycle
+    /// adds instead of counting down.
+    k_miss_step: Constant<Bits<8>>,
+    /// svc_miss > svc_hit.
+    k_miss_longer: Constant<Bit>,
     k_zero8: Constant<Bits<8>>,
     k_zero16: Constant<Bits<16>>,
     k_zero32: Constant<Bits<32>>,
@@ -129,6 +134,8 @@ impl TraceModule {
             k_svc_miss: Constant::new((h.buffers.svc_miss as u64).into()),
             k_one8: Constant::new(1u64.into()),
             k_record_mask: Constant::new(crate::config::amount_mask(LONGEST_RECORD as u64).into()),
+            k_miss_longer: Constant::new(h.buffers.svc_miss > h.buffers.svc_hit),
+            k_miss_step: Constant::new((((h.buffers.svc_miss + 255 - h.buffers.svc_hit) & 0xFF) as u64).into()),
             k_svc_mask: Constant::new(crate::config::amount_mask(h.buffers.svc_hit.max(h.buffers.svc_miss) as u64).into()),
             k_zero8: Constant::new(0u64.into()),
             k_zero16: Constant::new(0u64.into()),
@@ -230,8 +237,11 @@ impl Logic for TraceModule {
         self.encoder.dcond.next = self.sdb.head_dcond.val();
         self.encoder.next_sa.next = self.sdb.next_sa.val();
         self.encoder.next_sl.next = self.sdb.next_sl.val();
+        // With two stages the compressor says in the cycle after the start whether the entry
+        // missed; the service counter then adds the miss's extra cycles (it holds at least
+        // svc_hit - 1 >= 2 then, so nothing that tests it for 0 or 1 sees the difference).
         self.service.next = self.k_svc_hit.val();
-        if self.encoder.miss.val() {
+        if self.encoder.miss.val() & !self.k_two_stage.val() {
             self.service.next = self.k_svc_miss.val();
         }
         // Step 3: the record enters the record register when its service completes. With
@@ -265,6 +275,9 @@ impl Logic for TraceModule {
         self.svc_next.next = self.svc_left.q.val();
         if self.busy.val() {
             self.svc_next.next = self.svc_left.q.val() - self.k_one8.val();
+            if self.encoder.miss.val() & self.k_two_stage.val() {
+                self.svc_next.next = self.svc_left.q.val() + self.k_miss_step.val();
+            }
         }
         if self.start_entry.val() | self.start_end.val() {
             self.svc_next.next = self.service.val() - self.k_one8.val();
@@ -276,9 +289,11 @@ impl Logic for TraceModule {
         // Staged records: the next cycle appends when its service completes then. With
         // services of three cycles or more that is a service two cycles from its end (one
         // starting now has at least two more), a register compare that keeps the SDC lookup,
-        // which decides a starting service's length, off this path.
+        // which decides a starting service's length, off this path; a miss reported in the
+        // service's second cycle (when the counter holds svc_hit - 1) lengthens it instead.
         if self.k_two_stage.val() {
-            self.outbuf.append_next.next = self.svc_left.q.val() == self.k_two8.val();
+            self.outbuf.append_next.next =
+                (self.svc_left.q.val() == self.k_two8.val()) & !(self.encoder.miss.val() & self.k_miss_longer.val());
         } else {
             self.outbuf.append_next.next = self.k_staged.val() & (self.svc_next.val() == self.k_one8.val());
         }
