@@ -646,6 +646,7 @@ module streamtrace_esdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
     reg  lsp__clear;
     reg  [15:0] lsp__si;
     reg  lsp__access;
+    reg  lsp__hit;
     wire  [15:0] lsp__predicted;
     reg  aolc__clock;
     reg  aolc__clear;
@@ -786,6 +787,7 @@ module streamtrace_esdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         .clear(lsp__clear),
         .si(lsp__si),
         .access(lsp__access),
+        .hit(lsp__hit),
         .predicted(lsp__predicted)
     );
     streamtrace_esdc_32x4_128__encoder__aolc aolc(
@@ -1113,6 +1115,7 @@ module streamtrace_esdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         rec_len = l6 + tail_len;
         sdc__access = start & is_stream & ~reset;
         lsp__access = b_start & b_is_stream & ~reset;
+        lsp__hit = b_lsp_hit;
         if (b_start) begin
             bitpos__d = (bitpos__q + rec_len[7:0]) & k_seven8;
         end
@@ -1383,13 +1386,14 @@ module streamtrace_esdc_32x4_128__encoder__infer(d,q,clock);
 endmodule // streamtrace_esdc_32x4_128__encoder__infer
 
 
-module streamtrace_esdc_32x4_128__encoder__lsp(clock,clear,si,access,predicted);
+module streamtrace_esdc_32x4_128__encoder__lsp(clock,clear,si,access,hit,predicted);
     
     // Module arguments
     input wire  clock;
     input wire  clear;
     input wire  [15:0] si;
     input wire  access;
+    input wire  hit;
     output reg  [15:0] predicted;
     
     // Constant declarations
@@ -1419,8 +1423,7 @@ module streamtrace_esdc_32x4_128__encoder__lsp(clock,clear,si,access,predicted);
     // Local signals
     reg  [15:0] index;
     reg  [15:0] next_index;
-    reg  [31:0] prediction;
-    reg  hit;
+    reg  [31:0] prediction_wide_unused;
     reg  [31:0] si32;
     
     // Sub module instances
@@ -1455,12 +1458,11 @@ module streamtrace_esdc_32x4_128__encoder__lsp(clock,clear,si,access,predicted);
         written__clock = clock;
         index = history__q & k_index_mask;
         si32 = {16'd0, si};
-        prediction = k_zero32;
+        prediction_wide_unused = k_zero32;
         if (written__rdata != k_zero32) begin
-            prediction = entries__rdata;
+            prediction_wide_unused = entries__rdata;
         end
-        predicted = prediction[(32'h0)+:(16)];
-        hit = (si32 != k_zero32) & (prediction == si32);
+        predicted = prediction_wide_unused[(32'h0)+:(16)];
         entries__waddr = index;
         entries__wdata = si32;
         entries__we = access & ~hit;
@@ -1830,6 +1832,7 @@ module streamtrace_esdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl
     localparam  k_zero32 = 32'h0;
     localparam  k_one32 = 32'h1;
     localparam  k_zero16 = 16'h0;
+    localparam  k_zero_set = 16'h0;
     
     // Stub signals
     reg  tags__0__clock;
@@ -1900,9 +1903,6 @@ module streamtrace_esdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl
     reg  [15:0] r_set16__d;
     wire  [15:0] r_set16__q;
     reg  r_set16__clock;
-    reg  r_set_zero__d;
-    wire  r_set_zero__q;
-    reg  r_set_zero__clock;
     reg  [31:0] r_tag__d;
     wire  [31:0] r_tag__q;
     reg  r_tag__clock;
@@ -1924,7 +1924,7 @@ module streamtrace_esdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl
     reg  way_match__1;
     reg  way_match__2;
     reg  way_match__3;
-    reg  [31:0] set32;
+    reg  [31:0] set_wide_unused;
     reg  [15:0] set16;
     reg  [15:0] next_set16;
     reg  [31:0] next_set_wide_unused;
@@ -2052,11 +2052,6 @@ module streamtrace_esdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl
         .q(r_set16__q),
         .clock(r_set16__clock)
     );
-    streamtrace_esdc_32x4_128__encoder__sdc__r_set_zero r_set_zero(
-        .d(r_set_zero__d),
-        .q(r_set_zero__q),
-        .clock(r_set_zero__clock)
-    );
     streamtrace_esdc_32x4_128__encoder__sdc__r_tag r_tag(
         .d(r_tag__d),
         .q(r_tag__q),
@@ -2087,7 +2082,6 @@ module streamtrace_esdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl
     always @(*) begin
         r_access__clock = clock;
         r_set16__clock = clock;
-        r_set_zero__clock = clock;
         r_tag__clock = clock;
         r_sl32__clock = clock;
         r_hits__clock = clock;
@@ -2095,15 +2089,14 @@ module streamtrace_esdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl
         r_mru__clock = clock;
         r_access__d = r_access__q;
         r_set16__d = r_set16__q;
-        r_set_zero__d = r_set_zero__q;
         r_tag__d = r_tag__q;
         r_sl32__d = r_sl32__q;
         r_hits__d = r_hits__q;
         r_valid__d = r_valid__q;
         r_mru__d = r_mru__q;
         sl32 = {16'd0, sl};
-        set32 = ((sa >> k_shift) ^ sl32) & k_set_mask;
-        set16 = set32[15:0];
+        set_wide_unused = ((sa >> k_shift) ^ sl32) & k_set_mask;
+        set16 = set_wide_unused[15:0];
         next_sl32 = {16'd0, next_sl};
         next_set_wide_unused = ((next_sa >> k_shift) ^ next_sl32) & k_set_mask;
         next_set16 = next_set_wide_unused[15:0];
@@ -2178,7 +2171,6 @@ module streamtrace_esdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl
         end
         r_access__d = access;
         r_set16__d = set16;
-        r_set_zero__d = set32 == k_zero32;
         r_tag__d = tag;
         r_sl32__d = sl32;
         r_hits__d = way_hits;
@@ -2187,7 +2179,6 @@ module streamtrace_esdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl
         if (k_delayed) begin
             w_access = r_access__q;
             w_set16 = r_set16__q;
-            w_set_zero = r_set_zero__q;
             w_tag = r_tag__q;
             w_sl32 = r_sl32__q;
             w_hits = r_hits__q;
@@ -2197,13 +2188,13 @@ module streamtrace_esdc_32x4_128__encoder__sdc(clock,clear,sa,sl,next_sa,next_sl
         else begin
             w_access = access;
             w_set16 = set16;
-            w_set_zero = set32 == k_zero32;
             w_tag = tag;
             w_sl32 = sl32;
             w_hits = way_hits;
             w_valid = valid__rdata;
             w_mru = mru__rdata;
         end
+        w_set_zero = w_set16 == k_zero_set;
         exist = k_all_ways;
         if (w_set_zero) begin
             exist = k_all_ways & ~k_one32;
@@ -2381,25 +2372,6 @@ module streamtrace_esdc_32x4_128__encoder__sdc__r_set16(d,q,clock);
     end
           
 endmodule // streamtrace_esdc_32x4_128__encoder__sdc__r_set16
-
-
-module streamtrace_esdc_32x4_128__encoder__sdc__r_set_zero(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // streamtrace_esdc_32x4_128__encoder__sdc__r_set_zero
 
 
 module streamtrace_esdc_32x4_128__encoder__sdc__r_sl32(d,q,clock);

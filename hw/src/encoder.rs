@@ -556,6 +556,7 @@ impl Logic for RecordEncoder {
         // of its cycle (the same edge with one stage).
         self.sdc.access.next = self.start.val() & self.is_stream.val() & !self.reset.val();
         self.lsp.access.next = self.b_start.val() & self.b_is_stream.val() & !self.reset.val();
+        self.lsp.hit.next = self.b_lsp_hit.val();
         if self.b_start.val() {
             self.bitpos.d.next = (self.bitpos.q.val() + bit_cast::<8, 16>(self.rec_len.val())) & self.k_seven8.val();
         }

@@ -8,9 +8,9 @@
 //!
 //! `predicted` is `LSP[p]`; the lookup's hit is `si != 0 and LSP[p] == si`, which the
 //! encoder tests against the SDC's ways in parallel with the SDC's own compare
-//! (`StreamDescriptorCache::probe_hit`) instead of after it. With `access` high the clock
-//! edge writes `LSP[p] := si` on a miss (the same compare, made here for the write) and
-//! shifts `si` into the history.
+//! (`StreamDescriptorCache::probe_hit`) instead of after it, and passes back as `hit`
+//! (one compare, not two). With `access` high the clock edge writes `LSP[p] := si` when
+//! `hit` is low and shifts `si` into the history.
 
 use rust_hdl::prelude::*;
 
@@ -23,14 +23,16 @@ pub struct LastStreamPredictor {
     pub clear: Signal<In, Bit>,
     pub si: Signal<In, Bits<16>>,
     pub access: Signal<In, Bit>,
+    /// The lookup's verdict, `si != 0 and predicted == si`, from the encoder.
+    pub hit: Signal<In, Bit>,
     pub predicted: Signal<Out, Bits<16>>,
     entries: SyncTableRam,
     written: FlagArray,
     history: DFF<Bits<16>>,
     index: Signal<Local, Bits<ADDR_BITS>>,
     next_index: Signal<Local, Bits<ADDR_BITS>>,
-    prediction: Signal<Local, Bits<32>>,
-    hit: Signal<Local, Bit>,
+    /// The table's word; an SI has 16 bits, so the upper ones are never read.
+    prediction_wide_unused: Signal<Local, Bits<32>>,
     si32: Signal<Local, Bits<32>>,
     k_index_mask: Constant<Bits<16>>,
     k_zero16: Constant<Bits<16>>,
@@ -47,7 +49,7 @@ impl LastStreamPredictor {
             access: Default::default(),
             hit: Default::default(),
             predicted: Default::default(),
-            prediction: Default::default(),
+            prediction_wide_unused: Default::default(),
             si32: Default::default(),
             entries: SyncTableRam::new(h.lsp_entries as usize, h.k as usize),
             written: FlagArray::registered_read(h.lsp_entries as usize, 1),
@@ -70,12 +72,11 @@ impl Logic for LastStreamPredictor {
         self.written.clock.next = self.clock.val();
         self.index.next = self.history.q.val() & self.k_index_mask.val();
         self.si32.next = bit_cast::<32, 16>(self.si.val());
-        self.prediction.next = self.k_zero32.val();
+        self.prediction_wide_unused.next = self.k_zero32.val();
         if self.written.rdata.val() != self.k_zero32.val() {
-            self.prediction.next = self.entries.rdata.val();
+            self.prediction_wide_unused.next = self.entries.rdata.val();
         }
-        self.predicted.next = self.prediction.val().get_bits::<16>(0);
-        self.hit.next = (self.si32.val() != self.k_zero32.val()) & (self.prediction.val() == self.si32.val());
+        self.predicted.next = self.prediction_wide_unused.val().get_bits::<16>(0);
         self.entries.waddr.next = self.index.val();
         self.entries.wdata.next = self.si32.val();
         self.entries.we.next = self.access.val() & !self.hit.val();

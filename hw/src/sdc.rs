@@ -54,7 +54,8 @@ pub struct StreamDescriptorCache {
     valid: FlagArray,
     mru: FlagArray,
     way_match: Vec<Signal<Local, Bit>>,
-    set32: Signal<Local, Bits<32>>,
+    /// The set index at 32 bits (upper bits 0 and never read, as for the next set below).
+    set_wide_unused: Signal<Local, Bits<32>>,
     set16: Signal<Local, Bits<ADDR_BITS>>,
     next_set16: Signal<Local, Bits<ADDR_BITS>>,
     /// The next set index at 32 bits; the bits above the index are 0 and never read, which
@@ -85,7 +86,6 @@ pub struct StreamDescriptorCache {
     /// The lookup's results for the delayed update.
     r_access: DFF<Bit>,
     r_set16: DFF<Bits<ADDR_BITS>>,
-    r_set_zero: DFF<Bit>,
     r_tag: DFF<Bits<32>>,
     r_sl32: DFF<Bits<32>>,
     r_hits: DFF<Bits<32>>,
@@ -114,6 +114,7 @@ pub struct StreamDescriptorCache {
     k_zero32: Constant<Bits<32>>,
     k_one32: Constant<Bits<32>>,
     k_zero16: Constant<Bits<16>>,
+    k_zero_set: Constant<Bits<ADDR_BITS>>,
     _ways: usize,
 }
 
@@ -139,7 +140,7 @@ impl StreamDescriptorCache {
             valid: FlagArray::decoded(sets, ways),
             mru: FlagArray::decoded(sets, ways),
             way_match: (0..ways).map(|_| Default::default()).collect(),
-            set32: Default::default(),
+            set_wide_unused: Default::default(),
             set16: Default::default(),
             next_set16: Default::default(),
             next_set_wide_unused: Default::default(),
@@ -170,7 +171,6 @@ impl StreamDescriptorCache {
             k_way_mask: Constant::new(((h.ways - 1) as u64).into()),
             r_access: Default::default(),
             r_set16: Default::default(),
-            r_set_zero: Default::default(),
             r_tag: Default::default(),
             r_sl32: Default::default(),
             r_hits: Default::default(),
@@ -197,6 +197,7 @@ impl StreamDescriptorCache {
             k_zero32: Constant::new(0u64.into()),
             k_one32: Constant::new(1u64.into()),
             k_zero16: Constant::new(0u64.into()),
+            k_zero_set: Constant::new(0u64.into()),
             _ways: ways,
         }
     }
@@ -205,11 +206,11 @@ impl StreamDescriptorCache {
 impl Logic for StreamDescriptorCache {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, r_access, r_set16, r_set_zero, r_tag, r_sl32, r_hits, r_valid, r_mru);
+        dff_setup!(self, clock, r_access, r_set16, r_tag, r_sl32, r_hits, r_valid, r_mru);
         // Set index and the scheme's stored tag.
         self.sl32.next = bit_cast::<32, 16>(self.sl.val());
-        self.set32.next = ((self.sa.val() >> self.k_shift.val()) ^ self.sl32.val()) & self.k_set_mask.val();
-        self.set16.next = bit_cast::<ADDR_BITS, 32>(self.set32.val());
+        self.set_wide_unused.next = ((self.sa.val() >> self.k_shift.val()) ^ self.sl32.val()) & self.k_set_mask.val();
+        self.set16.next = bit_cast::<ADDR_BITS, 32>(self.set_wide_unused.val());
         self.next_sl32.next = bit_cast::<32, 16>(self.next_sl.val());
         self.next_set_wide_unused.next = ((self.next_sa.val() >> self.k_shift.val()) ^ self.next_sl32.val()) & self.k_set_mask.val();
         self.next_set16.next = bit_cast::<ADDR_BITS, 32>(self.next_set_wide_unused.val());
@@ -262,7 +263,6 @@ impl Logic for StreamDescriptorCache {
         // What the update works on: this cycle's lookup, or (delayed) the last cycle's.
         self.r_access.d.next = self.access.val();
         self.r_set16.d.next = self.set16.val();
-        self.r_set_zero.d.next = self.set32.val() == self.k_zero32.val();
         self.r_tag.d.next = self.tag.val();
         self.r_sl32.d.next = self.sl32.val();
         self.r_hits.d.next = self.way_hits.val();
@@ -271,7 +271,6 @@ impl Logic for StreamDescriptorCache {
         if self.k_delayed.val() {
             self.w_access.next = self.r_access.q.val();
             self.w_set16.next = self.r_set16.q.val();
-            self.w_set_zero.next = self.r_set_zero.q.val();
             self.w_tag.next = self.r_tag.q.val();
             self.w_sl32.next = self.r_sl32.q.val();
             self.w_hits.next = self.r_hits.q.val();
@@ -280,7 +279,6 @@ impl Logic for StreamDescriptorCache {
         } else {
             self.w_access.next = self.access.val();
             self.w_set16.next = self.set16.val();
-            self.w_set_zero.next = self.set32.val() == self.k_zero32.val();
             self.w_tag.next = self.tag.val();
             self.w_sl32.next = self.sl32.val();
             self.w_hits.next = self.way_hits.val();
@@ -289,6 +287,7 @@ impl Logic for StreamDescriptorCache {
         }
 
         // Victim: entry 0 (set 0, way 0) does not exist.
+        self.w_set_zero.next = self.w_set16.val() == self.k_zero_set.val();
         self.exist.next = self.k_all_ways.val();
         if self.w_set_zero.val() {
             self.exist.next = self.k_all_ways.val() & !self.k_one32.val();

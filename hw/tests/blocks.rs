@@ -260,8 +260,12 @@ fn last_stream_predictor_matches_the_model() {
             settle!(uut);
             let want = model.access(si);
             hits += want as u32;
+            // The prediction is registered state (it does not depend on this cycle's si);
+            // the encoder's verdict on it drives the write.
             let hit = si != 0 && uut.predicted.val().to_u32() == si as u32;
             assert_eq!(hit, want, "{text} cycle {cycle}: si {si}");
+            uut.hit.next = hit;
+            settle!(uut);
             if clear {
                 model.reset();
             }
