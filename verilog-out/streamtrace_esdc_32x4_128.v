@@ -698,6 +698,9 @@ module streamtrace_esdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
     reg  [31:0] p_sl32__d;
     wire  [31:0] p_sl32__q;
     reg  p_sl32__clock;
+    reg  p_sl_zero__d;
+    wire  p_sl_zero__q;
+    reg  p_sl_zero__clock;
     reg  [15:0] p_found_si__d;
     wire  [15:0] p_found_si__q;
     reg  p_found_si__clock;
@@ -722,6 +725,7 @@ module streamtrace_esdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
     reg  b_infer;
     reg  [31:0] b_sa;
     reg  [31:0] b_sl32;
+    reg  b_sl_zero;
     reg  [15:0] b_found_si;
     reg  is_ovf;
     reg  is_stream;
@@ -734,7 +738,8 @@ module streamtrace_esdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
     reg  sync_due;
     reg  state_clear;
     reg  [31:0] run_val;
-    reg  [15:0] run_len;
+    reg  run_on;
+    reg  [15:0] run_len_on;
     reg  [31:0] head_val;
     reg  [15:0] head_len;
     reg  [31:0] addr_val;
@@ -745,10 +750,15 @@ module streamtrace_esdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
     reg  [15:0] esc_len;
     reg  [31:0] lost_val;
     reg  [15:0] lost_len;
-    reg  [15:0] tail_len;
+    reg  [15:0] tail_off;
+    reg  [15:0] tail_on;
     reg  [319:0] tail_val;
     reg  [319:0] padded;
     reg  [7:0] pad;
+    reg  [7:0] pad_off;
+    reg  [7:0] pad_on;
+    reg  padded_rec;
+    reg  [15:0] marker_len;
     reg  [63:0] a1;
     reg  [63:0] h1;
     reg  [63:0] a2;
@@ -763,9 +773,10 @@ module streamtrace_esdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
     reg  [191:0] a5;
     reg  [191:0] a6;
     reg  [319:0] a6w;
-    reg  [15:0] l2;
-    reg  [15:0] l4;
-    reg  [15:0] l6;
+    reg  [15:0] len_off;
+    reg  [15:0] len_on;
+    reg  [15:0] rec_len_off;
+    reg  [15:0] rec_len_on;
     reg  [31:0] lvsa_hit_addr;
     
     // Sub module instances
@@ -870,6 +881,11 @@ module streamtrace_esdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         .q(p_sl32__q),
         .clock(p_sl32__clock)
     );
+    streamtrace_esdc_32x4_128__encoder__p_sl_zero p_sl_zero(
+        .d(p_sl_zero__d),
+        .q(p_sl_zero__q),
+        .clock(p_sl_zero__clock)
+    );
     streamtrace_esdc_32x4_128__encoder__p_found_si p_found_si(
         .d(p_found_si__d),
         .q(p_found_si__q),
@@ -892,6 +908,7 @@ module streamtrace_esdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         p_infer__clock = clock;
         p_sa__clock = clock;
         p_sl32__clock = clock;
+        p_sl_zero__clock = clock;
         p_found_si__clock = clock;
         lvsa__d = lvsa__q;
         infer__d = infer__q;
@@ -907,6 +924,7 @@ module streamtrace_esdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         p_infer__d = p_infer__q;
         p_sa__d = p_sa__q;
         p_sl32__d = p_sl32__q;
+        p_sl_zero__d = p_sl_zero__q;
         p_found_si__d = p_found_si__q;
         sdc__clock = clock;
         lsp__clock = clock;
@@ -940,6 +958,7 @@ module streamtrace_esdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         p_infer__d = infer__q;
         p_sa__d = sa;
         p_sl32__d = sl32;
+        p_sl_zero__d = sl == k_zero16;
         p_found_si__d = sdc__found_si;
         if (k_two_stage) begin
             b_start = p_start__q;
@@ -952,6 +971,7 @@ module streamtrace_esdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
             b_infer = p_infer__q;
             b_sa = p_sa__q;
             b_sl32 = p_sl32__q & k_sl_mask;
+            b_sl_zero = p_sl_zero__q;
             b_found_si = p_found_si__q & k_si_mask;
         end
         else begin
@@ -965,10 +985,11 @@ module streamtrace_esdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
             b_infer = infer__q;
             b_sa = sa;
             b_sl32 = sl32;
+            b_sl_zero = sl == k_zero16;
             b_found_si = sdc__found_si;
         end
-        b_is_ovf = ~b_is_end & (b_sl32 == k_zero32);
-        b_is_stream = ~b_is_end & (b_sl32 != k_zero32);
+        b_is_ovf = ~b_is_end & b_sl_zero;
+        b_is_stream = ~b_is_end & ~b_sl_zero;
         b_sdc_hit = b_is_stream & b_hit_raw;
         b_is_miss = b_is_stream & ~b_sdc_hit;
         b_lsp_hit = b_sdc_hit & b_probe_hit;
@@ -984,17 +1005,22 @@ module streamtrace_esdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         aolc__active = b_start & k_enhanced;
         aolc__lsp_hit = b_lsp_hit;
         aolc__flush_after = b_exc | b_sync_due;
-        run_val = k_zero32;
-        run_len = k_zero16;
         if (k_enhanced) begin
-            if (aolc__emit) begin
-                run_val = aolc__run_value;
-                run_len = aolc__run_len;
-            end
+            run_on = aolc__emit;
+            run_len_on = aolc__run_len;
         end
-        else if (b_lsp_hit) begin
-            run_val = k_one32;
-            run_len = k_one16;
+        else begin
+            run_on = b_lsp_hit;
+            run_len_on = k_one16;
+        end
+        run_val = k_zero32;
+        if (run_on) begin
+            if (k_enhanced) begin
+                run_val = aolc__run_value;
+            end
+            else begin
+                run_val = k_one32;
+            end
         end
         head_val = k_zero32;
         head_len = k_zero16;
@@ -1059,7 +1085,6 @@ module streamtrace_esdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         else begin
             a2 = a1;
         end
-        l2 = run_len + head_len;
         a2w = {64'd0, a2};
         addr_w = {96'd0, addr_val};
         exc_w = {96'd0, exc_val};
@@ -1081,7 +1106,6 @@ module streamtrace_esdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         else begin
             a4 = a3;
         end
-        l4 = (l2 + addr_len) + exc_len;
         a4w = {64'd0, a4};
         esc_w = {160'd0, esc_val};
         lost_w = {160'd0, lost_val};
@@ -1097,22 +1121,41 @@ module streamtrace_esdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         else begin
             a6 = a5;
         end
-        l6 = (l4 + esc_len) + lost_len;
+        len_off = (head_len + addr_len) + ((exc_len + esc_len) + lost_len);
+        len_on = len_off + run_len_on;
         a6w = {128'd0, a6};
-        pad = (k_zero8 - (bitpos__q + l6[7:0])) & k_seven8;
+        pad_off = (k_zero8 - (bitpos__q + len_off[7:0])) & k_seven8;
+        pad_on = (k_zero8 - (bitpos__q + len_on[7:0])) & k_seven8;
+        padded_rec = b_sync_due | b_is_ovf | b_is_end;
+        marker_len = k_zero16;
+        if (b_sync_due | b_is_ovf) begin
+            marker_len = k_marker_len;
+        end
+        tail_off = k_zero16;
+        tail_on = k_zero16;
+        if (padded_rec) begin
+            tail_off = {8'd0, pad_off} + marker_len;
+            tail_on = {8'd0, pad_on} + marker_len;
+        end
+        rec_len_off = len_off + tail_off;
+        rec_len_on = len_on + tail_on;
+        if (run_on) begin
+            pad = pad_on;
+            rec_len = rec_len_on;
+        end
+        else begin
+            pad = pad_off;
+            rec_len = rec_len_off;
+        end
         padded = a6w << pad;
-        tail_len = k_zero16;
         tail_val = a6w;
         if (b_sync_due | b_is_ovf) begin
-            tail_len = {8'd0, pad} + k_marker_len;
             tail_val = (padded << k_marker_len) | k_marker;
         end
         if (b_is_end) begin
-            tail_len = {8'd0, pad};
             tail_val = padded;
         end
         rec_bits = tail_val;
-        rec_len = l6 + tail_len;
         sdc__access = start & is_stream & ~reset;
         lsp__access = b_start & b_is_stream & ~reset;
         lsp__hit = b_lsp_hit;
@@ -1161,6 +1204,7 @@ module streamtrace_esdc_32x4_128__encoder__aolc(clock,clear,active,lsp_hit,flush
     localparam  k_mask_compare = 1'b0;
     localparam  k_width_mask = 8'hf;
     localparam  k_count_mask = 32'h1ff;
+    localparam  k_delayed = 1'b0;
     localparam  k_init = 8'h4;
     localparam  k_min = 8'h1;
     localparam  k_max = 8'h8;
@@ -1185,19 +1229,32 @@ module streamtrace_esdc_32x4_128__encoder__aolc(clock,clear,active,lsp_hit,flush
     reg  [31:0] pending__d;
     wire  [31:0] pending__q;
     reg  pending__clock;
+    reg  r_emit__d;
+    wire  r_emit__q;
+    reg  r_emit__clock;
+    reg  r_run_full__d;
+    wire  r_run_full__q;
+    reg  r_run_full__clock;
+    reg  r_run_short__d;
+    wire  r_run_short__q;
+    reg  r_run_short__clock;
     
     // Local signals
     reg  [31:0] full;
     reg  [31:0] half;
     reg  [31:0] pending_inc;
+    reg  [31:0] pending_dec;
+    reg  [31:0] run_n_less;
     reg  [31:0] full_mask;
     reg  [7:0] width_next;
     reg  [31:0] pending_next;
-    reg  [31:0] run_n;
     reg  run_full;
     reg  run_short;
     reg  run_fire;
     reg  [7:0] monitor_after;
+    reg  w_emit;
+    reg  w_run_full;
+    reg  w_run_short;
     
     // Sub module instances
     streamtrace_esdc_32x4_128__encoder__aolc__width width(
@@ -1215,23 +1272,45 @@ module streamtrace_esdc_32x4_128__encoder__aolc(clock,clear,active,lsp_hit,flush
         .q(pending__q),
         .clock(pending__clock)
     );
+    streamtrace_esdc_32x4_128__encoder__aolc__r_emit r_emit(
+        .d(r_emit__d),
+        .q(r_emit__q),
+        .clock(r_emit__clock)
+    );
+    streamtrace_esdc_32x4_128__encoder__aolc__r_run_full r_run_full(
+        .d(r_run_full__d),
+        .q(r_run_full__q),
+        .clock(r_run_full__clock)
+    );
+    streamtrace_esdc_32x4_128__encoder__aolc__r_run_short r_run_short(
+        .d(r_run_short__d),
+        .q(r_run_short__q),
+        .clock(r_run_short__clock)
+    );
     
     // Update code
     always @(*) begin
         width__clock = clock;
         monitor__clock = clock;
         pending__clock = clock;
+        r_emit__clock = clock;
+        r_run_full__clock = clock;
+        r_run_short__clock = clock;
         width__d = width__q;
         monitor__d = monitor__q;
         pending__d = pending__q;
+        r_emit__d = r_emit__q;
+        r_run_full__d = r_run_full__q;
+        r_run_short__d = r_run_short__q;
         full = k_one32 << width__q;
         half = full >> k_one8;
         pending_inc = pending__q + k_one32;
         full_mask = ~(k_ones32 << width__q);
-        run_n = pending__q;
+        pending_dec = pending__q - k_one32;
+        run_n_less = pending_dec;
         run_fire = pending__q != k_zero32;
         if (lsp_hit) begin
-            run_n = pending_inc;
+            run_n_less = pending__q;
             if (k_mask_compare) begin
                 run_fire = (pending__q == full_mask) | flush_after;
             end
@@ -1240,7 +1319,7 @@ module streamtrace_esdc_32x4_128__encoder__aolc(clock,clear,active,lsp_hit,flush
             end
         end
         emit = active & run_fire;
-        run_value = (full | (run_n - k_one32)) & k_count_mask;
+        run_value = (full | run_n_less) & k_count_mask;
         run_len = {8'd0, width__q} + k_one16;
         if (lsp_hit) begin
             run_full = pending__q == full_mask;
@@ -1250,14 +1329,27 @@ module streamtrace_esdc_32x4_128__encoder__aolc(clock,clear,active,lsp_hit,flush
             run_full = pending__q == full;
             run_short = pending__q < half;
         end
+        r_emit__d = emit & ~clear;
+        r_run_full__d = run_full;
+        r_run_short__d = run_short;
+        if (k_delayed) begin
+            w_emit = r_emit__q;
+            w_run_full = r_run_full__q;
+            w_run_short = r_run_short__q;
+        end
+        else begin
+            w_emit = emit;
+            w_run_full = run_full;
+            w_run_short = run_short;
+        end
         monitor_after = monitor__q;
-        if (run_full) begin
+        if (w_run_full) begin
             monitor_after = monitor__q + k_three8;
             if (monitor__q > k_twelve8) begin
                 monitor_after = k_monitor_max;
             end
         end
-        else if (run_short & (monitor__q != k_zero8)) begin
+        else if (w_run_short & (monitor__q != k_zero8)) begin
             monitor_after = monitor__q - k_one8;
         end
         pending_next = pending__q;
@@ -1268,7 +1360,7 @@ module streamtrace_esdc_32x4_128__encoder__aolc(clock,clear,active,lsp_hit,flush
             end
         end
         width_next = width__q;
-        if (emit) begin
+        if (w_emit) begin
             monitor__d = monitor_after;
             if ((monitor_after == k_monitor_max) & (width__q < k_max)) begin
                 width_next = width__q + k_one8;
@@ -1327,6 +1419,63 @@ module streamtrace_esdc_32x4_128__encoder__aolc__pending(d,q,clock);
     end
           
 endmodule // streamtrace_esdc_32x4_128__encoder__aolc__pending
+
+
+module streamtrace_esdc_32x4_128__encoder__aolc__r_emit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_esdc_32x4_128__encoder__aolc__r_emit
+
+
+module streamtrace_esdc_32x4_128__encoder__aolc__r_run_full(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_esdc_32x4_128__encoder__aolc__r_run_full
+
+
+module streamtrace_esdc_32x4_128__encoder__aolc__r_run_short(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_esdc_32x4_128__encoder__aolc__r_run_short
 
 
 module streamtrace_esdc_32x4_128__encoder__aolc__width(d,q,clock);
@@ -1762,6 +1911,25 @@ module streamtrace_esdc_32x4_128__encoder__p_sl32(d,q,clock);
     end
           
 endmodule // streamtrace_esdc_32x4_128__encoder__p_sl32
+
+
+module streamtrace_esdc_32x4_128__encoder__p_sl_zero(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_esdc_32x4_128__encoder__p_sl_zero
 
 
 module streamtrace_esdc_32x4_128__encoder__p_start(d,q,clock);

@@ -5,6 +5,13 @@
 //! One service per cycle at most (`active`). An LSP hit adds one to the count and emits the
 //! run when the counter fills or when `flush_after` says an escape follows the hit; any
 //! other service flushes a pending run first. At most one run record leaves per service.
+//!
+//! `delayed` (the two-stage compressor, where services are at least three cycles apart):
+//! the monitor's verdict on an emitted run is registered and the monitor and width update a
+//! cycle later, so the width's shifter and the count's compare do not lie on one path with
+//! the monitor's arithmetic and the width's update. The next service must not be in the
+//! cycle right after one (it would see the old width); a clear in the service's cycle wins
+//! over the delayed update, as it wins over the undelayed one.
 
 use rust_hdl::prelude::*;
 
@@ -30,6 +37,11 @@ pub struct AdaptiveOneLengthCounter {
     full: Signal<Local, Bits<32>>,
     half: Signal<Local, Bits<32>>,
     pending_inc: Signal<Local, Bits<32>>,
+    /// The run's count n is `pending + 1` with an LSP hit, else `pending`; the run value
+    /// needs `n - 1`, so that is `pending` or `pending - 1`, the subtraction made from the
+    /// register rather than after the late hit.
+    pending_dec: Signal<Local, Bits<32>>,
+    run_n_less: Signal<Local, Bits<32>>,
     /// `2^s - 1`: with `k_mask_compare` an LSP hit fills the counter when `pending` equals
     /// it (where `pending + 1 == 2^s` puts the increment's carry chain before the emit
     /// decision and so before the record's length). Only the two-stage compressor
@@ -46,12 +58,20 @@ pub struct AdaptiveOneLengthCounter {
     /// shifters and compares (450 of the rSDC module's iCE40 LUT4).
     k_width_mask: Constant<Bits<8>>,
     k_count_mask: Constant<Bits<32>>,
-    run_n: Signal<Local, Bits<32>>,
     /// run_n == 2^s and run_n < 2^(s-1).
     run_full: Signal<Local, Bit>,
     run_short: Signal<Local, Bit>,
     run_fire: Signal<Local, Bit>,
     monitor_after: Signal<Local, Bits<8>>,
+    /// The verdict on the emitted run and its registered copy; `w_*` is what the monitor
+    /// update works on (this cycle's, or delayed the last cycle's).
+    r_emit: DFF<Bit>,
+    r_run_full: DFF<Bit>,
+    r_run_short: DFF<Bit>,
+    w_emit: Signal<Local, Bit>,
+    w_run_full: Signal<Local, Bit>,
+    w_run_short: Signal<Local, Bit>,
+    k_delayed: Constant<Bit>,
     k_init: Constant<Bits<8>>,
     k_min: Constant<Bits<8>>,
     k_max: Constant<Bits<8>>,
@@ -68,7 +88,8 @@ pub struct AdaptiveOneLengthCounter {
 }
 
 impl AdaptiveOneLengthCounter {
-    pub fn new(h: &HwConfig) -> AdaptiveOneLengthCounter {
+    /// `delayed`: update the monitor and width a cycle after the service (module doc).
+    pub fn new(h: &HwConfig, delayed: bool) -> AdaptiveOneLengthCounter {
         let c8 = |v: u64| Constant::new(v.into());
         AdaptiveOneLengthCounter {
             clock: Default::default(),
@@ -85,17 +106,25 @@ impl AdaptiveOneLengthCounter {
             full: Default::default(),
             half: Default::default(),
             pending_inc: Default::default(),
+            pending_dec: Default::default(),
+            run_n_less: Default::default(),
             full_mask: Default::default(),
             k_mask_compare: Constant::new(h.buffers.svc_hit >= 3),
             width_next: Default::default(),
             pending_next: Default::default(),
             k_width_mask: c8(crate::config::amount_mask(h.model.olc_max as u64)),
             k_count_mask: Constant::new(((2u64 << h.model.olc_max) - 1).into()),
-            run_n: Default::default(),
             run_full: Default::default(),
             run_short: Default::default(),
             run_fire: Default::default(),
             monitor_after: Default::default(),
+            r_emit: Default::default(),
+            r_run_full: Default::default(),
+            r_run_short: Default::default(),
+            w_emit: Default::default(),
+            w_run_full: Default::default(),
+            w_run_short: Default::default(),
+            k_delayed: Constant::new(delayed),
             k_init: c8(h.model.olc_init as u64),
             k_min: c8(h.model.olc_min as u64),
             k_max: c8(h.model.olc_max as u64),
@@ -116,15 +145,16 @@ impl AdaptiveOneLengthCounter {
 impl Logic for AdaptiveOneLengthCounter {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, width, monitor, pending);
+        dff_setup!(self, clock, width, monitor, pending, r_emit, r_run_full, r_run_short);
         self.full.next = self.k_one32.val() << self.width.q.val();
         self.half.next = self.full.val() >> self.k_one8.val();
         self.pending_inc.next = self.pending.q.val() + self.k_one32.val();
         self.full_mask.next = !(self.k_ones32.val() << self.width.q.val());
-        self.run_n.next = self.pending.q.val();
+        self.pending_dec.next = self.pending.q.val() - self.k_one32.val();
+        self.run_n_less.next = self.pending_dec.val();
         self.run_fire.next = self.pending.q.val() != self.k_zero32.val();
         if self.lsp_hit.val() {
-            self.run_n.next = self.pending_inc.val();
+            self.run_n_less.next = self.pending.q.val();
             if self.k_mask_compare.val() {
                 self.run_fire.next = (self.pending.q.val() == self.full_mask.val()) | self.flush_after.val();
             } else {
@@ -132,8 +162,8 @@ impl Logic for AdaptiveOneLengthCounter {
             }
         }
         self.emit.next = self.active.val() & self.run_fire.val();
-        // Read only when a run is emitted (run_n >= 1): n - 1 < 2^s.
-        self.run_value.next = (self.full.val() | (self.run_n.val() - self.k_one32.val())) & self.k_count_mask.val();
+        // Read only when a run is emitted (n >= 1): n - 1 < 2^s.
+        self.run_value.next = (self.full.val() | self.run_n_less.val()) & self.k_count_mask.val();
         self.run_len.next = bit_cast::<16, 8>(self.width.q.val()) + self.k_one16.val();
 
         // Monitor rule after a run of run_n hits. Both compares are made for either value of
@@ -145,13 +175,25 @@ impl Logic for AdaptiveOneLengthCounter {
             self.run_full.next = self.pending.q.val() == self.full.val();
             self.run_short.next = self.pending.q.val() < self.half.val();
         }
+        self.r_emit.d.next = self.emit.val() & !self.clear.val();
+        self.r_run_full.d.next = self.run_full.val();
+        self.r_run_short.d.next = self.run_short.val();
+        if self.k_delayed.val() {
+            self.w_emit.next = self.r_emit.q.val();
+            self.w_run_full.next = self.r_run_full.q.val();
+            self.w_run_short.next = self.r_run_short.q.val();
+        } else {
+            self.w_emit.next = self.emit.val();
+            self.w_run_full.next = self.run_full.val();
+            self.w_run_short.next = self.run_short.val();
+        }
         self.monitor_after.next = self.monitor.q.val();
-        if self.run_full.val() {
+        if self.w_run_full.val() {
             self.monitor_after.next = self.monitor.q.val() + self.k_three8.val();
             if self.monitor.q.val() > self.k_twelve8.val() {
                 self.monitor_after.next = self.k_monitor_max.val();
             }
-        } else if self.run_short.val() & (self.monitor.q.val() != self.k_zero8.val()) {
+        } else if self.w_run_short.val() & (self.monitor.q.val() != self.k_zero8.val()) {
             self.monitor_after.next = self.monitor.q.val() - self.k_one8.val();
         }
         self.pending_next.next = self.pending.q.val();
@@ -162,7 +204,7 @@ impl Logic for AdaptiveOneLengthCounter {
             }
         }
         self.width_next.next = self.width.q.val();
-        if self.emit.val() {
+        if self.w_emit.val() {
             self.monitor.d.next = self.monitor_after.val();
             if (self.monitor_after.val() == self.k_monitor_max.val()) & (self.width.q.val() < self.k_max.val()) {
                 self.width_next.next = self.width.q.val() + self.k_one8.val();

@@ -17,7 +17,8 @@
 //! periodic sync) and updates the LVSA, `infer` and sync counter; registers carry what the
 //! lookup decided into the next cycle, which makes the SDC's update (delayed, see
 //! `StreamDescriptorCache`), looks up and updates the LSP, runs the AOLC and assembles the
-//! record (`rec_ready` high), updating the AOLC and the bit position. A sync or overflow
+//! record (`rec_ready` high), updating the AOLC's count and the bit position (the AOLC's
+//! monitor and width a cycle later still, `AdaptiveOneLengthCounter`). A sync or overflow
 //! clears the SDC, LSP and AOLC in that second cycle. The next service starts three cycles
 //! after the start at the earliest, so neither stage sees a state the other has not
 //! finished: the same records as in one cycle, with the SDC's compare alone in the first
@@ -74,6 +75,9 @@ pub struct RecordEncoder {
     p_infer: DFF<Bit>,
     p_sa: DFF<Bits<32>>,
     p_sl32: DFF<Bits<32>>,
+    /// SL == 0 (an overflow entry), registered as a bit of its own so the assembly stage's
+    /// kind of entry does not wait for a wide compare of the registered SL.
+    p_sl_zero: DFF<Bit>,
     p_found_si: DFF<Bits<16>>,
     /// What the assembly stage works on: the lookup's signals, or with two stages their
     /// registered copies.
@@ -98,6 +102,7 @@ pub struct RecordEncoder {
     b_infer: Signal<Local, Bit>,
     b_sa: Signal<Local, Bits<32>>,
     b_sl32: Signal<Local, Bits<32>>,
+    b_sl_zero: Signal<Local, Bit>,
     b_found_si: Signal<Local, Bits<16>>,
     is_ovf: Signal<Local, Bit>,
     is_stream: Signal<Local, Bit>,
@@ -110,7 +115,11 @@ pub struct RecordEncoder {
     sync_due: Signal<Local, Bit>,
     state_clear: Signal<Local, Bit>,
     run_val: Signal<Local, Bits<32>>,
-    run_len: Signal<Local, Bits<16>>,
+    /// Whether field 1 is sent (the AOLC emits; bSDC: the LSP hit) and its length if so.
+    /// The decision is the assembly stage's latest signal, so the length sums and the
+    /// padding are computed for both outcomes and it selects at the end.
+    run_on: Signal<Local, Bit>,
+    run_len_on: Signal<Local, Bits<16>>,
     head_val: Signal<Local, Bits<32>>,
     head_len: Signal<Local, Bits<16>>,
     addr_val: Signal<Local, Bits<32>>,
@@ -121,10 +130,17 @@ pub struct RecordEncoder {
     esc_len: Signal<Local, Bits<16>>,
     lost_val: Signal<Local, Bits<32>>,
     lost_len: Signal<Local, Bits<16>>,
-    tail_len: Signal<Local, Bits<16>>,
+    tail_off: Signal<Local, Bits<16>>,
+    tail_on: Signal<Local, Bits<16>>,
     tail_val: Signal<Local, Bits<RECORD_BITS>>,
     padded: Signal<Local, Bits<RECORD_BITS>>,
     pad: Signal<Local, Bits<8>>,
+    pad_off: Signal<Local, Bits<8>>,
+    pad_on: Signal<Local, Bits<8>>,
+    /// The record ends in padding to the byte (SYNC, OVERFLOW, END), and the marker's
+    /// length (SYNC, OVERFLOW; else 0).
+    padded_rec: Signal<Local, Bit>,
+    marker_len: Signal<Local, Bits<16>>,
     a1: Signal<Local, Bits<64>>,
     h1: Signal<Local, Bits<64>>,
     a2: Signal<Local, Bits<64>>,
@@ -139,9 +155,11 @@ pub struct RecordEncoder {
     a5: Signal<Local, Bits<192>>,
     a6: Signal<Local, Bits<192>>,
     a6w: Signal<Local, Bits<RECORD_BITS>>,
-    l2: Signal<Local, Bits<16>>,
-    l4: Signal<Local, Bits<16>>,
-    l6: Signal<Local, Bits<16>>,
+    /// Fields 2-6's length; with field 1's added.
+    len_off: Signal<Local, Bits<16>>,
+    len_on: Signal<Local, Bits<16>>,
+    rec_len_off: Signal<Local, Bits<16>>,
+    rec_len_on: Signal<Local, Bits<16>>,
     lvsa_hit_addr: Signal<Local, Bits<32>>,
     k_two_stage: Constant<Bit>,
     k_enhanced: Constant<Bit>,
@@ -201,7 +219,7 @@ impl RecordEncoder {
             rec_ready: Default::default(),
             sdc: StreamDescriptorCache::new(h, h.buffers.svc_hit >= 3),
             lsp: LastStreamPredictor::new(h),
-            aolc: AdaptiveOneLengthCounter::new(h),
+            aolc: AdaptiveOneLengthCounter::new(h, h.buffers.svc_hit >= 3),
             lvsa: Default::default(),
             infer: Default::default(),
             since_reset: Default::default(),
@@ -216,6 +234,7 @@ impl RecordEncoder {
             p_infer: Default::default(),
             p_sa: Default::default(),
             p_sl32: Default::default(),
+            p_sl_zero: Default::default(),
             p_found_si: Default::default(),
             b_start: Default::default(),
             b_is_end: Default::default(),
@@ -235,6 +254,7 @@ impl RecordEncoder {
             b_infer: Default::default(),
             b_sa: Default::default(),
             b_sl32: Default::default(),
+            b_sl_zero: Default::default(),
             b_found_si: Default::default(),
             is_ovf: Default::default(),
             is_stream: Default::default(),
@@ -248,7 +268,8 @@ impl RecordEncoder {
             state_clear: Default::default(),
             stage_clear: Default::default(),
             run_val: Default::default(),
-            run_len: Default::default(),
+            run_on: Default::default(),
+            run_len_on: Default::default(),
             head_val: Default::default(),
             head_len: Default::default(),
             addr_val: Default::default(),
@@ -259,10 +280,15 @@ impl RecordEncoder {
             esc_len: Default::default(),
             lost_val: Default::default(),
             lost_len: Default::default(),
-            tail_len: Default::default(),
+            tail_off: Default::default(),
+            tail_on: Default::default(),
             tail_val: Default::default(),
             padded: Default::default(),
             pad: Default::default(),
+            pad_off: Default::default(),
+            pad_on: Default::default(),
+            padded_rec: Default::default(),
+            marker_len: Default::default(),
             a1: Default::default(),
             h1: Default::default(),
             a2: Default::default(),
@@ -277,9 +303,10 @@ impl RecordEncoder {
             a5: Default::default(),
             a6: Default::default(),
             a6w: Default::default(),
-            l2: Default::default(),
-            l4: Default::default(),
-            l6: Default::default(),
+            len_off: Default::default(),
+            len_on: Default::default(),
+            rec_len_off: Default::default(),
+            rec_len_on: Default::default(),
             lvsa_hit_addr: Default::default(),
             k_two_stage: Constant::new(h.buffers.svc_hit >= 3),
             k_enhanced: Constant::new(scheme.enhanced()),
@@ -324,7 +351,7 @@ impl Logic for RecordEncoder {
     fn update(&mut self) {
         dff_setup!(
             self, clock, lvsa, infer, since_reset, bitpos, p_start, p_is_end, p_exc, p_hit_raw, p_probe_hit, p_lvsa_match,
-            p_sync_reached, p_infer, p_sa, p_sl32, p_found_si
+            p_sync_reached, p_infer, p_sa, p_sl32, p_sl_zero, p_found_si
         );
         self.sdc.clock.next = self.clock.val();
         self.lsp.clock.next = self.clock.val();
@@ -371,6 +398,7 @@ impl Logic for RecordEncoder {
         self.p_infer.d.next = self.infer.q.val();
         self.p_sa.d.next = self.sa.val();
         self.p_sl32.d.next = self.sl32.val();
+        self.p_sl_zero.d.next = self.sl.val() == self.k_zero16.val();
         self.p_found_si.d.next = self.sdc.found_si.val();
         if self.k_two_stage.val() {
             self.b_start.next = self.p_start.q.val();
@@ -385,6 +413,7 @@ impl Logic for RecordEncoder {
             // Masked to the values they can hold, so that synthesis knows their upper bits
             // are zero (as it does for the unregistered signals of one stage).
             self.b_sl32.next = self.p_sl32.q.val() & self.k_sl_mask.val();
+            self.b_sl_zero.next = self.p_sl_zero.q.val();
             self.b_found_si.next = self.p_found_si.q.val() & self.k_si_mask.val();
         } else {
             self.b_start.next = self.start.val();
@@ -397,10 +426,11 @@ impl Logic for RecordEncoder {
             self.b_infer.next = self.infer.q.val();
             self.b_sa.next = self.sa.val();
             self.b_sl32.next = self.sl32.val();
+            self.b_sl_zero.next = self.sl.val() == self.k_zero16.val();
             self.b_found_si.next = self.sdc.found_si.val();
         }
-        self.b_is_ovf.next = !self.b_is_end.val() & (self.b_sl32.val() == self.k_zero32.val());
-        self.b_is_stream.next = !self.b_is_end.val() & (self.b_sl32.val() != self.k_zero32.val());
+        self.b_is_ovf.next = !self.b_is_end.val() & self.b_sl_zero.val();
+        self.b_is_stream.next = !self.b_is_end.val() & !self.b_sl_zero.val();
         self.b_sdc_hit.next = self.b_is_stream.val() & self.b_hit_raw.val();
         self.b_is_miss.next = self.b_is_stream.val() & !self.b_sdc_hit.val();
         self.b_lsp_hit.next = self.b_sdc_hit.val() & self.b_probe_hit.val();
@@ -422,16 +452,20 @@ impl Logic for RecordEncoder {
         self.aolc.flush_after.next = self.b_exc.val() | self.b_sync_due.val();
 
         // Field 1: the LSP-hit run (eSDC/rSDC) or the single LSP-hit bit (bSDC).
-        self.run_val.next = self.k_zero32.val();
-        self.run_len.next = self.k_zero16.val();
         if self.k_enhanced.val() {
-            if self.aolc.emit.val() {
+            self.run_on.next = self.aolc.emit.val();
+            self.run_len_on.next = self.aolc.run_len.val();
+        } else {
+            self.run_on.next = self.b_lsp_hit.val();
+            self.run_len_on.next = self.k_one16.val();
+        }
+        self.run_val.next = self.k_zero32.val();
+        if self.run_on.val() {
+            if self.k_enhanced.val() {
                 self.run_val.next = self.aolc.run_value.val();
-                self.run_len.next = self.aolc.run_len.val();
+            } else {
+                self.run_val.next = self.k_one32.val();
             }
-        } else if self.b_lsp_hit.val() {
-            self.run_val.next = self.k_one32.val();
-            self.run_len.next = self.k_one16.val();
         }
         // Field 2: SDC hit `0 SI` or miss `0 0^k SL`.
         self.head_val.next = self.k_zero32.val();
@@ -500,7 +534,6 @@ impl Logic for RecordEncoder {
         } else {
             self.a2.next = self.a1.val();
         }
-        self.l2.next = self.run_len.val() + self.head_len.val();
         self.a2w.next = bit_cast::<128, 64>(self.a2.val());
         self.addr_w.next = bit_cast::<128, 32>(self.addr_val.val());
         self.exc_w.next = bit_cast::<128, 32>(self.exc_val.val());
@@ -519,7 +552,6 @@ impl Logic for RecordEncoder {
         } else {
             self.a4.next = self.a3.val();
         }
-        self.l4.next = (self.l2.val() + self.addr_len.val()) + self.exc_len.val();
         self.a4w.next = bit_cast::<192, 128>(self.a4.val());
         self.esc_w.next = bit_cast::<192, 32>(self.esc_val.val());
         self.lost_w.next = bit_cast::<192, 32>(self.lost_val.val());
@@ -533,24 +565,43 @@ impl Logic for RecordEncoder {
         } else {
             self.a6.next = self.a5.val();
         }
-        self.l6.next = (self.l4.val() + self.esc_len.val()) + self.lost_len.val();
+        // The lengths: fields 2-6 as a balanced sum, field 1's added last.
+        self.len_off.next = (self.head_len.val() + self.addr_len.val()) + ((self.exc_len.val() + self.esc_len.val()) + self.lost_len.val());
+        self.len_on.next = self.len_off.val() + self.run_len_on.val();
         self.a6w.next = bit_cast::<RECORD_BITS, 192>(self.a6.val());
         // Padding to the byte boundary (0 to 7 zero bits, a 3-level shift) and the sync marker
-        // (a constant shift).
-        self.pad.next = (self.k_zero8.val() - (self.bitpos.q.val() + bit_cast::<8, 16>(self.l6.val()))) & self.k_seven8.val();
+        // (a constant shift), for either outcome of field 1.
+        self.pad_off.next = (self.k_zero8.val() - (self.bitpos.q.val() + bit_cast::<8, 16>(self.len_off.val()))) & self.k_seven8.val();
+        self.pad_on.next = (self.k_zero8.val() - (self.bitpos.q.val() + bit_cast::<8, 16>(self.len_on.val()))) & self.k_seven8.val();
+        self.padded_rec.next = self.b_sync_due.val() | self.b_is_ovf.val() | self.b_is_end.val();
+        self.marker_len.next = self.k_zero16.val();
+        if self.b_sync_due.val() | self.b_is_ovf.val() {
+            self.marker_len.next = self.k_marker_len.val();
+        }
+        self.tail_off.next = self.k_zero16.val();
+        self.tail_on.next = self.k_zero16.val();
+        if self.padded_rec.val() {
+            self.tail_off.next = bit_cast::<16, 8>(self.pad_off.val()) + self.marker_len.val();
+            self.tail_on.next = bit_cast::<16, 8>(self.pad_on.val()) + self.marker_len.val();
+        }
+        self.rec_len_off.next = self.len_off.val() + self.tail_off.val();
+        self.rec_len_on.next = self.len_on.val() + self.tail_on.val();
+        if self.run_on.val() {
+            self.pad.next = self.pad_on.val();
+            self.rec_len.next = self.rec_len_on.val();
+        } else {
+            self.pad.next = self.pad_off.val();
+            self.rec_len.next = self.rec_len_off.val();
+        }
         self.padded.next = self.a6w.val() << self.pad.val();
-        self.tail_len.next = self.k_zero16.val();
         self.tail_val.next = self.a6w.val();
         if self.b_sync_due.val() | self.b_is_ovf.val() {
-            self.tail_len.next = bit_cast::<16, 8>(self.pad.val()) + self.k_marker_len.val();
             self.tail_val.next = (self.padded.val() << self.k_marker_len.val()) | self.k_marker.val();
         }
         if self.b_is_end.val() {
-            self.tail_len.next = bit_cast::<16, 8>(self.pad.val());
             self.tail_val.next = self.padded.val();
         }
         self.rec_bits.next = self.tail_val.val();
-        self.rec_len.next = self.l6.val() + self.tail_len.val();
 
         // State updates: the lookup's at the end of the start cycle, the assembly's at the end
         // of its cycle (the same edge with one stage).
