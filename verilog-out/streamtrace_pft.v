@@ -7468,7 +7468,11 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
     reg  [15:0] kept_bit_after;
     reg  settle;
     reg  in_place_bit;
+    reg  sent_kept;
+    reg  [15:0] kept_less;
+    reg  [15:0] settle_amount;
     reg  [255:0] kept_low;
+    reg  [15:0] pb_plus_kept;
     
     // Sub module instances
     streamtrace_pft__outbuf__obuf_bits obuf_bits(
@@ -7783,11 +7787,20 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
             kept_fill = kept_plus_room;
         end
         settle = (record__q == k_zero16) & (hidden__q == k_zero16) & (kept_after != k_zero16);
-        kept_low = kept_src[255:0] & ~(k_ones << (kept_after & k_move_amount));
+        sent_kept = ~from_reg & (sent != k_zero16);
+        kept_less = kept__q - k_one16;
+        if (sent_kept) begin
+            settle_amount = kept_less & k_move_amount;
+        end
+        else begin
+            settle_amount = kept__q & k_move_amount;
+        end
+        kept_low = kept_src[255:0] & ~(k_ones << settle_amount);
+        pb_plus_kept = pb_count__q + kept__q;
         if (k_in_place) begin
             if (settle) begin
-                obuf_bits__d = ((obuf_bits__q << (kept_after & k_move_amount)) | kept_low) & k_obuf_live;
-                pb_count__d = (pb_after + kept_after) & k_obuf_amount;
+                obuf_bits__d = ((obuf_bits__q << settle_amount) | kept_low) & k_obuf_live;
+                pb_count__d = (pb_plus_kept - sent) & k_obuf_amount;
                 kept__d = moved & k_obuf_amount;
             end
             else begin

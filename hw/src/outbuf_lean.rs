@@ -167,7 +167,15 @@ pub struct LeanOutputBuffer {
     settle: Signal<Local, Bit>,
     in_place_bit: Signal<Local, Bit>,
     k_one64: Constant<Bits<64>>,
+    /// The settle's shift, `kept_after`, chosen between the registered `kept` and `kept - 1`
+    /// (the port sends the oldest kept bit this cycle, `sent_kept`: one bit, as in place
+    /// means one pin) rather than subtracted after the port's decision. `pb_count + kept`
+    /// likewise: the port's bit leaves that sum whichever part it comes from.
+    sent_kept: Signal<Local, Bit>,
+    kept_less: Signal<Local, Bits<16>>,
+    settle_amount: Signal<Local, Bits<16>>,
     kept_low: Signal<Local, Bits<OBUF_REG_BITS>>,
+    pb_plus_kept: Signal<Local, Bits<16>>,
     /// The record stays in `append_bits` while it moves (staged records): `rec` is unused.
     k_held: Constant<Bit>,
     k_port: Constant<Bits<16>>,
@@ -334,7 +342,11 @@ impl LeanOutputBuffer {
             settle: Default::default(),
             in_place_bit: Default::default(),
             k_one64: Constant::new(1u64.into()),
+            sent_kept: Default::default(),
+            kept_less: Default::default(),
+            settle_amount: Default::default(),
             kept_low: Default::default(),
+            pb_plus_kept: Default::default(),
             k_held: Constant::new(held),
             k_port: c16(port),
             k_port_mask: Constant::new((if port == 64 { u64::MAX } else { (1u64 << port) - 1 }).into()),
@@ -613,14 +625,21 @@ impl Logic for LeanOutputBuffer {
         self.settle.next = (self.record.q.val() == self.k_zero16.val())
             & (self.hidden.q.val() == self.k_zero16.val())
             & (self.kept_after.val() != self.k_zero16.val());
-        self.kept_low.next = bit_cast::<OBUF_REG_BITS, RECORD_BITS>(self.kept_src.val())
-            & !(self.k_ones.val() << (self.kept_after.val() & self.k_move_amount.val()));
+        self.sent_kept.next = !self.from_reg.val() & (self.sent.val() != self.k_zero16.val());
+        self.kept_less.next = self.kept.q.val() - self.k_one16.val();
+        if self.sent_kept.val() {
+            self.settle_amount.next = self.kept_less.val() & self.k_move_amount.val();
+        } else {
+            self.settle_amount.next = self.kept.q.val() & self.k_move_amount.val();
+        }
+        self.kept_low.next =
+            bit_cast::<OBUF_REG_BITS, RECORD_BITS>(self.kept_src.val()) & !(self.k_ones.val() << self.settle_amount.val());
+        self.pb_plus_kept.next = self.pb_count.q.val() + self.kept.q.val();
         if self.k_in_place.val() {
             if self.settle.val() {
-                self.obuf_bits.d.next = ((self.obuf_bits.q.val() << (self.kept_after.val() & self.k_move_amount.val()))
-                    | self.kept_low.val())
-                    & self.k_obuf_live.val();
-                self.pb_count.d.next = (self.pb_after.val() + self.kept_after.val()) & self.k_obuf_amount.val();
+                self.obuf_bits.d.next =
+                    ((self.obuf_bits.q.val() << self.settle_amount.val()) | self.kept_low.val()) & self.k_obuf_live.val();
+                self.pb_count.d.next = (self.pb_plus_kept.val() - self.sent.val()) & self.k_obuf_amount.val();
                 self.kept.d.next = self.moved.val() & self.k_obuf_amount.val();
             } else {
                 self.obuf_bits.d.next = self.obuf_bits.q.val() & self.k_obuf_live.val();
