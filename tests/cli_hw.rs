@@ -240,6 +240,16 @@ fn area_on_an_ice40() {
     assert_eq!(f["fits"], true, "{f}");
     assert!(f["logic_cells"].as_u64().unwrap() <= 7680, "{f}");
     assert!(f["fmax_mhz"].as_f64().unwrap() > 1.0, "{f}");
+    // Each seed's critical path, whose delay is its Fmax's period (nextpnr prints both to
+    // 0.1 ns and 0.01 MHz), from one named cell to another.
+    let paths = f["critical_path_by_seed"].as_array().unwrap();
+    assert_eq!(paths.len(), 2, "{f}");
+    for (p, mhz) in paths.iter().zip(&by_seed) {
+        let ns = p["ns"].as_f64().unwrap();
+        assert!((ns - 1000.0 / mhz).abs() < 0.06, "{ns} ns against {mhz} MHz: {p}");
+        assert!((p["logic_ns"].as_f64().unwrap() + p["routing_ns"].as_f64().unwrap() - ns).abs() < 0.21, "{p}");
+        assert!(!p["from"].as_str().unwrap().is_empty() && !p["to"].as_str().unwrap().is_empty(), "{p}");
+    }
     let module = json[0]["module"].as_str().unwrap();
     let pnr = std::fs::read_to_string(dir.join(format!("{module}.nextpnr.log"))).unwrap();
     assert!(pnr.contains("Max frequency for clock"), "the nextpnr log is kept");

@@ -169,6 +169,89 @@ pub struct Ice40Area {
     /// The same for each placement seed, 1, 2, ... in order (nextpnr's result moves by 5-10 %
     /// from seed to seed).
     pub fmax_by_seed: Vec<f64>,
+    /// nextpnr's critical path after routing at each seed, in the same order.
+    pub critical_path_by_seed: Vec<CriticalPath>,
+}
+
+/// nextpnr's critical path of the clock: its delay (`1000 / ns` is the Fmax), the cell it
+/// starts at, the one whose setup ends it, and the cells on the way, named as in the RTL
+/// (Yosys's mapping suffixes such as `_SB_LUT4_O_3_LC` and nextpnr's packing cells left out).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct CriticalPath {
+    pub ns: f64,
+    pub logic_ns: f64,
+    pub routing_ns: f64,
+    pub from: String,
+    pub to: String,
+    pub through: Vec<String>,
+}
+
+impl CriticalPath {
+    /// `from -> a -> b -> to`.
+    pub fn route(&self) -> String {
+        std::iter::once(self.from.as_str())
+            .chain(self.through.iter().map(String::as_str))
+            .chain(std::iter::once(self.to.as_str()))
+            .collect::<Vec<_>>()
+            .join(" -> ")
+    }
+}
+
+/// The last clock-domain critical path report of a nextpnr log (the one after routing), or
+/// None when the log has none.
+pub fn critical_path(log: &str) -> Option<CriticalPath> {
+    let start = log.rfind("Critical path report for clock")?;
+    let mut path = CriticalPath::default();
+    let mut names: Vec<String> = Vec::new();
+    for line in log[start..].lines().skip(1) {
+        let t = line.trim_start_matches("Info:").trim();
+        if t.starts_with("Critical path report") {
+            break;
+        }
+        if let Some((logic, routing)) = t.split_once(" ns logic, ") {
+            path.logic_ns = logic.trim().parse().ok()?;
+            path.routing_ns = routing.trim_end_matches(" ns routing").trim().parse().ok()?;
+            break;
+        }
+        let mut words = t.split_whitespace();
+        let (Some(a), Some(b), Some(kind), Some(pin)) = (words.next(), words.next(), words.next(), words.next()) else {
+            continue;
+        };
+        if a.parse::<f64>().is_err() || !(kind == "Source" || kind == "Setup") {
+            continue;
+        }
+        let total: f64 = b.parse().ok()?;
+        let cell = pin.rsplit_once('.').map_or(pin, |(c, _)| c);
+        if cell.starts_with("$nextpnr") {
+            continue;
+        }
+        let name = rtl_name(cell);
+        if names.last() != Some(&name) {
+            names.push(name);
+        }
+        if kind == "Setup" {
+            path.ns = total;
+        }
+    }
+    if names.is_empty() || path.ns == 0.0 {
+        return None;
+    }
+    path.from = names.remove(0);
+    path.to = names.pop().unwrap_or_else(|| path.from.clone());
+    path.through = names;
+    Some(path)
+}
+
+/// A mapped cell's RTL name: up to Yosys's first mapping suffix (`_SB_...`, `$CARRY`, a
+/// block RAM's `_RAM`, or the RAM port a LUT is named after, `_RDATA_1`).
+fn rtl_name(cell: &str) -> String {
+    let mut end = cell.len();
+    for marker in ["_SB_", "$CARRY", "_RAM", "_RDATA", "_WADDR", "_RADDR", "_WDATA"] {
+        if let Some(i) = cell.find(marker) {
+            end = end.min(i);
+        }
+    }
+    cell[..end].to_string()
 }
 
 /// Synthesize `path` for an iCE40 (`synth_ice40 -flatten`) and place and route it with
@@ -193,6 +276,7 @@ pub fn ice40_area(path: &Path, top: &str, device: &str, package: &str, dir: &Pat
     let carries = count_cells(stat, "SB_CARRY");
     let brams = count_cells(stat, "SB_RAM40_4K");
     let mut fmax_by_seed = Vec::new();
+    let mut critical_path_by_seed = Vec::new();
     let (mut logic_cells, mut logic_cells_available, mut fits) = (0, 0, false);
     for seed in 1..=seeds {
         let out = Command::new("nextpnr-ice40")
@@ -232,6 +316,8 @@ pub fn ice40_area(path: &Path, top: &str, device: &str, package: &str, dir: &Pat
             .next_back()
             .ok_or_else(|| format!("nextpnr-ice40 reported no clock frequency for {top} (seed {seed})"))?;
         fmax_by_seed.push(fmax);
+        critical_path_by_seed
+            .push(critical_path(&text).ok_or_else(|| format!("nextpnr-ice40 reported no critical path for {top} (seed {seed})"))?);
     }
     let fmax_mhz = median_lower(&fmax_by_seed);
     Ok(Ice40Area {
@@ -246,6 +332,7 @@ pub fn ice40_area(path: &Path, top: &str, device: &str, package: &str, dir: &Pat
         fits,
         fmax_mhz,
         fmax_by_seed,
+        critical_path_by_seed,
     })
 }
 
@@ -347,7 +434,68 @@ fn parse_mem_bits(stat: &str) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_transistors;
+    use super::{critical_path, parse_transistors};
+
+    /// The shape of nextpnr-ice40 0.4's report (a placement estimate, then the routed path
+    /// that counts; a cross-domain report after it), shortened.
+    const NEXTPNR_LOG: &str = "\
+Info: Critical path report for clock 'clk' (posedge -> posedge):
+Info: curr total
+Info:  0.5  0.5  Source a.q_SB_DFF_Q_DFFLC.O
+Info:  0.6  1.1    Net a.q budget 0.000000 ns (2,12) -> (1,13)
+Info:                Sink b_SB_LUT4_O_LC.I3
+Info:  0.4  1.5  Setup b_SB_LUT4_O_LC.I3
+Info: 0.9 ns logic, 0.6 ns routing
+
+Info: Max frequency for clock 'clk': 666.67 MHz (PASS at 12.00 MHz)
+
+Info: Critical path report for clock 'clk' (posedge -> posedge):
+Info: curr total
+Info:  0.5  0.5  Source outbuf.obuf.q_SB_DFFSR_Q_D_SB_LUT4_O_3_LC.O
+Info:  0.6  1.1    Net port_data[0] budget 0.000000 ns (2,12) -> (1,13)
+Info:                Sink outbuf.head_shift_SB_CARRY_CI_I1_SB_LUT4_O_5_LC.I3
+Info:                Defined in:
+Info:                  /usr/bin/../share/yosys/ice40/cells_map.v:6.21-6.22
+Info:  0.3  1.4  Source outbuf.head_shift_SB_CARRY_CI_I1_SB_LUT4_O_5_LC.O
+Info:  0.6  2.0    Net outbuf.head_shift[0] budget 0.000000 ns (1,13) -> (1,12)
+Info:                Sink $nextpnr_ICESTORM_LC_24.I1
+Info:  0.3  2.3  Source $nextpnr_ICESTORM_LC_24.COUT
+Info:  0.0  2.3    Net x budget 0.000000 ns (1,12) -> (1,12)
+Info:                Sink outbuf.head_shift_SB_CARRY_CI_I1_SB_CARRY_CI$CARRY.CIN
+Info:  0.1  2.4  Source outbuf.head_shift_SB_CARRY_CI_I1_SB_CARRY_CI$CARRY.COUT
+Info:  1.0  3.4    Net y budget 0.000000 ns (1,12) -> (3,12)
+Info:                Sink encoder.sdc.tags__3.mem.0.0_RAM.WADDR_2
+Info:  2.0  5.4  Source encoder.sdc.tags__3.mem.0.0_RAM.RDATA_1
+Info:  0.5  5.9    Net z budget 7.082000 ns (10,21) -> (5,22)
+Info:                Sink encoder.sdc.tags__3.mem.0.0_RDATA_1_SB_LUT4_O_LC.I1
+Info:  0.5  6.4  Source encoder.sdc.tags__3.mem.0.0_RDATA_1_SB_LUT4_O_LC.O
+Info:  1.6  8.0    Net w budget 7.082000 ns (10,21) -> (5,22)
+Info:                Sink outbuf.obuf_bits.q_SB_DFFESR_Q_9_D_SB_LUT4_O_LC.I3
+Info:  0.3  8.3  Setup outbuf.obuf_bits.q_SB_DFFESR_Q_9_D_SB_LUT4_O_LC.I3
+Info: 4.5 ns logic, 3.8 ns routing
+
+Info: Critical path report for cross-domain path '<async>' -> 'posedge clk':
+Info: curr total
+Info:  0.5  0.5  Source c.q_SB_DFF_Q_DFFLC.O
+Info:  0.3  0.8  Setup d_SB_LUT4_O_LC.I3
+Info: 0.8 ns logic, 0.0 ns routing
+";
+
+    #[test]
+    fn the_routed_critical_path_is_read_from_a_nextpnr_log() {
+        let p = critical_path(NEXTPNR_LOG).unwrap();
+        assert_eq!(p.ns, 8.3);
+        assert_eq!((p.logic_ns, p.routing_ns), (4.5, 3.8));
+        assert_eq!(p.from, "outbuf.obuf.q");
+        assert_eq!(p.to, "outbuf.obuf_bits.q");
+        assert_eq!(p.through, ["outbuf.head_shift", "encoder.sdc.tags__3.mem.0.0"]);
+        assert_eq!(p.route(), "outbuf.obuf.q -> outbuf.head_shift -> encoder.sdc.tags__3.mem.0.0 -> outbuf.obuf_bits.q");
+        assert_eq!(critical_path("Info: Max frequency for clock 'clk': 50.00 MHz\n"), None);
+        // A report cut short (no setup line) is no path.
+        let cut = &NEXTPNR_LOG[..NEXTPNR_LOG.rfind("Info:  0.3  8.3  Setup").unwrap()];
+        let cut = &cut[cut.find("Max frequency").unwrap()..];
+        assert_eq!(critical_path(cut), None);
+    }
 
     #[test]
     fn the_transistor_estimate_is_read_with_and_without_left_out_cells() {
