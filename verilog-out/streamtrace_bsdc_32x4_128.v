@@ -730,6 +730,7 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
     reg  is_ovf;
     reg  is_stream;
     reg  [31:0] upper;
+    reg  [31:0] b_upper;
     reg  lvsa_match;
     reg  sdc_hit;
     reg  is_miss;
@@ -1165,17 +1166,23 @@ module streamtrace_bsdc_32x4_128__encoder(clock,reset,start,is_end,sa,sl,exc,dco
         if (start & is_stream) begin
             infer__d = dcond & (sl < k_max_sl) & ~exc;
             since_reset__d = since_sum;
-            if (k_rsdc | (k_esdc & is_miss & ~infer__q)) begin
+            if (~k_two_stage & (k_rsdc | (k_esdc & is_miss & ~infer__q))) begin
                 lvsa__d = upper;
             end
+        end
+        b_upper = b_sa >> k_lvsa_shift;
+        if (k_two_stage & b_start & b_is_stream & (k_rsdc | (k_esdc & b_is_miss & ~b_infer))) begin
+            lvsa__d = b_upper;
         end
         state_clear = reset | (start & (sync_due | is_ovf));
         stage_clear = reset | (b_start & (b_sync_due | b_is_ovf));
         sdc__clear = stage_clear;
         lsp__clear = stage_clear;
         aolc__clear = stage_clear;
-        if (state_clear) begin
+        if ((state_clear & ~k_two_stage) | (stage_clear & k_two_stage)) begin
             lvsa__d = k_zero32;
+        end
+        if (state_clear) begin
             infer__d = 1'b0;
             since_reset__d = k_zero32;
         end
@@ -3135,6 +3142,7 @@ module streamtrace_bsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
     reg  settle;
     reg  in_place_bit;
     reg  sent_kept;
+    reg  sending;
     reg  [15:0] kept_less;
     reg  [15:0] settle_amount;
     reg  [255:0] kept_low;
@@ -3452,8 +3460,9 @@ module streamtrace_bsdc_32x4_128__outbuf(clock,reset,append,append_bits,append_l
         else begin
             kept_fill = kept_plus_room;
         end
-        settle = (record__q == k_zero16) & (hidden__q == k_zero16) & (kept_after != k_zero16);
-        sent_kept = ~from_reg & (sent != k_zero16);
+        sending = (ratio_count__q == k_zero16) & (obuf__q != k_zero16);
+        sent_kept = ~from_reg & sending;
+        settle = (record__q == k_zero16) & (hidden__q == k_zero16) & (kept__q != k_zero16) & ~(sent_kept & (kept__q == k_one16));
         kept_less = kept__q - k_one16;
         if (sent_kept) begin
             settle_amount = kept_less & k_move_amount;

@@ -7469,6 +7469,7 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
     reg  settle;
     reg  in_place_bit;
     reg  sent_kept;
+    reg  sending;
     reg  [15:0] kept_less;
     reg  [15:0] settle_amount;
     reg  [255:0] kept_low;
@@ -7786,8 +7787,9 @@ module streamtrace_pft__outbuf(clock,reset,append,append_bits,append_len,append_
         else begin
             kept_fill = kept_plus_room;
         end
-        settle = (record__q == k_zero16) & (hidden__q == k_zero16) & (kept_after != k_zero16);
-        sent_kept = ~from_reg & (sent != k_zero16);
+        sending = (ratio_count__q == k_zero16) & (obuf__q != k_zero16);
+        sent_kept = ~from_reg & sending;
+        settle = (record__q == k_zero16) & (hidden__q == k_zero16) & (kept__q != k_zero16) & ~(sent_kept & (kept__q == k_one16));
         kept_less = kept__q - k_one16;
         if (sent_kept) begin
             settle_amount = kept_less & k_move_amount;

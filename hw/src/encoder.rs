@@ -14,9 +14,9 @@
 //!
 //! With `svc_hit >= 3` (every service at least three cycles) the compressor is two stages:
 //! the start cycle looks the descriptor up in the SDC (and compares the LVSA, counts to the
-//! periodic sync) and updates the LVSA, `infer` and sync counter; registers carry what the
+//! periodic sync) and updates `infer` and the sync counter; registers carry what the
 //! lookup decided into the next cycle, which makes the SDC's update (delayed, see
-//! `StreamDescriptorCache`), looks up and updates the LSP, runs the AOLC and assembles the
+//! `StreamDescriptorCache`) and the LVSA's, looks up and updates the LSP, runs the AOLC and assembles the
 //! record (`rec_ready` high), updating the AOLC's count and the bit position (the AOLC's
 //! monitor and width a cycle later still, `AdaptiveOneLengthCounter`). A sync or overflow
 //! clears the SDC, LSP and AOLC in that second cycle. The next service starts three cycles
@@ -107,6 +107,9 @@ pub struct RecordEncoder {
     is_ovf: Signal<Local, Bit>,
     is_stream: Signal<Local, Bit>,
     upper: Signal<Local, Bits<32>>,
+    /// The assembly stage's SA's upper bits: with two stages the LVSA is updated there (its
+    /// eSDC update depends on the lookup's miss; the next lookup is two cycles later still).
+    b_upper: Signal<Local, Bits<32>>,
     lvsa_match: Signal<Local, Bit>,
     sdc_hit: Signal<Local, Bit>,
     is_miss: Signal<Local, Bit>,
@@ -259,6 +262,7 @@ impl RecordEncoder {
             is_ovf: Default::default(),
             is_stream: Default::default(),
             upper: Default::default(),
+            b_upper: Default::default(),
             lvsa_match: Default::default(),
             sdc_hit: Default::default(),
             is_miss: Default::default(),
@@ -614,9 +618,17 @@ impl Logic for RecordEncoder {
         if self.start.val() & self.is_stream.val() {
             self.infer.d.next = self.dcond.val() & (self.sl.val() < self.k_max_sl.val()) & !self.exc.val();
             self.since_reset.d.next = self.since_sum.val();
-            if self.k_rsdc.val() | (self.k_esdc.val() & self.is_miss.val() & !self.infer.q.val()) {
+            if !self.k_two_stage.val() & (self.k_rsdc.val() | (self.k_esdc.val() & self.is_miss.val() & !self.infer.q.val())) {
                 self.lvsa.d.next = self.upper.val();
             }
+        }
+        self.b_upper.next = self.b_sa.val() >> self.k_lvsa_shift.val();
+        if self.k_two_stage.val()
+            & self.b_start.val()
+            & self.b_is_stream.val()
+            & (self.k_rsdc.val() | (self.k_esdc.val() & self.b_is_miss.val() & !self.b_infer.val()))
+        {
+            self.lvsa.d.next = self.b_upper.val();
         }
         self.state_clear.next = self.reset.val() | (self.start.val() & (self.sync_due.val() | self.is_ovf.val()));
         // The SDC and the LSP update in the assembly stage (the SDC's update is delayed with
@@ -626,8 +638,10 @@ impl Logic for RecordEncoder {
         self.sdc.clear.next = self.stage_clear.val();
         self.lsp.clear.next = self.stage_clear.val();
         self.aolc.clear.next = self.stage_clear.val();
-        if self.state_clear.val() {
+        if (self.state_clear.val() & !self.k_two_stage.val()) | (self.stage_clear.val() & self.k_two_stage.val()) {
             self.lvsa.d.next = self.k_zero32.val();
+        }
+        if self.state_clear.val() {
             self.infer.d.next = false;
             self.since_reset.d.next = self.k_zero32.val();
         }

@@ -172,6 +172,9 @@ pub struct LeanOutputBuffer {
     /// means one pin) rather than subtracted after the port's decision. `pb_count + kept`
     /// likewise: the port's bit leaves that sum whichever part it comes from.
     sent_kept: Signal<Local, Bit>,
+    /// The port sends this cycle (`sent != 0`), from the registers directly rather than
+    /// through `sent`'s compare and multiplexer.
+    sending: Signal<Local, Bit>,
     kept_less: Signal<Local, Bits<16>>,
     settle_amount: Signal<Local, Bits<16>>,
     kept_low: Signal<Local, Bits<OBUF_REG_BITS>>,
@@ -343,6 +346,7 @@ impl LeanOutputBuffer {
             in_place_bit: Default::default(),
             k_one64: Constant::new(1u64.into()),
             sent_kept: Default::default(),
+            sending: Default::default(),
             kept_less: Default::default(),
             settle_amount: Default::default(),
             kept_low: Default::default(),
@@ -622,10 +626,14 @@ impl Logic for LeanOutputBuffer {
         } else {
             self.kept_fill.next = self.kept_plus_room.val();
         }
+        self.sending.next = (self.ratio_count.q.val() == self.k_zero16.val()) & (self.obuf.q.val() != self.k_zero16.val());
+        self.sent_kept.next = !self.from_reg.val() & self.sending.val();
+        // kept_after != 0, from registers but for the port's bit: kept - 1 when the port
+        // takes a kept bit (then kept >= 1), else kept.
         self.settle.next = (self.record.q.val() == self.k_zero16.val())
             & (self.hidden.q.val() == self.k_zero16.val())
-            & (self.kept_after.val() != self.k_zero16.val());
-        self.sent_kept.next = !self.from_reg.val() & (self.sent.val() != self.k_zero16.val());
+            & (self.kept.q.val() != self.k_zero16.val())
+            & !(self.sent_kept.val() & (self.kept.q.val() == self.k_one16.val()));
         self.kept_less.next = self.kept.q.val() - self.k_one16.val();
         if self.sent_kept.val() {
             self.settle_amount.next = self.kept_less.val() & self.k_move_amount.val();
