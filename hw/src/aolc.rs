@@ -44,9 +44,9 @@ pub struct AdaptiveOneLengthCounter {
     run_n_less: Signal<Local, Bits<32>>,
     /// `2^s - 1`: with `k_mask_compare` an LSP hit fills the counter when `pending` equals
     /// it (where `pending + 1 == 2^s` puts the increment's carry chain before the emit
-    /// decision and so before the record's length). Only the two-stage compressor
-    /// (`svc_hit >= 3`) uses it: it costs a second shifter, and the one-cycle build's
-    /// longest path does not run through it.
+    /// decision and so before the record's length). Only the two-stage compressor uses
+    /// it (`delayed`): it costs a second shifter, and the one-cycle build's longest path
+    /// does not run through it.
     full_mask: Signal<Local, Bits<32>>,
     k_mask_compare: Constant<Bit>,
     /// The width register's next value (masked into `width` below).
@@ -109,7 +109,7 @@ impl AdaptiveOneLengthCounter {
             pending_dec: Default::default(),
             run_n_less: Default::default(),
             full_mask: Default::default(),
-            k_mask_compare: Constant::new(h.buffers.svc_hit >= 3),
+            k_mask_compare: Constant::new(delayed),
             width_next: Default::default(),
             pending_next: Default::default(),
             k_width_mask: c8(crate::config::amount_mask(h.model.olc_max as u64)),

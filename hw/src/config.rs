@@ -56,6 +56,18 @@ pub struct HwConfig {
 }
 
 impl HwConfig {
+    /// Every service takes at least two cycles: the record is staged in a register between
+    /// the compressor and the output buffer (docs/trace-timing.md section 3).
+    pub fn staged(&self) -> bool {
+        self.buffers.svc_hit >= 2
+    }
+
+    /// Every service takes at least three cycles: the compressor is two stages, lookup and
+    /// assembly, and the updates that follow a lookup may wait a cycle (encoder.rs).
+    pub fn two_stage(&self) -> bool {
+        self.buffers.svc_hit >= 3
+    }
+
     /// Check `cfg` and `buffers` against what the RTL realizes; the error says why not.
     pub fn new(cfg: &Config, buffers: &BufferConfig) -> Result<HwConfig, HwError> {
         let unsupported = |reason: String| HwError::Unsupported { config: cfg.to_string(), reason };

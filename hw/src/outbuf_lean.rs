@@ -224,7 +224,7 @@ impl LeanOutputBuffer {
         // The precomputed free space shortens the moved form's data path; the in-place move
         // (one pin) has none, and without it two- and three-cycle builds measured 31 and 42
         // LUT4 fewer and 1-2 % faster.
-        let staged = h.buffers.svc_hit >= 2;
+        let staged = h.staged();
         let in_place = h.buffers.port == 1;
         LeanOutputBuffer::with(&h.buffers, h.obuf_bits, LONGEST_RECORD, staged && !in_place, staged, in_place)
     }
