@@ -86,7 +86,19 @@ fn dispatch_events(n: usize) -> Vec<RetireEvent> {
                     ev(&mut v, (to & !1) + 4, 0xEA00_0000, DirectUncond, true, h + 8);
                 }
             }
-            _ => ev(&mut v, h + 4, NOP, BranchClass::None, false, h + 8),
+            _ => {
+                // A call returning through `ldr pc, [sp], #8` (libgcc's soft-float
+                // comparisons): a return for pft (11.2), unconditional or `ldrne`, taken or not.
+                ev(&mut v, h + 4, 0xEB00_0000, DirectUncond, true, 0xE000);
+                match lcg(&mut s) % 4 {
+                    0 => {
+                        ev(&mut v, 0xE000, 0x149D_F008, IndirectCond, false, 0xE004);
+                        ev(&mut v, 0xE004, 0xE49D_F008, IndirectUncond, true, h + 8);
+                    }
+                    1 => ev(&mut v, 0xE000, 0x149D_F008, IndirectCond, true, h + 8),
+                    _ => ev(&mut v, 0xE000, 0xE49D_F008, IndirectUncond, true, h + 8),
+                }
+            }
         }
         ev(&mut v, h + 8, 0xEA00_0000, DirectUncond, true, 0x8000);
     }

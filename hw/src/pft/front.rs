@@ -18,7 +18,7 @@ use rust_hdl::prelude::*;
 
 use super::{PftHwConfig, ESC_SYNC, TGT_INDIRECT, TGT_INDIRECT_TAGGED, TGT_RETURN, TGT_RETURN_EMPTY};
 use crate::mem::{FlagArray, TableRam, ADDR_BITS};
-use streamtrace_model::pft::{ARM_MOV_LR_PC, MAX_GAP};
+use streamtrace_model::pft::{ARM_MOV_LR_PC, LDR_PC_SP, LDR_PC_SP_MASK, MAX_GAP};
 
 #[derive(LogicBlock)]
 pub struct PftFrontEnd {
@@ -73,6 +73,8 @@ pub struct PftFrontEnd {
     cls_none: Signal<Local, Bit>,
     cls_icond: Signal<Local, Bit>,
     cls_ret: Signal<Local, Bit>,
+    /// A return point's instruction: class ret, or ARM `LDR pc, [sp], #imm` (11.2).
+    is_return: Signal<Local, Bit>,
     arm_cond: Signal<Local, Bit>,
     thumb_link: Signal<Local, Bit>,
     arm_link: Signal<Local, Bit>,
@@ -212,6 +214,8 @@ pub struct PftFrontEnd {
     k_thumb_blx: Constant<Bits<5>>,
     k_thumb_blx_reg: Constant<Bits<9>>,
     k_blx_reg_mask: Constant<Bits<32>>,
+    k_ldr_pc_sp_mask: Constant<Bits<32>>,
+    k_ldr_pc_sp: Constant<Bits<32>>,
     k_blx_reg: Constant<Bits<32>>,
     k_mov_lr_pc: Constant<Bits<32>>,
     k_upper_shift: Constant<Bits<8>>,
@@ -338,6 +342,7 @@ impl PftFrontEnd {
             cls_none: Default::default(),
             cls_icond: Default::default(),
             cls_ret: Default::default(),
+            is_return: Default::default(),
             arm_cond: Default::default(),
             thumb_link: Default::default(),
             arm_link: Default::default(),
@@ -466,6 +471,8 @@ impl PftFrontEnd {
             k_thumb_blx: Constant::new(0b11101u64.into()),
             k_thumb_blx_reg: Constant::new(0b0_1000_1111u64.into()),
             k_blx_reg_mask: c32(0x0FFF_FFF0),
+            k_ldr_pc_sp_mask: c32(LDR_PC_SP_MASK as u64),
+            k_ldr_pc_sp: c32(LDR_PC_SP as u64),
             k_blx_reg: c32(0x012F_FF30),
             k_mov_lr_pc: c32(ARM_MOV_LR_PC as u64),
             k_upper_shift: c8(32 - p.u as u64),
@@ -575,6 +582,8 @@ impl Logic for PftFrontEnd {
             | self.cls_icond.val()
             | (self.cls_ret.val() & self.arm_cond.val());
         self.target.next = self.cls_icond.val() | (self.branch_class.val() == self.k_c4.val()) | self.cls_ret.val();
+        self.is_return.next = self.cls_ret.val()
+            | ((self.target.val() & !self.thumb.val()) & ((self.insn.val() & self.k_ldr_pc_sp_mask.val()) == self.k_ldr_pc_sp.val()));
         self.slot.next = !self.exception.val() & (self.direction.val() | self.target.val());
         self.tgt_pt.next = (self.slot.val() & self.target.val()) & self.taken.val();
         self.hpc.next = self.pc.val() >> self.k_two32.val();
@@ -667,7 +676,7 @@ impl Logic for PftFrontEnd {
             self.pred_tgt.next = self.itt_target_val.val();
             self.tgt_sel.next = self.k_sel_indirect_tagged.val();
         }
-        if self.cls_ret.val() {
+        if self.is_return.val() {
             self.pred_tgt.next = self.ras_top_val.val();
             self.tgt_sel.next = self.k_sel_return.val();
             if self.ras_empty.val() {
@@ -680,12 +689,12 @@ impl Logic for PftFrontEnd {
 
         // A missed target (11.5): the alternate (when the tagged table provided and the base
         // entry differs), the RAS top (non-returns), recent targets, else an offset.
-        self.alt_present.next = (self.miss.val() & !self.cls_ret.val())
+        self.alt_present.next = (self.miss.val() & !self.is_return.val())
             & (self.tagged_hit.val() & (self.base_val.val() != self.itt_target_val.val()));
         self.alt_hit.next = self.base_val.val() == self.next_pc.val();
         self.alt_taken.next = self.alt_present.val() & self.alt_hit.val();
         self.ras_top_present.next =
-            ((self.miss.val() & !self.cls_ret.val()) & !self.alt_taken.val()) & !self.ras_empty.val();
+            ((self.miss.val() & !self.is_return.val()) & !self.alt_taken.val()) & !self.ras_empty.val();
         self.ras_top_hit.next = self.ras_top_val.val() == self.next_pc.val();
         self.ras_top_taken.next = self.ras_top_present.val() & self.ras_top_hit.val();
         self.rtc_present.next =
@@ -765,7 +774,7 @@ impl Logic for PftFrontEnd {
 
         // ITP, after a non-return target point: the tagged entry takes {tag, target} if it
         // matched or the base entry was wrong; the base entry takes the target; then the path.
-        self.itp_train.next = (self.enable.val() & self.tgt_pt.val()) & !self.cls_ret.val();
+        self.itp_train.next = (self.enable.val() & self.tgt_pt.val()) & !self.is_return.val();
         self.tgt_top.next = (self.next_pc.val() & self.k_tgt_upper_mask.val()) == self.k_tgt_upper_mask.val();
         if self.tgt_top.val() {
             self.tgt_entry.next = (self.next_pc.val() & self.k_tgt_low_mask.val()) | self.k_tgt_flag.val();
@@ -800,7 +809,7 @@ impl Logic for PftFrontEnd {
         }
 
         // RAS: at most one pop (a return's prediction or a RAS-top target), then one push.
-        self.pop.next = (self.tgt_pt.val() & self.cls_ret.val() & !self.ras_empty.val()) | self.ras_top_taken.val();
+        self.pop.next = (self.tgt_pt.val() & self.is_return.val() & !self.ras_empty.val()) | self.ras_top_taken.val();
         self.push.next = (!self.exception.val() & self.k_has_ras.val())
             & (self.mov_lr_pc.val() | (self.link.val() & self.taken.val()));
         self.push_val.next = self.pc.val() + self.k_four32.val();

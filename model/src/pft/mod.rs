@@ -30,6 +30,11 @@ pub const LOST_BITS: u32 = 32;
 /// ARM `MOV lr, pc` (cond AL): the call idiom before an indirect branch in ARMv4T code.
 pub const ARM_MOV_LR_PC: u32 = 0xE1A0_E00F;
 
+/// ARM `LDR pc, [sp], #imm` (post-indexed, added, word; any condition and immediate):
+/// `insn & LDR_PC_SP_MASK == LDR_PC_SP` (section 11.2, *Returns*).
+pub const LDR_PC_SP_MASK: u32 = 0x0FFF_F000;
+pub const LDR_PC_SP: u32 = 0x049D_F000;
+
 /// The configuration keys of `pft` (section 11.1), all with defaults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PftParams {
@@ -338,6 +343,9 @@ impl InsnFlow {
             BranchClass::IndirectUncond => (false, true, false),
             BranchClass::Return => (cond, true, true),
         };
+        // A pop of the return address that releases more than its own word (libgcc's
+        // soft-float comparisons end with `ldr pc, [sp], #8`) is a return for pft too.
+        let ret = ret || (target && !thumb && insn & LDR_PC_SP_MASK == LDR_PC_SP);
         InsnFlow {
             direction,
             target,
@@ -594,6 +602,16 @@ mod tests {
         let blx_imm = InsnFlow::of(BranchClass::DirectUncond, 0xFA00_0001, false);
         assert!(blx_imm.link);
         assert!(!InsnFlow::of(BranchClass::None, 0xEB00_0010, false).link, "class none never links");
+        // LDR pc, [sp], #8 (the classifier: indirect) is a return, conditional or not.
+        let pop8 = InsnFlow::of(BranchClass::IndirectUncond, 0xE49D_F008, false);
+        assert!(pop8.ret && pop8.target && !pop8.direction);
+        let pop8ne = InsnFlow::of(BranchClass::IndirectCond, 0x149D_F008, false);
+        assert!(pop8ne.ret && pop8ne.direction);
+        // Not a pop: pre-indexed, subtracted, another base register, a byte load.
+        for insn in [0xE59D_F008u32, 0xE41D_F008, 0xE493_F008, 0xE4DD_F008] {
+            assert!(!InsnFlow::of(BranchClass::IndirectUncond, insn, false).ret, "{insn:08x}");
+        }
+        assert!(!InsnFlow::of(BranchClass::IndirectUncond, 0xF008, true).ret, "Thumb halfwords are not ARM words");
     }
 
     #[test]
