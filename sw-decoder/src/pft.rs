@@ -41,6 +41,9 @@ struct Block {
     addrs: Vec<u32>,
     /// (index of the pushing instruction, return address pushed), in order.
     pushes: Vec<(u32, u32)>,
+    /// (index of a direct call, bit 2 of its target): the history bits of trace-format.md
+    /// 11.3's *Calls*, in order.
+    calls: Vec<(u32, bool)>,
     end: BlockEnd,
     /// The direction predictor's key of the slot instruction (when it is a direction point).
     key: BranchKey,
@@ -52,6 +55,7 @@ fn walk_block<I: ProgramImage + ?Sized>(image: &I, dir: &DirectionPredictor, sta
     b.start = start;
     b.addrs.clear();
     b.pushes.clear();
+    b.calls.clear();
     let mut pc = start;
     loop {
         if pc & 3 == 2 {
@@ -84,6 +88,9 @@ fn walk_block<I: ProgramImage + ?Sized>(image: &I, dir: &DirectionPredictor, sta
         // A non-slot instruction that links is a direct branch with link: always taken.
         if flow.link {
             b.pushes.push((i, streamtrace_model::pft::return_address(pc)));
+            if let (BranchClass::DirectUncond, Some(t)) = (c.class, c.target) {
+                b.calls.push((i, t & 4 != 0));
+            }
         }
         pc = match (c.class, c.target) {
             (BranchClass::DirectUncond, Some(t)) => t,
@@ -114,6 +121,7 @@ impl BlockCache {
             start: UNUSED_START,
             addrs: Vec::new(),
             pushes: Vec::new(),
+            calls: Vec::new(),
             end: BlockEnd::Error { at: UNUSED_START, misaligned: true },
             key: BranchKey::default(),
         };
@@ -432,6 +440,11 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
                 self.state.ras.push(ra);
             }
         }
+        for &(i, bit) in &block.calls {
+            if i < pushing {
+                self.state.dir.push_history(bit);
+            }
+        }
         self.instructions += n as u64;
         if self.instructions > self.instruction_limit {
             return Err(DecodeError::InstructionLimit { limit: self.instruction_limit, offset });
@@ -610,6 +623,9 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         let block = self.cache.get(image, &self.state.dir, pc);
         for &(_, ra) in &block.pushes {
             self.state.ras.push(ra);
+        }
+        for &(_, bit) in &block.calls {
+            self.state.dir.push_history(bit);
         }
         self.instructions += block.addrs.len() as u64;
         if self.instructions > self.instruction_limit {

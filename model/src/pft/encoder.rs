@@ -229,6 +229,7 @@ impl PftFrontEnd {
                 self.state.gap = 0;
             } else {
                 self.state.pushes(&flow, a, ev.taken);
+                self.state.call_bit(&flow, ev.taken, ev.next_pc);
                 self.state.gap += 1;
                 if self.state.gap == MAX_GAP {
                     // A hit at a fixed 1/2: a virtual slot costs a whole bit, so a corrupt

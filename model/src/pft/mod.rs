@@ -497,6 +497,15 @@ impl PftState {
         }
     }
 
+    /// A linking instruction that is not a slot (taken: a direct call) shifts bit 2 of its
+    /// target into the direction history (section 11.3, *Calls*).
+    #[inline]
+    pub fn call_bit(&mut self, flow: &InsnFlow, taken: bool, next_pc: u32) {
+        if flow.link && taken {
+            self.dir.push_history(next_pc & 4 != 0);
+        }
+    }
+
     /// Return-address pushes of an instruction that was not an exception.
     #[inline]
     pub fn pushes(&mut self, flow: &InsnFlow, iw_addr: u32, taken: bool) {

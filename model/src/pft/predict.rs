@@ -470,6 +470,23 @@ impl DirectionPredictor {
         if l.pred != taken {
             self.allocate::<T, W>(l, taken);
         }
+        self.shift_history_w::<T, W, PEXT>(taken);
+    }
+
+    /// A call's bit (trace-format.md 11.3, *Calls*): the history shifts as after an
+    /// outcome, and no table changes.
+    #[inline]
+    pub fn push_history(&mut self, bit: bool) {
+        dispatch_tables!(self.tables, T => if self.narrow {
+            self.shift_history_w::<T, 8, false>(bit)
+        } else {
+            self.shift_history_w::<T, 16, false>(bit)
+        })
+    }
+
+    /// `G := G << 1 | bit`, and the folded registers with it.
+    #[inline(always)]
+    fn shift_history_w<const T: usize, const W: u32, const PEXT: bool>(&mut self, taken: bool) {
         // The outcome at position L_i - 1 leaves the window of table i.
         let leaving = if PEXT {
             // SAFETY: PEXT is set only through `update_with_n_bmi2`, whose caller promises
