@@ -49,6 +49,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
     wire  [31:0] front__dir_addr;
     wire  front__dir_update;
     wire  front__dir_taken;
+    wire  front__dir_push;
     wire  front__dir_clear;
     wire  front__job_valid;
     wire  [63:0] front__job_w0;
@@ -62,6 +63,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
     wire  [7:0] direction__ctx;
     reg  direction__update;
     reg  direction__taken;
+    reg  direction__push;
     reg  jobs__clock;
     reg  jobs__reset;
     reg  jobs__push;
@@ -170,6 +172,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         .dir_addr(front__dir_addr),
         .dir_update(front__dir_update),
         .dir_taken(front__dir_taken),
+        .dir_push(front__dir_push),
         .dir_clear(front__dir_clear),
         .job_valid(front__job_valid),
         .job_w0(front__job_w0),
@@ -184,7 +187,8 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         .pred(direction__pred),
         .ctx(direction__ctx),
         .update(direction__update),
-        .taken(direction__taken)
+        .taken(direction__taken),
+        .push(direction__push)
     );
     streamtrace_pft__jobs jobs(
         .clock(jobs__clock),
@@ -317,6 +321,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         direction__iw_addr = front__dir_addr;
         direction__update = front__dir_update;
         direction__taken = front__dir_taken;
+        direction__push = front__dir_push;
         direction__clear = front__dir_clear;
         front__dir_pred = direction__pred;
         front__dir_ctx = direction__ctx;
@@ -1269,7 +1274,7 @@ module streamtrace_pft__coder__zeros(d,q,clock);
 endmodule // streamtrace_pft__coder__zeros
 
 
-module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,taken);
+module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,taken,push);
     
     // Module arguments
     input wire  clock;
@@ -1280,6 +1285,7 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     output reg  [7:0] ctx;
     input wire  update;
     input wire  taken;
+    input wire  push;
     
     // Constant declarations
     localparam  k_lm1__0 = 6'b1;
@@ -1503,6 +1509,7 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     reg  [7:0] ctx_f;
     reg  free_any;
     reg  mispredict;
+    reg  shift;
     reg  [63:0] hist_sh;
     reg  [63:0] new64;
     
@@ -1665,6 +1672,7 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         if ((bctr == k_b1) | (bctr == k_b2)) begin
             base_ctx = k_ctx0;
         end
+        shift = update | push;
         c_any__0 = 1'b0;
         c_pred__0 = base_pred;
         c_alt__0 = base_pred;
@@ -1678,7 +1686,7 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         banks__0__clock = clock;
         banks__0__clear = clr;
         banks__0__hpc = hpc;
-        banks__0__shift = update;
+        banks__0__shift = shift;
         banks__0__taken = taken;
         banks__0__leaving = hist__q[k_lm1__0];
         c_any__1 = c_any__0 | banks__0__hit;
@@ -1700,7 +1708,7 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         banks__1__clock = clock;
         banks__1__clear = clr;
         banks__1__hpc = hpc;
-        banks__1__shift = update;
+        banks__1__shift = shift;
         banks__1__taken = taken;
         banks__1__leaving = hist__q[k_lm1__1];
         c_any__2 = c_any__1 | banks__1__hit;
@@ -1722,7 +1730,7 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         banks__2__clock = clock;
         banks__2__clear = clr;
         banks__2__hpc = hpc;
-        banks__2__shift = update;
+        banks__2__shift = shift;
         banks__2__taken = taken;
         banks__2__leaving = hist__q[k_lm1__2];
         c_any__3 = c_any__2 | banks__2__hit;
@@ -1744,7 +1752,7 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         banks__3__clock = clock;
         banks__3__clear = clr;
         banks__3__hpc = hpc;
-        banks__3__shift = update;
+        banks__3__shift = shift;
         banks__3__taken = taken;
         banks__3__leaving = hist__q[k_lm1__3];
         c_any__4 = c_any__3 | banks__3__hit;
@@ -1766,7 +1774,7 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         banks__4__clock = clock;
         banks__4__clear = clr;
         banks__4__hpc = hpc;
-        banks__4__shift = update;
+        banks__4__shift = shift;
         banks__4__taken = taken;
         banks__4__leaving = hist__q[k_lm1__4];
         c_any__5 = c_any__4 | banks__4__hit;
@@ -1788,7 +1796,7 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         banks__5__clock = clock;
         banks__5__clear = clr;
         banks__5__hpc = hpc;
-        banks__5__shift = update;
+        banks__5__shift = shift;
         banks__5__taken = taken;
         banks__5__leaving = hist__q[k_lm1__5];
         c_any__6 = c_any__5 | banks__5__hit;
@@ -1907,7 +1915,7 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         if (taken) begin
             new64 = k_one64;
         end
-        if (update) begin
+        if (shift) begin
             hist__d = hist_sh | new64;
         end
         if (clr) begin
@@ -5307,7 +5315,7 @@ module streamtrace_pft__ending(d,q,clock);
 endmodule // streamtrace_pft__ending
 
 
-module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch_class,taken,exception,next_pc,dir_pred,dir_ctx,dir_addr,dir_update,dir_taken,dir_clear,job_valid,job_w0,job_w1,gap);
+module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch_class,taken,exception,next_pc,dir_pred,dir_ctx,dir_addr,dir_update,dir_taken,dir_push,dir_clear,job_valid,job_w0,job_w1,gap);
     
     // Module arguments
     input wire  clock;
@@ -5326,6 +5334,7 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     output reg  [31:0] dir_addr;
     output reg  dir_update;
     output reg  dir_taken;
+    output reg  dir_push;
     output reg  dir_clear;
     output reg  job_valid;
     output reg  [63:0] job_w0;
@@ -5345,6 +5354,8 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     localparam  k_thumb_blx = 5'b11101;
     localparam  k_thumb_blx_reg = 9'b10001111;
     localparam  k_blx_reg_mask = 32'hffffff0;
+    localparam  k_ldr_pc_sp_mask = 32'hffff000;
+    localparam  k_ldr_pc_sp = 32'h49df000;
     localparam  k_blx_reg = 32'h12fff30;
     localparam  k_mov_lr_pc = 32'he1a0e00f;
     localparam  k_upper_shift = 8'h14;
@@ -5504,6 +5515,7 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     reg  cls_none;
     reg  cls_icond;
     reg  cls_ret;
+    reg  is_return;
     reg  arm_cond;
     reg  thumb_link;
     reg  arm_link;
@@ -5817,6 +5829,7 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         mov_lr_pc = ~thumb & (insn == k_mov_lr_pc);
         direction = (branch_class == k_c1) | cls_icond | (cls_ret & arm_cond);
         target = cls_icond | (branch_class == k_c4) | cls_ret;
+        is_return = cls_ret | ((target & ~thumb) & ((insn & k_ldr_pc_sp_mask) == k_ldr_pc_sp));
         slot = ~exception & (direction | target);
         tgt_pt = (slot & target) & taken;
         hpc = pc >> k_two32;
@@ -5836,8 +5849,12 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
             upper1 = upper_pc;
         end
         dir_addr = pc;
-        dir_taken = taken;
         dir_update = (enable & slot) & direction;
+        dir_push = ((enable & ~exception) & ~slot) & (link & taken);
+        dir_taken = taken;
+        if (dir_push) begin
+            dir_taken = next_pc[32'h2];
+        end
         ras_empty = ~k_has_ras | (ras_count__q == k_zero8);
         ras_top_val = k_zero32;
         ras__0__clock = clock;
@@ -5891,7 +5908,7 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
             pred_tgt = itt_target_val;
             tgt_sel = k_sel_indirect_tagged;
         end
-        if (cls_ret) begin
+        if (is_return) begin
             pred_tgt = ras_top_val;
             tgt_sel = k_sel_return;
             if (ras_empty) begin
@@ -5901,10 +5918,10 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         end
         tgt_hit = pred_tgt == next_pc;
         miss = tgt_pt & ~tgt_hit;
-        alt_present = (miss & ~cls_ret) & (tagged_hit & (base_val != itt_target_val));
+        alt_present = (miss & ~is_return) & (tagged_hit & (base_val != itt_target_val));
         alt_hit = base_val == next_pc;
         alt_taken = alt_present & alt_hit;
-        ras_top_present = ((miss & ~cls_ret) & ~alt_taken) & ~ras_empty;
+        ras_top_present = ((miss & ~is_return) & ~alt_taken) & ~ras_empty;
         ras_top_hit = ras_top_val == next_pc;
         ras_top_taken = ras_top_present & ras_top_hit;
         rtc_present = ((miss & ~alt_taken) & ~ras_top_taken) & k_has_rtc;
@@ -6051,7 +6068,7 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
                 rtc_len__d = rtc_len_grown;
             end
         end
-        itp_train = (enable & tgt_pt) & ~cls_ret;
+        itp_train = (enable & tgt_pt) & ~is_return;
         tgt_top = (next_pc & k_tgt_upper_mask) == k_tgt_upper_mask;
         if (tgt_top) begin
             tgt_entry = (next_pc & k_tgt_low_mask) | k_tgt_flag;
@@ -6079,7 +6096,7 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         if (itp_train) begin
             path__d = ((path__q << k_two32) ^ (next_pc >> k_two32)) & k_path_mask;
         end
-        pop = (tgt_pt & cls_ret & ~ras_empty) | ras_top_taken;
+        pop = (tgt_pt & is_return & ~ras_empty) | ras_top_taken;
         push = (~exception & k_has_ras) & (mov_lr_pc | (link & taken));
         push_val = pc + k_four32;
         if (thumb) begin

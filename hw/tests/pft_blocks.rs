@@ -120,6 +120,8 @@ fn clock(uut: &mut PftFrontEnd) {
 #[derive(Debug, Default)]
 struct Seen {
     jobs: u64,
+    /// Direct calls' history bits.
+    calls: u64,
     tagged: u64,
     alts: u64,
     offsets: u64,
@@ -164,7 +166,7 @@ fn compare(cfg: &str, events: &[RetireEvent], clear_every: u64, exception_every:
             uut.dir_ctx.next = (ctx as u64).into();
             settle(&mut uut);
             if held > 0 {
-                assert!(!uut.dir_update.val(), "event {i}: a held instruction updates the predictor");
+                assert!(!uut.dir_update.val() && !uut.dir_push.val(), "event {i}: a held instruction updates the predictor");
                 clock(&mut uut);
                 continue;
             }
@@ -182,6 +184,10 @@ fn compare(cfg: &str, events: &[RetireEvent], clear_every: u64, exception_every:
             }
             if uut.dir_update.val() {
                 dir.update(ev.taken);
+            } else if uut.dir_push.val() {
+                // A direct call's history bit (11.3): the front end names it in `dir_taken`.
+                dir.push_history(uut.dir_taken.val());
+                seen.calls += 1;
             }
             let clear = clear_every > 0 && lcg(&mut s).is_multiple_of(clear_every);
             if clear {
@@ -233,8 +239,10 @@ fn front_end_jobs_equal_the_models_on_program_traces() {
         all.tagged += seen.tagged;
         all.alts += seen.alts;
         all.offsets += seen.offsets;
+        all.calls += seen.calls;
     }
     assert!(all.tagged > 100 && all.alts > 10 && all.offsets > 100, "the traces exercise the target coding: {all:?}");
+    assert!(all.calls > 2000, "the traces exercise the calls' history bits: {all:?}");
 }
 
 #[test]

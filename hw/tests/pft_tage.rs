@@ -47,6 +47,8 @@ fn hw(cfg: &str) -> PftHwConfig {
 struct Step {
     clear: bool,
     update: bool,
+    /// A call's history bit (`taken`), 11.3: never with `update`.
+    push: bool,
     taken: bool,
     addr: u32,
 }
@@ -101,10 +103,15 @@ fn synthetic(seed: u64, n: usize, clear_every: u64) -> Vec<Step> {
         let quiet = (steps.len() / 2500) % 2 == 1;
         let mut s = Step { update: true, ..Default::default() };
         if r.chance(40) {
-            // Idle cycle: a prediction nobody uses.
+            // Idle cycle: a prediction nobody uses; some are a call's history bit (the last
+            // outcome again, so the longest histories still repeat).
             s.update = false;
             s.addr = r.next() as u32;
             s.taken = r.chance(500);
+            if r.chance(200) {
+                s.push = true;
+                s.taken = last[0];
+            }
         } else if !quiet && r.chance(80) {
             let site = &sites[r.below(sites.len() as u64) as usize];
             s.addr = site.addr;
@@ -152,8 +159,19 @@ fn synthetic(seed: u64, n: usize, clear_every: u64) -> Vec<Step> {
 fn program_branches(name: &str, max: u64) -> Vec<Step> {
     common::program_events(name, max)
         .into_iter()
-        .filter(|(ev, _)| !ev.exception && InsnFlow::of(ev.class, ev.insn, ev.thumb).direction)
-        .map(|(ev, _)| Step { clear: false, update: true, taken: ev.taken, addr: ev.iw_addr() })
+        .filter_map(|(ev, _)| {
+            let flow = InsnFlow::of(ev.class, ev.insn, ev.thumb);
+            if ev.exception {
+                None
+            } else if flow.direction {
+                Some(Step { update: true, taken: ev.taken, addr: ev.iw_addr(), ..Default::default() })
+            } else if flow.link && !flow.is_slot() {
+                // A direct call: its target's bit 2 into the history.
+                Some(Step { push: true, taken: ev.next_pc & 4 != 0, addr: ev.iw_addr(), ..Default::default() })
+            } else {
+                None
+            }
+        })
         .collect()
 }
 
@@ -168,6 +186,8 @@ fn model_run(h: &PftHwConfig, steps: &[Step]) -> Vec<(bool, u8)> {
                 m.reset();
             } else if s.update {
                 m.update(s.taken);
+            } else if s.push {
+                m.push_history(s.taken);
             }
             (pred, ctx as u8)
         })
@@ -180,6 +200,8 @@ struct Coverage {
     branches: usize,
     mispredicted: usize,
     clears: usize,
+    /// History bits of calls.
+    calls: usize,
     /// Cycles whose provider was table i (the model's lookup).
     provider: [usize; 8],
 }
@@ -196,12 +218,16 @@ fn coverage(h: &PftHwConfig, steps: &[Step], exp: &[(bool, u8)]) -> Coverage {
             m.reset();
         } else if s.update {
             m.update(s.taken);
+        } else if s.push {
+            m.push_history(s.taken);
         }
         if s.clear {
             c.clears += 1;
         } else if s.update {
             c.branches += 1;
             c.mispredicted += (pred != s.taken) as usize;
+        } else if s.push {
+            c.calls += 1;
         }
     }
     c
@@ -232,6 +258,7 @@ fn drive(h: &PftHwConfig, steps: &[Step], exp: &[(bool, u8)]) -> Result<usize, S
     for (k, (s, &(pred, ctx))) in steps.iter().zip(exp).enumerate() {
         uut.clear.next = s.clear;
         uut.update.next = s.update;
+        uut.push.next = s.push;
         uut.taken.next = s.taken;
         uut.iw_addr.next = (s.addr as u64).into();
         settle!(uut);
@@ -266,7 +293,7 @@ fn tage_matches_the_model_on_synthetic_streams() {
         let steps = synthetic(0x7A6E + k as u64, n, 5000);
         let cov = check_config(cfg, &steps, "synthetic");
         let h = hw(cfg);
-        assert!(cov.branches > 90_000 && cov.clears >= 10, "{cfg}: {cov:?}");
+        assert!(cov.branches > 90_000 && cov.clears >= 10 && cov.calls > 500, "{cfg}: {cov:?}");
         assert!(cov.mispredicted > 1000, "{cfg}: {cov:?}");
         // Every tagged table provides predictions.
         for i in 0..h.tables {
@@ -297,7 +324,7 @@ fn tage_matches_the_model_on_program_branches() {
     assert!(steps.iter().any(|s| s.addr & 1 != 0) && steps.iter().any(|s| s.addr & 1 == 0));
     for cfg in CONFIGS {
         let cov = check_config(cfg, &steps, "programs");
-        assert!(cov.branches > 20_000, "{cfg}: {cov:?}");
+        assert!(cov.branches > 20_000 && cov.calls > 500, "{cfg}: {cov:?}");
     }
 }
 
@@ -324,9 +351,12 @@ fn build_bench(cfg: &str, d: &Path) -> PathBuf {
 }
 
 fn vectors(steps: &[Step], exp: &[(bool, u8)]) -> String {
-    let mut s = String::from("# clear update taken iw_addr pred ctx\n");
+    let mut s = String::from("# clear update push taken iw_addr pred ctx\n");
     for (x, &(pred, ctx)) in steps.iter().zip(exp) {
-        s.push_str(&format!("{} {} {} {:08x} {} {}\n", x.clear as u8, x.update as u8, x.taken as u8, x.addr, pred as u8, ctx));
+        s.push_str(&format!(
+            "{} {} {} {} {:08x} {} {}\n",
+            x.clear as u8, x.update as u8, x.push as u8, x.taken as u8, x.addr, pred as u8, ctx
+        ));
     }
     s
 }

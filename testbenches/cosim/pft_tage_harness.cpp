@@ -23,7 +23,7 @@
 #include "verilated.h"
 
 struct Row {
-    bool clear, update, taken;
+    bool clear, update, push, taken;
     uint32_t addr;
     bool pred;
     unsigned ctx;
@@ -42,13 +42,13 @@ static std::vector<Row> read_rows(const char* path) {
         n++;
         if (line.empty() || line[0] == '#') continue;
         std::istringstream s(line);
-        unsigned clear, update, taken, pred, ctx;
+        unsigned clear, update, push, taken, pred, ctx;
         std::string addr;
-        if (!(s >> clear >> update >> taken >> addr >> pred >> ctx)) {
-            std::fprintf(stderr, "bench: %s:%zu: expected CLEAR UPDATE TAKEN IW_ADDR PRED CTX\n", path, n);
+        if (!(s >> clear >> update >> push >> taken >> addr >> pred >> ctx)) {
+            std::fprintf(stderr, "bench: %s:%zu: expected CLEAR UPDATE PUSH TAKEN IW_ADDR PRED CTX\n", path, n);
             std::exit(2);
         }
-        rows.push_back({clear != 0, update != 0, taken != 0, (uint32_t)std::strtoul(addr.c_str(), nullptr, 16),
+        rows.push_back({clear != 0, update != 0, push != 0, taken != 0, (uint32_t)std::strtoul(addr.c_str(), nullptr, 16),
                         pred != 0, ctx});
     }
     return rows;
@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
     top->reset = 1;
     top->clear = 0;
     top->update = 0;
+    top->push = 0;
     top->taken = 0;
     top->iw_addr = 0;
     top->eval();
@@ -79,11 +80,12 @@ int main(int argc, char** argv) {
     top->reset = 0;
 
     auto start = std::chrono::steady_clock::now();
-    uint64_t updates = 0, clears = 0;
+    uint64_t updates = 0, pushes = 0, clears = 0;
     for (size_t r = 0; r < rows.size(); r++) {
         const Row& x = rows[r];
         top->clear = x.clear;
         top->update = x.update;
+        top->push = x.push;
         top->taken = x.taken;
         top->iw_addr = x.addr;
         top->eval();
@@ -93,11 +95,12 @@ int main(int argc, char** argv) {
             return 1;
         }
         updates += x.update;
+        pushes += x.push;
         clears += x.clear;
         tick();
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("OK rows=%zu updates=%llu clears=%llu seconds=%.3f\n", rows.size(), (unsigned long long)updates,
-                (unsigned long long)clears, secs);
+    std::printf("OK rows=%zu updates=%llu pushes=%llu clears=%llu seconds=%.3f\n", rows.size(), (unsigned long long)updates,
+                (unsigned long long)pushes, (unsigned long long)clears, secs);
     return 0;
 }

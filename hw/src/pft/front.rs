@@ -43,6 +43,9 @@ pub struct PftFrontEnd {
     pub dir_addr: Signal<Out, Bits<32>>,
     pub dir_update: Signal<Out, Bit>,
     pub dir_taken: Signal<Out, Bit>,
+    /// A direct call (a link that is not a slot) shifts its target's bit 2 into the
+    /// history (11.3, *Calls*); `dir_taken` is then that bit.
+    pub dir_push: Signal<Out, Bit>,
     pub dir_clear: Signal<Out, Bit>,
     /// This instruction needs the coder: its job record.
     pub job_valid: Signal<Out, Bit>,
@@ -318,6 +321,7 @@ impl PftFrontEnd {
             dir_addr: Default::default(),
             dir_update: Default::default(),
             dir_taken: Default::default(),
+            dir_push: Default::default(),
             dir_clear: Default::default(),
             job_valid: Default::default(),
             job_w0: Default::default(),
@@ -607,8 +611,12 @@ impl Logic for PftFrontEnd {
 
         // Direction point: the predictor block answers for `dir_addr`.
         self.dir_addr.next = self.pc.val();
-        self.dir_taken.next = self.taken.val();
         self.dir_update.next = (self.enable.val() & self.slot.val()) & self.direction.val();
+        self.dir_push.next = ((self.enable.val() & !self.exception.val()) & !self.slot.val()) & (self.link.val() & self.taken.val());
+        self.dir_taken.next = self.taken.val();
+        if self.dir_push.val() {
+            self.dir_taken.next = self.next_pc.val().get_bit(2);
+        }
 
         // Target point: RAS for returns, ITP for the others (11.4).
         self.ras_empty.next = !self.k_has_ras.val() | (self.ras_count.q.val() == self.k_zero8.val());

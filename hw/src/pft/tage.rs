@@ -384,6 +384,9 @@ pub struct DirectionPredictorBlock {
     /// Apply the update with outcome `taken` at the edge.
     pub update: Signal<In, Bit>,
     pub taken: Signal<In, Bit>,
+    /// A call's history bit (11.3, *Calls*) at the edge: `G := G << 1 | taken`, no table
+    /// change (never with `update`).
+    pub push: Signal<In, Bit>,
     base_ram: TableRam,
     base_valid: FlagArray,
     banks: Vec<TaggedBank>,
@@ -434,6 +437,8 @@ pub struct DirectionPredictorBlock {
     ctx_f: Signal<Local, Bits<8>>,
     free_any: Signal<Local, Bit>,
     mispredict: Signal<Local, Bit>,
+    /// The history shifts at the edge: an update or a call's push.
+    shift: Signal<Local, Bit>,
     hist_sh: Signal<Local, Bits<64>>,
     new64: Signal<Local, Bits<64>>,
     k_lm1: Vec<Constant<Bits<6>>>,
@@ -474,6 +479,7 @@ impl DirectionPredictorBlock {
             ctx: Default::default(),
             update: Default::default(),
             taken: Default::default(),
+            push: Default::default(),
             base_ram: TableRam::new(bim / per_row, 2 * per_row),
             base_valid: FlagArray::decoded(bim / per_row, 1),
             banks: (0..t).map(|i| TaggedBank::new(h, i)).collect(),
@@ -513,6 +519,7 @@ impl DirectionPredictorBlock {
             ctx_f: Default::default(),
             free_any: Default::default(),
             mispredict: Default::default(),
+            shift: Default::default(),
             hist_sh: Default::default(),
             new64: Default::default(),
             k_lm1: h.hlen.iter().map(|&l| Constant::new(((l - 1) as u64).into())).collect(),
@@ -579,6 +586,8 @@ impl Logic for DirectionPredictorBlock {
             self.base_ctx.next = self.k_ctx0.val();
         }
 
+        self.shift.next = self.update.val() | self.push.val();
+
         // Provider (highest hit), its prediction and context, the alternate (the next lower
         // hit's prediction, else the base's), as ripple chains from table 0 up.
         self.c_any[0].next = false;
@@ -595,7 +604,7 @@ impl Logic for DirectionPredictorBlock {
             self.banks[i].clock.next = self.clock.val();
             self.banks[i].clear.next = self.clr.val();
             self.banks[i].hpc.next = self.hpc.val();
-            self.banks[i].shift.next = self.update.val();
+            self.banks[i].shift.next = self.shift.val();
             self.banks[i].taken.next = self.taken.val();
             self.banks[i].leaving.next = self.hist.q.val().get_bit(self.k_lm1[i].val().index());
             self.c_any[i + 1].next = self.c_any[i].val() | self.banks[i].hit.val();
@@ -674,7 +683,7 @@ impl Logic for DirectionPredictorBlock {
         if self.taken.val() {
             self.new64.next = self.k_one64.val();
         }
-        if self.update.val() {
+        if self.shift.val() {
             self.hist.d.next = self.hist_sh.val() | self.new64.val();
         }
         if self.clr.val() {

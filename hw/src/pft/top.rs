@@ -162,6 +162,7 @@ impl Logic for PftTraceModule {
         self.direction.iw_addr.next = self.front.dir_addr.val();
         self.direction.update.next = self.front.dir_update.val();
         self.direction.taken.next = self.front.dir_taken.val();
+        self.direction.push.next = self.front.dir_push.val();
         self.direction.clear.next = self.front.dir_clear.val();
         self.front.dir_pred.next = self.direction.pred.val();
         self.front.dir_ctx.next = self.direction.ctx.val();
