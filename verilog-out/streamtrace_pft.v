@@ -5516,6 +5516,7 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     reg  cls_icond;
     reg  cls_ret;
     reg  is_return;
+    reg  dir_bit;
     reg  arm_cond;
     reg  thumb_link;
     reg  arm_link;
@@ -5851,10 +5852,11 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         dir_addr = pc;
         dir_update = (enable & slot) & direction;
         dir_push = ((enable & ~exception) & ~slot) & (link & taken);
-        dir_taken = taken;
+        dir_bit = taken;
         if (dir_push) begin
-            dir_taken = next_pc[32'h2];
+            dir_bit = next_pc[32'h2];
         end
+        dir_taken = dir_bit;
         ras_empty = ~k_has_ras | (ras_count__q == k_zero8);
         ras_top_val = k_zero32;
         ras__0__clock = clock;

@@ -78,6 +78,8 @@ pub struct PftFrontEnd {
     cls_ret: Signal<Local, Bit>,
     /// A return point's instruction: class ret, or ARM `LDR pc, [sp], #imm` (11.2).
     is_return: Signal<Local, Bit>,
+    /// The history bit for the direction predictor: the outcome, or a call's target bit 2.
+    dir_bit: Signal<Local, Bit>,
     arm_cond: Signal<Local, Bit>,
     thumb_link: Signal<Local, Bit>,
     arm_link: Signal<Local, Bit>,
@@ -347,6 +349,7 @@ impl PftFrontEnd {
             cls_icond: Default::default(),
             cls_ret: Default::default(),
             is_return: Default::default(),
+            dir_bit: Default::default(),
             arm_cond: Default::default(),
             thumb_link: Default::default(),
             arm_link: Default::default(),
@@ -613,10 +616,11 @@ impl Logic for PftFrontEnd {
         self.dir_addr.next = self.pc.val();
         self.dir_update.next = (self.enable.val() & self.slot.val()) & self.direction.val();
         self.dir_push.next = ((self.enable.val() & !self.exception.val()) & !self.slot.val()) & (self.link.val() & self.taken.val());
-        self.dir_taken.next = self.taken.val();
+        self.dir_bit.next = self.taken.val();
         if self.dir_push.val() {
-            self.dir_taken.next = self.next_pc.val().get_bit(2);
+            self.dir_bit.next = self.next_pc.val().get_bit(2);
         }
+        self.dir_taken.next = self.dir_bit.val();
 
         // Target point: RAS for returns, ITP for the others (11.4).
         self.ras_empty.next = !self.k_has_ras.val() | (self.ras_count.q.val() == self.k_zero8.val());
