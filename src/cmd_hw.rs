@@ -336,11 +336,11 @@ pub fn run_area(args: &AreaArgs) -> Result<()> {
         for ((text, _, _, _), f) in rows.iter().zip(&fpga) {
             // The path of the seed that gave the median (the JSON has every seed's).
             let seed = f.fmax_by_seed.iter().position(|&m| m == f.fmax_mhz);
-            if let Some(p) = seed.and_then(|i| f.critical_path_by_seed.get(i)) {
+            if let Some((i, p)) = seed.and_then(|i| Some((i, f.critical_path_by_seed.get(i)?))) {
                 writeln!(
                     out,
                     "critical path of {text} (seed {}): {:.1} ns ({:.1} logic, {:.1} routing): {}",
-                    seed.unwrap_or(0) + 1,
+                    i + 1,
                     p.ns,
                     p.logic_ns,
                     p.routing_ns,
