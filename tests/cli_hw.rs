@@ -264,6 +264,48 @@ fn area_on_an_ice40() {
     assert_eq!(out.status.code(), Some(2), "--seeds without --fpga: {}", text(&out));
 }
 
+/// The ECP5 flow: Yosys synth_ecp5 and nextpnr-ecp5 (YoWASP's build from PyPI, which
+/// scripts/setup.sh installs, or a native one) on the default LFE5U-25F in its 381-ball
+/// package, run from a relative --dir (the WebAssembly build sees only the working
+/// directory's tree).
+#[test]
+fn area_on_an_ecp5() {
+    let base = work("ecp5");
+    std::fs::create_dir_all(&base).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_streamtrace"))
+        .current_dir(&base)
+        .args(["area", "--json", "--fpga", "ecp5", "--configs", "rsdc-8x2-16,isa=arm", "--dir", "out"])
+        .output()
+        .expect("run streamtrace");
+    assert!(out.status.success(), "{}", text(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = &json[0]["ecp5"];
+    assert!(json[0].get("ice40").is_none(), "{}", json[0]);
+    assert_eq!((f["family"].as_str(), f["device"].as_str(), f["package"].as_str()), (Some("ecp5"), Some("25k"), Some("CABGA381")), "{f}");
+    assert_eq!(f["logic_cells_available"], 24288, "{f}");
+    for key in ["lut4", "flip_flops", "carries", "logic_cells"] {
+        assert!(f[key].as_u64().unwrap() > 0, "{key}: {f}");
+    }
+    for key in ["brams", "lut_rams", "multipliers"] {
+        assert!(f[key].is_u64(), "{key}: {f}");
+    }
+    assert_eq!(f["fits"], true, "{f}");
+    let mhz = f["fmax_mhz"].as_f64().unwrap();
+    assert_eq!(f["fmax_by_seed"].as_array().unwrap().len(), 1, "{f}");
+    assert!(mhz > 1.0, "{f}");
+    let p = &f["critical_path_by_seed"][0];
+    let ns = p["ns"].as_f64().unwrap();
+    assert!((ns - 1000.0 / mhz).abs() < 0.06, "{ns} ns against {mhz} MHz: {p}");
+    assert!(!p["from"].as_str().unwrap().is_empty() && !p["to"].as_str().unwrap().is_empty(), "{p}");
+    let module = json[0]["module"].as_str().unwrap();
+    let pnr = std::fs::read_to_string(base.join("out").join(format!("{module}.nextpnr.log"))).unwrap();
+    assert!(pnr.contains("Max frequency for clock"), "the nextpnr log is kept");
+    assert!(base.join("out").join(format!("{module}.ecp5.yosys.log")).is_file());
+    // --device and --package need --fpga.
+    let out = streamtrace(&["area", "--device", "25k", "--configs", "rsdc-8x2-16"]);
+    assert_eq!(out.status.code(), Some(2), "--device without --fpga: {}", text(&out));
+}
+
 /// pft's tables are inferred memories of exactly the model's size for them: the base and
 /// tagged direction tables, the indirect target predictor (trace-format.md 11.8 without
 /// the history and path registers, which are flip-flops), the return address stack's
