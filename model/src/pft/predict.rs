@@ -184,6 +184,9 @@ pub struct DirectionPredictor {
     /// Bits `L_i - 1` of the history (the same outcomes, gathered by one PEXT).
     leaving_mask: u64,
     last: Lookup,
+    /// The allocation register `R` (3 bits, 1 after reset): steps once per misprediction
+    /// with two or more free tables and picks the first or the second (section 11.3).
+    alloc_lfsr: u8,
 }
 
 /// One history shift of the folded registers of width `n` in every `W`-bit lane: rotate
@@ -234,6 +237,7 @@ impl DirectionPredictor {
             leaving_shift: std::array::from_fn(|i| hlen.get(i).map_or(0, |&l| (l - 1).saturating_sub(i as u32))),
             leaving_mask: hlen.iter().fold(0, |m, &l| m | 1 << (l - 1)),
             last: Lookup::default(),
+            alloc_lfsr: ALLOC_LFSR_RESET,
         }
     }
 
@@ -242,6 +246,7 @@ impl DirectionPredictor {
         self.entries.fill(ENTRY_EMPTY);
         self.history = 0;
         self.folds = [[0; 2]; 3];
+        self.alloc_lfsr = ALLOC_LFSR_RESET;
     }
 
     /// Number of tagged tables.
@@ -513,21 +518,46 @@ impl DirectionPredictor {
         self.history = (self.history << 1) | taken as u64;
     }
 
-    /// A misprediction: allocate in the first table above the provider whose entry is not
-    /// useful; if there is none, those entries all lose their useful bit.
+    /// A misprediction: allocate in one of the tables above the provider whose entry is not
+    /// useful (the candidates): the only one, or with two or more the first or the second
+    /// as the allocation register says; if there is none, those entries all lose their
+    /// useful bit.
     #[inline(always)]
     fn allocate<const T: usize, const W: u32>(&mut self, l: &Lookup, taken: bool) {
         let at = |j: usize| Self::entry_at_of::<W>(self.stride_bits, self.tsize, j, lane_w::<W>(&l.index, j));
         let start = if l.provider < T { l.provider + 1 } else { 0 };
-        let Some(j) = (start..T).find(|&j| self.entries[at(j)] & USEFUL == 0) else {
+        let Some(first) = (start..T).find(|&j| self.entries[at(j)] & USEFUL == 0) else {
             for j in start..T {
                 self.entries[at(j)] &= !USEFUL;
             }
             return;
         };
+        let mut j = first;
+        if let Some(second) = (first + 1..T).find(|&j| self.entries[at(j)] & USEFUL == 0) {
+            let (r, pick_second) = alloc_lfsr_step(self.alloc_lfsr);
+            self.alloc_lfsr = r;
+            if pick_second {
+                j = second;
+            }
+        }
         let ctr = if taken { 4 } else { 3 };
         self.entries[at(j)] = lane_w::<W>(&l.tag, j) | (ctr << CTR_SHIFT);
     }
+}
+
+/// The allocation register's value after reset.
+pub const ALLOC_LFSR_RESET: u8 = 1;
+
+/// Bits of the allocation register.
+pub const ALLOC_LFSR_BITS: u32 = 3;
+
+/// One step of the allocation register (a 3-bit Fibonacci LFSR, period 7): the new bit
+/// `R[2] XOR R[1]` enters at bit 0; returns the new register and the bit (1: allocate in
+/// the second candidate).
+#[inline]
+pub fn alloc_lfsr_step(r: u8) -> (u8, bool) {
+    let b = ((r >> 2) ^ (r >> 1)) & 1;
+    (((r << 1) | b) & 7, b != 0)
 }
 
 /// Return address stack: a circular buffer; a push when full overwrites the oldest entry,
@@ -898,6 +928,41 @@ mod tests {
         f.predict(0x0001_0100);
         f.update(0xFFFF_0FE0);
         assert_eq!(f.predict(0x0001_0100).target, 0xFFFF_0FE0);
+    }
+
+    #[test]
+    fn the_allocation_register_picks_the_first_or_the_second_free_table() {
+        // R from 1: the bits 0, 1, 1, 1, 0, 0, 1, then again (a 3-bit maximal LFSR).
+        let mut r = ALLOC_LFSR_RESET;
+        let mut bits = Vec::new();
+        for _ in 0..14 {
+            let (n, b) = alloc_lfsr_step(r);
+            r = n;
+            bits.push(b as u8);
+        }
+        assert_eq!(bits, [0, 1, 1, 1, 0, 0, 1, 0, 1, 1, 1, 0, 0, 1]);
+        assert_eq!(r, ALLOC_LFSR_RESET);
+        // Two tagged tables, G = 0 throughout (every outcome not taken). A's misprediction
+        // finds both tables free: R's first bit, 0, takes table 0; B's, 1, table 1.
+        let mut p = PftParams::default();
+        p.hlen = PftParams::parse_hlen("2-4").unwrap();
+        let mut d = DirectionPredictor::new(&p);
+        let (a, b) = (0x1004, 0x1008);
+        assert_eq!(d.predict(a), (true, 0), "the base table's weak taken (context 0)");
+        d.update(false);
+        assert!(!d.predict(a).0);
+        assert_eq!(d.provider(), Some(0));
+        d.update(false);
+        assert!(d.predict(b).0);
+        d.update(false);
+        assert!(!d.predict(b).0);
+        assert_eq!(d.provider(), Some(1));
+        // A reset restarts the register: B now lands in table 0.
+        d.reset();
+        d.predict(b);
+        d.update(false);
+        d.predict(b);
+        assert_eq!(d.provider(), Some(0));
     }
 
     #[test]
