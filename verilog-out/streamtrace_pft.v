@@ -1312,6 +1312,9 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     localparam  k_ctx0 = 8'h0;
     localparam  k_ctx1 = 8'h1;
     localparam  k_zero4 = 4'h0;
+    localparam  k_r_reset = 3'b1;
+    localparam  k_r_mask = 3'b111;
+    localparam  k_one3 = 3'b1;
     
     // Stub signals
     reg  base_ram__clock;
@@ -1420,6 +1423,9 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     reg  [63:0] hist__d;
     wire  [63:0] hist__q;
     reg  hist__clock;
+    reg  [2:0] alloc_r__d;
+    wire  [2:0] alloc_r__q;
+    reg  alloc_r__clock;
     
     // Local signals
     reg  clr;
@@ -1490,6 +1496,17 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     reg  c_free__4;
     reg  c_free__5;
     reg  c_free__6;
+    reg  c_free2__0;
+    reg  c_free2__1;
+    reg  c_free2__2;
+    reg  c_free2__3;
+    reg  c_free2__4;
+    reg  c_free2__5;
+    reg  c_free2__6;
+    reg  alloc_b;
+    reg  alloc_second;
+    reg  [2:0] alloc_next;
+    reg  two_free;
     reg  is_prov__0;
     reg  is_prov__1;
     reg  is_prov__2;
@@ -1638,11 +1655,18 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         .q(hist__q),
         .clock(hist__clock)
     );
+    streamtrace_pft__direction__alloc_r alloc_r(
+        .d(alloc_r__d),
+        .q(alloc_r__q),
+        .clock(alloc_r__clock)
+    );
     
     // Update code
     always @(*) begin
         hist__clock = clock;
+        alloc_r__clock = clock;
         hist__d = hist__q;
+        alloc_r__d = alloc_r__q;
         clr = reset | clear;
         hpc = iw_addr >> k_two8;
         if (iw_addr[32'h0]) begin
@@ -1825,75 +1849,131 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         mispredict = update & (pred_f != taken);
         c_above__0 = ~prov_any;
         c_free__0 = 1'b0;
+        c_free2__0 = 1'b0;
         free_any = c_free__0;
+        two_free = c_free2__0;
         unused_above = c_above__0;
         is_prov__0 = prov_any & (prov_idx == 0);
         c_above__1 = c_above__0 | is_prov__0;
         cand__0 = c_above__0 & ~banks__0__useful;
         c_free__1 = c_free__0 | cand__0;
+        c_free2__1 = c_free2__0 | (c_free__0 & cand__0);
         free_any = c_free__1;
+        two_free = c_free2__1;
         unused_above = c_above__1;
         is_prov__1 = prov_any & (prov_idx == 1);
         c_above__2 = c_above__1 | is_prov__1;
         cand__1 = c_above__1 & ~banks__1__useful;
         c_free__2 = c_free__1 | cand__1;
+        c_free2__2 = c_free2__1 | (c_free__1 & cand__1);
         free_any = c_free__2;
+        two_free = c_free2__2;
         unused_above = c_above__2;
         is_prov__2 = prov_any & (prov_idx == 2);
         c_above__3 = c_above__2 | is_prov__2;
         cand__2 = c_above__2 & ~banks__2__useful;
         c_free__3 = c_free__2 | cand__2;
+        c_free2__3 = c_free2__2 | (c_free__2 & cand__2);
         free_any = c_free__3;
+        two_free = c_free2__3;
         unused_above = c_above__3;
         is_prov__3 = prov_any & (prov_idx == 3);
         c_above__4 = c_above__3 | is_prov__3;
         cand__3 = c_above__3 & ~banks__3__useful;
         c_free__4 = c_free__3 | cand__3;
+        c_free2__4 = c_free2__3 | (c_free__3 & cand__3);
         free_any = c_free__4;
+        two_free = c_free2__4;
         unused_above = c_above__4;
         is_prov__4 = prov_any & (prov_idx == 4);
         c_above__5 = c_above__4 | is_prov__4;
         cand__4 = c_above__4 & ~banks__4__useful;
         c_free__5 = c_free__4 | cand__4;
+        c_free2__5 = c_free2__4 | (c_free__4 & cand__4);
         free_any = c_free__5;
+        two_free = c_free2__5;
         unused_above = c_above__5;
         is_prov__5 = prov_any & (prov_idx == 5);
         c_above__6 = c_above__5 | is_prov__5;
         cand__5 = c_above__5 & ~banks__5__useful;
         c_free__6 = c_free__5 | cand__5;
+        c_free2__6 = c_free2__5 | (c_free__5 & cand__5);
         free_any = c_free__6;
+        two_free = c_free2__6;
         unused_above = c_above__6;
+        alloc_b = alloc_r__q[32'h2] ^ alloc_r__q[32'h1];
+        alloc_second = two_free & alloc_b;
+        alloc_next = (alloc_r__q << k_one8) & k_r_mask;
+        if (alloc_b) begin
+            alloc_next = ((alloc_r__q << k_one8) & k_r_mask) | k_one3;
+        end
+        if (mispredict & two_free) begin
+            alloc_r__d = alloc_next;
+        end
+        if (clr) begin
+            alloc_r__d = k_r_reset;
+        end
         banks__0__op_update = update & is_prov__0;
         banks__0__set_useful = pred_f != alt_f;
         banks__0__useful_val = pred_f == taken;
-        banks__0__op_alloc = mispredict & cand__0 & ~c_free__0;
+        if (alloc_second) begin
+            banks__0__op_alloc = mispredict & cand__0 & c_free__0 & ~c_free2__0;
+        end
+        else begin
+            banks__0__op_alloc = mispredict & cand__0 & ~c_free__0;
+        end
         banks__0__op_uclr = mispredict & ~free_any & c_above__0;
         banks__1__op_update = update & is_prov__1;
         banks__1__set_useful = pred_f != alt_f;
         banks__1__useful_val = pred_f == taken;
-        banks__1__op_alloc = mispredict & cand__1 & ~c_free__1;
+        if (alloc_second) begin
+            banks__1__op_alloc = mispredict & cand__1 & c_free__1 & ~c_free2__1;
+        end
+        else begin
+            banks__1__op_alloc = mispredict & cand__1 & ~c_free__1;
+        end
         banks__1__op_uclr = mispredict & ~free_any & c_above__1;
         banks__2__op_update = update & is_prov__2;
         banks__2__set_useful = pred_f != alt_f;
         banks__2__useful_val = pred_f == taken;
-        banks__2__op_alloc = mispredict & cand__2 & ~c_free__2;
+        if (alloc_second) begin
+            banks__2__op_alloc = mispredict & cand__2 & c_free__2 & ~c_free2__2;
+        end
+        else begin
+            banks__2__op_alloc = mispredict & cand__2 & ~c_free__2;
+        end
         banks__2__op_uclr = mispredict & ~free_any & c_above__2;
         banks__3__op_update = update & is_prov__3;
         banks__3__set_useful = pred_f != alt_f;
         banks__3__useful_val = pred_f == taken;
-        banks__3__op_alloc = mispredict & cand__3 & ~c_free__3;
+        if (alloc_second) begin
+            banks__3__op_alloc = mispredict & cand__3 & c_free__3 & ~c_free2__3;
+        end
+        else begin
+            banks__3__op_alloc = mispredict & cand__3 & ~c_free__3;
+        end
         banks__3__op_uclr = mispredict & ~free_any & c_above__3;
         banks__4__op_update = update & is_prov__4;
         banks__4__set_useful = pred_f != alt_f;
         banks__4__useful_val = pred_f == taken;
-        banks__4__op_alloc = mispredict & cand__4 & ~c_free__4;
+        if (alloc_second) begin
+            banks__4__op_alloc = mispredict & cand__4 & c_free__4 & ~c_free2__4;
+        end
+        else begin
+            banks__4__op_alloc = mispredict & cand__4 & ~c_free__4;
+        end
         banks__4__op_uclr = mispredict & ~free_any & c_above__4;
         banks__5__op_update = update & is_prov__5;
         banks__5__set_useful = pred_f != alt_f;
         banks__5__useful_val = pred_f == taken;
-        banks__5__op_alloc = mispredict & cand__5 & ~c_free__5;
+        if (alloc_second) begin
+            banks__5__op_alloc = mispredict & cand__5 & c_free__5 & ~c_free2__5;
+        end
+        else begin
+            banks__5__op_alloc = mispredict & cand__5 & ~c_free__5;
+        end
         banks__5__op_uclr = mispredict & ~free_any & c_above__5;
-        unused_t0 = mispredict | free_any | alt_f | (prov_idx == k_zero4);
+        unused_t0 = mispredict | free_any | alloc_second | alt_f | (prov_idx == k_zero4);
         bctr_new = bctr;
         if (taken) begin
             if (bctr != k_b3) begin
@@ -1924,6 +2004,25 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     end
     
 endmodule // streamtrace_pft__direction
+
+
+module streamtrace_pft__direction__alloc_r(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__direction__alloc_r
 
 
 module streamtrace_pft__direction__banks__0(clock,clear,hpc,leaving,shift,taken,op_update,set_useful,useful_val,op_alloc,op_uclr,hit,pred,ctx,useful);

@@ -22,7 +22,7 @@
 use rust_hdl::prelude::*;
 
 use super::PftHwConfig;
-use streamtrace_model::pft::predict::{index_shift, DirectionPredictor};
+use streamtrace_model::pft::predict::{index_shift, DirectionPredictor, ALLOC_LFSR_RESET};
 use crate::mem::{FlagArray, TableRam, ADDR_BITS};
 
 /// A folded-history register of width `n` (1..=15) over the last `len` outcomes: at a
@@ -428,6 +428,15 @@ pub struct DirectionPredictorBlock {
     c_above: Vec<Signal<Local, Bit>>,
     /// Element i: a free (useful = 0) table above the provider exists below table i.
     c_free: Vec<Signal<Local, Bit>>,
+    /// Element i: two or more such tables exist below table i.
+    c_free2: Vec<Signal<Local, Bit>>,
+    /// The allocation register R (11.3), its next bit `R[2] ^ R[1]`, and whether this
+    /// misprediction allocates in the second candidate.
+    alloc_r: DFF<Bits<3>>,
+    alloc_b: Signal<Local, Bit>,
+    alloc_second: Signal<Local, Bit>,
+    alloc_next: Signal<Local, Bits<3>>,
+    two_free: Signal<Local, Bit>,
     is_prov: Vec<Signal<Local, Bit>>,
     cand: Vec<Signal<Local, Bit>>,
     prov_any: Signal<Local, Bit>,
@@ -460,6 +469,9 @@ pub struct DirectionPredictorBlock {
     k_ctx0: Constant<Bits<8>>,
     k_ctx1: Constant<Bits<8>>,
     k_zero4: Constant<Bits<4>>,
+    k_r_reset: Constant<Bits<3>>,
+    k_r_mask: Constant<Bits<3>>,
+    k_one3: Constant<Bits<3>>,
     _tables: usize,
 }
 
@@ -510,6 +522,12 @@ impl DirectionPredictorBlock {
             c_pidx: (0..=t).map(|_| Default::default()).collect(),
             c_above: chain(t + 1),
             c_free: chain(t + 1),
+            c_free2: chain(t + 1),
+            alloc_r: Default::default(),
+            alloc_b: Default::default(),
+            alloc_second: Default::default(),
+            alloc_next: Default::default(),
+            two_free: Default::default(),
             is_prov: chain(t),
             cand: chain(t),
             prov_any: Default::default(),
@@ -542,6 +560,9 @@ impl DirectionPredictorBlock {
             k_ctx0: Constant::new(0u64.into()),
             k_ctx1: Constant::new(1u64.into()),
             k_zero4: Constant::new(0u64.into()),
+            k_r_reset: Constant::new((ALLOC_LFSR_RESET as u64).into()),
+            k_r_mask: Constant::new(7u64.into()),
+            k_one3: Constant::new(1u64.into()),
             _tables: t,
         }
     }
@@ -550,7 +571,7 @@ impl DirectionPredictorBlock {
 impl Logic for DirectionPredictorBlock {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, hist);
+        dff_setup!(self, clock, hist, alloc_r);
         self.clr.next = self.reset.val() | self.clear.val();
 
         // hpc = A >> 1 (Thumb) or A >> 2 (ARM).
@@ -637,26 +658,50 @@ impl Logic for DirectionPredictorBlock {
         self.mispredict.next = self.update.val() & (self.pred_f.val() != self.taken.val());
         self.c_above[0].next = !self.prov_any.val();
         self.c_free[0].next = false;
+        self.c_free2[0].next = false;
         self.free_any.next = self.c_free[0].val();
+        self.two_free.next = self.c_free2[0].val();
         self.unused_above.next = self.c_above[0].val();
         for i in 0..self._tables {
             self.is_prov[i].next = self.prov_any.val() & (self.prov_idx.val().index() == i);
             self.c_above[i + 1].next = self.c_above[i].val() | self.is_prov[i].val();
             self.cand[i].next = self.c_above[i].val() & !self.banks[i].useful.val();
             self.c_free[i + 1].next = self.c_free[i].val() | self.cand[i].val();
+            self.c_free2[i + 1].next = self.c_free2[i].val() | (self.c_free[i].val() & self.cand[i].val());
             self.free_any.next = self.c_free[i + 1].val();
+            self.two_free.next = self.c_free2[i + 1].val();
             self.unused_above.next = self.c_above[i + 1].val();
+        }
+        // Two or more candidates: R steps, and its new bit picks the first (0) or the second.
+        self.alloc_b.next = self.alloc_r.q.val().get_bit(2) ^ self.alloc_r.q.val().get_bit(1);
+        self.alloc_second.next = self.two_free.val() & self.alloc_b.val();
+        self.alloc_next.next = (self.alloc_r.q.val() << self.k_one8.val()) & self.k_r_mask.val();
+        if self.alloc_b.val() {
+            self.alloc_next.next = ((self.alloc_r.q.val() << self.k_one8.val()) & self.k_r_mask.val()) | self.k_one3.val();
+        }
+        if self.mispredict.val() & self.two_free.val() {
+            self.alloc_r.d.next = self.alloc_next.val();
+        }
+        if self.clr.val() {
+            self.alloc_r.d.next = self.k_r_reset.val();
         }
         for i in 0..self._tables {
             self.banks[i].op_update.next = self.update.val() & self.is_prov[i].val();
             self.banks[i].set_useful.next = self.pred_f.val() != self.alt_f.val();
             self.banks[i].useful_val.next = self.pred_f.val() == self.taken.val();
-            self.banks[i].op_alloc.next = self.mispredict.val() & self.cand[i].val() & !self.c_free[i].val();
+            // The first candidate (none below), or the second (exactly one below).
+            if self.alloc_second.val() {
+                self.banks[i].op_alloc.next =
+                    self.mispredict.val() & self.cand[i].val() & self.c_free[i].val() & !self.c_free2[i].val();
+            } else {
+                self.banks[i].op_alloc.next = self.mispredict.val() & self.cand[i].val() & !self.c_free[i].val();
+            }
             self.banks[i].op_uclr.next = self.mispredict.val() & !self.free_any.val() & self.c_above[i].val();
         }
 
         self.unused_t0.next = self.mispredict.val()
             | self.free_any.val()
+            | self.alloc_second.val()
             | self.alt_f.val()
             | (self.prov_idx.val() == self.k_zero4.val());
 
