@@ -522,7 +522,7 @@ impl DirectionPredictor {
     /// useful (the candidates): the only one, or with two or more the first or the second
     /// as the allocation register says; if there is none, those entries all lose their
     /// useful bit.
-    #[inline(always)]
+    #[inline(never)]
     fn allocate<const T: usize, const W: u32>(&mut self, l: &Lookup, taken: bool) {
         let at = |j: usize| Self::entry_at_of::<W>(self.stride_bits, self.tsize, j, lane_w::<W>(&l.index, j));
         let start = if l.provider < T { l.provider + 1 } else { 0 };
