@@ -944,8 +944,7 @@ mod tests {
         assert_eq!(r, ALLOC_LFSR_RESET);
         // Two tagged tables, G = 0 throughout (every outcome not taken). A's misprediction
         // finds both tables free: R's first bit, 0, takes table 0; B's, 1, table 1.
-        let mut p = PftParams::default();
-        p.hlen = PftParams::parse_hlen("2-4").unwrap();
+        let p = PftParams { hlen: PftParams::parse_hlen("2-4").unwrap(), ..PftParams::default() };
         let mut d = DirectionPredictor::new(&p);
         let (a, b) = (0x1004, 0x1008);
         assert_eq!(d.predict(a), (true, 0), "the base table's weak taken (context 0)");
