@@ -225,7 +225,11 @@ pub fn run_area(args: &AreaArgs) -> Result<()> {
     };
     let mut rows = Vec::new();
     let mut fpga: Vec<FpgaArea> = Vec::new();
-    let family = args.fpga.as_deref().map(|f| FpgaFamily::parse(f).expect("clap admits only known families"));
+    let family = args
+        .fpga
+        .as_deref()
+        .map(|f| FpgaFamily::parse(f).ok_or_else(|| anyhow::anyhow!("unknown FPGA family `{f}` (ice40 or ecp5)")))
+        .transpose()?;
     let (device, package) = match family {
         Some(f) => {
             let (d, p) = f.default_device();
