@@ -1505,6 +1505,7 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     reg  c_free2__6;
     reg  alloc_b;
     reg  alloc_second;
+    reg  [2:0] alloc_shl;
     reg  [2:0] alloc_next;
     reg  two_free;
     reg  is_prov__0;
@@ -1903,9 +1904,10 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         unused_above = c_above__6;
         alloc_b = alloc_r__q[32'h2] ^ alloc_r__q[32'h1];
         alloc_second = two_free & alloc_b;
-        alloc_next = (alloc_r__q << k_one8) & k_r_mask;
+        alloc_shl = (alloc_r__q << k_one8) & k_r_mask;
+        alloc_next = alloc_shl;
         if (alloc_b) begin
-            alloc_next = ((alloc_r__q << k_one8) & k_r_mask) | k_one3;
+            alloc_next = alloc_shl | k_one3;
         end
         if (mispredict & two_free) begin
             alloc_r__d = alloc_next;

@@ -316,8 +316,7 @@ pub fn critical_path(log: &str) -> Option<CriticalPath> {
         }
         let total: f64 = b.parse().ok()?;
         let cell = pin.rsplit_once('.').map_or(pin, |(c, _)| c);
-        let setup = kind == "Setup" || step == "setup";
-        if setup {
+        if kind == "Setup" || step == "setup" {
             path.ns = total;
         }
         if cell.starts_with("$nextpnr") {

@@ -435,6 +435,8 @@ pub struct DirectionPredictorBlock {
     alloc_r: DFF<Bits<3>>,
     alloc_b: Signal<Local, Bit>,
     alloc_second: Signal<Local, Bit>,
+    /// R shifted left by one (the new bit enters at bit 0 in `alloc_next`).
+    alloc_shl: Signal<Local, Bits<3>>,
     alloc_next: Signal<Local, Bits<3>>,
     two_free: Signal<Local, Bit>,
     is_prov: Vec<Signal<Local, Bit>>,
@@ -526,6 +528,7 @@ impl DirectionPredictorBlock {
             alloc_r: Default::default(),
             alloc_b: Default::default(),
             alloc_second: Default::default(),
+            alloc_shl: Default::default(),
             alloc_next: Default::default(),
             two_free: Default::default(),
             is_prov: chain(t),
@@ -675,9 +678,10 @@ impl Logic for DirectionPredictorBlock {
         // Two or more candidates: R steps, and its new bit picks the first (0) or the second.
         self.alloc_b.next = self.alloc_r.q.val().get_bit(2) ^ self.alloc_r.q.val().get_bit(1);
         self.alloc_second.next = self.two_free.val() & self.alloc_b.val();
-        self.alloc_next.next = (self.alloc_r.q.val() << self.k_one8.val()) & self.k_r_mask.val();
+        self.alloc_shl.next = (self.alloc_r.q.val() << self.k_one8.val()) & self.k_r_mask.val();
+        self.alloc_next.next = self.alloc_shl.val();
         if self.alloc_b.val() {
-            self.alloc_next.next = ((self.alloc_r.q.val() << self.k_one8.val()) & self.k_r_mask.val()) | self.k_one3.val();
+            self.alloc_next.next = self.alloc_shl.val() | self.k_one3.val();
         }
         if self.mispredict.val() & self.two_free.val() {
             self.alloc_r.d.next = self.alloc_next.val();
