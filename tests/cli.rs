@@ -942,11 +942,11 @@ fn config_prints_canonical_form_and_derived_parameters() {
     );
 
     // pft: its own keys and storage by component (docs/trace-format.md 11.1, 11.8).
-    let o = streamtrace(&["config", "PFT,ras=9,hlen=2-4-8-15-28-64,itt=16,tw=21,sync=1000", "--json"]);
+    let o = streamtrace(&["config", "PFT,ras=9,hlen=3-5-9-16-30-64,itt=16,tw=21,sync=1000", "--json"]);
     assert_ok(&o);
     let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(j["canonical"], "pft,sync=1000");
-    assert_eq!(j["pft"]["hlen"], serde_json::json!([2, 4, 8, 15, 28, 64]));
+    assert_eq!(j["pft"]["hlen"], serde_json::json!([3, 5, 9, 16, 30, 64]));
     assert_eq!(j["pft"]["tw"], 21);
     assert_eq!(j["pft"]["storage"]["direction"], 2 * 256 + 6 * 32 * 11 + 64 + 3, "the 3-bit allocation register");
     // 21 low target bits and the top-region flag per entry.

@@ -214,10 +214,10 @@ fn fig4_under_pft() {
     verify_addresses(&out.addresses, &events).unwrap();
 }
 
-const PFT_FIG4_BYTES: &str = "80ff7ef9fe0c00000000401381527fedffe18000000000";
+const PFT_FIG4_BYTES: &str = "80ff7ef9fe0c0000000277967722a737fee60000000000";
 
 /// Section 11.3 with the default keys (bim 256, six tables of 32 entries, 7-bit tags,
-/// histories 2-4-8-15-28-64, index shifts max(1, 5 - i)), written from the text: folds
+/// histories 3-5-9-16-30-64, index shifts max(1, 5 - i)), written from the text: folds
 /// computed from their definition.
 struct SpecTage {
     base: Vec<u8>,
@@ -230,7 +230,7 @@ struct SpecTage {
 type Looked = (usize, [usize; 6], [u16; 6], bool, bool, usize);
 
 impl SpecTage {
-    const L: [u32; 6] = [2, 4, 8, 15, 28, 64];
+    const L: [u32; 6] = [3, 5, 9, 16, 30, 64];
 
     fn new() -> Self {
         SpecTage { base: vec![2; 256], tables: vec![vec![(0, 0, false); 32]; 6], g: 0, last: None }

@@ -65,7 +65,7 @@ pub struct PftParams {
     pub rate: u32,
 }
 
-pub const DEFAULT_HLEN: [u8; 8] = [2, 4, 8, 15, 28, 64, 0, 0];
+pub const DEFAULT_HLEN: [u8; 8] = [3, 5, 9, 16, 30, 64, 0, 0];
 
 impl Default for PftParams {
     fn default() -> Self {
@@ -631,7 +631,7 @@ mod tests {
     fn params_parse_print_validate() {
         let d = PftParams::default();
         assert_eq!(d.to_string(), "");
-        assert_eq!(d.history_lengths(), vec![2, 4, 8, 15, 28, 64]);
+        assert_eq!(d.history_lengths(), vec![3, 5, 9, 16, 30, 64]);
         assert_eq!(PftParams::parse_hlen("none").unwrap(), [0; 8]);
         assert!(PftParams::parse_hlen("4-4").is_err());
         assert!(PftParams::parse_hlen("1-2-3-4-5-6-7-8-9").is_err());
