@@ -1288,11 +1288,11 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     input wire  push;
     
     // Constant declarations
-    localparam  k_lm1__0 = 6'b1;
-    localparam  k_lm1__1 = 6'b11;
-    localparam  k_lm1__2 = 6'b111;
-    localparam  k_lm1__3 = 6'b1110;
-    localparam  k_lm1__4 = 6'b11011;
+    localparam  k_lm1__0 = 6'b10;
+    localparam  k_lm1__1 = 6'b100;
+    localparam  k_lm1__2 = 6'b1000;
+    localparam  k_lm1__3 = 6'b1111;
+    localparam  k_lm1__4 = 6'b11101;
     localparam  k_lm1__5 = 6'b111111;
     localparam  k_one8 = 8'h1;
     localparam  k_two8 = 8'h2;
@@ -2308,7 +2308,7 @@ module streamtrace_pft__direction__banks__0__f_idx(clock,clear,shift,taken,leavi
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h4;
     localparam  k_mask = 16'h1f;
-    localparam  k_exit = 16'h4;
+    localparam  k_exit = 16'h8;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -2390,7 +2390,7 @@ module streamtrace_pft__direction__banks__0__f_tag(clock,clear,shift,taken,leavi
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h6;
     localparam  k_mask = 16'h7f;
-    localparam  k_exit = 16'h4;
+    localparam  k_exit = 16'h8;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -2472,7 +2472,7 @@ module streamtrace_pft__direction__banks__0__f_tag1(clock,clear,shift,taken,leav
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h5;
     localparam  k_mask = 16'h3f;
-    localparam  k_exit = 16'h4;
+    localparam  k_exit = 16'h8;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -2848,7 +2848,7 @@ module streamtrace_pft__direction__banks__1__f_idx(clock,clear,shift,taken,leavi
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h4;
     localparam  k_mask = 16'h1f;
-    localparam  k_exit = 16'h10;
+    localparam  k_exit = 16'h1;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -2930,7 +2930,7 @@ module streamtrace_pft__direction__banks__1__f_tag(clock,clear,shift,taken,leavi
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h6;
     localparam  k_mask = 16'h7f;
-    localparam  k_exit = 16'h10;
+    localparam  k_exit = 16'h20;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -3012,7 +3012,7 @@ module streamtrace_pft__direction__banks__1__f_tag1(clock,clear,shift,taken,leav
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h5;
     localparam  k_mask = 16'h3f;
-    localparam  k_exit = 16'h10;
+    localparam  k_exit = 16'h20;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -3388,7 +3388,7 @@ module streamtrace_pft__direction__banks__2__f_idx(clock,clear,shift,taken,leavi
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h4;
     localparam  k_mask = 16'h1f;
-    localparam  k_exit = 16'h8;
+    localparam  k_exit = 16'h10;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -3470,7 +3470,7 @@ module streamtrace_pft__direction__banks__2__f_tag(clock,clear,shift,taken,leavi
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h6;
     localparam  k_mask = 16'h7f;
-    localparam  k_exit = 16'h2;
+    localparam  k_exit = 16'h4;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -3552,7 +3552,7 @@ module streamtrace_pft__direction__banks__2__f_tag1(clock,clear,shift,taken,leav
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h5;
     localparam  k_mask = 16'h3f;
-    localparam  k_exit = 16'h4;
+    localparam  k_exit = 16'h8;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -3928,7 +3928,7 @@ module streamtrace_pft__direction__banks__3__f_idx(clock,clear,shift,taken,leavi
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h4;
     localparam  k_mask = 16'h1f;
-    localparam  k_exit = 16'h1;
+    localparam  k_exit = 16'h2;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -4010,7 +4010,7 @@ module streamtrace_pft__direction__banks__3__f_tag(clock,clear,shift,taken,leavi
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h6;
     localparam  k_mask = 16'h7f;
-    localparam  k_exit = 16'h2;
+    localparam  k_exit = 16'h4;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -4092,7 +4092,7 @@ module streamtrace_pft__direction__banks__3__f_tag1(clock,clear,shift,taken,leav
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h5;
     localparam  k_mask = 16'h3f;
-    localparam  k_exit = 16'h8;
+    localparam  k_exit = 16'h10;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -4468,7 +4468,7 @@ module streamtrace_pft__direction__banks__4__f_idx(clock,clear,shift,taken,leavi
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h4;
     localparam  k_mask = 16'h1f;
-    localparam  k_exit = 16'h8;
+    localparam  k_exit = 16'h1;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -4550,7 +4550,7 @@ module streamtrace_pft__direction__banks__4__f_tag(clock,clear,shift,taken,leavi
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h6;
     localparam  k_mask = 16'h7f;
-    localparam  k_exit = 16'h1;
+    localparam  k_exit = 16'h4;
     
     // Stub signals
     reg  [15:0] fold__d;
@@ -4632,7 +4632,7 @@ module streamtrace_pft__direction__banks__4__f_tag1(clock,clear,shift,taken,leav
     localparam  k_one = 16'h1;
     localparam  k_top = 16'h5;
     localparam  k_mask = 16'h3f;
-    localparam  k_exit = 16'h10;
+    localparam  k_exit = 16'h1;
     
     // Stub signals
     reg  [15:0] fold__d;
