@@ -948,19 +948,23 @@ fn config_prints_canonical_form_and_derived_parameters() {
     assert_eq!(j["canonical"], "pft,sync=1000");
     assert_eq!(j["pft"]["hlen"], serde_json::json!([3, 5, 9, 16, 30, 64]));
     assert_eq!(j["pft"]["tw"], 21);
-    assert_eq!(j["pft"]["storage"]["direction"], 2 * 256 + 6 * 32 * 11 + 64 + 3, "the 3-bit allocation register");
+    assert_eq!(
+        j["pft"]["storage"]["direction"],
+        2 * 256 + 6 * 32 * 11 + 64 + 3 + (2 + 5 + 3),
+        "the 3-bit allocation register, the 2-bit ageing counter and the sweep pointer (entry 5 bits, table 3)"
+    );
     // 21 low target bits and the top-region flag per entry.
     assert_eq!(j["pft"]["storage"]["itp"], 16 * 22 + 16 * (5 + 22) + 8);
-    assert_eq!(j["storage"]["pft"], 4737 + 32, "the sync counter adds 32 bits");
+    assert_eq!(j["storage"]["pft"], 4747 + 32, "the sync counter adds 32 bits");
     assert_eq!(j["storage"]["sdb"], 2 * 48 + 2 * 32, "two 48-bit control entries and two 32-bit words (trace-timing.md 7)");
-    assert_eq!(j["storage"]["total"], 4737 + 32 + 2 * 48 + 2 * 32 + 80);
+    assert_eq!(j["storage"]["total"], 4747 + 32 + 2 * 48 + 2 * 32 + 80);
     let o = streamtrace(&["config", "pft,tw=32", "--json"]);
     let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(j["pft"]["storage"]["itp"], 16 * 32 + 16 * (5 + 32) + 8, "tw=32: whole targets");
     assert_fails(&streamtrace(&["config", "pft,tw=1"]), 2, &["tw=1"]);
     let o = streamtrace(&["config", "pft"]);
-    assert!(stdout(&o).contains("pft storage   4737"), "{}", stdout(&o));
-    assert!(stdout(&o).contains("storage bits  4977 (pft 4737, job buffer 160, output buffer 80)"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("pft storage   4747"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("storage bits  4987 (pft 4747, job buffer 160, output buffer 80)"), "{}", stdout(&o));
     assert_fails(&streamtrace(&["config", "pft,maxsl=100"]), 2, &["does not apply to pft"]);
 }
 

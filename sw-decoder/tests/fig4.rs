@@ -224,6 +224,8 @@ struct SpecTage {
     tables: Vec<Vec<(i8, u16, bool)>>,
     g: u64,
     last: Option<Looked>,
+    age: u8,
+    sweep: (usize, usize),
 }
 
 /// What a prediction looked at: base index, indices, tags, prediction, alternate, provider.
@@ -233,7 +235,7 @@ impl SpecTage {
     const L: [u32; 6] = [3, 5, 9, 16, 30, 64];
 
     fn new() -> Self {
-        SpecTage { base: vec![2; 256], tables: vec![vec![(0, 0, false); 32]; 6], g: 0, last: None }
+        SpecTage { base: vec![2; 256], tables: vec![vec![(0, 0, false); 32]; 6], g: 0, last: None, age: 0, sweep: (0, 0) }
     }
 
     fn fold(g: u64, len: u32, n: u32) -> u32 {
@@ -290,7 +292,17 @@ impl SpecTage {
             let start = if provider == usize::MAX { 0 } else { provider + 1 };
             match (start..6).find(|&j| !self.tables[j][idx[j]].2) {
                 Some(j) => self.tables[j][idx[j]] = (if t { 0 } else { -1 }, tag[j], false),
-                None => (start..6).for_each(|j| self.tables[j][idx[j]].2 = false),
+                // The ageing counter and the sweep pointer (table, entry).
+                None => {
+                    self.age = (self.age + 1) % 4;
+                    if self.age == 0 {
+                        let (st, k) = self.sweep;
+                        if st != provider {
+                            self.tables[st][k].2 = false;
+                        }
+                        self.sweep = if k + 1 == 32 { ((st + 1) % 6, 0) } else { (st, k + 1) };
+                    }
+                }
             }
         }
         self.g = (self.g << 1) | t as u64;

@@ -181,11 +181,17 @@ impl PftParams {
         let t = self.tables() as u64;
         let hmax = self.history_lengths().last().copied().unwrap_or(0) as u64;
         PftStorage {
-            // The allocation register steps only with two or more tagged tables.
+            // The allocation register steps only with two or more tagged tables; the ageing
+            // counter and the sweep pointer (table, entry) exist with one or more.
             direction: 2 * self.bim as u64
                 + t * self.tsize as u64 * (3 + self.tag as u64 + 1)
                 + hmax
-                + if t >= 2 { predict::ALLOC_LFSR_BITS as u64 } else { 0 },
+                + if t >= 2 { predict::ALLOC_LFSR_BITS as u64 } else { 0 }
+                + if t >= 1 {
+                    predict::AGE_BITS as u64 + self.tsize.trailing_zeros() as u64 + bitlen(t as u32 - 1) as u64
+                } else {
+                    0
+                },
             ras: self.ras as u64 * 32 + 2 * bitlen(self.ras) as u64,
             itp: self.itp as u64 * self.target_entry_bits()
                 + self.itt as u64 * (self.ttag as u64 + self.target_entry_bits())
@@ -659,17 +665,20 @@ mod tests {
     #[test]
     fn default_storage_is_under_5000_bits() {
         let s = PftParams::default().storage(false);
-        // 2*256 + 6*32*11 + 64 + 3 | 9*32 + 8 | 16*22 + 16*(5+22) + 8 | 8*32 + 4 | 42*14 + 12 + 81 | 17
-        assert_eq!(s.direction, 512 + 2112 + 64 + 3);
+        // 2*256 + 6*32*11 + 64 + 3 + (2 + 5 + 3) | 9*32 + 8 | 16*22 + 16*(5+22) + 8 | 8*32 + 4 | 42*14 + 12 + 81 | 17
+        assert_eq!(s.direction, 512 + 2112 + 64 + 3 + 10);
         assert_eq!(s.ras, 296);
         assert_eq!(s.itp, 352 + 432 + 8);
         assert_eq!(s.rtc, 260);
         assert_eq!(s.coder, 42 * 14 + 12 + 81);
-        assert_eq!(s.total(), 2691 + 296 + 792 + 260 + 681 + 17);
-        assert_eq!(s.total(), 4737);
-        // One tagged table or none: the allocation register never steps and is not counted.
+        assert_eq!(s.total(), 2701 + 296 + 792 + 260 + 681 + 17);
+        assert_eq!(s.total(), 4747);
+        // One tagged table: the allocation register never steps and is not counted; the
+        // ageing counter and the entry pointer are (no table pointer). None: neither.
         let one = PftParams { hlen: PftParams::parse_hlen("8").unwrap(), ..PftParams::default() }.storage(false);
-        assert_eq!(one.direction, 512 + 32 * 11 + 8);
+        assert_eq!(one.direction, 512 + 32 * 11 + 8 + 2 + 5);
+        let none = PftParams { hlen: [0; 8], ..PftParams::default() }.storage(false);
+        assert_eq!(none.direction, 512);
         let whole = PftParams { tw: 32, ..PftParams::default() }.storage(false);
         assert_eq!(whole.itp, 16 * 32 + 16 * (5 + 32) + 8, "tw=32: whole targets, no flag");
         assert!(s.total() + job_buffer_bits(2) + 80 <= 5000, "with the paper's buffers: 2 jobs, 80 bits");

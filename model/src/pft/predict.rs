@@ -187,6 +187,11 @@ pub struct DirectionPredictor {
     /// The allocation register `R` (3 bits, 1 after reset): steps once per misprediction
     /// with two or more free tables and picks the first or the second (section 11.3).
     alloc_lfsr: u8,
+    /// The ageing counter `A` (2 bits) and the sweep pointer: table and entry whose useful
+    /// bit the next sweep step clears (section 11.3).
+    age: u8,
+    sweep_table: usize,
+    sweep_entry: usize,
 }
 
 /// One history shift of the folded registers of width `n` in every `W`-bit lane: rotate
@@ -238,6 +243,9 @@ impl DirectionPredictor {
             leaving_mask: hlen.iter().fold(0, |m, &l| m | 1 << (l - 1)),
             last: Lookup::default(),
             alloc_lfsr: ALLOC_LFSR_RESET,
+            age: 0,
+            sweep_table: 0,
+            sweep_entry: 0,
         }
     }
 
@@ -247,6 +255,9 @@ impl DirectionPredictor {
         self.history = 0;
         self.folds = [[0; 2]; 3];
         self.alloc_lfsr = ALLOC_LFSR_RESET;
+        self.age = 0;
+        self.sweep_table = 0;
+        self.sweep_entry = 0;
     }
 
     /// Number of tagged tables.
@@ -520,16 +531,14 @@ impl DirectionPredictor {
 
     /// A misprediction: allocate in one of the tables above the provider whose entry is not
     /// useful (the candidates): the only one, or with two or more the first or the second
-    /// as the allocation register says; if there is none, those entries all lose their
-    /// useful bit.
+    /// as the allocation register says; if there is none, the ageing counter steps and
+    /// every fourth time the sweep clears one useful bit.
     #[inline(never)]
     fn allocate<const T: usize, const W: u32>(&mut self, l: &Lookup, taken: bool) {
         let at = |j: usize| Self::entry_at_of::<W>(self.stride_bits, self.tsize, j, lane_w::<W>(&l.index, j));
         let start = if l.provider < T { l.provider + 1 } else { 0 };
         let Some(first) = (start..T).find(|&j| self.entries[at(j)] & USEFUL == 0) else {
-            for j in start..T {
-                self.entries[at(j)] &= !USEFUL;
-            }
+            self.age_step::<T>(l.provider);
             return;
         };
         let mut j = first;
@@ -543,10 +552,36 @@ impl DirectionPredictor {
         let ctr = if taken { 4 } else { 3 };
         self.entries[at(j)] = lane_w::<W>(&l.tag, j) | (ctr << CTR_SHIFT);
     }
+
+    /// A failed allocation (no free table above the provider): step the ageing counter; when
+    /// it wraps, clear the useful bit under the sweep pointer unless that table is the
+    /// provider's (its RAM is written by the provider update in the same cycle), then move
+    /// the pointer to the next entry, table after table.
+    fn age_step<const T: usize>(&mut self, provider: usize) {
+        if T == 0 {
+            return;
+        }
+        self.age = (self.age + 1) & ((1 << AGE_BITS) - 1);
+        if self.age != 0 {
+            return;
+        }
+        if self.sweep_table != provider {
+            self.entries[(self.sweep_table << self.stride_bits) | self.sweep_entry] &= !USEFUL;
+        }
+        self.sweep_entry += 1;
+        if self.sweep_entry == self.tsize {
+            self.sweep_entry = 0;
+            self.sweep_table = (self.sweep_table + 1) % T;
+        }
+    }
 }
 
 /// The allocation register's value after reset.
 pub const ALLOC_LFSR_RESET: u8 = 1;
+
+/// Bits of the ageing counter: the sweep clears a useful bit at every `2^AGE_BITS`-th
+/// failed allocation (section 11.3).
+pub const AGE_BITS: u32 = 2;
 
 /// Bits of the allocation register.
 pub const ALLOC_LFSR_BITS: u32 = 3;
@@ -928,6 +963,44 @@ mod tests {
         f.predict(0x0001_0100);
         f.update(0xFFFF_0FE0);
         assert_eq!(f.predict(0x0001_0100).target, 0xFFFF_0FE0);
+    }
+
+    #[test]
+    fn failed_allocations_age_one_useful_bit_in_four_with_a_sweep() {
+        // Two tagged tables of 2 entries, every useful bit set: each fourth failed
+        // allocation clears the bit under the pointer (table 0 entry 0, 0/1, 1/0, 1/1, then
+        // 0/0 again), except in the provider's table, and the pointer moves on regardless.
+        let p = PftParams { tsize: 2, hlen: PftParams::parse_hlen("2-4").unwrap(), ..PftParams::default() };
+        let mut d = DirectionPredictor::new(&p);
+        let at = |d: &DirectionPredictor, t: usize, k: usize| d.entries[(t << d.stride_bits) | k] & USEFUL != 0;
+        let set_all = |d: &mut DirectionPredictor| {
+            for t in 0..2 {
+                for k in 0..2 {
+                    d.entries[(t << d.stride_bits) | k] |= USEFUL;
+                }
+            }
+        };
+        set_all(&mut d);
+        let base = 2; // no tagged provider: the base table's number
+        let cleared = |d: &DirectionPredictor| (0..2).flat_map(|t| (0..2).map(move |k| (t, k))).filter(|&(t, k)| !at(d, t, k)).collect::<Vec<_>>();
+        for _ in 0..3 {
+            d.age_step::<2>(base);
+        }
+        assert!(cleared(&d).is_empty(), "three failures clear nothing");
+        d.age_step::<2>(base);
+        assert_eq!(cleared(&d), [(0, 0)]);
+        for _ in 0..4 {
+            d.age_step::<2>(0); // table 0 provides: its entry 1 keeps its bit
+        }
+        assert_eq!(cleared(&d), [(0, 0)]);
+        for _ in 0..8 {
+            d.age_step::<2>(base);
+        }
+        assert_eq!(cleared(&d), [(0, 0), (1, 0), (1, 1)]);
+        assert_eq!((d.sweep_table, d.sweep_entry), (0, 0), "the pointer wraps to table 0");
+        set_all(&mut d);
+        d.reset();
+        assert_eq!((d.age, d.sweep_table, d.sweep_entry), (0, 0, 0));
     }
 
     #[test]
