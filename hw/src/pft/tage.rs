@@ -12,8 +12,10 @@
 //! flags beside each: a RAM cannot be cleared in one cycle, so `clear` drops the valid flags
 //! and an invalid entry reads as its reset value (base counter 2, tagged entry zero). Every
 //! write stores a whole entry and sets its flag; the base table keeps 16 counters to a row
-//! and a flag per row, so a write stores the whole row. Each table is written at most once per
-//! cycle: the provider update, the allocation and the useful clear go to different tables.
+//! and a flag per row, so a write stores the whole row. A tagged table's useful bits are a
+//! RAM of their own, so that the ageing sweep (11.3) clears one at another index than the
+//! lookup's. Each RAM is written at most once per cycle: the provider update and the
+//! allocation go to different tables, and the sweep skips the provider's.
 //!
 //! Per tagged table ([`TaggedBank`], a sub-block, so each level has one array dimension)
 //! three folded-history registers (widths e = log2(tsize), w = tag, w - 1) follow the
@@ -22,7 +24,7 @@
 use rust_hdl::prelude::*;
 
 use super::PftHwConfig;
-use streamtrace_model::pft::predict::{index_shift, DirectionPredictor, ALLOC_LFSR_RESET};
+use streamtrace_model::pft::predict::{index_shift, DirectionPredictor, AGE_BITS, ALLOC_LFSR_RESET};
 use crate::mem::{FlagArray, TableRam, ADDR_BITS};
 
 /// A folded-history register of width `n` (1..=15) over the last `len` outcomes: at a
@@ -99,9 +101,9 @@ impl Logic for FoldedHistory {
     }
 }
 
-/// Tagged table `i`: entries `{ctr: 3-bit signed, tag: w bits, useful}` stored as
-/// `ctr | tag << 3 | useful << (3 + w)`, a valid flag per entry, and the table's folded
-/// history. Outputs describe the entry at this cycle's index; the parent picks at most one
+/// Tagged table `i`: entries `{ctr: 3-bit signed, tag: w bits}` stored as `ctr | tag << 3`,
+/// their useful bits in a RAM beside them, a valid flag per entry (for both), and the
+/// table's folded history. Outputs describe the entry at this cycle's index; the parent picks at most one
 /// write operation per cycle.
 #[derive(LogicBlock)]
 pub struct TaggedBank {
@@ -115,12 +117,14 @@ pub struct TaggedBank {
     pub shift: Signal<In, Bit>,
     pub taken: Signal<In, Bit>,
     /// Write operations (at most one high): provider update (counter toward `taken`,
-    /// useful := `useful_val` when `set_useful`), allocation, useful clear.
+    /// useful := `useful_val` when `set_useful`), allocation, the sweep's useful clear of
+    /// entry `sweep_addr` (the useful RAM only; no flag is set).
     pub op_update: Signal<In, Bit>,
     pub set_useful: Signal<In, Bit>,
     pub useful_val: Signal<In, Bit>,
     pub op_alloc: Signal<In, Bit>,
-    pub op_uclr: Signal<In, Bit>,
+    pub op_sweep: Signal<In, Bit>,
+    pub sweep_addr: Signal<In, Bits<ADDR_BITS>>,
     /// The entry at this cycle's index: tag match, its prediction (ctr >= 0), its context
     /// as a provider (2 + 4i + strength) and its useful bit.
     pub hit: Signal<Out, Bit>,
@@ -128,6 +132,7 @@ pub struct TaggedBank {
     pub ctx: Signal<Out, Bits<8>>,
     pub useful: Signal<Out, Bit>,
     entries: TableRam,
+    useful_ram: TableRam,
     valid: FlagArray,
     f_idx: FoldedHistory,
     f_tag: FoldedHistory,
@@ -148,7 +153,6 @@ pub struct TaggedBank {
     ectr: Signal<Local, Bits<3>>,
     etag_sh: Signal<Local, Bits<32>>,
     etag: Signal<Local, Bits<32>>,
-    euse_bits: Signal<Local, Bits<32>>,
     euse: Signal<Local, Bit>,
     smask: Signal<Local, Bits<2>>,
     strength: Signal<Local, Bits<2>>,
@@ -162,13 +166,13 @@ pub struct TaggedBank {
     wtag_sh: Signal<Local, Bits<32>>,
     wuse32: Signal<Local, Bits<32>>,
     wr: Signal<Local, Bit>,
+    uwr: Signal<Local, Bit>,
     /// The address shift of this table's index, `max(1, e - i)`.
     k_index_shift: Constant<Bits<8>>,
     k_three: Constant<Bits<8>>,
     k_one8: Constant<Bits<8>>,
     k_idx_mask: Constant<Bits<32>>,
     k_tag_mask: Constant<Bits<32>>,
-    k_use_bit: Constant<Bits<32>>,
     k_zero32: Constant<Bits<32>>,
     k_one32: Constant<Bits<32>>,
     k_zero2: Constant<Bits<2>>,
@@ -200,12 +204,14 @@ impl TaggedBank {
             set_useful: Default::default(),
             useful_val: Default::default(),
             op_alloc: Default::default(),
-            op_uclr: Default::default(),
+            op_sweep: Default::default(),
+            sweep_addr: Default::default(),
             hit: Default::default(),
             pred: Default::default(),
             ctx: Default::default(),
             useful: Default::default(),
-            entries: TableRam::new(tsize, 3 + w as usize + 1),
+            entries: TableRam::new(tsize, 3 + w as usize),
+            useful_ram: TableRam::new(tsize, 1),
             valid: FlagArray::decoded(tsize, 1),
             f_idx: FoldedHistory::new(len, e),
             f_tag: FoldedHistory::new(len, w),
@@ -224,7 +230,6 @@ impl TaggedBank {
             ectr: Default::default(),
             etag_sh: Default::default(),
             etag: Default::default(),
-            euse_bits: Default::default(),
             euse: Default::default(),
             smask: Default::default(),
             strength: Default::default(),
@@ -238,12 +243,12 @@ impl TaggedBank {
             wtag_sh: Default::default(),
             wuse32: Default::default(),
             wr: Default::default(),
+            uwr: Default::default(),
             k_index_shift: Constant::new((index_shift(e, i) as u64).into()),
             k_three: Constant::new(3u64.into()),
             k_one8: Constant::new(1u64.into()),
             k_idx_mask: Constant::new(((tsize - 1) as u64).into()),
             k_tag_mask: Constant::new(((1u64 << w) - 1).into()),
-            k_use_bit: Constant::new((1u64 << (3 + w)).into()),
             k_zero32: Constant::new(0u64.into()),
             k_one32: Constant::new(1u64.into()),
             k_zero2: Constant::new(0u64.into()),
@@ -294,10 +299,12 @@ impl Logic for TaggedBank {
 
         // The entry; an invalid one reads as zero.
         self.entries.clock.next = self.clock.val();
+        self.useful_ram.clock.next = self.clock.val();
         self.valid.clock.next = self.clock.val();
         self.valid.clear.next = self.clear.val();
         self.entries.raddr.next = self.idx16.val();
         self.entries.waddr.next = self.idx16.val();
+        self.useful_ram.raddr.next = self.idx16.val();
         self.valid.raddr.next = self.idx16.val();
         self.valid.waddr.next = self.idx16.val();
         self.is_valid.next = self.valid.rdata.val() != self.k_zero32.val();
@@ -308,8 +315,7 @@ impl Logic for TaggedBank {
         self.ectr.next = self.eff.val().get_bits::<3>(0);
         self.etag_sh.next = self.eff.val() >> self.k_three.val();
         self.etag.next = self.etag_sh.val() & self.k_tag_mask.val();
-        self.euse_bits.next = self.eff.val() & self.k_use_bit.val();
-        self.euse.next = self.euse_bits.val() != self.k_zero32.val();
+        self.euse.next = self.is_valid.val() & (self.useful_ram.rdata.val() != self.k_zero32.val());
 
         // Lookup: strength = ctr for ctr >= 0, -1 - ctr (= !ctr) otherwise.
         self.hit.next = self.etag.val() == self.tag32.val();
@@ -337,8 +343,8 @@ impl Logic for TaggedBank {
             self.use_new.next = self.useful_val.val();
         }
 
-        // The written entry: update {ctr', tag, u'}, allocation {taken ? 0 : -1, tag_i, 0},
-        // useful clear {ctr, tag, 0}.
+        // The written entry: update {ctr', tag, u'}, allocation {taken ? 0 : -1, tag_i, 0};
+        // the sweep writes 0 into the useful RAM at its own index.
         self.wctr.next = self.ctr_new.val();
         self.wtag.next = self.etag.val();
         self.wuse.next = self.use_new.val();
@@ -350,19 +356,22 @@ impl Logic for TaggedBank {
             self.wtag.next = self.tag32.val();
             self.wuse.next = false;
         }
-        if self.op_uclr.val() {
-            self.wctr.next = self.ectr.val();
-            self.wuse.next = false;
-        }
         self.wctr32.next = bit_cast::<32, 3>(self.wctr.val());
         self.wtag_sh.next = self.wtag.val() << self.k_three.val();
         self.wuse32.next = self.k_zero32.val();
-        if self.wuse.val() {
-            self.wuse32.next = self.k_use_bit.val();
+        if self.wuse.val() & !self.op_sweep.val() {
+            self.wuse32.next = self.k_one32.val();
         }
-        self.wr.next = (self.op_update.val() | self.op_alloc.val() | self.op_uclr.val()) & !self.clear.val();
+        self.wr.next = (self.op_update.val() | self.op_alloc.val()) & !self.clear.val();
+        self.uwr.next = (self.op_update.val() | self.op_alloc.val() | self.op_sweep.val()) & !self.clear.val();
         self.entries.we.next = self.wr.val();
-        self.entries.wdata.next = self.wctr32.val() | self.wtag_sh.val() | self.wuse32.val();
+        self.entries.wdata.next = self.wctr32.val() | self.wtag_sh.val();
+        self.useful_ram.we.next = self.uwr.val();
+        self.useful_ram.waddr.next = self.idx16.val();
+        if self.op_sweep.val() {
+            self.useful_ram.waddr.next = self.sweep_addr.val();
+        }
+        self.useful_ram.wdata.next = self.wuse32.val();
         self.valid.we.next = self.wr.val();
         self.valid.wdata.next = self.k_one32.val();
     }
@@ -439,6 +448,14 @@ pub struct DirectionPredictorBlock {
     alloc_shl: Signal<Local, Bits<3>>,
     alloc_next: Signal<Local, Bits<3>>,
     two_free: Signal<Local, Bit>,
+    /// The ageing counter A (2 bits) and the sweep pointer (entry, table) of 11.3; a failed
+    /// allocation steps A, and its wrap clears the useful bit under the pointer.
+    age: DFF<Bits<2>>,
+    sw_entry: DFF<Bits<ADDR_BITS>>,
+    sw_table: DFF<Bits<4>>,
+    fail: Signal<Local, Bit>,
+    sweep_now: Signal<Local, Bit>,
+    sw_wrap: Signal<Local, Bit>,
     is_prov: Vec<Signal<Local, Bit>>,
     cand: Vec<Signal<Local, Bit>>,
     prov_any: Signal<Local, Bit>,
@@ -474,6 +491,14 @@ pub struct DirectionPredictorBlock {
     k_r_reset: Constant<Bits<3>>,
     k_r_mask: Constant<Bits<3>>,
     k_one3: Constant<Bits<3>>,
+    k_age_last: Constant<Bits<2>>,
+    k_one2: Constant<Bits<2>>,
+    k_zero2: Constant<Bits<2>>,
+    k_last_entry: Constant<Bits<ADDR_BITS>>,
+    k_one16: Constant<Bits<ADDR_BITS>>,
+    k_zero16: Constant<Bits<ADDR_BITS>>,
+    k_last_table: Constant<Bits<4>>,
+    k_one4: Constant<Bits<4>>,
     _tables: usize,
 }
 
@@ -531,6 +556,12 @@ impl DirectionPredictorBlock {
             alloc_shl: Default::default(),
             alloc_next: Default::default(),
             two_free: Default::default(),
+            age: Default::default(),
+            sw_entry: Default::default(),
+            sw_table: Default::default(),
+            fail: Default::default(),
+            sweep_now: Default::default(),
+            sw_wrap: Default::default(),
             is_prov: chain(t),
             cand: chain(t),
             prov_any: Default::default(),
@@ -566,6 +597,14 @@ impl DirectionPredictorBlock {
             k_r_reset: Constant::new((ALLOC_LFSR_RESET as u64).into()),
             k_r_mask: Constant::new(7u64.into()),
             k_one3: Constant::new(1u64.into()),
+            k_age_last: Constant::new((((1u64 << AGE_BITS) - 1) as u64).into()),
+            k_one2: Constant::new(1u64.into()),
+            k_zero2: Constant::new(0u64.into()),
+            k_last_entry: Constant::new((((1u64 << h.index_bits) - 1) as u64).into()),
+            k_one16: Constant::new(1u64.into()),
+            k_zero16: Constant::new(0u64.into()),
+            k_last_table: Constant::new((t.saturating_sub(1) as u64).into()),
+            k_one4: Constant::new(1u64.into()),
             _tables: t,
         }
     }
@@ -574,7 +613,7 @@ impl DirectionPredictorBlock {
 impl Logic for DirectionPredictorBlock {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, hist, alloc_r);
+        dff_setup!(self, clock, hist, alloc_r, age, sw_entry, sw_table);
         self.clr.next = self.reset.val() | self.clear.val();
 
         // hpc = A >> 1 (Thumb) or A >> 2 (ARM).
@@ -689,6 +728,29 @@ impl Logic for DirectionPredictorBlock {
         if self.clr.val() {
             self.alloc_r.d.next = self.k_r_reset.val();
         }
+        // No candidate: the ageing counter steps; from 3 to 0 the sweep clears the useful
+        // bit under its pointer (not in the provider's table) and moves on.
+        self.fail.next = self.mispredict.val() & !self.free_any.val();
+        self.sweep_now.next = self.fail.val() & (self.age.q.val() == self.k_age_last.val());
+        self.sw_wrap.next = self.sw_entry.q.val() == self.k_last_entry.val();
+        if self.fail.val() {
+            self.age.d.next = self.age.q.val() + self.k_one2.val();
+        }
+        if self.sweep_now.val() {
+            self.sw_entry.d.next = self.sw_entry.q.val() + self.k_one16.val();
+            if self.sw_wrap.val() {
+                self.sw_entry.d.next = self.k_zero16.val();
+                self.sw_table.d.next = self.sw_table.q.val() + self.k_one4.val();
+                if self.sw_table.q.val() == self.k_last_table.val() {
+                    self.sw_table.d.next = self.k_zero4.val();
+                }
+            }
+        }
+        if self.clr.val() {
+            self.age.d.next = self.k_zero2.val();
+            self.sw_entry.d.next = self.k_zero16.val();
+            self.sw_table.d.next = self.k_zero4.val();
+        }
         for i in 0..self._tables {
             self.banks[i].op_update.next = self.update.val() & self.is_prov[i].val();
             self.banks[i].set_useful.next = self.pred_f.val() != self.alt_f.val();
@@ -700,14 +762,19 @@ impl Logic for DirectionPredictorBlock {
             } else {
                 self.banks[i].op_alloc.next = self.mispredict.val() & self.cand[i].val() & !self.c_free[i].val();
             }
-            self.banks[i].op_uclr.next = self.mispredict.val() & !self.free_any.val() & self.c_above[i].val();
+            self.banks[i].op_sweep.next =
+                self.sweep_now.val() & (self.sw_table.q.val().index() == i) & !self.is_prov[i].val();
+            self.banks[i].sweep_addr.next = self.sw_entry.q.val();
         }
 
         self.unused_t0.next = self.mispredict.val()
             | self.free_any.val()
             | self.alloc_second.val()
             | self.alt_f.val()
-            | (self.prov_idx.val() == self.k_zero4.val());
+            | (self.prov_idx.val() == self.k_zero4.val())
+            | self.sweep_now.val()
+            | (self.sw_table.q.val() == self.k_zero4.val())
+            | (self.sw_entry.q.val() == self.k_zero16.val());
 
         // Base counter when there is no provider.
         self.bctr_new.next = self.bctr.val();
