@@ -1315,6 +1315,14 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     localparam  k_r_reset = 3'b1;
     localparam  k_r_mask = 3'b111;
     localparam  k_one3 = 3'b1;
+    localparam  k_age_last = 2'b11;
+    localparam  k_one2 = 2'b1;
+    localparam  k_zero2 = 2'b0;
+    localparam  k_last_entry = 16'h1f;
+    localparam  k_one16 = 16'h1;
+    localparam  k_zero16 = 16'h0;
+    localparam  k_last_table = 4'h5;
+    localparam  k_one4 = 4'h1;
     
     // Stub signals
     reg  base_ram__clock;
@@ -1340,7 +1348,8 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     reg  banks__0__set_useful;
     reg  banks__0__useful_val;
     reg  banks__0__op_alloc;
-    reg  banks__0__op_uclr;
+    reg  banks__0__op_sweep;
+    reg  [15:0] banks__0__sweep_addr;
     wire  banks__0__hit;
     wire  banks__0__pred;
     wire  [7:0] banks__0__ctx;
@@ -1355,7 +1364,8 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     reg  banks__1__set_useful;
     reg  banks__1__useful_val;
     reg  banks__1__op_alloc;
-    reg  banks__1__op_uclr;
+    reg  banks__1__op_sweep;
+    reg  [15:0] banks__1__sweep_addr;
     wire  banks__1__hit;
     wire  banks__1__pred;
     wire  [7:0] banks__1__ctx;
@@ -1370,7 +1380,8 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     reg  banks__2__set_useful;
     reg  banks__2__useful_val;
     reg  banks__2__op_alloc;
-    reg  banks__2__op_uclr;
+    reg  banks__2__op_sweep;
+    reg  [15:0] banks__2__sweep_addr;
     wire  banks__2__hit;
     wire  banks__2__pred;
     wire  [7:0] banks__2__ctx;
@@ -1385,7 +1396,8 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     reg  banks__3__set_useful;
     reg  banks__3__useful_val;
     reg  banks__3__op_alloc;
-    reg  banks__3__op_uclr;
+    reg  banks__3__op_sweep;
+    reg  [15:0] banks__3__sweep_addr;
     wire  banks__3__hit;
     wire  banks__3__pred;
     wire  [7:0] banks__3__ctx;
@@ -1400,7 +1412,8 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     reg  banks__4__set_useful;
     reg  banks__4__useful_val;
     reg  banks__4__op_alloc;
-    reg  banks__4__op_uclr;
+    reg  banks__4__op_sweep;
+    reg  [15:0] banks__4__sweep_addr;
     wire  banks__4__hit;
     wire  banks__4__pred;
     wire  [7:0] banks__4__ctx;
@@ -1415,7 +1428,8 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     reg  banks__5__set_useful;
     reg  banks__5__useful_val;
     reg  banks__5__op_alloc;
-    reg  banks__5__op_uclr;
+    reg  banks__5__op_sweep;
+    reg  [15:0] banks__5__sweep_addr;
     wire  banks__5__hit;
     wire  banks__5__pred;
     wire  [7:0] banks__5__ctx;
@@ -1426,6 +1440,15 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     reg  [2:0] alloc_r__d;
     wire  [2:0] alloc_r__q;
     reg  alloc_r__clock;
+    reg  [1:0] age__d;
+    wire  [1:0] age__q;
+    reg  age__clock;
+    reg  [15:0] sw_entry__d;
+    wire  [15:0] sw_entry__q;
+    reg  sw_entry__clock;
+    reg  [3:0] sw_table__d;
+    wire  [3:0] sw_table__q;
+    reg  sw_table__clock;
     
     // Local signals
     reg  clr;
@@ -1508,6 +1531,9 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     reg  [2:0] alloc_shl;
     reg  [2:0] alloc_next;
     reg  two_free;
+    reg  fail;
+    reg  sweep_now;
+    reg  sw_wrap;
     reg  is_prov__0;
     reg  is_prov__1;
     reg  is_prov__2;
@@ -1560,7 +1586,8 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         .set_useful(banks__0__set_useful),
         .useful_val(banks__0__useful_val),
         .op_alloc(banks__0__op_alloc),
-        .op_uclr(banks__0__op_uclr),
+        .op_sweep(banks__0__op_sweep),
+        .sweep_addr(banks__0__sweep_addr),
         .hit(banks__0__hit),
         .pred(banks__0__pred),
         .ctx(banks__0__ctx),
@@ -1577,7 +1604,8 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         .set_useful(banks__1__set_useful),
         .useful_val(banks__1__useful_val),
         .op_alloc(banks__1__op_alloc),
-        .op_uclr(banks__1__op_uclr),
+        .op_sweep(banks__1__op_sweep),
+        .sweep_addr(banks__1__sweep_addr),
         .hit(banks__1__hit),
         .pred(banks__1__pred),
         .ctx(banks__1__ctx),
@@ -1594,7 +1622,8 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         .set_useful(banks__2__set_useful),
         .useful_val(banks__2__useful_val),
         .op_alloc(banks__2__op_alloc),
-        .op_uclr(banks__2__op_uclr),
+        .op_sweep(banks__2__op_sweep),
+        .sweep_addr(banks__2__sweep_addr),
         .hit(banks__2__hit),
         .pred(banks__2__pred),
         .ctx(banks__2__ctx),
@@ -1611,7 +1640,8 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         .set_useful(banks__3__set_useful),
         .useful_val(banks__3__useful_val),
         .op_alloc(banks__3__op_alloc),
-        .op_uclr(banks__3__op_uclr),
+        .op_sweep(banks__3__op_sweep),
+        .sweep_addr(banks__3__sweep_addr),
         .hit(banks__3__hit),
         .pred(banks__3__pred),
         .ctx(banks__3__ctx),
@@ -1628,7 +1658,8 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         .set_useful(banks__4__set_useful),
         .useful_val(banks__4__useful_val),
         .op_alloc(banks__4__op_alloc),
-        .op_uclr(banks__4__op_uclr),
+        .op_sweep(banks__4__op_sweep),
+        .sweep_addr(banks__4__sweep_addr),
         .hit(banks__4__hit),
         .pred(banks__4__pred),
         .ctx(banks__4__ctx),
@@ -1645,7 +1676,8 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         .set_useful(banks__5__set_useful),
         .useful_val(banks__5__useful_val),
         .op_alloc(banks__5__op_alloc),
-        .op_uclr(banks__5__op_uclr),
+        .op_sweep(banks__5__op_sweep),
+        .sweep_addr(banks__5__sweep_addr),
         .hit(banks__5__hit),
         .pred(banks__5__pred),
         .ctx(banks__5__ctx),
@@ -1661,13 +1693,34 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         .q(alloc_r__q),
         .clock(alloc_r__clock)
     );
+    streamtrace_pft__direction__age age(
+        .d(age__d),
+        .q(age__q),
+        .clock(age__clock)
+    );
+    streamtrace_pft__direction__sw_entry sw_entry(
+        .d(sw_entry__d),
+        .q(sw_entry__q),
+        .clock(sw_entry__clock)
+    );
+    streamtrace_pft__direction__sw_table sw_table(
+        .d(sw_table__d),
+        .q(sw_table__q),
+        .clock(sw_table__clock)
+    );
     
     // Update code
     always @(*) begin
         hist__clock = clock;
         alloc_r__clock = clock;
+        age__clock = clock;
+        sw_entry__clock = clock;
+        sw_table__clock = clock;
         hist__d = hist__q;
         alloc_r__d = alloc_r__q;
+        age__d = age__q;
+        sw_entry__d = sw_entry__q;
+        sw_table__d = sw_table__q;
         clr = reset | clear;
         hpc = iw_addr >> k_two8;
         if (iw_addr[32'h0]) begin
@@ -1915,6 +1968,27 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         if (clr) begin
             alloc_r__d = k_r_reset;
         end
+        fail = mispredict & ~free_any;
+        sweep_now = fail & (age__q == k_age_last);
+        sw_wrap = sw_entry__q == k_last_entry;
+        if (fail) begin
+            age__d = age__q + k_one2;
+        end
+        if (sweep_now) begin
+            sw_entry__d = sw_entry__q + k_one16;
+            if (sw_wrap) begin
+                sw_entry__d = k_zero16;
+                sw_table__d = sw_table__q + k_one4;
+                if (sw_table__q == k_last_table) begin
+                    sw_table__d = k_zero4;
+                end
+            end
+        end
+        if (clr) begin
+            age__d = k_zero2;
+            sw_entry__d = k_zero16;
+            sw_table__d = k_zero4;
+        end
         banks__0__op_update = update & is_prov__0;
         banks__0__set_useful = pred_f != alt_f;
         banks__0__useful_val = pred_f == taken;
@@ -1924,7 +1998,8 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         else begin
             banks__0__op_alloc = mispredict & cand__0 & ~c_free__0;
         end
-        banks__0__op_uclr = mispredict & ~free_any & c_above__0;
+        banks__0__op_sweep = sweep_now & (sw_table__q == 0) & ~is_prov__0;
+        banks__0__sweep_addr = sw_entry__q;
         banks__1__op_update = update & is_prov__1;
         banks__1__set_useful = pred_f != alt_f;
         banks__1__useful_val = pred_f == taken;
@@ -1934,7 +2009,8 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         else begin
             banks__1__op_alloc = mispredict & cand__1 & ~c_free__1;
         end
-        banks__1__op_uclr = mispredict & ~free_any & c_above__1;
+        banks__1__op_sweep = sweep_now & (sw_table__q == 1) & ~is_prov__1;
+        banks__1__sweep_addr = sw_entry__q;
         banks__2__op_update = update & is_prov__2;
         banks__2__set_useful = pred_f != alt_f;
         banks__2__useful_val = pred_f == taken;
@@ -1944,7 +2020,8 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         else begin
             banks__2__op_alloc = mispredict & cand__2 & ~c_free__2;
         end
-        banks__2__op_uclr = mispredict & ~free_any & c_above__2;
+        banks__2__op_sweep = sweep_now & (sw_table__q == 2) & ~is_prov__2;
+        banks__2__sweep_addr = sw_entry__q;
         banks__3__op_update = update & is_prov__3;
         banks__3__set_useful = pred_f != alt_f;
         banks__3__useful_val = pred_f == taken;
@@ -1954,7 +2031,8 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         else begin
             banks__3__op_alloc = mispredict & cand__3 & ~c_free__3;
         end
-        banks__3__op_uclr = mispredict & ~free_any & c_above__3;
+        banks__3__op_sweep = sweep_now & (sw_table__q == 3) & ~is_prov__3;
+        banks__3__sweep_addr = sw_entry__q;
         banks__4__op_update = update & is_prov__4;
         banks__4__set_useful = pred_f != alt_f;
         banks__4__useful_val = pred_f == taken;
@@ -1964,7 +2042,8 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         else begin
             banks__4__op_alloc = mispredict & cand__4 & ~c_free__4;
         end
-        banks__4__op_uclr = mispredict & ~free_any & c_above__4;
+        banks__4__op_sweep = sweep_now & (sw_table__q == 4) & ~is_prov__4;
+        banks__4__sweep_addr = sw_entry__q;
         banks__5__op_update = update & is_prov__5;
         banks__5__set_useful = pred_f != alt_f;
         banks__5__useful_val = pred_f == taken;
@@ -1974,8 +2053,9 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         else begin
             banks__5__op_alloc = mispredict & cand__5 & ~c_free__5;
         end
-        banks__5__op_uclr = mispredict & ~free_any & c_above__5;
-        unused_t0 = mispredict | free_any | alloc_second | alt_f | (prov_idx == k_zero4);
+        banks__5__op_sweep = sweep_now & (sw_table__q == 5) & ~is_prov__5;
+        banks__5__sweep_addr = sw_entry__q;
+        unused_t0 = mispredict | free_any | alloc_second | alt_f | (prov_idx == k_zero4) | sweep_now | (sw_table__q == k_zero4) | (sw_entry__q == k_zero16);
         bctr_new = bctr;
         if (taken) begin
             if (bctr != k_b3) begin
@@ -2008,6 +2088,25 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
 endmodule // streamtrace_pft__direction
 
 
+module streamtrace_pft__direction__age(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__direction__age
+
+
 module streamtrace_pft__direction__alloc_r(d,q,clock);
     
     // Module arguments
@@ -2027,7 +2126,7 @@ module streamtrace_pft__direction__alloc_r(d,q,clock);
 endmodule // streamtrace_pft__direction__alloc_r
 
 
-module streamtrace_pft__direction__banks__0(clock,clear,hpc,leaving,shift,taken,op_update,set_useful,useful_val,op_alloc,op_uclr,hit,pred,ctx,useful);
+module streamtrace_pft__direction__banks__0(clock,clear,hpc,leaving,shift,taken,op_update,set_useful,useful_val,op_alloc,op_sweep,sweep_addr,hit,pred,ctx,useful);
     
     // Module arguments
     input wire  clock;
@@ -2040,7 +2139,8 @@ module streamtrace_pft__direction__banks__0(clock,clear,hpc,leaving,shift,taken,
     input wire  set_useful;
     input wire  useful_val;
     input wire  op_alloc;
-    input wire  op_uclr;
+    input wire  op_sweep;
+    input wire  [15:0] sweep_addr;
     output reg  hit;
     output reg  pred;
     output reg  [7:0] ctx;
@@ -2052,7 +2152,6 @@ module streamtrace_pft__direction__banks__0(clock,clear,hpc,leaving,shift,taken,
     localparam  k_one8 = 8'h1;
     localparam  k_idx_mask = 32'h1f;
     localparam  k_tag_mask = 32'h7f;
-    localparam  k_use_bit = 32'h400;
     localparam  k_zero32 = 32'h0;
     localparam  k_one32 = 32'h1;
     localparam  k_zero2 = 2'b0;
@@ -2071,6 +2170,12 @@ module streamtrace_pft__direction__banks__0(clock,clear,hpc,leaving,shift,taken,
     reg  entries__we;
     reg  [15:0] entries__waddr;
     reg  [31:0] entries__wdata;
+    reg  useful_ram__clock;
+    reg  [15:0] useful_ram__raddr;
+    wire  [31:0] useful_ram__rdata;
+    reg  useful_ram__we;
+    reg  [15:0] useful_ram__waddr;
+    reg  [31:0] useful_ram__wdata;
     reg  valid__clock;
     reg  valid__clear;
     reg  [15:0] valid__raddr;
@@ -2112,7 +2217,6 @@ module streamtrace_pft__direction__banks__0(clock,clear,hpc,leaving,shift,taken,
     reg  [2:0] ectr;
     reg  [31:0] etag_sh;
     reg  [31:0] etag;
-    reg  [31:0] euse_bits;
     reg  euse;
     reg  [1:0] smask;
     reg  [1:0] strength;
@@ -2126,6 +2230,7 @@ module streamtrace_pft__direction__banks__0(clock,clear,hpc,leaving,shift,taken,
     reg  [31:0] wtag_sh;
     reg  [31:0] wuse32;
     reg  wr;
+    reg  uwr;
     
     // Sub module instances
     streamtrace_pft__direction__banks__0__entries entries(
@@ -2135,6 +2240,14 @@ module streamtrace_pft__direction__banks__0(clock,clear,hpc,leaving,shift,taken,
         .we(entries__we),
         .waddr(entries__waddr),
         .wdata(entries__wdata)
+    );
+    streamtrace_pft__direction__banks__0__useful_ram useful_ram(
+        .clock(useful_ram__clock),
+        .raddr(useful_ram__raddr),
+        .rdata(useful_ram__rdata),
+        .we(useful_ram__we),
+        .waddr(useful_ram__waddr),
+        .wdata(useful_ram__wdata)
     );
     streamtrace_pft__direction__banks__0__valid valid(
         .clock(valid__clock),
@@ -2197,10 +2310,12 @@ module streamtrace_pft__direction__banks__0(clock,clear,hpc,leaving,shift,taken,
         fw1_sh = fw1_32 << k_one8;
         tag32 = (hpc ^ fw32 ^ fw1_sh) & k_tag_mask;
         entries__clock = clock;
+        useful_ram__clock = clock;
         valid__clock = clock;
         valid__clear = clear;
         entries__raddr = idx16;
         entries__waddr = idx16;
+        useful_ram__raddr = idx16;
         valid__raddr = idx16;
         valid__waddr = idx16;
         is_valid = valid__rdata != k_zero32;
@@ -2211,8 +2326,7 @@ module streamtrace_pft__direction__banks__0(clock,clear,hpc,leaving,shift,taken,
         ectr = eff[(32'h0)+:(3)];
         etag_sh = eff >> k_three;
         etag = etag_sh & k_tag_mask;
-        euse_bits = eff & k_use_bit;
-        euse = euse_bits != k_zero32;
+        euse = is_valid & (useful_ram__rdata != k_zero32);
         hit = etag == tag32;
         pred = ~ectr[32'h2];
         smask = k_zero2;
@@ -2247,19 +2361,22 @@ module streamtrace_pft__direction__banks__0(clock,clear,hpc,leaving,shift,taken,
             wtag = tag32;
             wuse = 1'b0;
         end
-        if (op_uclr) begin
-            wctr = ectr;
-            wuse = 1'b0;
-        end
         wctr32 = {29'd0, wctr};
         wtag_sh = wtag << k_three;
         wuse32 = k_zero32;
-        if (wuse) begin
-            wuse32 = k_use_bit;
+        if (wuse & ~op_sweep) begin
+            wuse32 = k_one32;
         end
-        wr = (op_update | op_alloc | op_uclr) & ~clear;
+        wr = (op_update | op_alloc) & ~clear;
+        uwr = (op_update | op_alloc | op_sweep) & ~clear;
         entries__we = wr;
-        entries__wdata = wctr32 | wtag_sh | wuse32;
+        entries__wdata = wctr32 | wtag_sh;
+        useful_ram__we = uwr;
+        useful_ram__waddr = idx16;
+        if (op_sweep) begin
+            useful_ram__waddr = sweep_addr;
+        end
+        useful_ram__wdata = wuse32;
         valid__we = wr;
         valid__wdata = k_one32;
     end
@@ -2278,18 +2395,18 @@ module streamtrace_pft__direction__banks__0__entries(clock,raddr,rdata,we,waddr,
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 11 table: asynchronous read, synchronous write
-    reg [10:0] mem [0:31];
+    // 32 x 10 table: asynchronous read, synchronous write
+    reg [9:0] mem [0:31];
     integer i;
     initial begin
-        for (i = 0; i < 32; i = i + 1) mem[i] = 11'd0;
+        for (i = 0; i < 32; i = i + 1) mem[i] = 10'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:11], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:10], 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[4:0]] <= wdata[10:0];
+        if (we) mem[waddr[4:0]] <= wdata[9:0];
     end
-    always @(*) rdata = {21'd0, mem[raddr[4:0]]};
+    always @(*) rdata = {22'd0, mem[raddr[4:0]]};
 endmodule // streamtrace_pft__direction__banks__0__entries
 
 
@@ -2539,6 +2656,32 @@ module streamtrace_pft__direction__banks__0__f_tag1__fold(d,q,clock);
 endmodule // streamtrace_pft__direction__banks__0__f_tag1__fold
 
 
+module streamtrace_pft__direction__banks__0__useful_ram(clock,raddr,rdata,we,waddr,wdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] raddr;
+    output reg  [31:0] rdata;
+    input wire  we;
+    input wire  [15:0] waddr;
+    input wire  [31:0] wdata;
+    
+    // Update code (custom)
+    // 32 x 1 table: asynchronous read, synchronous write
+    reg [0:0] mem [0:31];
+    integer i;
+    initial begin
+        for (i = 0; i < 32; i = i + 1) mem[i] = 1'd0;
+    end
+    // address and data bits above the table's size are unused by design
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
+    always @(posedge clock) begin
+        if (we) mem[waddr[4:0]] <= wdata[0:0];
+    end
+    always @(*) rdata = {31'd0, mem[raddr[4:0]]};
+endmodule // streamtrace_pft__direction__banks__0__useful_ram
+
+
 module streamtrace_pft__direction__banks__0__valid(clock,clear,raddr,rdata,we,waddr,wdata);
     
     // Module arguments
@@ -2567,7 +2710,7 @@ module streamtrace_pft__direction__banks__0__valid(clock,clear,raddr,rdata,we,wa
 endmodule // streamtrace_pft__direction__banks__0__valid
 
 
-module streamtrace_pft__direction__banks__1(clock,clear,hpc,leaving,shift,taken,op_update,set_useful,useful_val,op_alloc,op_uclr,hit,pred,ctx,useful);
+module streamtrace_pft__direction__banks__1(clock,clear,hpc,leaving,shift,taken,op_update,set_useful,useful_val,op_alloc,op_sweep,sweep_addr,hit,pred,ctx,useful);
     
     // Module arguments
     input wire  clock;
@@ -2580,7 +2723,8 @@ module streamtrace_pft__direction__banks__1(clock,clear,hpc,leaving,shift,taken,
     input wire  set_useful;
     input wire  useful_val;
     input wire  op_alloc;
-    input wire  op_uclr;
+    input wire  op_sweep;
+    input wire  [15:0] sweep_addr;
     output reg  hit;
     output reg  pred;
     output reg  [7:0] ctx;
@@ -2592,7 +2736,6 @@ module streamtrace_pft__direction__banks__1(clock,clear,hpc,leaving,shift,taken,
     localparam  k_one8 = 8'h1;
     localparam  k_idx_mask = 32'h1f;
     localparam  k_tag_mask = 32'h7f;
-    localparam  k_use_bit = 32'h400;
     localparam  k_zero32 = 32'h0;
     localparam  k_one32 = 32'h1;
     localparam  k_zero2 = 2'b0;
@@ -2611,6 +2754,12 @@ module streamtrace_pft__direction__banks__1(clock,clear,hpc,leaving,shift,taken,
     reg  entries__we;
     reg  [15:0] entries__waddr;
     reg  [31:0] entries__wdata;
+    reg  useful_ram__clock;
+    reg  [15:0] useful_ram__raddr;
+    wire  [31:0] useful_ram__rdata;
+    reg  useful_ram__we;
+    reg  [15:0] useful_ram__waddr;
+    reg  [31:0] useful_ram__wdata;
     reg  valid__clock;
     reg  valid__clear;
     reg  [15:0] valid__raddr;
@@ -2652,7 +2801,6 @@ module streamtrace_pft__direction__banks__1(clock,clear,hpc,leaving,shift,taken,
     reg  [2:0] ectr;
     reg  [31:0] etag_sh;
     reg  [31:0] etag;
-    reg  [31:0] euse_bits;
     reg  euse;
     reg  [1:0] smask;
     reg  [1:0] strength;
@@ -2666,6 +2814,7 @@ module streamtrace_pft__direction__banks__1(clock,clear,hpc,leaving,shift,taken,
     reg  [31:0] wtag_sh;
     reg  [31:0] wuse32;
     reg  wr;
+    reg  uwr;
     
     // Sub module instances
     streamtrace_pft__direction__banks__1__entries entries(
@@ -2675,6 +2824,14 @@ module streamtrace_pft__direction__banks__1(clock,clear,hpc,leaving,shift,taken,
         .we(entries__we),
         .waddr(entries__waddr),
         .wdata(entries__wdata)
+    );
+    streamtrace_pft__direction__banks__1__useful_ram useful_ram(
+        .clock(useful_ram__clock),
+        .raddr(useful_ram__raddr),
+        .rdata(useful_ram__rdata),
+        .we(useful_ram__we),
+        .waddr(useful_ram__waddr),
+        .wdata(useful_ram__wdata)
     );
     streamtrace_pft__direction__banks__1__valid valid(
         .clock(valid__clock),
@@ -2737,10 +2894,12 @@ module streamtrace_pft__direction__banks__1(clock,clear,hpc,leaving,shift,taken,
         fw1_sh = fw1_32 << k_one8;
         tag32 = (hpc ^ fw32 ^ fw1_sh) & k_tag_mask;
         entries__clock = clock;
+        useful_ram__clock = clock;
         valid__clock = clock;
         valid__clear = clear;
         entries__raddr = idx16;
         entries__waddr = idx16;
+        useful_ram__raddr = idx16;
         valid__raddr = idx16;
         valid__waddr = idx16;
         is_valid = valid__rdata != k_zero32;
@@ -2751,8 +2910,7 @@ module streamtrace_pft__direction__banks__1(clock,clear,hpc,leaving,shift,taken,
         ectr = eff[(32'h0)+:(3)];
         etag_sh = eff >> k_three;
         etag = etag_sh & k_tag_mask;
-        euse_bits = eff & k_use_bit;
-        euse = euse_bits != k_zero32;
+        euse = is_valid & (useful_ram__rdata != k_zero32);
         hit = etag == tag32;
         pred = ~ectr[32'h2];
         smask = k_zero2;
@@ -2787,19 +2945,22 @@ module streamtrace_pft__direction__banks__1(clock,clear,hpc,leaving,shift,taken,
             wtag = tag32;
             wuse = 1'b0;
         end
-        if (op_uclr) begin
-            wctr = ectr;
-            wuse = 1'b0;
-        end
         wctr32 = {29'd0, wctr};
         wtag_sh = wtag << k_three;
         wuse32 = k_zero32;
-        if (wuse) begin
-            wuse32 = k_use_bit;
+        if (wuse & ~op_sweep) begin
+            wuse32 = k_one32;
         end
-        wr = (op_update | op_alloc | op_uclr) & ~clear;
+        wr = (op_update | op_alloc) & ~clear;
+        uwr = (op_update | op_alloc | op_sweep) & ~clear;
         entries__we = wr;
-        entries__wdata = wctr32 | wtag_sh | wuse32;
+        entries__wdata = wctr32 | wtag_sh;
+        useful_ram__we = uwr;
+        useful_ram__waddr = idx16;
+        if (op_sweep) begin
+            useful_ram__waddr = sweep_addr;
+        end
+        useful_ram__wdata = wuse32;
         valid__we = wr;
         valid__wdata = k_one32;
     end
@@ -2818,18 +2979,18 @@ module streamtrace_pft__direction__banks__1__entries(clock,raddr,rdata,we,waddr,
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 11 table: asynchronous read, synchronous write
-    reg [10:0] mem [0:31];
+    // 32 x 10 table: asynchronous read, synchronous write
+    reg [9:0] mem [0:31];
     integer i;
     initial begin
-        for (i = 0; i < 32; i = i + 1) mem[i] = 11'd0;
+        for (i = 0; i < 32; i = i + 1) mem[i] = 10'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:11], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:10], 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[4:0]] <= wdata[10:0];
+        if (we) mem[waddr[4:0]] <= wdata[9:0];
     end
-    always @(*) rdata = {21'd0, mem[raddr[4:0]]};
+    always @(*) rdata = {22'd0, mem[raddr[4:0]]};
 endmodule // streamtrace_pft__direction__banks__1__entries
 
 
@@ -3079,6 +3240,32 @@ module streamtrace_pft__direction__banks__1__f_tag1__fold(d,q,clock);
 endmodule // streamtrace_pft__direction__banks__1__f_tag1__fold
 
 
+module streamtrace_pft__direction__banks__1__useful_ram(clock,raddr,rdata,we,waddr,wdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] raddr;
+    output reg  [31:0] rdata;
+    input wire  we;
+    input wire  [15:0] waddr;
+    input wire  [31:0] wdata;
+    
+    // Update code (custom)
+    // 32 x 1 table: asynchronous read, synchronous write
+    reg [0:0] mem [0:31];
+    integer i;
+    initial begin
+        for (i = 0; i < 32; i = i + 1) mem[i] = 1'd0;
+    end
+    // address and data bits above the table's size are unused by design
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
+    always @(posedge clock) begin
+        if (we) mem[waddr[4:0]] <= wdata[0:0];
+    end
+    always @(*) rdata = {31'd0, mem[raddr[4:0]]};
+endmodule // streamtrace_pft__direction__banks__1__useful_ram
+
+
 module streamtrace_pft__direction__banks__1__valid(clock,clear,raddr,rdata,we,waddr,wdata);
     
     // Module arguments
@@ -3107,7 +3294,7 @@ module streamtrace_pft__direction__banks__1__valid(clock,clear,raddr,rdata,we,wa
 endmodule // streamtrace_pft__direction__banks__1__valid
 
 
-module streamtrace_pft__direction__banks__2(clock,clear,hpc,leaving,shift,taken,op_update,set_useful,useful_val,op_alloc,op_uclr,hit,pred,ctx,useful);
+module streamtrace_pft__direction__banks__2(clock,clear,hpc,leaving,shift,taken,op_update,set_useful,useful_val,op_alloc,op_sweep,sweep_addr,hit,pred,ctx,useful);
     
     // Module arguments
     input wire  clock;
@@ -3120,7 +3307,8 @@ module streamtrace_pft__direction__banks__2(clock,clear,hpc,leaving,shift,taken,
     input wire  set_useful;
     input wire  useful_val;
     input wire  op_alloc;
-    input wire  op_uclr;
+    input wire  op_sweep;
+    input wire  [15:0] sweep_addr;
     output reg  hit;
     output reg  pred;
     output reg  [7:0] ctx;
@@ -3132,7 +3320,6 @@ module streamtrace_pft__direction__banks__2(clock,clear,hpc,leaving,shift,taken,
     localparam  k_one8 = 8'h1;
     localparam  k_idx_mask = 32'h1f;
     localparam  k_tag_mask = 32'h7f;
-    localparam  k_use_bit = 32'h400;
     localparam  k_zero32 = 32'h0;
     localparam  k_one32 = 32'h1;
     localparam  k_zero2 = 2'b0;
@@ -3151,6 +3338,12 @@ module streamtrace_pft__direction__banks__2(clock,clear,hpc,leaving,shift,taken,
     reg  entries__we;
     reg  [15:0] entries__waddr;
     reg  [31:0] entries__wdata;
+    reg  useful_ram__clock;
+    reg  [15:0] useful_ram__raddr;
+    wire  [31:0] useful_ram__rdata;
+    reg  useful_ram__we;
+    reg  [15:0] useful_ram__waddr;
+    reg  [31:0] useful_ram__wdata;
     reg  valid__clock;
     reg  valid__clear;
     reg  [15:0] valid__raddr;
@@ -3192,7 +3385,6 @@ module streamtrace_pft__direction__banks__2(clock,clear,hpc,leaving,shift,taken,
     reg  [2:0] ectr;
     reg  [31:0] etag_sh;
     reg  [31:0] etag;
-    reg  [31:0] euse_bits;
     reg  euse;
     reg  [1:0] smask;
     reg  [1:0] strength;
@@ -3206,6 +3398,7 @@ module streamtrace_pft__direction__banks__2(clock,clear,hpc,leaving,shift,taken,
     reg  [31:0] wtag_sh;
     reg  [31:0] wuse32;
     reg  wr;
+    reg  uwr;
     
     // Sub module instances
     streamtrace_pft__direction__banks__2__entries entries(
@@ -3215,6 +3408,14 @@ module streamtrace_pft__direction__banks__2(clock,clear,hpc,leaving,shift,taken,
         .we(entries__we),
         .waddr(entries__waddr),
         .wdata(entries__wdata)
+    );
+    streamtrace_pft__direction__banks__2__useful_ram useful_ram(
+        .clock(useful_ram__clock),
+        .raddr(useful_ram__raddr),
+        .rdata(useful_ram__rdata),
+        .we(useful_ram__we),
+        .waddr(useful_ram__waddr),
+        .wdata(useful_ram__wdata)
     );
     streamtrace_pft__direction__banks__2__valid valid(
         .clock(valid__clock),
@@ -3277,10 +3478,12 @@ module streamtrace_pft__direction__banks__2(clock,clear,hpc,leaving,shift,taken,
         fw1_sh = fw1_32 << k_one8;
         tag32 = (hpc ^ fw32 ^ fw1_sh) & k_tag_mask;
         entries__clock = clock;
+        useful_ram__clock = clock;
         valid__clock = clock;
         valid__clear = clear;
         entries__raddr = idx16;
         entries__waddr = idx16;
+        useful_ram__raddr = idx16;
         valid__raddr = idx16;
         valid__waddr = idx16;
         is_valid = valid__rdata != k_zero32;
@@ -3291,8 +3494,7 @@ module streamtrace_pft__direction__banks__2(clock,clear,hpc,leaving,shift,taken,
         ectr = eff[(32'h0)+:(3)];
         etag_sh = eff >> k_three;
         etag = etag_sh & k_tag_mask;
-        euse_bits = eff & k_use_bit;
-        euse = euse_bits != k_zero32;
+        euse = is_valid & (useful_ram__rdata != k_zero32);
         hit = etag == tag32;
         pred = ~ectr[32'h2];
         smask = k_zero2;
@@ -3327,19 +3529,22 @@ module streamtrace_pft__direction__banks__2(clock,clear,hpc,leaving,shift,taken,
             wtag = tag32;
             wuse = 1'b0;
         end
-        if (op_uclr) begin
-            wctr = ectr;
-            wuse = 1'b0;
-        end
         wctr32 = {29'd0, wctr};
         wtag_sh = wtag << k_three;
         wuse32 = k_zero32;
-        if (wuse) begin
-            wuse32 = k_use_bit;
+        if (wuse & ~op_sweep) begin
+            wuse32 = k_one32;
         end
-        wr = (op_update | op_alloc | op_uclr) & ~clear;
+        wr = (op_update | op_alloc) & ~clear;
+        uwr = (op_update | op_alloc | op_sweep) & ~clear;
         entries__we = wr;
-        entries__wdata = wctr32 | wtag_sh | wuse32;
+        entries__wdata = wctr32 | wtag_sh;
+        useful_ram__we = uwr;
+        useful_ram__waddr = idx16;
+        if (op_sweep) begin
+            useful_ram__waddr = sweep_addr;
+        end
+        useful_ram__wdata = wuse32;
         valid__we = wr;
         valid__wdata = k_one32;
     end
@@ -3358,18 +3563,18 @@ module streamtrace_pft__direction__banks__2__entries(clock,raddr,rdata,we,waddr,
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 11 table: asynchronous read, synchronous write
-    reg [10:0] mem [0:31];
+    // 32 x 10 table: asynchronous read, synchronous write
+    reg [9:0] mem [0:31];
     integer i;
     initial begin
-        for (i = 0; i < 32; i = i + 1) mem[i] = 11'd0;
+        for (i = 0; i < 32; i = i + 1) mem[i] = 10'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:11], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:10], 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[4:0]] <= wdata[10:0];
+        if (we) mem[waddr[4:0]] <= wdata[9:0];
     end
-    always @(*) rdata = {21'd0, mem[raddr[4:0]]};
+    always @(*) rdata = {22'd0, mem[raddr[4:0]]};
 endmodule // streamtrace_pft__direction__banks__2__entries
 
 
@@ -3619,6 +3824,32 @@ module streamtrace_pft__direction__banks__2__f_tag1__fold(d,q,clock);
 endmodule // streamtrace_pft__direction__banks__2__f_tag1__fold
 
 
+module streamtrace_pft__direction__banks__2__useful_ram(clock,raddr,rdata,we,waddr,wdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] raddr;
+    output reg  [31:0] rdata;
+    input wire  we;
+    input wire  [15:0] waddr;
+    input wire  [31:0] wdata;
+    
+    // Update code (custom)
+    // 32 x 1 table: asynchronous read, synchronous write
+    reg [0:0] mem [0:31];
+    integer i;
+    initial begin
+        for (i = 0; i < 32; i = i + 1) mem[i] = 1'd0;
+    end
+    // address and data bits above the table's size are unused by design
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
+    always @(posedge clock) begin
+        if (we) mem[waddr[4:0]] <= wdata[0:0];
+    end
+    always @(*) rdata = {31'd0, mem[raddr[4:0]]};
+endmodule // streamtrace_pft__direction__banks__2__useful_ram
+
+
 module streamtrace_pft__direction__banks__2__valid(clock,clear,raddr,rdata,we,waddr,wdata);
     
     // Module arguments
@@ -3647,7 +3878,7 @@ module streamtrace_pft__direction__banks__2__valid(clock,clear,raddr,rdata,we,wa
 endmodule // streamtrace_pft__direction__banks__2__valid
 
 
-module streamtrace_pft__direction__banks__3(clock,clear,hpc,leaving,shift,taken,op_update,set_useful,useful_val,op_alloc,op_uclr,hit,pred,ctx,useful);
+module streamtrace_pft__direction__banks__3(clock,clear,hpc,leaving,shift,taken,op_update,set_useful,useful_val,op_alloc,op_sweep,sweep_addr,hit,pred,ctx,useful);
     
     // Module arguments
     input wire  clock;
@@ -3660,7 +3891,8 @@ module streamtrace_pft__direction__banks__3(clock,clear,hpc,leaving,shift,taken,
     input wire  set_useful;
     input wire  useful_val;
     input wire  op_alloc;
-    input wire  op_uclr;
+    input wire  op_sweep;
+    input wire  [15:0] sweep_addr;
     output reg  hit;
     output reg  pred;
     output reg  [7:0] ctx;
@@ -3672,7 +3904,6 @@ module streamtrace_pft__direction__banks__3(clock,clear,hpc,leaving,shift,taken,
     localparam  k_one8 = 8'h1;
     localparam  k_idx_mask = 32'h1f;
     localparam  k_tag_mask = 32'h7f;
-    localparam  k_use_bit = 32'h400;
     localparam  k_zero32 = 32'h0;
     localparam  k_one32 = 32'h1;
     localparam  k_zero2 = 2'b0;
@@ -3691,6 +3922,12 @@ module streamtrace_pft__direction__banks__3(clock,clear,hpc,leaving,shift,taken,
     reg  entries__we;
     reg  [15:0] entries__waddr;
     reg  [31:0] entries__wdata;
+    reg  useful_ram__clock;
+    reg  [15:0] useful_ram__raddr;
+    wire  [31:0] useful_ram__rdata;
+    reg  useful_ram__we;
+    reg  [15:0] useful_ram__waddr;
+    reg  [31:0] useful_ram__wdata;
     reg  valid__clock;
     reg  valid__clear;
     reg  [15:0] valid__raddr;
@@ -3732,7 +3969,6 @@ module streamtrace_pft__direction__banks__3(clock,clear,hpc,leaving,shift,taken,
     reg  [2:0] ectr;
     reg  [31:0] etag_sh;
     reg  [31:0] etag;
-    reg  [31:0] euse_bits;
     reg  euse;
     reg  [1:0] smask;
     reg  [1:0] strength;
@@ -3746,6 +3982,7 @@ module streamtrace_pft__direction__banks__3(clock,clear,hpc,leaving,shift,taken,
     reg  [31:0] wtag_sh;
     reg  [31:0] wuse32;
     reg  wr;
+    reg  uwr;
     
     // Sub module instances
     streamtrace_pft__direction__banks__3__entries entries(
@@ -3755,6 +3992,14 @@ module streamtrace_pft__direction__banks__3(clock,clear,hpc,leaving,shift,taken,
         .we(entries__we),
         .waddr(entries__waddr),
         .wdata(entries__wdata)
+    );
+    streamtrace_pft__direction__banks__3__useful_ram useful_ram(
+        .clock(useful_ram__clock),
+        .raddr(useful_ram__raddr),
+        .rdata(useful_ram__rdata),
+        .we(useful_ram__we),
+        .waddr(useful_ram__waddr),
+        .wdata(useful_ram__wdata)
     );
     streamtrace_pft__direction__banks__3__valid valid(
         .clock(valid__clock),
@@ -3817,10 +4062,12 @@ module streamtrace_pft__direction__banks__3(clock,clear,hpc,leaving,shift,taken,
         fw1_sh = fw1_32 << k_one8;
         tag32 = (hpc ^ fw32 ^ fw1_sh) & k_tag_mask;
         entries__clock = clock;
+        useful_ram__clock = clock;
         valid__clock = clock;
         valid__clear = clear;
         entries__raddr = idx16;
         entries__waddr = idx16;
+        useful_ram__raddr = idx16;
         valid__raddr = idx16;
         valid__waddr = idx16;
         is_valid = valid__rdata != k_zero32;
@@ -3831,8 +4078,7 @@ module streamtrace_pft__direction__banks__3(clock,clear,hpc,leaving,shift,taken,
         ectr = eff[(32'h0)+:(3)];
         etag_sh = eff >> k_three;
         etag = etag_sh & k_tag_mask;
-        euse_bits = eff & k_use_bit;
-        euse = euse_bits != k_zero32;
+        euse = is_valid & (useful_ram__rdata != k_zero32);
         hit = etag == tag32;
         pred = ~ectr[32'h2];
         smask = k_zero2;
@@ -3867,19 +4113,22 @@ module streamtrace_pft__direction__banks__3(clock,clear,hpc,leaving,shift,taken,
             wtag = tag32;
             wuse = 1'b0;
         end
-        if (op_uclr) begin
-            wctr = ectr;
-            wuse = 1'b0;
-        end
         wctr32 = {29'd0, wctr};
         wtag_sh = wtag << k_three;
         wuse32 = k_zero32;
-        if (wuse) begin
-            wuse32 = k_use_bit;
+        if (wuse & ~op_sweep) begin
+            wuse32 = k_one32;
         end
-        wr = (op_update | op_alloc | op_uclr) & ~clear;
+        wr = (op_update | op_alloc) & ~clear;
+        uwr = (op_update | op_alloc | op_sweep) & ~clear;
         entries__we = wr;
-        entries__wdata = wctr32 | wtag_sh | wuse32;
+        entries__wdata = wctr32 | wtag_sh;
+        useful_ram__we = uwr;
+        useful_ram__waddr = idx16;
+        if (op_sweep) begin
+            useful_ram__waddr = sweep_addr;
+        end
+        useful_ram__wdata = wuse32;
         valid__we = wr;
         valid__wdata = k_one32;
     end
@@ -3898,18 +4147,18 @@ module streamtrace_pft__direction__banks__3__entries(clock,raddr,rdata,we,waddr,
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 11 table: asynchronous read, synchronous write
-    reg [10:0] mem [0:31];
+    // 32 x 10 table: asynchronous read, synchronous write
+    reg [9:0] mem [0:31];
     integer i;
     initial begin
-        for (i = 0; i < 32; i = i + 1) mem[i] = 11'd0;
+        for (i = 0; i < 32; i = i + 1) mem[i] = 10'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:11], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:10], 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[4:0]] <= wdata[10:0];
+        if (we) mem[waddr[4:0]] <= wdata[9:0];
     end
-    always @(*) rdata = {21'd0, mem[raddr[4:0]]};
+    always @(*) rdata = {22'd0, mem[raddr[4:0]]};
 endmodule // streamtrace_pft__direction__banks__3__entries
 
 
@@ -4159,6 +4408,32 @@ module streamtrace_pft__direction__banks__3__f_tag1__fold(d,q,clock);
 endmodule // streamtrace_pft__direction__banks__3__f_tag1__fold
 
 
+module streamtrace_pft__direction__banks__3__useful_ram(clock,raddr,rdata,we,waddr,wdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] raddr;
+    output reg  [31:0] rdata;
+    input wire  we;
+    input wire  [15:0] waddr;
+    input wire  [31:0] wdata;
+    
+    // Update code (custom)
+    // 32 x 1 table: asynchronous read, synchronous write
+    reg [0:0] mem [0:31];
+    integer i;
+    initial begin
+        for (i = 0; i < 32; i = i + 1) mem[i] = 1'd0;
+    end
+    // address and data bits above the table's size are unused by design
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
+    always @(posedge clock) begin
+        if (we) mem[waddr[4:0]] <= wdata[0:0];
+    end
+    always @(*) rdata = {31'd0, mem[raddr[4:0]]};
+endmodule // streamtrace_pft__direction__banks__3__useful_ram
+
+
 module streamtrace_pft__direction__banks__3__valid(clock,clear,raddr,rdata,we,waddr,wdata);
     
     // Module arguments
@@ -4187,7 +4462,7 @@ module streamtrace_pft__direction__banks__3__valid(clock,clear,raddr,rdata,we,wa
 endmodule // streamtrace_pft__direction__banks__3__valid
 
 
-module streamtrace_pft__direction__banks__4(clock,clear,hpc,leaving,shift,taken,op_update,set_useful,useful_val,op_alloc,op_uclr,hit,pred,ctx,useful);
+module streamtrace_pft__direction__banks__4(clock,clear,hpc,leaving,shift,taken,op_update,set_useful,useful_val,op_alloc,op_sweep,sweep_addr,hit,pred,ctx,useful);
     
     // Module arguments
     input wire  clock;
@@ -4200,7 +4475,8 @@ module streamtrace_pft__direction__banks__4(clock,clear,hpc,leaving,shift,taken,
     input wire  set_useful;
     input wire  useful_val;
     input wire  op_alloc;
-    input wire  op_uclr;
+    input wire  op_sweep;
+    input wire  [15:0] sweep_addr;
     output reg  hit;
     output reg  pred;
     output reg  [7:0] ctx;
@@ -4212,7 +4488,6 @@ module streamtrace_pft__direction__banks__4(clock,clear,hpc,leaving,shift,taken,
     localparam  k_one8 = 8'h1;
     localparam  k_idx_mask = 32'h1f;
     localparam  k_tag_mask = 32'h7f;
-    localparam  k_use_bit = 32'h400;
     localparam  k_zero32 = 32'h0;
     localparam  k_one32 = 32'h1;
     localparam  k_zero2 = 2'b0;
@@ -4231,6 +4506,12 @@ module streamtrace_pft__direction__banks__4(clock,clear,hpc,leaving,shift,taken,
     reg  entries__we;
     reg  [15:0] entries__waddr;
     reg  [31:0] entries__wdata;
+    reg  useful_ram__clock;
+    reg  [15:0] useful_ram__raddr;
+    wire  [31:0] useful_ram__rdata;
+    reg  useful_ram__we;
+    reg  [15:0] useful_ram__waddr;
+    reg  [31:0] useful_ram__wdata;
     reg  valid__clock;
     reg  valid__clear;
     reg  [15:0] valid__raddr;
@@ -4272,7 +4553,6 @@ module streamtrace_pft__direction__banks__4(clock,clear,hpc,leaving,shift,taken,
     reg  [2:0] ectr;
     reg  [31:0] etag_sh;
     reg  [31:0] etag;
-    reg  [31:0] euse_bits;
     reg  euse;
     reg  [1:0] smask;
     reg  [1:0] strength;
@@ -4286,6 +4566,7 @@ module streamtrace_pft__direction__banks__4(clock,clear,hpc,leaving,shift,taken,
     reg  [31:0] wtag_sh;
     reg  [31:0] wuse32;
     reg  wr;
+    reg  uwr;
     
     // Sub module instances
     streamtrace_pft__direction__banks__4__entries entries(
@@ -4295,6 +4576,14 @@ module streamtrace_pft__direction__banks__4(clock,clear,hpc,leaving,shift,taken,
         .we(entries__we),
         .waddr(entries__waddr),
         .wdata(entries__wdata)
+    );
+    streamtrace_pft__direction__banks__4__useful_ram useful_ram(
+        .clock(useful_ram__clock),
+        .raddr(useful_ram__raddr),
+        .rdata(useful_ram__rdata),
+        .we(useful_ram__we),
+        .waddr(useful_ram__waddr),
+        .wdata(useful_ram__wdata)
     );
     streamtrace_pft__direction__banks__4__valid valid(
         .clock(valid__clock),
@@ -4357,10 +4646,12 @@ module streamtrace_pft__direction__banks__4(clock,clear,hpc,leaving,shift,taken,
         fw1_sh = fw1_32 << k_one8;
         tag32 = (hpc ^ fw32 ^ fw1_sh) & k_tag_mask;
         entries__clock = clock;
+        useful_ram__clock = clock;
         valid__clock = clock;
         valid__clear = clear;
         entries__raddr = idx16;
         entries__waddr = idx16;
+        useful_ram__raddr = idx16;
         valid__raddr = idx16;
         valid__waddr = idx16;
         is_valid = valid__rdata != k_zero32;
@@ -4371,8 +4662,7 @@ module streamtrace_pft__direction__banks__4(clock,clear,hpc,leaving,shift,taken,
         ectr = eff[(32'h0)+:(3)];
         etag_sh = eff >> k_three;
         etag = etag_sh & k_tag_mask;
-        euse_bits = eff & k_use_bit;
-        euse = euse_bits != k_zero32;
+        euse = is_valid & (useful_ram__rdata != k_zero32);
         hit = etag == tag32;
         pred = ~ectr[32'h2];
         smask = k_zero2;
@@ -4407,19 +4697,22 @@ module streamtrace_pft__direction__banks__4(clock,clear,hpc,leaving,shift,taken,
             wtag = tag32;
             wuse = 1'b0;
         end
-        if (op_uclr) begin
-            wctr = ectr;
-            wuse = 1'b0;
-        end
         wctr32 = {29'd0, wctr};
         wtag_sh = wtag << k_three;
         wuse32 = k_zero32;
-        if (wuse) begin
-            wuse32 = k_use_bit;
+        if (wuse & ~op_sweep) begin
+            wuse32 = k_one32;
         end
-        wr = (op_update | op_alloc | op_uclr) & ~clear;
+        wr = (op_update | op_alloc) & ~clear;
+        uwr = (op_update | op_alloc | op_sweep) & ~clear;
         entries__we = wr;
-        entries__wdata = wctr32 | wtag_sh | wuse32;
+        entries__wdata = wctr32 | wtag_sh;
+        useful_ram__we = uwr;
+        useful_ram__waddr = idx16;
+        if (op_sweep) begin
+            useful_ram__waddr = sweep_addr;
+        end
+        useful_ram__wdata = wuse32;
         valid__we = wr;
         valid__wdata = k_one32;
     end
@@ -4438,18 +4731,18 @@ module streamtrace_pft__direction__banks__4__entries(clock,raddr,rdata,we,waddr,
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 11 table: asynchronous read, synchronous write
-    reg [10:0] mem [0:31];
+    // 32 x 10 table: asynchronous read, synchronous write
+    reg [9:0] mem [0:31];
     integer i;
     initial begin
-        for (i = 0; i < 32; i = i + 1) mem[i] = 11'd0;
+        for (i = 0; i < 32; i = i + 1) mem[i] = 10'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:11], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:10], 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[4:0]] <= wdata[10:0];
+        if (we) mem[waddr[4:0]] <= wdata[9:0];
     end
-    always @(*) rdata = {21'd0, mem[raddr[4:0]]};
+    always @(*) rdata = {22'd0, mem[raddr[4:0]]};
 endmodule // streamtrace_pft__direction__banks__4__entries
 
 
@@ -4699,6 +4992,32 @@ module streamtrace_pft__direction__banks__4__f_tag1__fold(d,q,clock);
 endmodule // streamtrace_pft__direction__banks__4__f_tag1__fold
 
 
+module streamtrace_pft__direction__banks__4__useful_ram(clock,raddr,rdata,we,waddr,wdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] raddr;
+    output reg  [31:0] rdata;
+    input wire  we;
+    input wire  [15:0] waddr;
+    input wire  [31:0] wdata;
+    
+    // Update code (custom)
+    // 32 x 1 table: asynchronous read, synchronous write
+    reg [0:0] mem [0:31];
+    integer i;
+    initial begin
+        for (i = 0; i < 32; i = i + 1) mem[i] = 1'd0;
+    end
+    // address and data bits above the table's size are unused by design
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
+    always @(posedge clock) begin
+        if (we) mem[waddr[4:0]] <= wdata[0:0];
+    end
+    always @(*) rdata = {31'd0, mem[raddr[4:0]]};
+endmodule // streamtrace_pft__direction__banks__4__useful_ram
+
+
 module streamtrace_pft__direction__banks__4__valid(clock,clear,raddr,rdata,we,waddr,wdata);
     
     // Module arguments
@@ -4727,7 +5046,7 @@ module streamtrace_pft__direction__banks__4__valid(clock,clear,raddr,rdata,we,wa
 endmodule // streamtrace_pft__direction__banks__4__valid
 
 
-module streamtrace_pft__direction__banks__5(clock,clear,hpc,leaving,shift,taken,op_update,set_useful,useful_val,op_alloc,op_uclr,hit,pred,ctx,useful);
+module streamtrace_pft__direction__banks__5(clock,clear,hpc,leaving,shift,taken,op_update,set_useful,useful_val,op_alloc,op_sweep,sweep_addr,hit,pred,ctx,useful);
     
     // Module arguments
     input wire  clock;
@@ -4740,7 +5059,8 @@ module streamtrace_pft__direction__banks__5(clock,clear,hpc,leaving,shift,taken,
     input wire  set_useful;
     input wire  useful_val;
     input wire  op_alloc;
-    input wire  op_uclr;
+    input wire  op_sweep;
+    input wire  [15:0] sweep_addr;
     output reg  hit;
     output reg  pred;
     output reg  [7:0] ctx;
@@ -4752,7 +5072,6 @@ module streamtrace_pft__direction__banks__5(clock,clear,hpc,leaving,shift,taken,
     localparam  k_one8 = 8'h1;
     localparam  k_idx_mask = 32'h1f;
     localparam  k_tag_mask = 32'h7f;
-    localparam  k_use_bit = 32'h400;
     localparam  k_zero32 = 32'h0;
     localparam  k_one32 = 32'h1;
     localparam  k_zero2 = 2'b0;
@@ -4771,6 +5090,12 @@ module streamtrace_pft__direction__banks__5(clock,clear,hpc,leaving,shift,taken,
     reg  entries__we;
     reg  [15:0] entries__waddr;
     reg  [31:0] entries__wdata;
+    reg  useful_ram__clock;
+    reg  [15:0] useful_ram__raddr;
+    wire  [31:0] useful_ram__rdata;
+    reg  useful_ram__we;
+    reg  [15:0] useful_ram__waddr;
+    reg  [31:0] useful_ram__wdata;
     reg  valid__clock;
     reg  valid__clear;
     reg  [15:0] valid__raddr;
@@ -4812,7 +5137,6 @@ module streamtrace_pft__direction__banks__5(clock,clear,hpc,leaving,shift,taken,
     reg  [2:0] ectr;
     reg  [31:0] etag_sh;
     reg  [31:0] etag;
-    reg  [31:0] euse_bits;
     reg  euse;
     reg  [1:0] smask;
     reg  [1:0] strength;
@@ -4826,6 +5150,7 @@ module streamtrace_pft__direction__banks__5(clock,clear,hpc,leaving,shift,taken,
     reg  [31:0] wtag_sh;
     reg  [31:0] wuse32;
     reg  wr;
+    reg  uwr;
     
     // Sub module instances
     streamtrace_pft__direction__banks__5__entries entries(
@@ -4835,6 +5160,14 @@ module streamtrace_pft__direction__banks__5(clock,clear,hpc,leaving,shift,taken,
         .we(entries__we),
         .waddr(entries__waddr),
         .wdata(entries__wdata)
+    );
+    streamtrace_pft__direction__banks__5__useful_ram useful_ram(
+        .clock(useful_ram__clock),
+        .raddr(useful_ram__raddr),
+        .rdata(useful_ram__rdata),
+        .we(useful_ram__we),
+        .waddr(useful_ram__waddr),
+        .wdata(useful_ram__wdata)
     );
     streamtrace_pft__direction__banks__5__valid valid(
         .clock(valid__clock),
@@ -4897,10 +5230,12 @@ module streamtrace_pft__direction__banks__5(clock,clear,hpc,leaving,shift,taken,
         fw1_sh = fw1_32 << k_one8;
         tag32 = (hpc ^ fw32 ^ fw1_sh) & k_tag_mask;
         entries__clock = clock;
+        useful_ram__clock = clock;
         valid__clock = clock;
         valid__clear = clear;
         entries__raddr = idx16;
         entries__waddr = idx16;
+        useful_ram__raddr = idx16;
         valid__raddr = idx16;
         valid__waddr = idx16;
         is_valid = valid__rdata != k_zero32;
@@ -4911,8 +5246,7 @@ module streamtrace_pft__direction__banks__5(clock,clear,hpc,leaving,shift,taken,
         ectr = eff[(32'h0)+:(3)];
         etag_sh = eff >> k_three;
         etag = etag_sh & k_tag_mask;
-        euse_bits = eff & k_use_bit;
-        euse = euse_bits != k_zero32;
+        euse = is_valid & (useful_ram__rdata != k_zero32);
         hit = etag == tag32;
         pred = ~ectr[32'h2];
         smask = k_zero2;
@@ -4947,19 +5281,22 @@ module streamtrace_pft__direction__banks__5(clock,clear,hpc,leaving,shift,taken,
             wtag = tag32;
             wuse = 1'b0;
         end
-        if (op_uclr) begin
-            wctr = ectr;
-            wuse = 1'b0;
-        end
         wctr32 = {29'd0, wctr};
         wtag_sh = wtag << k_three;
         wuse32 = k_zero32;
-        if (wuse) begin
-            wuse32 = k_use_bit;
+        if (wuse & ~op_sweep) begin
+            wuse32 = k_one32;
         end
-        wr = (op_update | op_alloc | op_uclr) & ~clear;
+        wr = (op_update | op_alloc) & ~clear;
+        uwr = (op_update | op_alloc | op_sweep) & ~clear;
         entries__we = wr;
-        entries__wdata = wctr32 | wtag_sh | wuse32;
+        entries__wdata = wctr32 | wtag_sh;
+        useful_ram__we = uwr;
+        useful_ram__waddr = idx16;
+        if (op_sweep) begin
+            useful_ram__waddr = sweep_addr;
+        end
+        useful_ram__wdata = wuse32;
         valid__we = wr;
         valid__wdata = k_one32;
     end
@@ -4978,18 +5315,18 @@ module streamtrace_pft__direction__banks__5__entries(clock,raddr,rdata,we,waddr,
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 32 x 11 table: asynchronous read, synchronous write
-    reg [10:0] mem [0:31];
+    // 32 x 10 table: asynchronous read, synchronous write
+    reg [9:0] mem [0:31];
     integer i;
     initial begin
-        for (i = 0; i < 32; i = i + 1) mem[i] = 11'd0;
+        for (i = 0; i < 32; i = i + 1) mem[i] = 10'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:11], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:10], 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[4:0]] <= wdata[10:0];
+        if (we) mem[waddr[4:0]] <= wdata[9:0];
     end
-    always @(*) rdata = {21'd0, mem[raddr[4:0]]};
+    always @(*) rdata = {22'd0, mem[raddr[4:0]]};
 endmodule // streamtrace_pft__direction__banks__5__entries
 
 
@@ -5239,6 +5576,32 @@ module streamtrace_pft__direction__banks__5__f_tag1__fold(d,q,clock);
 endmodule // streamtrace_pft__direction__banks__5__f_tag1__fold
 
 
+module streamtrace_pft__direction__banks__5__useful_ram(clock,raddr,rdata,we,waddr,wdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] raddr;
+    output reg  [31:0] rdata;
+    input wire  we;
+    input wire  [15:0] waddr;
+    input wire  [31:0] wdata;
+    
+    // Update code (custom)
+    // 32 x 1 table: asynchronous read, synchronous write
+    reg [0:0] mem [0:31];
+    integer i;
+    initial begin
+        for (i = 0; i < 32; i = i + 1) mem[i] = 1'd0;
+    end
+    // address and data bits above the table's size are unused by design
+    wire unused_bits = &{1'b0, raddr[15:5], waddr[15:5], wdata[31:1], 1'b0};
+    always @(posedge clock) begin
+        if (we) mem[waddr[4:0]] <= wdata[0:0];
+    end
+    always @(*) rdata = {31'd0, mem[raddr[4:0]]};
+endmodule // streamtrace_pft__direction__banks__5__useful_ram
+
+
 module streamtrace_pft__direction__banks__5__valid(clock,clear,raddr,rdata,we,waddr,wdata);
     
     // Module arguments
@@ -5338,6 +5701,44 @@ module streamtrace_pft__direction__hist(d,q,clock);
     end
           
 endmodule // streamtrace_pft__direction__hist
+
+
+module streamtrace_pft__direction__sw_entry(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__direction__sw_entry
+
+
+module streamtrace_pft__direction__sw_table(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__direction__sw_table
 
 
 module streamtrace_pft__drop_gap(d,q,clock);
