@@ -2231,6 +2231,7 @@ module streamtrace_pft__direction__banks__0(clock,clear,hpc,leaving,shift,taken,
     reg  [31:0] wuse32;
     reg  wr;
     reg  uwr;
+    reg  [15:0] uaddr;
     
     // Sub module instances
     streamtrace_pft__direction__banks__0__entries entries(
@@ -2372,10 +2373,11 @@ module streamtrace_pft__direction__banks__0(clock,clear,hpc,leaving,shift,taken,
         entries__we = wr;
         entries__wdata = wctr32 | wtag_sh;
         useful_ram__we = uwr;
-        useful_ram__waddr = idx16;
+        uaddr = idx16;
         if (op_sweep) begin
-            useful_ram__waddr = sweep_addr;
+            uaddr = sweep_addr;
         end
+        useful_ram__waddr = uaddr;
         useful_ram__wdata = wuse32;
         valid__we = wr;
         valid__wdata = k_one32;
@@ -2815,6 +2817,7 @@ module streamtrace_pft__direction__banks__1(clock,clear,hpc,leaving,shift,taken,
     reg  [31:0] wuse32;
     reg  wr;
     reg  uwr;
+    reg  [15:0] uaddr;
     
     // Sub module instances
     streamtrace_pft__direction__banks__1__entries entries(
@@ -2956,10 +2959,11 @@ module streamtrace_pft__direction__banks__1(clock,clear,hpc,leaving,shift,taken,
         entries__we = wr;
         entries__wdata = wctr32 | wtag_sh;
         useful_ram__we = uwr;
-        useful_ram__waddr = idx16;
+        uaddr = idx16;
         if (op_sweep) begin
-            useful_ram__waddr = sweep_addr;
+            uaddr = sweep_addr;
         end
+        useful_ram__waddr = uaddr;
         useful_ram__wdata = wuse32;
         valid__we = wr;
         valid__wdata = k_one32;
@@ -3399,6 +3403,7 @@ module streamtrace_pft__direction__banks__2(clock,clear,hpc,leaving,shift,taken,
     reg  [31:0] wuse32;
     reg  wr;
     reg  uwr;
+    reg  [15:0] uaddr;
     
     // Sub module instances
     streamtrace_pft__direction__banks__2__entries entries(
@@ -3540,10 +3545,11 @@ module streamtrace_pft__direction__banks__2(clock,clear,hpc,leaving,shift,taken,
         entries__we = wr;
         entries__wdata = wctr32 | wtag_sh;
         useful_ram__we = uwr;
-        useful_ram__waddr = idx16;
+        uaddr = idx16;
         if (op_sweep) begin
-            useful_ram__waddr = sweep_addr;
+            uaddr = sweep_addr;
         end
+        useful_ram__waddr = uaddr;
         useful_ram__wdata = wuse32;
         valid__we = wr;
         valid__wdata = k_one32;
@@ -3983,6 +3989,7 @@ module streamtrace_pft__direction__banks__3(clock,clear,hpc,leaving,shift,taken,
     reg  [31:0] wuse32;
     reg  wr;
     reg  uwr;
+    reg  [15:0] uaddr;
     
     // Sub module instances
     streamtrace_pft__direction__banks__3__entries entries(
@@ -4124,10 +4131,11 @@ module streamtrace_pft__direction__banks__3(clock,clear,hpc,leaving,shift,taken,
         entries__we = wr;
         entries__wdata = wctr32 | wtag_sh;
         useful_ram__we = uwr;
-        useful_ram__waddr = idx16;
+        uaddr = idx16;
         if (op_sweep) begin
-            useful_ram__waddr = sweep_addr;
+            uaddr = sweep_addr;
         end
+        useful_ram__waddr = uaddr;
         useful_ram__wdata = wuse32;
         valid__we = wr;
         valid__wdata = k_one32;
@@ -4567,6 +4575,7 @@ module streamtrace_pft__direction__banks__4(clock,clear,hpc,leaving,shift,taken,
     reg  [31:0] wuse32;
     reg  wr;
     reg  uwr;
+    reg  [15:0] uaddr;
     
     // Sub module instances
     streamtrace_pft__direction__banks__4__entries entries(
@@ -4708,10 +4717,11 @@ module streamtrace_pft__direction__banks__4(clock,clear,hpc,leaving,shift,taken,
         entries__we = wr;
         entries__wdata = wctr32 | wtag_sh;
         useful_ram__we = uwr;
-        useful_ram__waddr = idx16;
+        uaddr = idx16;
         if (op_sweep) begin
-            useful_ram__waddr = sweep_addr;
+            uaddr = sweep_addr;
         end
+        useful_ram__waddr = uaddr;
         useful_ram__wdata = wuse32;
         valid__we = wr;
         valid__wdata = k_one32;
@@ -5151,6 +5161,7 @@ module streamtrace_pft__direction__banks__5(clock,clear,hpc,leaving,shift,taken,
     reg  [31:0] wuse32;
     reg  wr;
     reg  uwr;
+    reg  [15:0] uaddr;
     
     // Sub module instances
     streamtrace_pft__direction__banks__5__entries entries(
@@ -5292,10 +5303,11 @@ module streamtrace_pft__direction__banks__5(clock,clear,hpc,leaving,shift,taken,
         entries__we = wr;
         entries__wdata = wctr32 | wtag_sh;
         useful_ram__we = uwr;
-        useful_ram__waddr = idx16;
+        uaddr = idx16;
         if (op_sweep) begin
-            useful_ram__waddr = sweep_addr;
+            uaddr = sweep_addr;
         end
+        useful_ram__waddr = uaddr;
         useful_ram__wdata = wuse32;
         valid__we = wr;
         valid__wdata = k_one32;

@@ -167,6 +167,8 @@ pub struct TaggedBank {
     wuse32: Signal<Local, Bits<32>>,
     wr: Signal<Local, Bit>,
     uwr: Signal<Local, Bit>,
+    /// The useful RAM's write address: the lookup's, or the sweep pointer's.
+    uaddr: Signal<Local, Bits<ADDR_BITS>>,
     /// The address shift of this table's index, `max(1, e - i)`.
     k_index_shift: Constant<Bits<8>>,
     k_three: Constant<Bits<8>>,
@@ -244,6 +246,7 @@ impl TaggedBank {
             wuse32: Default::default(),
             wr: Default::default(),
             uwr: Default::default(),
+            uaddr: Default::default(),
             k_index_shift: Constant::new((index_shift(e, i) as u64).into()),
             k_three: Constant::new(3u64.into()),
             k_one8: Constant::new(1u64.into()),
@@ -367,10 +370,11 @@ impl Logic for TaggedBank {
         self.entries.we.next = self.wr.val();
         self.entries.wdata.next = self.wctr32.val() | self.wtag_sh.val();
         self.useful_ram.we.next = self.uwr.val();
-        self.useful_ram.waddr.next = self.idx16.val();
+        self.uaddr.next = self.idx16.val();
         if self.op_sweep.val() {
-            self.useful_ram.waddr.next = self.sweep_addr.val();
+            self.uaddr.next = self.sweep_addr.val();
         }
+        self.useful_ram.waddr.next = self.uaddr.val();
         self.useful_ram.wdata.next = self.wuse32.val();
         self.valid.we.next = self.wr.val();
         self.valid.wdata.next = self.k_one32.val();
