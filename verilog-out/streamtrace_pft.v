@@ -1323,6 +1323,7 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
     localparam  k_zero16 = 16'h0;
     localparam  k_last_table = 4'h5;
     localparam  k_one4 = 4'h1;
+    localparam  k_table_mask = 4'h7;
     
     // Stub signals
     reg  base_ram__clock;
@@ -1975,10 +1976,10 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
             age__d = age__q + k_one2;
         end
         if (sweep_now) begin
-            sw_entry__d = sw_entry__q + k_one16;
+            sw_entry__d = (sw_entry__q + k_one16) & k_last_entry;
             if (sw_wrap) begin
                 sw_entry__d = k_zero16;
-                sw_table__d = sw_table__q + k_one4;
+                sw_table__d = (sw_table__q + k_one4) & k_table_mask;
                 if (sw_table__q == k_last_table) begin
                     sw_table__d = k_zero4;
                 end

@@ -503,6 +503,7 @@ pub struct DirectionPredictorBlock {
     k_zero16: Constant<Bits<ADDR_BITS>>,
     k_last_table: Constant<Bits<4>>,
     k_one4: Constant<Bits<4>>,
+    k_table_mask: Constant<Bits<4>>,
     _tables: usize,
 }
 
@@ -601,14 +602,16 @@ impl DirectionPredictorBlock {
             k_r_reset: Constant::new((ALLOC_LFSR_RESET as u64).into()),
             k_r_mask: Constant::new(7u64.into()),
             k_one3: Constant::new(1u64.into()),
-            k_age_last: Constant::new((((1u64 << AGE_BITS) - 1) as u64).into()),
+            k_age_last: Constant::new(((1u64 << AGE_BITS) - 1).into()),
             k_one2: Constant::new(1u64.into()),
             k_zero2: Constant::new(0u64.into()),
-            k_last_entry: Constant::new((((1u64 << h.index_bits) - 1) as u64).into()),
+            k_last_entry: Constant::new(((1u64 << h.index_bits) - 1).into()),
             k_one16: Constant::new(1u64.into()),
             k_zero16: Constant::new(0u64.into()),
             k_last_table: Constant::new((t.saturating_sub(1) as u64).into()),
             k_one4: Constant::new(1u64.into()),
+            // Up to 8 tables: a 3-bit table pointer.
+            k_table_mask: Constant::new(7u64.into()),
             _tables: t,
         }
     }
@@ -741,10 +744,11 @@ impl Logic for DirectionPredictorBlock {
             self.age.d.next = self.age.q.val() + self.k_one2.val();
         }
         if self.sweep_now.val() {
-            self.sw_entry.d.next = self.sw_entry.q.val() + self.k_one16.val();
+            // Masked to the pointer's range, so synthesis sees the upper bits stay 0.
+            self.sw_entry.d.next = (self.sw_entry.q.val() + self.k_one16.val()) & self.k_last_entry.val();
             if self.sw_wrap.val() {
                 self.sw_entry.d.next = self.k_zero16.val();
-                self.sw_table.d.next = self.sw_table.q.val() + self.k_one4.val();
+                self.sw_table.d.next = (self.sw_table.q.val() + self.k_one4.val()) & self.k_table_mask.val();
                 if self.sw_table.q.val() == self.k_last_table.val() {
                     self.sw_table.d.next = self.k_zero4.val();
                 }
