@@ -5,7 +5,7 @@
 //! One branch per cycle: `pred`/`ctx` are the combinational prediction for `iw_addr` in the
 //! current state; with `update` high the clock edge applies the model's `update(taken)` for
 //! that same prediction (provider counter and useful bit, or base counter; allocation or
-//! useful clear on a misprediction; history and folded registers). `clear` (or `reset`)
+//! the ageing sweep on a misprediction; history and folded registers). `clear` (or `reset`)
 //! puts everything in the reset state of section 11.7 at the edge and wins over an update.
 //!
 //! Tables are `TableRam`s (asynchronous read, synchronous write) with a `FlagArray` of valid
