@@ -1978,7 +1978,6 @@ module streamtrace_pft__direction(clock,reset,clear,iw_addr,pred,ctx,update,take
         if (sweep_now) begin
             sw_entry__d = (sw_entry__q + k_one16) & k_last_entry;
             if (sw_wrap) begin
-                sw_entry__d = k_zero16;
                 sw_table__d = (sw_table__q + k_one4) & k_table_mask;
                 if (sw_table__q == k_last_table) begin
                     sw_table__d = k_zero4;

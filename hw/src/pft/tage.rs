@@ -744,10 +744,10 @@ impl Logic for DirectionPredictorBlock {
             self.age.d.next = self.age.q.val() + self.k_one2.val();
         }
         if self.sweep_now.val() {
-            // Masked to the pointer's range, so synthesis sees the upper bits stay 0.
+            // Masked to the pointer's range (tsize is a power of two), so the entry wraps to
+            // 0 by itself and synthesis sees the upper bits stay 0.
             self.sw_entry.d.next = (self.sw_entry.q.val() + self.k_one16.val()) & self.k_last_entry.val();
             if self.sw_wrap.val() {
-                self.sw_entry.d.next = self.k_zero16.val();
                 self.sw_table.d.next = (self.sw_table.q.val() + self.k_one4.val()) & self.k_table_mask.val();
                 if self.sw_table.q.val() == self.k_last_table.val() {
                     self.sw_table.d.next = self.k_zero4.val();
