@@ -293,7 +293,7 @@ pub fn run(args: &ConfigArgs) -> Result<()> {
             p.bim, p.hlen.len(), p.tsize, p.tag, p.hlen
         ));
         row("targets", format!(
-            "RAS {} deep, ITP {} base entries + {} tagged entries ({}-bit tags, 8-bit path; targets as {}), recent-target cache {}",
+            "RAS {} deep, ITP {} base entries (with confidence) + {} tagged entries ({}-bit tags, useful, 8-bit path; targets as {}), recent-target cache {} (entries as the ITP's)",
             p.ras, p.itp, p.itt, p.ttag,
             if p.tw >= 32 { "32 bits".to_string() } else { format!("{} low bits + top-region flag", p.tw) },
             p.rtc

@@ -953,18 +953,21 @@ fn config_prints_canonical_form_and_derived_parameters() {
         2 * 256 + 6 * 32 * 11 + 64 + 3 + (2 + 5 + 3),
         "the 3-bit allocation register, the 2-bit ageing counter and the sweep pointer (entry 5 bits, table 3)"
     );
-    // 21 low target bits and the top-region flag per entry.
-    assert_eq!(j["pft"]["storage"]["itp"], 16 * 22 + 16 * (5 + 22) + 8);
-    assert_eq!(j["storage"]["pft"], 4747 + 32, "the sync counter adds 32 bits");
+    // 21 low target bits and the top-region flag per entry, a confidence bit per base entry,
+    // 4-bit tags and a useful bit per tagged entry.
+    assert_eq!(j["pft"]["storage"]["itp"], 16 * (22 + 1) + 16 * (4 + 22 + 1) + 8);
+    // RTC entries held as ITP entries: 22 bits each, and the 4-bit fill count.
+    assert_eq!(j["pft"]["storage"]["rtc"], 8 * 22 + 4);
+    assert_eq!(j["storage"]["pft"], 4753 + 32, "the sync counter adds 32 bits");
     assert_eq!(j["storage"]["sdb"], 2 * 48 + 2 * 32, "two 48-bit control entries and two 32-bit words (trace-timing.md 7)");
-    assert_eq!(j["storage"]["total"], 4747 + 32 + 2 * 48 + 2 * 32 + 80);
+    assert_eq!(j["storage"]["total"], 4753 + 32 + 2 * 48 + 2 * 32 + 80);
     let o = streamtrace(&["config", "pft,tw=32", "--json"]);
     let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert_eq!(j["pft"]["storage"]["itp"], 16 * 32 + 16 * (5 + 32) + 8, "tw=32: whole targets");
+    assert_eq!(j["pft"]["storage"]["itp"], 16 * 33 + 16 * (4 + 33) + 8, "tw=32: whole targets");
     assert_fails(&streamtrace(&["config", "pft,tw=1"]), 2, &["tw=1"]);
     let o = streamtrace(&["config", "pft"]);
-    assert!(stdout(&o).contains("pft storage   4747"), "{}", stdout(&o));
-    assert!(stdout(&o).contains("storage bits  4987 (pft 4747, job buffer 160, output buffer 80)"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("pft storage   4753"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("storage bits  4993 (pft 4753, job buffer 160, output buffer 80)"), "{}", stdout(&o));
     assert_fails(&streamtrace(&["config", "pft,maxsl=100"]), 2, &["does not apply to pft"]);
 }
 

@@ -328,12 +328,14 @@ fn pft_memory_bits_equal_the_models_table_bits() {
     let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let storage = &c["pft"]["storage"];
     let tables = storage["direction"].as_u64().unwrap() - 16 - 3 - (2 + 4 + 1) + storage["itp"].as_u64().unwrap() - 8;
-    // Target entries: 21 low bits and the top-region flag (the default `tw`).
-    assert_eq!(tables, 2 * 64 + 2 * 16 * (3 + 6 + 1) + 22 * 4 + 8 * (5 + 22));
+    // Target entries: 21 low bits and the top-region flag (the default `tw`), and the base
+    // entries' confidence and the tagged entries' useful bits (RAMs of their own).
+    assert_eq!(tables, 2 * 64 + 2 * 16 * (3 + 6 + 1) + (22 + 1) * 4 + 8 * (5 + 22 + 1));
     // Probabilities: the coder's bits less `u` (12) and its 81 register bits; 14 bits for
-    // each of the 2 + 8 x 2 direction and 16 target contexts.
+    // each of the 2 + 8 x 2 direction, 18 fixed target contexts and the one RTC_INDEX
+    // context of a 2-entry RTC.
     let probs = storage["coder"].as_u64().unwrap() - 12 - 81;
-    assert_eq!(probs, 14 * (2 + 8 * 2 + 16));
+    assert_eq!(probs, 14 * (2 + 8 * 2 + 18 + 1));
     // RAS entries: 4 of 32 bits (the model adds the top and count, 2 x bitlen(4)).
     let ras = storage["ras"].as_u64().unwrap() - 2 * 3;
     assert_eq!(ras, 4 * 32);

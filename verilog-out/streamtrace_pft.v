@@ -1098,11 +1098,11 @@ module streamtrace_pft__coder__prob_ram(clock,raddr,rdata,we,waddr,wdata);
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 42 x 14 table: asynchronous read, synchronous write
-    reg [13:0] mem [0:41];
+    // 47 x 14 table: asynchronous read, synchronous write
+    reg [13:0] mem [0:46];
     integer i;
     initial begin
-        for (i = 0; i < 42; i = i + 1) mem[i] = 14'd0;
+        for (i = 0; i < 47; i = i + 1) mem[i] = 14'd0;
     end
     // address and data bits above the table's size are unused by design
     wire unused_bits = &{1'b0, raddr[15:6], waddr[15:6], wdata[31:14], 1'b0};
@@ -5889,8 +5889,8 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     localparam  k_itb_mask = 16'hf;
     localparam  k_itt_mask = 16'hf;
     localparam  k_itt_shift = 8'h4;
-    localparam  k_ttag_shift = 8'h5;
-    localparam  k_ttag_mask = 32'h1f;
+    localparam  k_ttag_shift = 8'h4;
+    localparam  k_ttag_mask = 32'hf;
     localparam  k_has_itt = 1'b1;
     localparam  k_two8 = 8'h2;
     localparam  k_three8 = 8'h3;
@@ -5907,13 +5907,21 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     localparam  k_max_gap = 16'hffff;
     localparam  k_sync_on = 1'b0;
     localparam  k_sync_period = 32'hffffffff;
-    localparam  k_sel_return = 2'b0;
-    localparam  k_sel_return_empty = 2'b1;
-    localparam  k_sel_indirect = 2'b10;
-    localparam  k_sel_indirect_tagged = 2'b11;
+    localparam  k_sel_return = 3'b0;
+    localparam  k_sel_return_empty = 3'b1;
+    localparam  k_sel_indirect = 3'b10;
+    localparam  k_sel_indirect_tagged = 3'b11;
+    localparam  k_sel_indirect_conf = 3'b100;
+    localparam  k_sel_indirect_tagged_useful = 3'b101;
+    localparam  k_table_mask = 32'hffff010;
+    localparam  k_table = 32'h8ff000;
+    localparam  k_page_mask = 32'hfffff000;
+    localparam  k_high_page = 32'hffff0000;
+    localparam  k_low12 = 32'hfff;
+    localparam  k_zmax6 = 32'h1ffff;
     localparam  k_sh32 = 8'h20;
     localparam  k_sh48 = 8'h30;
-    localparam  k_sh54 = 8'h36;
+    localparam  k_sh53 = 8'h35;
     localparam  k_sh56 = 8'h38;
     localparam  k_tail_sync = 64'h1000000000000;
     localparam  k_b_start = 64'h1000000000000000;
@@ -5994,6 +6002,12 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     reg  itb__0__we;
     reg  [15:0] itb__0__waddr;
     reg  [31:0] itb__0__wdata;
+    reg  itb_conf__0__clock;
+    reg  [15:0] itb_conf__0__raddr;
+    wire  [31:0] itb_conf__0__rdata;
+    reg  itb_conf__0__we;
+    reg  [15:0] itb_conf__0__waddr;
+    reg  [31:0] itb_conf__0__wdata;
     reg  itb_valid__0__clock;
     reg  itb_valid__0__clear;
     reg  [15:0] itb_valid__0__raddr;
@@ -6013,6 +6027,12 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     reg  itt_target__0__we;
     reg  [15:0] itt_target__0__waddr;
     reg  [31:0] itt_target__0__wdata;
+    reg  itt_useful__0__clock;
+    reg  [15:0] itt_useful__0__raddr;
+    wire  [31:0] itt_useful__0__rdata;
+    reg  itt_useful__0__we;
+    reg  [15:0] itt_useful__0__waddr;
+    reg  [31:0] itt_useful__0__wdata;
     reg  itt_valid__0__clock;
     reg  itt_valid__0__clear;
     reg  [15:0] itt_valid__0__raddr;
@@ -6037,6 +6057,7 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     reg  links;
     reg  link;
     reg  mov_lr_pc;
+    reg  table_jump;
     reg  direction;
     reg  target;
     reg  slot;
@@ -6071,10 +6092,21 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     reg  [31:0] itt_tag_val;
     reg  [31:0] itt_target_val;
     reg  tagged_hit;
+    reg  base_conf;
+    reg  itt_useful_val;
     reg  itp_train;
+    reg  tagged_right;
+    reg  base_wrong;
     reg  itt_write;
+    reg  itt_replace;
+    reg  [31:0] itt_wtag;
+    reg  [31:0] itt_wentry;
+    reg  itb_write;
+    reg  [31:0] itb_wentry;
+    reg  [31:0] itb_wconf;
+    reg  [31:0] itt_wuseful;
     reg  [31:0] pred_tgt;
-    reg  [1:0] tgt_sel;
+    reg  [2:0] tgt_sel;
     reg  tgt_hit;
     reg  miss;
     reg  alt_present;
@@ -6084,6 +6116,7 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     reg  ras_top_hit;
     reg  ras_top_taken;
     reg  rtc_present;
+    reg  rtc_nameable;
     reg  rtc_match__0;
     reg  rtc_match__1;
     reg  rtc_match__2;
@@ -6121,6 +6154,9 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     reg  [31:0] off_d;
     reg  [31:0] off_sign;
     reg  [31:0] off_z;
+    reg  [31:0] off_zigzag;
+    reg  off_high;
+    reg  [7:0] rec_aux;
     reg  [7:0] rtc_len_grown;
     reg  [7:0] rtc_from;
     reg  rtc_touch;
@@ -6138,8 +6174,10 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
     reg  [31:0] since_inc;
     reg  sync_now;
     reg  reset_state;
-    reg  [5:0] dir_ctx6;
-    reg  [1:0] unused_dir_ctx;
+    reg  [4:0] dir_ctx5;
+    reg  [2:0] unused_dir_ctx;
+    reg  [31:0] unused_itp_writes;
+    reg  unused_itp_write_enables;
     reg  [15:0] unused_itt_hash;
     reg  [31:0] unused_itb_valid;
     reg  [31:0] unused_itt_valid;
@@ -6263,6 +6301,14 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         .waddr(itb__0__waddr),
         .wdata(itb__0__wdata)
     );
+    streamtrace_pft__front__itb_conf__0 itb_conf__0(
+        .clock(itb_conf__0__clock),
+        .raddr(itb_conf__0__raddr),
+        .rdata(itb_conf__0__rdata),
+        .we(itb_conf__0__we),
+        .waddr(itb_conf__0__waddr),
+        .wdata(itb_conf__0__wdata)
+    );
     streamtrace_pft__front__itb_valid__0 itb_valid__0(
         .clock(itb_valid__0__clock),
         .clear(itb_valid__0__clear),
@@ -6287,6 +6333,14 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         .we(itt_target__0__we),
         .waddr(itt_target__0__waddr),
         .wdata(itt_target__0__wdata)
+    );
+    streamtrace_pft__front__itt_useful__0 itt_useful__0(
+        .clock(itt_useful__0__clock),
+        .raddr(itt_useful__0__raddr),
+        .rdata(itt_useful__0__rdata),
+        .we(itt_useful__0__we),
+        .waddr(itt_useful__0__waddr),
+        .wdata(itt_useful__0__wdata)
     );
     streamtrace_pft__front__itt_valid__0 itt_valid__0(
         .clock(itt_valid__0__clock),
@@ -6342,6 +6396,7 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         end
         link = ~cls_none & links;
         mov_lr_pc = ~thumb & (insn == k_mov_lr_pc);
+        table_jump = (~thumb & (cond4 != k_cond_nv)) & ((insn & k_table_mask) == k_table);
         direction = (branch_class == k_c1) | cls_icond | (cls_ret & arm_cond);
         target = cls_icond | (branch_class == k_c4) | cls_ret;
         is_return = cls_ret | ((target & ~thumb) & ((insn & k_ldr_pc_sp_mask) == k_ldr_pc_sp));
@@ -6379,14 +6434,18 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         tgt_upper = pc & k_tgt_upper_mask;
         itb_index = hpc[15:0] & k_itb_mask;
         itb_entry = k_zero32;
+        base_conf = 1'b0;
         unused_itb_valid = k_zero32;
         unused_itb_valid = itb_valid__0__rdata;
         itb__0__clock = clock;
+        itb_conf__0__clock = clock;
         itb_valid__0__clock = clock;
         itb__0__raddr = itb_index;
+        itb_conf__0__raddr = itb_index;
         itb_valid__0__raddr = itb_index;
         if (itb_valid__0__rdata[32'h0]) begin
             itb_entry = itb__0__rdata;
+            base_conf = itb_conf__0__rdata != k_zero32;
         end
         if ((itb_entry & k_tgt_flag) != k_zero32) begin
             base_val = k_tgt_upper_mask | (itb_entry & k_tgt_low_mask);
@@ -6394,22 +6453,33 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         else begin
             base_val = tgt_upper | (itb_entry & k_tgt_low_mask);
         end
+        tgt_top = (next_pc & k_tgt_upper_mask) == k_tgt_upper_mask;
+        if (tgt_top) begin
+            tgt_entry = (next_pc & k_tgt_low_mask) | k_tgt_flag;
+        end
+        else begin
+            tgt_entry = next_pc & k_tgt_low_mask;
+        end
         itt_hash = (hpc ^ (hpc >> k_itt_shift)) ^ (path__q ^ (path__q >> k_itt_shift));
         itt_index = itt_hash[15:0] & k_itt_mask;
         itt_tag_calc = ((hpc ^ (hpc >> k_ttag_shift)) ^ ((path__q << k_three8) ^ (path__q >> k_five8))) & k_ttag_mask;
         itt_tag_val = k_zero32;
         itt_entry = k_zero32;
+        itt_useful_val = 1'b0;
         unused_itt_valid = k_zero32;
         unused_itt_valid = itt_valid__0__rdata;
         itt_tag__0__clock = clock;
         itt_target__0__clock = clock;
+        itt_useful__0__clock = clock;
         itt_valid__0__clock = clock;
         itt_tag__0__raddr = itt_index;
         itt_target__0__raddr = itt_index;
+        itt_useful__0__raddr = itt_index;
         itt_valid__0__raddr = itt_index;
         if (itt_valid__0__rdata[32'h0]) begin
             itt_tag_val = itt_tag__0__rdata;
             itt_entry = itt_target__0__rdata;
+            itt_useful_val = itt_useful__0__rdata != k_zero32;
         end
         if ((itt_entry & k_tgt_flag) != k_zero32) begin
             itt_target_val = k_tgt_upper_mask | (itt_entry & k_tgt_low_mask);
@@ -6420,9 +6490,15 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         tagged_hit = k_has_itt & (itt_tag_val == itt_tag_calc);
         pred_tgt = base_val;
         tgt_sel = k_sel_indirect;
+        if (base_conf) begin
+            tgt_sel = k_sel_indirect_conf;
+        end
         if (tagged_hit) begin
             pred_tgt = itt_target_val;
             tgt_sel = k_sel_indirect_tagged;
+            if (itt_useful_val) begin
+                tgt_sel = k_sel_indirect_tagged_useful;
+            end
         end
         if (is_return) begin
             pred_tgt = ras_top_val;
@@ -6441,11 +6517,12 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         ras_top_hit = ras_top_val == next_pc;
         ras_top_taken = ras_top_present & ras_top_hit;
         rtc_present = ((miss & ~alt_taken) & ~ras_top_taken) & k_has_rtc;
+        rtc_nameable = tgt_top | ((next_pc & k_tgt_upper_mask) == tgt_upper);
         rtc_found__0 = 1'b0;
         rtc_pos_v__0 = k_zero8;
         rtc_any = 1'b0;
         rtc_pos = k_zero8;
-        rtc_match__0 = (rtc_len__q > 0) & (rtc__0__q == next_pc);
+        rtc_match__0 = ((rtc_len__q > 0) & (rtc__0__q == tgt_entry)) & rtc_nameable;
         rtc_found__1 = rtc_found__0 | rtc_match__0;
         rtc_pos_v__1 = rtc_pos_v__0;
         if (rtc_match__0 & ~rtc_found__0) begin
@@ -6453,7 +6530,7 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         end
         rtc_any = rtc_found__1;
         rtc_pos = rtc_pos_v__1;
-        rtc_match__1 = (rtc_len__q > 1) & (rtc__1__q == next_pc);
+        rtc_match__1 = ((rtc_len__q > 1) & (rtc__1__q == tgt_entry)) & rtc_nameable;
         rtc_found__2 = rtc_found__1 | rtc_match__1;
         rtc_pos_v__2 = rtc_pos_v__1;
         if (rtc_match__1 & ~rtc_found__1) begin
@@ -6461,7 +6538,7 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         end
         rtc_any = rtc_found__2;
         rtc_pos = rtc_pos_v__2;
-        rtc_match__2 = (rtc_len__q > 2) & (rtc__2__q == next_pc);
+        rtc_match__2 = ((rtc_len__q > 2) & (rtc__2__q == tgt_entry)) & rtc_nameable;
         rtc_found__3 = rtc_found__2 | rtc_match__2;
         rtc_pos_v__3 = rtc_pos_v__2;
         if (rtc_match__2 & ~rtc_found__2) begin
@@ -6469,7 +6546,7 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         end
         rtc_any = rtc_found__3;
         rtc_pos = rtc_pos_v__3;
-        rtc_match__3 = (rtc_len__q > 3) & (rtc__3__q == next_pc);
+        rtc_match__3 = ((rtc_len__q > 3) & (rtc__3__q == tgt_entry)) & rtc_nameable;
         rtc_found__4 = rtc_found__3 | rtc_match__3;
         rtc_pos_v__4 = rtc_pos_v__3;
         if (rtc_match__3 & ~rtc_found__3) begin
@@ -6477,7 +6554,7 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         end
         rtc_any = rtc_found__4;
         rtc_pos = rtc_pos_v__4;
-        rtc_match__4 = (rtc_len__q > 4) & (rtc__4__q == next_pc);
+        rtc_match__4 = ((rtc_len__q > 4) & (rtc__4__q == tgt_entry)) & rtc_nameable;
         rtc_found__5 = rtc_found__4 | rtc_match__4;
         rtc_pos_v__5 = rtc_pos_v__4;
         if (rtc_match__4 & ~rtc_found__4) begin
@@ -6485,7 +6562,7 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         end
         rtc_any = rtc_found__5;
         rtc_pos = rtc_pos_v__5;
-        rtc_match__5 = (rtc_len__q > 5) & (rtc__5__q == next_pc);
+        rtc_match__5 = ((rtc_len__q > 5) & (rtc__5__q == tgt_entry)) & rtc_nameable;
         rtc_found__6 = rtc_found__5 | rtc_match__5;
         rtc_pos_v__6 = rtc_pos_v__5;
         if (rtc_match__5 & ~rtc_found__5) begin
@@ -6493,7 +6570,7 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         end
         rtc_any = rtc_found__6;
         rtc_pos = rtc_pos_v__6;
-        rtc_match__6 = (rtc_len__q > 6) & (rtc__6__q == next_pc);
+        rtc_match__6 = ((rtc_len__q > 6) & (rtc__6__q == tgt_entry)) & rtc_nameable;
         rtc_found__7 = rtc_found__6 | rtc_match__6;
         rtc_pos_v__7 = rtc_pos_v__6;
         if (rtc_match__6 & ~rtc_found__6) begin
@@ -6501,7 +6578,7 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         end
         rtc_any = rtc_found__7;
         rtc_pos = rtc_pos_v__7;
-        rtc_match__7 = (rtc_len__q > 7) & (rtc__7__q == next_pc);
+        rtc_match__7 = ((rtc_len__q > 7) & (rtc__7__q == tgt_entry)) & rtc_nameable;
         rtc_found__8 = rtc_found__7 | rtc_match__7;
         rtc_pos_v__8 = rtc_pos_v__7;
         if (rtc_match__7 & ~rtc_found__7) begin
@@ -6517,13 +6594,21 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
             off_shift = k_one8;
         end
         off_a = pc >> off_shift;
+        if (table_jump) begin
+            off_a = (pc + k_eight32) >> off_shift;
+        end
         off_t = next_pc >> off_shift;
         off_d = off_t - off_a;
         off_sign = k_zero32;
         if (off_d[32'h1f]) begin
             off_sign = k_ones32;
         end
-        off_z = (off_d << k_one8) ^ off_sign;
+        off_zigzag = (off_d << k_one8) ^ off_sign;
+        off_z = off_zigzag;
+        if (table_jump) begin
+            off_z = off_d;
+        end
+        off_high = (off_z > k_zmax6) & ((next_pc & k_page_mask) == k_high_page);
         addr_same = upper_next == upper1;
         addr_field = (next_pc >> k_low) & k_mask_full;
         if (addr_same) begin
@@ -6531,6 +6616,9 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         end
         if (off) begin
             addr_field = off_z;
+            if (off_high) begin
+                addr_field = next_pc & k_low12;
+            end
         end
         rtc_len_grown = rtc_len__q + k_one8;
         if (rtc_len__q == k_rtc_size) begin
@@ -6579,33 +6667,54 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
             if (rtc_from >= 7) begin
                 rtc__7__d = rtc__6__q;
             end
-            rtc__0__d = next_pc;
+            rtc__0__d = tgt_entry;
             if (off) begin
                 rtc_len__d = rtc_len_grown;
             end
         end
         itp_train = (enable & tgt_pt) & ~is_return;
-        tgt_top = (next_pc & k_tgt_upper_mask) == k_tgt_upper_mask;
-        if (tgt_top) begin
-            tgt_entry = (next_pc & k_tgt_low_mask) | k_tgt_flag;
-        end
-        else begin
-            tgt_entry = next_pc & k_tgt_low_mask;
-        end
         unused_tgt_entry = tgt_entry;
-        itt_write = itp_train & (tagged_hit | (base_val != next_pc));
+        tagged_right = tagged_hit & (itt_target_val == next_pc);
+        base_wrong = base_val != next_pc;
+        itt_write = itp_train & (tagged_hit | base_wrong);
+        itt_replace = ~tagged_right & ~itt_useful_val;
+        itt_wtag = itt_tag_val;
+        itt_wentry = itt_entry;
+        if (itt_replace) begin
+            itt_wtag = itt_tag_calc;
+            itt_wentry = tgt_entry;
+        end
+        itt_wuseful = k_zero32;
+        if (tagged_right) begin
+            itt_wuseful = k_one32;
+        end
+        itb_write = itp_train & ~tagged_right;
+        itb_wentry = itb_entry;
+        if (base_wrong & ~base_conf) begin
+            itb_wentry = tgt_entry;
+        end
+        itb_wconf = k_zero32;
+        if (~base_wrong) begin
+            itb_wconf = k_one32;
+        end
         itb__0__waddr = itb_index;
-        itb__0__wdata = tgt_entry;
-        itb__0__we = itp_train;
+        itb__0__wdata = itb_wentry;
+        itb__0__we = itb_write;
+        itb_conf__0__waddr = itb_index;
+        itb_conf__0__wdata = itb_wconf;
+        itb_conf__0__we = itb_write;
         itb_valid__0__waddr = itb_index;
         itb_valid__0__wdata = k_one32;
-        itb_valid__0__we = itp_train;
+        itb_valid__0__we = itb_write;
         itt_tag__0__waddr = itt_index;
-        itt_tag__0__wdata = itt_tag_calc;
+        itt_tag__0__wdata = itt_wtag;
         itt_tag__0__we = itt_write;
         itt_target__0__waddr = itt_index;
-        itt_target__0__wdata = tgt_entry;
+        itt_target__0__wdata = itt_wentry;
         itt_target__0__we = itt_write;
+        itt_useful__0__waddr = itt_index;
+        itt_useful__0__wdata = itt_wuseful;
+        itt_useful__0__we = itt_write;
         itt_valid__0__waddr = itt_index;
         itt_valid__0__wdata = k_one32;
         itt_valid__0__we = itt_write;
@@ -6655,16 +6764,25 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
         end
         since_inc = since__q + k_one32;
         sync_now = k_sync_on & (since_inc >= k_sync_period);
-        dir_ctx6 = dir_ctx[(32'h0)+:(6)];
-        unused_dir_ctx = dir_ctx[(32'h6)+:(2)];
+        dir_ctx5 = dir_ctx[(32'h0)+:(5)];
+        unused_dir_ctx = dir_ctx[(32'h5)+:(3)];
+        unused_itp_writes = (itb_wentry ^ itb_wconf) ^ ((itt_wtag ^ itt_wentry) ^ itt_wuseful);
+        unused_itp_write_enables = itb_write;
+        rec_aux = k_zero8;
+        if (rtc_hit) begin
+            rec_aux = rtc_pos;
+        end
+        if (off & off_high) begin
+            rec_aux = k_one8;
+        end
         unused_itt_hash = itt_hash[(32'h10)+:(16)];
         unused_itb_index = itb_index;
         unused_itt_index = itt_index;
         unused_itt_write = itt_write;
         unused_rtc_from = rtc_from;
         unused_push_val = push_val;
-        unused_rtc_chain = rtc_found__0 & (rtc_pos_v__0 == k_zero8);
-        fields0 = {32'd0, start_field} | ({48'd0, exc_offset} << k_sh32) | ({58'd0, dir_ctx6} << k_sh48) | ({62'd0, tgt_sel} << k_sh54) | ({56'd0, rtc_pos} << k_sh56);
+        unused_rtc_chain = (rtc_found__0 & (rtc_pos_v__0 == k_zero8)) & rtc_nameable;
+        fields0 = {32'd0, start_field} | ({48'd0, exc_offset} << k_sh32) | ({59'd0, dir_ctx5} << k_sh48) | ({61'd0, tgt_sel} << k_sh53) | ({56'd0, rec_aux} << k_sh56);
         fields1 = {32'd0, addr_field};
         tail_bits = k_zero64;
         if (sync_now) begin
@@ -6820,6 +6938,32 @@ module streamtrace_pft__front__itb__0(clock,raddr,rdata,we,waddr,wdata);
 endmodule // streamtrace_pft__front__itb__0
 
 
+module streamtrace_pft__front__itb_conf__0(clock,raddr,rdata,we,waddr,wdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] raddr;
+    output reg  [31:0] rdata;
+    input wire  we;
+    input wire  [15:0] waddr;
+    input wire  [31:0] wdata;
+    
+    // Update code (custom)
+    // 16 x 1 table: asynchronous read, synchronous write
+    reg [0:0] mem [0:15];
+    integer i;
+    initial begin
+        for (i = 0; i < 16; i = i + 1) mem[i] = 1'd0;
+    end
+    // address and data bits above the table's size are unused by design
+    wire unused_bits = &{1'b0, raddr[15:4], waddr[15:4], wdata[31:1], 1'b0};
+    always @(posedge clock) begin
+        if (we) mem[waddr[3:0]] <= wdata[0:0];
+    end
+    always @(*) rdata = {31'd0, mem[raddr[3:0]]};
+endmodule // streamtrace_pft__front__itb_conf__0
+
+
 module streamtrace_pft__front__itb_valid__0(clock,clear,raddr,rdata,we,waddr,wdata);
     
     // Module arguments
@@ -6859,18 +7003,18 @@ module streamtrace_pft__front__itt_tag__0(clock,raddr,rdata,we,waddr,wdata);
     input wire  [31:0] wdata;
     
     // Update code (custom)
-    // 16 x 5 table: asynchronous read, synchronous write
-    reg [4:0] mem [0:15];
+    // 16 x 4 table: asynchronous read, synchronous write
+    reg [3:0] mem [0:15];
     integer i;
     initial begin
-        for (i = 0; i < 16; i = i + 1) mem[i] = 5'd0;
+        for (i = 0; i < 16; i = i + 1) mem[i] = 4'd0;
     end
     // address and data bits above the table's size are unused by design
-    wire unused_bits = &{1'b0, raddr[15:4], waddr[15:4], wdata[31:5], 1'b0};
+    wire unused_bits = &{1'b0, raddr[15:4], waddr[15:4], wdata[31:4], 1'b0};
     always @(posedge clock) begin
-        if (we) mem[waddr[3:0]] <= wdata[4:0];
+        if (we) mem[waddr[3:0]] <= wdata[3:0];
     end
-    always @(*) rdata = {27'd0, mem[raddr[3:0]]};
+    always @(*) rdata = {28'd0, mem[raddr[3:0]]};
 endmodule // streamtrace_pft__front__itt_tag__0
 
 
@@ -6898,6 +7042,32 @@ module streamtrace_pft__front__itt_target__0(clock,raddr,rdata,we,waddr,wdata);
     end
     always @(*) rdata = {10'd0, mem[raddr[3:0]]};
 endmodule // streamtrace_pft__front__itt_target__0
+
+
+module streamtrace_pft__front__itt_useful__0(clock,raddr,rdata,we,waddr,wdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [15:0] raddr;
+    output reg  [31:0] rdata;
+    input wire  we;
+    input wire  [15:0] waddr;
+    input wire  [31:0] wdata;
+    
+    // Update code (custom)
+    // 16 x 1 table: asynchronous read, synchronous write
+    reg [0:0] mem [0:15];
+    integer i;
+    initial begin
+        for (i = 0; i < 16; i = i + 1) mem[i] = 1'd0;
+    end
+    // address and data bits above the table's size are unused by design
+    wire unused_bits = &{1'b0, raddr[15:4], waddr[15:4], wdata[31:1], 1'b0};
+    always @(posedge clock) begin
+        if (we) mem[waddr[3:0]] <= wdata[0:0];
+    end
+    always @(*) rdata = {31'd0, mem[raddr[3:0]]};
+endmodule // streamtrace_pft__front__itt_useful__0
 
 
 module streamtrace_pft__front__itt_valid__0(clock,clear,raddr,rdata,we,waddr,wdata);
@@ -8628,6 +8798,12 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     localparam  k_ctx_return_empty = 8'h1b;
     localparam  k_ctx_indirect = 8'h1c;
     localparam  k_ctx_indirect_tagged = 8'h20;
+    localparam  k_ctx_indirect_conf = 8'h2a;
+    localparam  k_ctx_indirect_tagged_useful = 8'h2b;
+    localparam  k_ctx_rtc_index1 = 8'h2c;
+    localparam  k_ctx_rtc_index2 = 8'h2d;
+    localparam  k_ctx_rtc_index3 = 8'h2e;
+    localparam  k_ctx_rtc_index4 = 8'h2f;
     localparam  k_ctx_alt = 8'h21;
     localparam  k_ctx_same_state = 8'h22;
     localparam  k_ctx_len1 = 8'h23;
@@ -8668,8 +8844,13 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     localparam  k_hi_full = 8'h10;
     localparam  k_lo_same = 8'h10;
     localparam  k_lo_full = 8'h10;
-    localparam  k_rtc_pos_bits = 8'h3;
-    localparam  k_has_rtc_pos = 1'b1;
+    localparam  k_rtc_align = 8'h1;
+    localparam  k_rtc_idx1 = 1'b1;
+    localparam  k_rtc_idx2 = 1'b1;
+    localparam  k_rtc_idx3 = 1'b1;
+    localparam  k_rtc_idx4 = 1'b0;
+    localparam  k_hp_arm = 8'ha;
+    localparam  k_hp_thumb = 8'hb;
     localparam  k_two8 = 8'h2;
     localparam  k_sixteen8 = 8'h10;
     localparam  k_esc_exception = 16'h2;
@@ -8679,6 +8860,7 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     localparam  k_zero8 = 8'h0;
     localparam  k_one8 = 8'h1;
     localparam  k_zero16 = 16'h0;
+    localparam  k_one16 = 16'h1;
     localparam  k_zero64 = 64'h0;
     
     // Stub signals
@@ -8739,6 +8921,10 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  present__24;
     reg  present__25;
     reg  present__26;
+    reg  present__27;
+    reg  present__28;
+    reg  present__29;
+    reg  present__30;
     reg  first_found__0;
     reg  first_found__1;
     reg  first_found__2;
@@ -8767,6 +8953,10 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  first_found__25;
     reg  first_found__26;
     reg  first_found__27;
+    reg  first_found__28;
+    reg  first_found__29;
+    reg  first_found__30;
+    reg  first_found__31;
     reg  [7:0] first_idx__0;
     reg  [7:0] first_idx__1;
     reg  [7:0] first_idx__2;
@@ -8795,6 +8985,10 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  [7:0] first_idx__25;
     reg  [7:0] first_idx__26;
     reg  [7:0] first_idx__27;
+    reg  [7:0] first_idx__28;
+    reg  [7:0] first_idx__29;
+    reg  [7:0] first_idx__30;
+    reg  [7:0] first_idx__31;
     reg  next_found__0;
     reg  next_found__1;
     reg  next_found__2;
@@ -8823,6 +9017,10 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  next_found__25;
     reg  next_found__26;
     reg  next_found__27;
+    reg  next_found__28;
+    reg  next_found__29;
+    reg  next_found__30;
+    reg  next_found__31;
     reg  [7:0] next_idx__0;
     reg  [7:0] next_idx__1;
     reg  [7:0] next_idx__2;
@@ -8851,6 +9049,10 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  [7:0] next_idx__25;
     reg  [7:0] next_idx__26;
     reg  [7:0] next_idx__27;
+    reg  [7:0] next_idx__28;
+    reg  [7:0] next_idx__29;
+    reg  [7:0] next_idx__30;
+    reg  [7:0] next_idx__31;
     reg  start;
     reg  start_same;
     reg  exc;
@@ -8868,13 +9070,18 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  rtc_hit;
     reg  off;
     reg  off_same;
+    reg  off_high;
+    reg  [15:0] hp_field;
+    reg  [7:0] hp_bits;
+    reg  [7:0] rtc_msb;
+    reg  [3:0] unused_rtc_msb;
     reg  addr_same;
     reg  [31:0] start_field;
     reg  [31:0] addr_field;
     reg  [15:0] exc_offset;
     reg  [15:0] tail_offset;
-    reg  [5:0] dir_ctx;
-    reg  [1:0] tgt_sel;
+    reg  [4:0] dir_ctx;
+    reg  [2:0] tgt_sel;
     reg  [3:0] rtc_pos;
     reg  [1:0] tail_type;
     reg  start_wide;
@@ -8932,8 +9139,8 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         end
         start_field = src0[(32'h0)+:(32)];
         exc_offset = src0[(32'h20)+:(16)];
-        dir_ctx = src0[(32'h30)+:(6)];
-        tgt_sel = src0[(32'h36)+:(2)];
+        dir_ctx = src0[(32'h30)+:(5)];
+        tgt_sel = src0[(32'h35)+:(3)];
         rtc_pos = src0[(32'h38)+:(4)];
         start = src0[32'h3c];
         start_same = src0[32'h3d];
@@ -8956,6 +9163,15 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         alt = src1[32'h3d];
         alt_hit = src1[32'h3e];
         off_same = src1[32'h3f];
+        off_high = off & src0[32'h38];
+        rtc_msb = {4'd0, rtc_pos} << k_rtc_align;
+        unused_rtc_msb = rtc_msb[(32'h4)+:(4)];
+        hp_field = addr_field[(32'h2)+:(16)];
+        hp_bits = k_hp_arm;
+        if (addr_field[32'h0]) begin
+            hp_field = addr_field[(32'h1)+:(16)];
+            hp_bits = k_hp_thumb;
+        end
         start_wide = k_wide_full;
         if (start_same) begin
             start_wide = k_wide_same;
@@ -8985,6 +9201,9 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         end
         if (addr_field <= k_zmax0) begin
             off_class = k_zero3;
+        end
+        if (off_high) begin
+            off_class = k_class7;
         end
         off_wide = 1'b0;
         off_hi_bits = k_whi7;
@@ -9022,7 +9241,10 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
                 end
             default:
                 begin
-                    off_wide = 1'b1;
+                    off_wide = ~off_high;
+                    if (off_high) begin
+                        off_lo_bits = hp_bits;
+                    end
                 end
         endcase
         field_wide = (exc & addr_wide) | (off & off_wide);
@@ -9039,22 +9261,26 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         present__8 = alt;
         present__9 = ras_top;
         present__10 = rtc;
-        present__11 = (rtc & rtc_hit) & k_has_rtc_pos;
-        present__12 = exc;
-        present__13 = off & k_iw;
-        present__14 = off;
-        present__15 = off;
-        present__16 = off;
-        present__17 = field_wide;
-        present__18 = exc | off;
-        present__19 = virt;
-        present__20 = tail;
-        present__21 = tail;
-        present__22 = tail;
-        present__23 = tail & overflow;
-        present__24 = tail & overflow;
+        present__11 = (rtc & rtc_hit) & k_rtc_idx1;
+        present__12 = (rtc & rtc_hit) & k_rtc_idx2;
+        present__13 = (rtc & rtc_hit) & k_rtc_idx3;
+        present__14 = (rtc & rtc_hit) & k_rtc_idx4;
+        present__15 = exc;
+        present__16 = off & k_iw;
+        present__17 = off;
+        present__18 = off;
+        present__19 = off;
+        present__20 = off & (off_class == k_class7);
+        present__21 = field_wide;
+        present__22 = exc | off;
+        present__23 = virt;
+        present__24 = tail;
         present__25 = tail;
-        present__26 = tail & marker;
+        present__26 = tail;
+        present__27 = tail & overflow;
+        present__28 = tail & overflow;
+        present__29 = tail;
+        present__30 = tail & marker;
         first_found__0 = 1'b0;
         first_idx__0 = k_zero8;
         first_found__1 = first_found__0 | present__0;
@@ -9246,6 +9472,34 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         end
         first = first_idx__27;
         unused_first_found = first_found__27;
+        first_found__28 = first_found__27 | present__27;
+        first_idx__28 = first_idx__27;
+        if (present__27 & ~first_found__27) begin
+            first_idx__28 = 27;
+        end
+        first = first_idx__28;
+        unused_first_found = first_found__28;
+        first_found__29 = first_found__28 | present__28;
+        first_idx__29 = first_idx__28;
+        if (present__28 & ~first_found__28) begin
+            first_idx__29 = 28;
+        end
+        first = first_idx__29;
+        unused_first_found = first_found__29;
+        first_found__30 = first_found__29 | present__29;
+        first_idx__30 = first_idx__29;
+        if (present__29 & ~first_found__29) begin
+            first_idx__30 = 29;
+        end
+        first = first_idx__30;
+        unused_first_found = first_found__30;
+        first_found__31 = first_found__30 | present__30;
+        first_idx__31 = first_idx__30;
+        if (present__30 & ~first_found__30) begin
+            first_idx__31 = 30;
+        end
+        first = first_idx__31;
+        unused_first_found = first_found__31;
         ph = phase__q;
         if (load) begin
             ph = first;
@@ -9442,6 +9696,34 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         end
         more = next_found__27;
         next = next_idx__27;
+        next_found__28 = next_found__27 | (present__27 & (ph1 <= 27));
+        next_idx__28 = next_idx__27;
+        if ((present__27 & (ph1 <= 27)) & ~next_found__27) begin
+            next_idx__28 = 27;
+        end
+        more = next_found__28;
+        next = next_idx__28;
+        next_found__29 = next_found__28 | (present__28 & (ph1 <= 28));
+        next_idx__29 = next_idx__28;
+        if ((present__28 & (ph1 <= 28)) & ~next_found__28) begin
+            next_idx__29 = 28;
+        end
+        more = next_found__29;
+        next = next_idx__29;
+        next_found__30 = next_found__29 | (present__29 & (ph1 <= 29));
+        next_idx__30 = next_idx__29;
+        if ((present__29 & (ph1 <= 29)) & ~next_found__29) begin
+            next_idx__30 = 29;
+        end
+        more = next_found__30;
+        next = next_idx__30;
+        next_found__31 = next_found__30 | (present__30 & (ph1 <= 30));
+        next_idx__31 = next_idx__30;
+        if ((present__30 & (ph1 <= 30)) & ~next_found__30) begin
+            next_idx__31 = 30;
+        end
+        more = next_found__31;
+        next = next_idx__31;
         op_valid = act & (in_service__q | load);
         sel_kind = k_raw;
         sel_escape = 1'b0;
@@ -9491,7 +9773,7 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
                 begin
                     sel_kind = k_slot;
                     sel_hit = dir_hit;
-                    sel_ctx = {2'd0, dir_ctx};
+                    sel_ctx = {3'd0, dir_ctx};
                 end
             7:
                 begin
@@ -9513,9 +9795,17 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
                             begin
                                 sel_ctx = k_ctx_indirect;
                             end
-                        default:
+                        3:
                             begin
                                 sel_ctx = k_ctx_indirect_tagged;
+                            end
+                        4:
+                            begin
+                                sel_ctx = k_ctx_indirect_conf;
+                            end
+                        default:
+                            begin
+                                sel_ctx = k_ctx_indirect_tagged_useful;
                             end
                     endcase
                 end
@@ -9539,28 +9829,47 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
                 end
             11:
                 begin
-                    sel_value = {12'd0, rtc_pos};
-                    sel_bits = k_rtc_pos_bits;
+                    sel_kind = k_bit;
+                    sel_hit = ~rtc_msb[32'h3];
+                    sel_ctx = k_ctx_rtc_index1;
                 end
             12:
+                begin
+                    sel_kind = k_bit;
+                    sel_hit = ~rtc_msb[32'h2];
+                    sel_ctx = k_ctx_rtc_index2;
+                end
+            13:
+                begin
+                    sel_kind = k_bit;
+                    sel_hit = ~rtc_msb[32'h1];
+                    sel_ctx = k_ctx_rtc_index3;
+                end
+            14:
+                begin
+                    sel_kind = k_bit;
+                    sel_hit = ~rtc_msb[32'h0];
+                    sel_ctx = k_ctx_rtc_index4;
+                end
+            15:
                 begin
                     sel_kind = k_bit;
                     sel_hit = addr_same;
                     sel_ctx = k_ctx_upper;
                 end
-            13:
+            16:
                 begin
                     sel_kind = k_bit;
                     sel_hit = off_same;
                     sel_ctx = k_ctx_same_state;
                 end
-            14:
+            17:
                 begin
                     sel_kind = k_bit;
                     sel_hit = ~off_class[32'h2];
                     sel_ctx = k_ctx_len1;
                 end
-            15:
+            18:
                 begin
                     sel_kind = k_bit;
                     sel_hit = ~off_class[32'h1];
@@ -9569,7 +9878,7 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
                         sel_ctx = k_ctx_len3;
                     end
                 end
-            16:
+            19:
                 begin
                     sel_kind = k_bit;
                     sel_hit = ~off_class[32'h0];
@@ -9592,7 +9901,14 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
                             end
                     endcase
                 end
-            17:
+            20:
+                begin
+                    if (off_high) begin
+                        sel_value = k_one16;
+                    end
+                    sel_bits = k_one8;
+                end
+            21:
                 begin
                     sel_value = addr_field[(32'h10)+:(16)];
                     sel_bits = off_hi_bits;
@@ -9603,9 +9919,12 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
                         end
                     end
                 end
-            18:
+            22:
                 begin
                     sel_value = addr_field[(32'h0)+:(16)];
+                    if (off_high) begin
+                        sel_value = hp_field;
+                    end
                     sel_bits = off_lo_bits;
                     if (exc) begin
                         sel_bits = k_lo_full;
@@ -9614,35 +9933,35 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
                         end
                     end
                 end
-            19:
+            23:
                 begin
                     sel_kind = k_slot;
                     sel_hit = 1'b1;
                     sel_fixed = 1'b1;
                 end
-            20:
+            24:
                 begin
                     sel_kind = k_slot;
                     sel_escape = 1'b1;
                 end
-            21:
+            25:
                 begin
                     sel_value = {14'd0, tail_type};
                     sel_bits = k_two8;
                 end
-            22:
+            26:
                 begin
                     sel_value = tail_offset;
                 end
-            23:
+            27:
                 begin
                     sel_value = addr_field[(32'h10)+:(16)];
                 end
-            24:
+            28:
                 begin
                     sel_value = addr_field[(32'h0)+:(16)];
                 end
-            25:
+            29:
                 begin
                     sel_kind = k_flush;
                 end

@@ -17,7 +17,7 @@ fn addr_bits(depth: usize) -> usize {
 /// `rdata` is zero-extended to 32 bits. Only the low ceil(log2(depth)) address bits are
 /// decoded. A depth that is not a power of two leaves addresses without a word: the
 /// simulation reads them as 0 and ignores writes there, the Verilog leaves them undefined,
-/// so callers must not use them (pft's probabilities: 42 contexts).
+/// so callers must not use them (pft's probabilities: 47 contexts).
 #[derive(LogicBlock)]
 pub struct TableRam {
     pub clock: Signal<In, Clock>,

@@ -7,9 +7,11 @@ mod common;
 
 use rust_hdl::prelude::*;
 use streamtrace_hw::pft::front::PftFrontEnd;
-use streamtrace_hw::pft::{strip_info, JobRecord, PftHwConfig, TGT_INDIRECT_TAGGED};
+use streamtrace_hw::pft::{
+    strip_info, JobRecord, PftHwConfig, TGT_INDIRECT_CONF, TGT_INDIRECT_TAGGED, TGT_INDIRECT_TAGGED_USEFUL,
+};
 use streamtrace_model::pft::predict::DirectionPredictor;
-use streamtrace_model::pft::PftFrontEnd as ModelFrontEnd;
+use streamtrace_model::pft::{table_jump, PftFrontEnd as ModelFrontEnd};
 use streamtrace_model::{BranchClass, BufferConfig, Config, RetireEvent};
 
 fn program_events(name: &str, max: u64) -> Vec<RetireEvent> {
@@ -24,7 +26,9 @@ fn lcg(s: &mut u64) -> u64 {
 /// A synthetic interpreter loop, the target coding's hard case: a dispatch jump whose
 /// targets follow a repeating pattern with random departures (the tagged target table and
 /// its alternate), handlers in ARM and Thumb state, near and far (the kernel helper page:
-/// every offset class), calls and returns, and a `pop {r3}; bx r3` return (RAS top).
+/// every offset class and the high-page field; another 2 MiB region, which the RTC cannot
+/// name), calls and returns, a `pop {r3}; bx r3` return (RAS top), and now and then a jump
+/// table (`addls pc, pc, r0, lsl #2`, offsets from pc + 8) in front of the handler.
 fn ev(v: &mut Vec<RetireEvent>, pc: u32, insn: u32, class: BranchClass, taken: bool, next_pc: u32) {
     let thumb = pc & 1 != 0;
     v.push(RetireEvent { pc: pc & !1, insn, thumb, class, taken, next_pc, ..Default::default() });
@@ -55,7 +59,14 @@ fn dispatch_events(n: usize) -> Vec<RetireEvent> {
         if !skip {
             ev(&mut v, 0x8008, NOP, BranchClass::None, false, 0x800C);
         }
-        ev(&mut v, 0x800C, 0xE791_F100, IndirectUncond, true, h);
+        if r % 8 == 3 {
+            // A jump table of 64 cases, each a branch to the handler.
+            let case = 0x8014 + 4 * (lcg(&mut s) % 64) as u32;
+            ev(&mut v, 0x800C, 0x908F_F100, IndirectCond, true, case);
+            ev(&mut v, case, 0xEA00_0000, DirectUncond, true, h);
+        } else {
+            ev(&mut v, 0x800C, 0xE791_F100, IndirectUncond, true, h);
+        }
         if h & 1 != 0 {
             // Thumb: a nop, then back to the dispatcher through `bx r3`.
             ev(&mut v, h, 0x46C0, BranchClass::None, false, h + 2);
@@ -123,8 +134,14 @@ struct Seen {
     /// Direct calls' history bits.
     calls: u64,
     tagged: u64,
+    /// Target points in the contexts of a confident base or useful tagged entry.
+    confident: u64,
     alts: u64,
+    rtc_hits: u64,
     offsets: u64,
+    /// Offsets of a jump table, and class-7 offsets into the high page.
+    tables: u64,
+    high: u64,
 }
 
 /// Drive `events` through the RTL front end and the model's; `clear_every`: an OVERFLOW
@@ -178,9 +195,14 @@ fn compare(cfg: &str, events: &[RetireEvent], clear_every: u64, exception_every:
                 assert_eq!(rec.ops(&h), strip_info(job.ops()), "event {i} {ev:?}: {rec:?}");
                 assert_eq!(gap_before, job.gap_before, "event {i}: gap before");
                 seen.jobs += 1;
-                seen.tagged += (rec.tgt && rec.tgt_sel == TGT_INDIRECT_TAGGED) as u64;
+                let sel = if rec.tgt { Some(rec.tgt_sel) } else { None };
+                seen.tagged += matches!(sel, Some(TGT_INDIRECT_TAGGED | TGT_INDIRECT_TAGGED_USEFUL)) as u64;
+                seen.confident += matches!(sel, Some(TGT_INDIRECT_CONF | TGT_INDIRECT_TAGGED_USEFUL)) as u64;
                 seen.alts += rec.alt as u64;
+                seen.rtc_hits += rec.rtc_hit as u64;
                 seen.offsets += rec.off as u64;
+                seen.tables += (rec.off && table_jump(ev.insn, ev.thumb)) as u64;
+                seen.high += rec.off_high as u64;
             }
             if uut.dir_update.val() {
                 dir.update(ev.taken);
@@ -237,11 +259,19 @@ fn front_end_jobs_equal_the_models_on_program_traces() {
         }
         all.jobs += seen.jobs;
         all.tagged += seen.tagged;
+        all.confident += seen.confident;
         all.alts += seen.alts;
+        all.rtc_hits += seen.rtc_hits;
         all.offsets += seen.offsets;
+        all.tables += seen.tables;
+        all.high += seen.high;
         all.calls += seen.calls;
     }
     assert!(all.tagged > 100 && all.alts > 10 && all.offsets > 100, "the traces exercise the target coding: {all:?}");
+    assert!(
+        all.confident > 100 && all.rtc_hits > 100 && all.tables > 50 && all.high > 10,
+        "the traces exercise the confidence and useful bits, the RTC, jump tables and the high page: {all:?}"
+    );
     assert!(all.calls > 2000, "the traces exercise the calls' history bits: {all:?}");
 }
 

@@ -148,14 +148,14 @@ mod tests {
 
     #[test]
     fn pft_counts_its_job_buffer() {
-        // trace-format.md 11.8: the default's 4,747 bits, 2 control entries of 48 bits and 2
+        // trace-format.md 11.8: the default's 4,753 bits, 2 control entries of 48 bits and 2
         // address words of 32 (trace-timing 1.5), 80 bits of output buffer.
         let p: Config = "pft".parse().unwrap();
         let s = storage_bits(&p, PAPER_SDB_ENTRIES, PAPER_OUTPUT_BUFFER_BITS);
-        assert_eq!((s.pft, s.sdb, s.output_buffer, s.total), (4747, 160, 80, 4987));
-        assert_eq!(storage_bits(&p, 5, 40).total, 4747 + 5 * (48 + 32) + 40);
+        assert_eq!((s.pft, s.sdb, s.output_buffer, s.total), (4753, 160, 80, 4993));
+        assert_eq!(storage_bits(&p, 5, 40).total, 4753 + 5 * (48 + 32) + 40);
         // One entry still has the two words any job may need.
-        assert_eq!(storage_bits(&p, 1, 40).total, 4747 + 48 + 2 * 32 + 40);
+        assert_eq!(storage_bits(&p, 1, 40).total, 4753 + 48 + 2 * 32 + 40);
         assert_eq!((s.detector, s.sdc, s.lsp), (0, 0, 0), "no stream detector, SDC or LSP");
     }
 }

@@ -13,8 +13,8 @@ use streamtrace_model::format::{SYNC_MARKER, find_sync_marker};
 use streamtrace_model::pft::coder::{CoderError, Prob, RangeDecoder};
 use streamtrace_model::pft::predict::{BranchKey, DirectionPredictor, Lookup};
 use streamtrace_model::pft::{
-    offset_target, InsnFlow, EscapeType, PftState, TargetContexts, ESCAPE_TYPE_BITS, GAP_BITS, LOST_BITS, MAX_GAP,
-    OFFSET_WIDTHS,
+    high_page_bits, offset_target, InsnFlow, EscapeType, PftState, TargetContexts, ESCAPE_TYPE_BITS, GAP_BITS,
+    LOST_BITS, MAX_GAP, HIGH_PAGE, OFFSET_WIDTHS,
 };
 use streamtrace_model::{BranchClass, Config, IsaMode};
 
@@ -73,7 +73,7 @@ fn walk_block<I: ProgramImage + ?Sized>(image: &I, dir: &DirectionPredictor, sta
         b.addrs.push(pc);
         if flow.is_slot() {
             let direct = if c.class == BranchClass::DirectCond { c.target } else { None };
-            let plain = InsnFlow { direction: true, target: false, ret: false, link: false, mov_lr_pc: false };
+            let plain = InsnFlow { direction: true, target: false, ret: false, link: false, mov_lr_pc: false, table: false };
             b.end = match direct {
                 Some(taken) if flow == plain => BlockEnd::Conditional { taken, seq },
                 _ => BlockEnd::Slot { flow, direct },
@@ -336,6 +336,7 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         a: u32,
         ret: bool,
         alt: Option<u32>,
+        table: bool,
         offset: u64,
     ) -> Result<u32, DecodeError> {
         let rate = self.state.params.rate;
@@ -353,8 +354,12 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         }
         let n = self.state.rtc.capacity();
         if n > 0 && bit(c, &mut self.probs, self.state.target_ctx(TargetContexts::RTC_HIT), rate, bytes)? {
-            let i = c.raw_wide(n.trailing_zeros(), bytes)? as usize;
-            let Some(a) = self.state.rtc.get(i) else {
+            let mut i = 0;
+            for j in 0..n.trailing_zeros() as usize {
+                let zero = bit(c, &mut self.probs, self.state.target_ctx(TargetContexts::RTC_INDEX + j), rate, bytes)?;
+                i = 2 * i + !zero as usize;
+            }
+            let Some(a) = self.state.rtc.get(i, a) else {
                 return Err(DecodeError::Corrupt {
                     reason: format!("recent-target index {i} beyond the cache's fill"),
                     offset,
@@ -363,13 +368,13 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
             self.state.rtc.touch(Some(i), a);
             return Ok(a);
         }
-        let t = self.offset(c, a)?;
+        let t = self.offset(c, a, table)?;
         self.state.rtc.touch(None, t);
         Ok(t)
     }
 
     /// A target sent as an offset from the branch at `a` (section 11.5, *offset*).
-    fn offset(&mut self, c: &mut RangeDecoder, a: u32) -> Result<u32, CoderError> {
+    fn offset(&mut self, c: &mut RangeDecoder, a: u32, table: bool) -> Result<u32, CoderError> {
         let rate = self.state.params.rate;
         let bytes = self.bytes;
         let thumb = if self.state.low == 0 {
@@ -383,8 +388,14 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
             let zero = bit(c, &mut self.probs, self.state.target_ctx(TargetContexts::LEN + node - 1), rate, bytes)?;
             node = 2 * node + !zero as usize;
         }
-        let z = c.raw_wide(OFFSET_WIDTHS[node - 8], bytes)?;
-        Ok(offset_target(a, z, thumb))
+        let class = node - 8;
+        if class == OFFSET_WIDTHS.len() - 1 && c.raw_wide(1, bytes)? != 0 {
+            let s = if thumb { 1 } else { 2 };
+            let f = c.raw_wide(high_page_bits(thumb), bytes)?;
+            return Ok(HIGH_PAGE | f << s | thumb as u32);
+        }
+        let z = c.raw_wide(OFFSET_WIDTHS[class], bytes)?;
+        Ok(offset_target(a, z, thumb, table))
     }
 
     fn check_start(&self, a: u32, offset: u64) -> Result<(), DecodeError> {
@@ -671,7 +682,7 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
                         let t = if bit(c, &mut self.probs, ctx, self.state.params.rate, bytes)? {
                             pred
                         } else {
-                            self.target(c, a, flow.ret, alt, offset)?
+                            self.target(c, a, flow.ret, alt, flow.table, offset)?
                         };
                         self.state.after_target(&flow, t);
                         t

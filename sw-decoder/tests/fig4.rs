@@ -179,7 +179,8 @@ fn fig4_under_pft() {
     // bx lr at 0x02000218: a return with an empty RAS (predicts 0: miss); no alternate (a
     // return) and the RTC is empty (miss); 0x8000 as an offset: ARM to ARM (SAME_STATE hit),
     // d = 0x2000 - 0x800086 = -0x7fe086, z = 2|d| - 1 = 0xffc10b (24 bits: class 7, binary
-    // 111, so LEN_1, LEN_3 and LEN_7 all miss), z in 32 bits; END with offset 0.
+    // 111, so LEN_1, LEN_3 and LEN_7 all miss), class 7's high-page bit (0x8000 is not in
+    // 0xFFFF0000..0xFFFF0FFF: a raw 0), z in 32 bits; END with offset 0.
     let bx = LOOP + 32 + 4;
     assert_eq!(bx >> 2, 0x0080_0086);
     let d = (0x8000i64 >> 2) - (bx as i64 >> 2);
@@ -193,6 +194,7 @@ fn fig4_under_pft() {
         CoderOp::Bit { hit: false, ctx: t(TargetContexts::LEN), info: Info::Address },
         CoderOp::Bit { hit: false, ctx: t(TargetContexts::LEN + 2), info: Info::Address },
         CoderOp::Bit { hit: false, ctx: t(TargetContexts::LEN + 6), info: Info::Address },
+        CoderOp::Raw { value: 0, bits: 1, info: Info::Address },
         CoderOp::Raw { value: z >> 16, bits: 16, info: Info::Address },
         CoderOp::Raw { value: z & 0xFFFF, bits: 16, info: Info::Address },
         CoderOp::Slot { escape: true, hit: false, ctx: None, info: Info::Address },
@@ -214,7 +216,7 @@ fn fig4_under_pft() {
     verify_addresses(&out.addresses, &events).unwrap();
 }
 
-const PFT_FIG4_BYTES: &str = "80ff7ef9fe0c0000000277967722a737fee60000000000";
+const PFT_FIG4_BYTES: &str = "80ff7ef9fe0c000000027795ea7547ce3f72d000000000";
 
 /// Section 11.3 with the default keys (bim 256, six tables of 32 entries, 7-bit tags,
 /// histories 3-5-9-16-30-64, index shifts max(1, 5 - i)), written from the text: folds

@@ -1083,18 +1083,18 @@ mod tests {
 
     /// Random sequences (skewed decisions, escapes, virtual slots, raw fields of every width
     /// with all-ones and zero phases, flushes and markers, a reset, held cycles) under five
-    /// configurations: both rate extremes, 42 contexts (the default's six tagged tables, and
-    /// the most: three or more tables have 26 direction contexts), 34 (two tables) and eight
-    /// tables. Every cycle's `busy` and byte equal the model's.
+    /// configurations: both rate extremes, 47 contexts (the default's six tagged tables, and
+    /// the most: three or more tables have 26 direction contexts, and 8 RTC entries three
+    /// RTC_INDEX contexts), 39 (two tables) and eight tables. Every cycle's `busy` and byte equal the model's.
     #[test]
     fn pft_coder_rusthdl_matches_model_on_random_ops() {
         let mut total = 0;
         let configs = [
-            ("pft,rate=1", 1, 42),
-            ("pft", 2, 42),
-            ("pft,rate=8", 3, 42),
-            ("pft,hlen=8-40", 4, 34),
-            ("pft,hlen=1-2-4-8-16-32-48-64,rate=3", 9, 42),
+            ("pft,rate=1", 1, 47),
+            ("pft", 2, 47),
+            ("pft,rate=8", 3, 47),
+            ("pft,hlen=8-40", 4, 39),
+            ("pft,hlen=1-2-4-8-16-32-48-64,rate=3", 9, 47),
         ];
         for (cfg, seed, contexts) in configs {
             let h = hw(cfg);

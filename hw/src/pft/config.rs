@@ -2,7 +2,7 @@
 //! buffers, checked against what the RTL builds, with the derived widths the blocks need.
 
 use streamtrace_model::pft::predict::DirectionPredictor;
-use streamtrace_model::pft::{PftParams, TargetContexts};
+use streamtrace_model::pft::PftParams;
 use streamtrace_model::{BufferConfig, Config, FullPolicy, IsaMode, Scheme};
 
 use crate::config::{HwError, MAX_OBUF_BITS, MAX_PORT_BITS, RECORD_BITS};
@@ -33,7 +33,7 @@ pub struct PftHwConfig {
     pub rtc_pos_bits: u32,
     /// Direction contexts (2 + 8·min(T, 3)); the target contexts follow them.
     pub direction_contexts: usize,
-    /// All contexts (direction + 16).
+    /// All contexts (direction, the 18 fixed target contexts, one RTC_INDEX per position bit).
     pub contexts: usize,
     pub sdb_depth: u32,
     pub obuf_bits: u32,
@@ -83,7 +83,7 @@ impl PftHwConfig {
             itt_bits: if p.itt > 0 { p.itt.trailing_zeros() } else { 0 },
             rtc_pos_bits: if p.rtc > 1 { p.rtc.trailing_zeros() } else { 0 },
             direction_contexts,
-            contexts: direction_contexts + TargetContexts::COUNT,
+            contexts: p.contexts(),
             sdb_depth,
             obuf_bits: obuf as u32,
         })
@@ -116,7 +116,7 @@ mod tests {
     fn default_pft_derives_its_widths() {
         let h = PftHwConfig::new(&"pft".parse().unwrap(), &BufferConfig::default()).unwrap();
         assert_eq!((h.tables, h.index_bits, h.bim_bits, h.itp_bits, h.itt_bits, h.rtc_pos_bits), (6, 5, 8, 4, 4, 3));
-        assert_eq!((h.direction_contexts, h.contexts), (26, 42));
+        assert_eq!((h.direction_contexts, h.contexts), (26, 47));
         assert_eq!((h.address_bits(true), h.address_bits(false)), (20, 32));
         assert_eq!(h.module_name(), "streamtrace_pft");
         let e = PftHwConfig::new(&"rsdc-32x4-128".parse().unwrap(), &BufferConfig::default()).unwrap_err();

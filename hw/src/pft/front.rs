@@ -10,15 +10,21 @@
 //! `clear` (the top pushed an OVERFLOW job) and a periodic SYNC put every table in the reset
 //! state of 11.7 at the clock edge. The RAS is a table RAM with a top pointer and a count (a
 //! reset empties it; an empty stack's entries are never read); the RTC is registers with a
-//! count (every entry is compared at once); the ITP's base and tagged tables are table RAMs
-//! with valid flags (an invalid entry reads as the reset value 0, tag 0 included), so a reset
-//! is one cycle.
+//! count (every entry, held as an ITP entry, is compared at once); the ITP's base and tagged
+//! tables are table RAMs with valid flags (an invalid entry reads as the reset value 0, tag,
+//! confidence and useful bits included, and a write stores a whole entry), so a reset is
+//! one cycle.
 
 use rust_hdl::prelude::*;
 
-use super::{PftHwConfig, ESC_SYNC, TGT_INDIRECT, TGT_INDIRECT_TAGGED, TGT_RETURN, TGT_RETURN_EMPTY};
+use super::{
+    PftHwConfig, ESC_SYNC, TGT_INDIRECT, TGT_INDIRECT_CONF, TGT_INDIRECT_TAGGED, TGT_INDIRECT_TAGGED_USEFUL, TGT_RETURN,
+    TGT_RETURN_EMPTY,
+};
 use crate::mem::{FlagArray, TableRam, ADDR_BITS};
-use streamtrace_model::pft::{ARM_MOV_LR_PC, LDR_PC_SP, LDR_PC_SP_MASK, MAX_GAP};
+use streamtrace_model::pft::{
+    ARM_MOV_LR_PC, HIGH_PAGE, LDR_PC_SP, LDR_PC_SP_MASK, MAX_GAP, OFFSET_WIDTHS, TABLE_JUMP, TABLE_JUMP_MASK,
+};
 
 #[derive(LogicBlock)]
 pub struct PftFrontEnd {
@@ -61,14 +67,17 @@ pub struct PftFrontEnd {
     ras: Vec<TableRam>,
     ras_top: DFF<Bits<8>>,
     ras_count: DFF<Bits<8>>,
+    /// RTC entries, held as ITP entries are (`tw` low bits and the top-region flag).
     rtc: Vec<DFF<Bits<32>>>,
     rtc_len: DFF<Bits<8>>,
-    /// ITP base table (targets by address) and tagged table (tags, targets by address and
-    /// path), each with its valid flags.
+    /// ITP base table (targets by address, confidence bits) and tagged table (tags,
+    /// targets by address and path, useful bits), each with its valid flags.
     itb: Vec<TableRam>,
+    itb_conf: Vec<TableRam>,
     itb_valid: Vec<FlagArray>,
     itt_tag: Vec<TableRam>,
     itt_target: Vec<TableRam>,
+    itt_useful: Vec<TableRam>,
     itt_valid: Vec<FlagArray>,
     path: DFF<Bits<32>>,
     // Decode.
@@ -86,6 +95,8 @@ pub struct PftFrontEnd {
     links: Signal<Local, Bit>,
     link: Signal<Local, Bit>,
     mov_lr_pc: Signal<Local, Bit>,
+    /// ARM `ADD{cond} pc, pc, Rm{, shift #imm}`: a jump table (11.5, *offset*).
+    table_jump: Signal<Local, Bit>,
     direction: Signal<Local, Bit>,
     target: Signal<Local, Bit>,
     slot: Signal<Local, Bit>,
@@ -126,10 +137,24 @@ pub struct PftFrontEnd {
     itt_tag_val: Signal<Local, Bits<32>>,
     itt_target_val: Signal<Local, Bits<32>>,
     tagged_hit: Signal<Local, Bit>,
+    /// The base entry's confidence bit and the tagged entry's useful bit as read.
+    base_conf: Signal<Local, Bit>,
+    itt_useful_val: Signal<Local, Bit>,
     itp_train: Signal<Local, Bit>,
+    /// The update of 11.4: the tagged entry provided the target; the base entry's is wrong.
+    tagged_right: Signal<Local, Bit>,
+    base_wrong: Signal<Local, Bit>,
     itt_write: Signal<Local, Bit>,
+    /// The tagged entry takes the new tag and target (else it keeps what it holds).
+    itt_replace: Signal<Local, Bit>,
+    itt_wtag: Signal<Local, Bits<32>>,
+    itt_wentry: Signal<Local, Bits<32>>,
+    itb_write: Signal<Local, Bit>,
+    itb_wentry: Signal<Local, Bits<32>>,
+    itb_wconf: Signal<Local, Bits<32>>,
+    itt_wuseful: Signal<Local, Bits<32>>,
     pred_tgt: Signal<Local, Bits<32>>,
-    tgt_sel: Signal<Local, Bits<2>>,
+    tgt_sel: Signal<Local, Bits<3>>,
     tgt_hit: Signal<Local, Bit>,
     miss: Signal<Local, Bit>,
     alt_present: Signal<Local, Bit>,
@@ -139,6 +164,9 @@ pub struct PftFrontEnd {
     ras_top_hit: Signal<Local, Bit>,
     ras_top_taken: Signal<Local, Bit>,
     rtc_present: Signal<Local, Bit>,
+    /// The RTC can name the target for this branch: it lies in the branch's `tw` region or
+    /// in the top region (11.4).
+    rtc_nameable: Signal<Local, Bit>,
     rtc_match: Vec<Signal<Local, Bit>>,
     rtc_found: Vec<Signal<Local, Bit>>,
     rtc_pos_v: Vec<Signal<Local, Bits<8>>>,
@@ -153,6 +181,10 @@ pub struct PftFrontEnd {
     off_d: Signal<Local, Bits<32>>,
     off_sign: Signal<Local, Bits<32>>,
     off_z: Signal<Local, Bits<32>>,
+    off_zigzag: Signal<Local, Bits<32>>,
+    /// Class 7 and a target in the high page: the flag and the target's bits [11:0].
+    off_high: Signal<Local, Bit>,
+    rec_aux: Signal<Local, Bits<8>>,
     rtc_len_grown: Signal<Local, Bits<8>>,
     rtc_from: Signal<Local, Bits<8>>,
     rtc_touch: Signal<Local, Bit>,
@@ -173,9 +205,11 @@ pub struct PftFrontEnd {
     sync_now: Signal<Local, Bit>,
     reset_state: Signal<Local, Bit>,
     // Record.
-    dir_ctx6: Signal<Local, Bits<6>>,
+    dir_ctx5: Signal<Local, Bits<5>>,
     /// Bits unused by design (Verilator's lint skips `unused_` names).
-    unused_dir_ctx: Signal<Local, Bits<2>>,
+    unused_dir_ctx: Signal<Local, Bits<3>>,
+    unused_itp_writes: Signal<Local, Bits<32>>,
+    unused_itp_write_enables: Signal<Local, Bit>,
     unused_itt_hash: Signal<Local, Bits<16>>,
     unused_itb_valid: Signal<Local, Bits<32>>,
     unused_itt_valid: Signal<Local, Bits<32>>,
@@ -258,13 +292,22 @@ pub struct PftFrontEnd {
     k_max_gap: Constant<Bits<16>>,
     k_sync_on: Constant<Bit>,
     k_sync_period: Constant<Bits<32>>,
-    k_sel_return: Constant<Bits<2>>,
-    k_sel_return_empty: Constant<Bits<2>>,
-    k_sel_indirect: Constant<Bits<2>>,
-    k_sel_indirect_tagged: Constant<Bits<2>>,
+    k_sel_return: Constant<Bits<3>>,
+    k_sel_return_empty: Constant<Bits<3>>,
+    k_sel_indirect: Constant<Bits<3>>,
+    k_sel_indirect_tagged: Constant<Bits<3>>,
+    k_sel_indirect_conf: Constant<Bits<3>>,
+    k_sel_indirect_tagged_useful: Constant<Bits<3>>,
+    k_table_mask: Constant<Bits<32>>,
+    k_table: Constant<Bits<32>>,
+    k_page_mask: Constant<Bits<32>>,
+    k_high_page: Constant<Bits<32>>,
+    k_low12: Constant<Bits<32>>,
+    /// The largest z below class 7.
+    k_zmax6: Constant<Bits<32>>,
     k_sh32: Constant<Bits<8>>,
     k_sh48: Constant<Bits<8>>,
-    k_sh54: Constant<Bits<8>>,
+    k_sh53: Constant<Bits<8>>,
     k_sh56: Constant<Bits<8>>,
     k_tail_sync: Constant<Bits<64>>,
     k_b_start: Constant<Bits<64>>,
@@ -339,9 +382,11 @@ impl PftFrontEnd {
             rtc: (0..p.rtc).map(|_| Default::default()).collect(),
             rtc_len: Default::default(),
             itb: (0..itb_tables).map(|_| TableRam::new(p.itp as usize, p.target_entry_bits() as usize)).collect(),
+            itb_conf: (0..itb_tables).map(|_| TableRam::new(p.itp as usize, 1)).collect(),
             itb_valid: (0..itb_tables).map(|_| FlagArray::decoded(p.itp as usize, 1)).collect(),
             itt_tag: (0..itt_tables).map(|_| TableRam::new(p.itt as usize, p.ttag as usize)).collect(),
             itt_target: (0..itt_tables).map(|_| TableRam::new(p.itt as usize, p.target_entry_bits() as usize)).collect(),
+            itt_useful: (0..itt_tables).map(|_| TableRam::new(p.itt as usize, 1)).collect(),
             itt_valid: (0..itt_tables).map(|_| FlagArray::decoded(p.itt as usize, 1)).collect(),
             path: Default::default(),
             thumb: Default::default(),
@@ -356,6 +401,7 @@ impl PftFrontEnd {
             links: Default::default(),
             link: Default::default(),
             mov_lr_pc: Default::default(),
+            table_jump: Default::default(),
             direction: Default::default(),
             target: Default::default(),
             slot: Default::default(),
@@ -390,8 +436,19 @@ impl PftFrontEnd {
             itt_tag_val: Default::default(),
             itt_target_val: Default::default(),
             tagged_hit: Default::default(),
+            base_conf: Default::default(),
+            itt_useful_val: Default::default(),
             itp_train: Default::default(),
+            tagged_right: Default::default(),
+            base_wrong: Default::default(),
             itt_write: Default::default(),
+            itt_replace: Default::default(),
+            itt_wtag: Default::default(),
+            itt_wentry: Default::default(),
+            itb_write: Default::default(),
+            itb_wentry: Default::default(),
+            itb_wconf: Default::default(),
+            itt_wuseful: Default::default(),
             pred_tgt: Default::default(),
             tgt_sel: Default::default(),
             tgt_hit: Default::default(),
@@ -403,6 +460,7 @@ impl PftFrontEnd {
             ras_top_hit: Default::default(),
             ras_top_taken: Default::default(),
             rtc_present: Default::default(),
+            rtc_nameable: Default::default(),
             rtc_match: (0..p.rtc).map(|_| Default::default()).collect(),
             rtc_found: (0..=p.rtc).map(|_| Default::default()).collect(),
             rtc_pos_v: (0..=p.rtc).map(|_| Default::default()).collect(),
@@ -417,6 +475,9 @@ impl PftFrontEnd {
             off_d: Default::default(),
             off_sign: Default::default(),
             off_z: Default::default(),
+            off_zigzag: Default::default(),
+            off_high: Default::default(),
+            rec_aux: Default::default(),
             rtc_len_grown: Default::default(),
             rtc_from: Default::default(),
             rtc_touch: Default::default(),
@@ -434,8 +495,10 @@ impl PftFrontEnd {
             since_inc: Default::default(),
             sync_now: Default::default(),
             reset_state: Default::default(),
-            dir_ctx6: Default::default(),
+            dir_ctx5: Default::default(),
             unused_dir_ctx: Default::default(),
+            unused_itp_writes: Default::default(),
+            unused_itp_write_enables: Default::default(),
             unused_itt_hash: Default::default(),
             unused_itb_valid: Default::default(),
             unused_itt_valid: Default::default(),
@@ -522,9 +585,17 @@ impl PftFrontEnd {
             k_sel_return_empty: Constant::new((TGT_RETURN_EMPTY as u64).into()),
             k_sel_indirect: Constant::new((TGT_INDIRECT as u64).into()),
             k_sel_indirect_tagged: Constant::new((TGT_INDIRECT_TAGGED as u64).into()),
+            k_sel_indirect_conf: Constant::new((TGT_INDIRECT_CONF as u64).into()),
+            k_sel_indirect_tagged_useful: Constant::new((TGT_INDIRECT_TAGGED_USEFUL as u64).into()),
+            k_table_mask: c32(TABLE_JUMP_MASK as u64),
+            k_table: c32(TABLE_JUMP as u64),
+            k_page_mask: c32(0xFFFF_F000),
+            k_high_page: c32(HIGH_PAGE as u64),
+            k_low12: c32(0xFFF),
+            k_zmax6: c32((1u64 << OFFSET_WIDTHS[6]) - 1),
             k_sh32: c8(32),
             k_sh48: c8(48),
-            k_sh54: c8(54),
+            k_sh53: c8(53),
             k_sh56: c8(56),
             k_tail_sync: c64((ESC_SYNC as u64) << 48),
             k_b_start: bit(60),
@@ -585,6 +656,8 @@ impl Logic for PftFrontEnd {
         }
         self.link.next = !self.cls_none.val() & self.links.val();
         self.mov_lr_pc.next = !self.thumb.val() & (self.insn.val() == self.k_mov_lr_pc.val());
+        self.table_jump.next = (!self.thumb.val() & (self.cond4.val() != self.k_cond_nv.val()))
+            & ((self.insn.val() & self.k_table_mask.val()) == self.k_table.val());
         self.direction.next = (self.branch_class.val() == self.k_c1.val())
             | self.cls_icond.val()
             | (self.cls_ret.val() & self.arm_cond.val());
@@ -636,21 +709,32 @@ impl Logic for PftFrontEnd {
         self.tgt_upper.next = self.pc.val() & self.k_tgt_upper_mask.val();
         self.itb_index.next = bit_cast::<ADDR_BITS, 32>(self.hpc.val()) & self.k_itb_mask.val();
         self.itb_entry.next = self.k_zero32.val();
+        self.base_conf.next = false;
         self.unused_itb_valid.next = self.k_zero32.val();
         for t in 0..self._itb_tables {
             self.unused_itb_valid.next = self.itb_valid[t].rdata.val();
             self.itb[t].clock.next = self.clock.val();
+            self.itb_conf[t].clock.next = self.clock.val();
             self.itb_valid[t].clock.next = self.clock.val();
             self.itb[t].raddr.next = self.itb_index.val();
+            self.itb_conf[t].raddr.next = self.itb_index.val();
             self.itb_valid[t].raddr.next = self.itb_index.val();
             if self.itb_valid[t].rdata.val().get_bit(0) {
                 self.itb_entry.next = self.itb[t].rdata.val();
+                self.base_conf.next = self.itb_conf[t].rdata.val() != self.k_zero32.val();
             }
         }
         if (self.itb_entry.val() & self.k_tgt_flag.val()) != self.k_zero32.val() {
             self.base_val.next = self.k_tgt_upper_mask.val() | (self.itb_entry.val() & self.k_tgt_low_mask.val());
         } else {
             self.base_val.next = self.tgt_upper.val() | (self.itb_entry.val() & self.k_tgt_low_mask.val());
+        }
+        // The entry that holds the actual target (ITP and RTC writes, RTC lookups).
+        self.tgt_top.next = (self.next_pc.val() & self.k_tgt_upper_mask.val()) == self.k_tgt_upper_mask.val();
+        if self.tgt_top.val() {
+            self.tgt_entry.next = (self.next_pc.val() & self.k_tgt_low_mask.val()) | self.k_tgt_flag.val();
+        } else {
+            self.tgt_entry.next = self.next_pc.val() & self.k_tgt_low_mask.val();
         }
         // ITP tagged table: index (h ^ h >> e ^ P ^ P >> e), tag (h ^ h >> w ^ P << 3 ^ P >> 5);
         // an entry matches when its tag (0 after a reset) equals the computed one.
@@ -662,18 +746,22 @@ impl Logic for PftFrontEnd {
             & self.k_ttag_mask.val();
         self.itt_tag_val.next = self.k_zero32.val();
         self.itt_entry.next = self.k_zero32.val();
+        self.itt_useful_val.next = false;
         self.unused_itt_valid.next = self.k_zero32.val();
         for t in 0..self._itt_tables {
             self.unused_itt_valid.next = self.itt_valid[t].rdata.val();
             self.itt_tag[t].clock.next = self.clock.val();
             self.itt_target[t].clock.next = self.clock.val();
+            self.itt_useful[t].clock.next = self.clock.val();
             self.itt_valid[t].clock.next = self.clock.val();
             self.itt_tag[t].raddr.next = self.itt_index.val();
             self.itt_target[t].raddr.next = self.itt_index.val();
+            self.itt_useful[t].raddr.next = self.itt_index.val();
             self.itt_valid[t].raddr.next = self.itt_index.val();
             if self.itt_valid[t].rdata.val().get_bit(0) {
                 self.itt_tag_val.next = self.itt_tag[t].rdata.val();
                 self.itt_entry.next = self.itt_target[t].rdata.val();
+                self.itt_useful_val.next = self.itt_useful[t].rdata.val() != self.k_zero32.val();
             }
         }
         if (self.itt_entry.val() & self.k_tgt_flag.val()) != self.k_zero32.val() {
@@ -682,11 +770,18 @@ impl Logic for PftFrontEnd {
             self.itt_target_val.next = self.tgt_upper.val() | (self.itt_entry.val() & self.k_tgt_low_mask.val());
         }
         self.tagged_hit.next = self.k_has_itt.val() & (self.itt_tag_val.val() == self.itt_tag_calc.val());
+        // The context says whether the providing entry's confidence or useful bit is set.
         self.pred_tgt.next = self.base_val.val();
         self.tgt_sel.next = self.k_sel_indirect.val();
+        if self.base_conf.val() {
+            self.tgt_sel.next = self.k_sel_indirect_conf.val();
+        }
         if self.tagged_hit.val() {
             self.pred_tgt.next = self.itt_target_val.val();
             self.tgt_sel.next = self.k_sel_indirect_tagged.val();
+            if self.itt_useful_val.val() {
+                self.tgt_sel.next = self.k_sel_indirect_tagged_useful.val();
+            }
         }
         if self.is_return.val() {
             self.pred_tgt.next = self.ras_top_val.val();
@@ -711,12 +806,17 @@ impl Logic for PftFrontEnd {
         self.ras_top_taken.next = self.ras_top_present.val() & self.ras_top_hit.val();
         self.rtc_present.next =
             ((self.miss.val() & !self.alt_taken.val()) & !self.ras_top_taken.val()) & self.k_has_rtc.val();
+        // An entry names a target for this branch as an ITP entry does (11.4): compare the
+        // entry the target would have, where the RTC can name it at all.
+        self.rtc_nameable.next =
+            self.tgt_top.val() | ((self.next_pc.val() & self.k_tgt_upper_mask.val()) == self.tgt_upper.val());
         self.rtc_found[0].next = false;
         self.rtc_pos_v[0].next = self.k_zero8.val();
         self.rtc_any.next = false;
         self.rtc_pos.next = self.k_zero8.val();
         for j in 0..self._rtc {
-            self.rtc_match[j].next = (self.rtc_len.q.val().index() > j) & (self.rtc[j].q.val() == self.next_pc.val());
+            self.rtc_match[j].next = ((self.rtc_len.q.val().index() > j) & (self.rtc[j].q.val() == self.tgt_entry.val()))
+                & self.rtc_nameable.val();
             self.rtc_found[j + 1].next = self.rtc_found[j].val() | self.rtc_match[j].val();
             self.rtc_pos_v[j + 1].next = self.rtc_pos_v[j].val();
             if self.rtc_match[j].val() & !self.rtc_found[j].val() {
@@ -730,20 +830,32 @@ impl Logic for PftFrontEnd {
         self.off.next = ((self.miss.val() & !self.alt_taken.val()) & !self.ras_top_taken.val()) & !self.rtc_hit.val();
 
         // The offset of the target T from the branch A: in units of s (1 for a Thumb target,
-        // 2 for an ARM one), d = (T >> s) - (A >> s), zigzag z = (d << 1) ^ (d >> 31).
+        // 2 for an ARM one), d = (T >> s) - (A >> s), zigzag z = (d << 1) ^ (d >> 31); for a
+        // jump table z = (T >> s) - ((A + 8) >> s), unsigned. Class 7 (z above 17 bits) with a
+        // target in the high page sends the target's bits [11:s] instead (the record holds
+        // [11:0]).
         self.off_same.next = self.next_pc.val().get_bit(0) == self.pc.val().get_bit(0);
         self.off_shift.next = self.k_two8.val();
         if self.next_pc.val().get_bit(0) {
             self.off_shift.next = self.k_one8.val();
         }
         self.off_a.next = self.pc.val() >> self.off_shift.val();
+        if self.table_jump.val() {
+            self.off_a.next = (self.pc.val() + self.k_eight32.val()) >> self.off_shift.val();
+        }
         self.off_t.next = self.next_pc.val() >> self.off_shift.val();
         self.off_d.next = self.off_t.val() - self.off_a.val();
         self.off_sign.next = self.k_zero32.val();
         if self.off_d.val().get_bit(31) {
             self.off_sign.next = self.k_ones32.val();
         }
-        self.off_z.next = (self.off_d.val() << self.k_one8.val()) ^ self.off_sign.val();
+        self.off_zigzag.next = (self.off_d.val() << self.k_one8.val()) ^ self.off_sign.val();
+        self.off_z.next = self.off_zigzag.val();
+        if self.table_jump.val() {
+            self.off_z.next = self.off_d.val();
+        }
+        self.off_high.next = (self.off_z.val() > self.k_zmax6.val())
+            & ((self.next_pc.val() & self.k_page_mask.val()) == self.k_high_page.val());
 
         // An exception's vector is an address (UPPER_SAME, then the field); the record's
         // address field carries it, or the offset's z (an exception has no target point).
@@ -754,6 +866,9 @@ impl Logic for PftFrontEnd {
         }
         if self.off.val() {
             self.addr_field.next = self.off_z.val();
+            if self.off_high.val() {
+                self.addr_field.next = self.next_pc.val() & self.k_low12.val();
+            }
         }
 
         // RTC: a hit moves to the front; a new address enters at the front.
@@ -777,40 +892,65 @@ impl Logic for PftFrontEnd {
                 }
             }
             for j in 0..self._rtc_front {
-                self.rtc[j].d.next = self.next_pc.val();
+                self.rtc[j].d.next = self.tgt_entry.val();
             }
             if self.off.val() {
                 self.rtc_len.d.next = self.rtc_len_grown.val();
             }
         }
 
-        // ITP, after a non-return target point: the tagged entry takes {tag, target} if it
-        // matched or the base entry was wrong; the base entry takes the target; then the path.
+        // ITP, after a non-return target point (11.4, *update*). Tagged entry, when it matched
+        // or the base entry was wrong: useful := (it provided the target); it keeps its tag
+        // and target when it provided them or was useful, else takes the new ones. Base entry,
+        // unless the tagged one provided the target: confidence := (its target was right); it
+        // takes the new target when wrong and not confident. Each table writes its entry whole
+        // (read values where they stay), so the valid flag covers all of it.
         self.itp_train.next = (self.enable.val() & self.tgt_pt.val()) & !self.is_return.val();
-        self.tgt_top.next = (self.next_pc.val() & self.k_tgt_upper_mask.val()) == self.k_tgt_upper_mask.val();
-        if self.tgt_top.val() {
-            self.tgt_entry.next = (self.next_pc.val() & self.k_tgt_low_mask.val()) | self.k_tgt_flag.val();
-        } else {
-            self.tgt_entry.next = self.next_pc.val() & self.k_tgt_low_mask.val();
-        }
         self.unused_tgt_entry.next = self.tgt_entry.val();
-        self.itt_write.next =
-            self.itp_train.val() & (self.tagged_hit.val() | (self.base_val.val() != self.next_pc.val()));
+        self.tagged_right.next = self.tagged_hit.val() & (self.itt_target_val.val() == self.next_pc.val());
+        self.base_wrong.next = self.base_val.val() != self.next_pc.val();
+        self.itt_write.next = self.itp_train.val() & (self.tagged_hit.val() | self.base_wrong.val());
+        self.itt_replace.next = !self.tagged_right.val() & !self.itt_useful_val.val();
+        self.itt_wtag.next = self.itt_tag_val.val();
+        self.itt_wentry.next = self.itt_entry.val();
+        if self.itt_replace.val() {
+            self.itt_wtag.next = self.itt_tag_calc.val();
+            self.itt_wentry.next = self.tgt_entry.val();
+        }
+        self.itt_wuseful.next = self.k_zero32.val();
+        if self.tagged_right.val() {
+            self.itt_wuseful.next = self.k_one32.val();
+        }
+        self.itb_write.next = self.itp_train.val() & !self.tagged_right.val();
+        self.itb_wentry.next = self.itb_entry.val();
+        if self.base_wrong.val() & !self.base_conf.val() {
+            self.itb_wentry.next = self.tgt_entry.val();
+        }
+        self.itb_wconf.next = self.k_zero32.val();
+        if !self.base_wrong.val() {
+            self.itb_wconf.next = self.k_one32.val();
+        }
         for t in 0..self._itb_tables {
             self.itb[t].waddr.next = self.itb_index.val();
-            self.itb[t].wdata.next = self.tgt_entry.val();
-            self.itb[t].we.next = self.itp_train.val();
+            self.itb[t].wdata.next = self.itb_wentry.val();
+            self.itb[t].we.next = self.itb_write.val();
+            self.itb_conf[t].waddr.next = self.itb_index.val();
+            self.itb_conf[t].wdata.next = self.itb_wconf.val();
+            self.itb_conf[t].we.next = self.itb_write.val();
             self.itb_valid[t].waddr.next = self.itb_index.val();
             self.itb_valid[t].wdata.next = self.k_one32.val();
-            self.itb_valid[t].we.next = self.itp_train.val();
+            self.itb_valid[t].we.next = self.itb_write.val();
         }
         for t in 0..self._itt_tables {
             self.itt_tag[t].waddr.next = self.itt_index.val();
-            self.itt_tag[t].wdata.next = self.itt_tag_calc.val();
+            self.itt_tag[t].wdata.next = self.itt_wtag.val();
             self.itt_tag[t].we.next = self.itt_write.val();
             self.itt_target[t].waddr.next = self.itt_index.val();
-            self.itt_target[t].wdata.next = self.tgt_entry.val();
+            self.itt_target[t].wdata.next = self.itt_wentry.val();
             self.itt_target[t].we.next = self.itt_write.val();
+            self.itt_useful[t].waddr.next = self.itt_index.val();
+            self.itt_useful[t].wdata.next = self.itt_wuseful.val();
+            self.itt_useful[t].we.next = self.itt_write.val();
             self.itt_valid[t].waddr.next = self.itt_index.val();
             self.itt_valid[t].wdata.next = self.k_one32.val();
             self.itt_valid[t].we.next = self.itt_write.val();
@@ -871,8 +1011,19 @@ impl Logic for PftFrontEnd {
         self.sync_now.next = self.k_sync_on.val() & (self.since_inc.val() >= self.k_sync_period.val());
 
         // The job record (JobRecord::pack).
-        self.dir_ctx6.next = self.dir_ctx.val().get_bits::<6>(0);
-        self.unused_dir_ctx.next = self.dir_ctx.val().get_bits::<2>(6);
+        self.dir_ctx5.next = self.dir_ctx.val().get_bits::<5>(0);
+        self.unused_dir_ctx.next = self.dir_ctx.val().get_bits::<3>(5);
+        self.unused_itp_writes.next = (self.itb_wentry.val() ^ self.itb_wconf.val())
+            ^ ((self.itt_wtag.val() ^ self.itt_wentry.val()) ^ self.itt_wuseful.val());
+        self.unused_itp_write_enables.next = self.itb_write.val();
+        // The record's RTC position, or for an offset the high-page flag (they share bits).
+        self.rec_aux.next = self.k_zero8.val();
+        if self.rtc_hit.val() {
+            self.rec_aux.next = self.rtc_pos.val();
+        }
+        if self.off.val() & self.off_high.val() {
+            self.rec_aux.next = self.k_one8.val();
+        }
         self.unused_itt_hash.next = self.itt_hash.val().get_bits::<16>(16);
         // Without ITP tables, an RTC or a RAS these feed nothing.
         self.unused_itb_index.next = self.itb_index.val();
@@ -880,12 +1031,13 @@ impl Logic for PftFrontEnd {
         self.unused_itt_write.next = self.itt_write.val();
         self.unused_rtc_from.next = self.rtc_from.val();
         self.unused_push_val.next = self.push_val.val();
-        self.unused_rtc_chain.next = self.rtc_found[0].val() & (self.rtc_pos_v[0].val() == self.k_zero8.val());
+        self.unused_rtc_chain.next =
+            (self.rtc_found[0].val() & (self.rtc_pos_v[0].val() == self.k_zero8.val())) & self.rtc_nameable.val();
         self.fields0.next = bit_cast::<64, 32>(self.start_field.val())
             | (bit_cast::<64, 16>(self.exc_offset.val()) << self.k_sh32.val())
-            | (bit_cast::<64, 6>(self.dir_ctx6.val()) << self.k_sh48.val())
-            | (bit_cast::<64, 2>(self.tgt_sel.val()) << self.k_sh54.val())
-            | (bit_cast::<64, 8>(self.rtc_pos.val()) << self.k_sh56.val());
+            | (bit_cast::<64, 5>(self.dir_ctx5.val()) << self.k_sh48.val())
+            | (bit_cast::<64, 3>(self.tgt_sel.val()) << self.k_sh53.val())
+            | (bit_cast::<64, 8>(self.rec_aux.val()) << self.k_sh56.val());
         self.fields1.next = bit_cast::<64, 32>(self.addr_field.val());
         self.tail_bits.next = self.k_zero64.val();
         if self.sync_now.val() {

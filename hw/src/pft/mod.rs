@@ -23,7 +23,7 @@ pub mod top;
 pub use config::PftHwConfig;
 pub use drive::{compare_with_model, export_verilog};
 
-use streamtrace_model::pft::{CoderOp, Info, TargetContexts, OFFSET_WIDTHS};
+use streamtrace_model::pft::{high_page_bits, CoderOp, Info, TargetContexts, OFFSET_WIDTHS};
 
 /// Coder operation kinds on the sequencer -> coder interface.
 pub const OP_SLOT: u64 = 0;
@@ -37,6 +37,9 @@ pub const TGT_RETURN: u8 = 0;
 pub const TGT_RETURN_EMPTY: u8 = 1;
 pub const TGT_INDIRECT: u8 = 2;
 pub const TGT_INDIRECT_TAGGED: u8 = 3;
+/// The base entry's confidence bit or the tagged entry's useful bit was set (11.4).
+pub const TGT_INDIRECT_CONF: u8 = 4;
+pub const TGT_INDIRECT_TAGGED_USEFUL: u8 = 5;
 
 /// Escape types (trace-format.md 11.5).
 pub const ESC_END: u8 = 0;
@@ -65,8 +68,8 @@ pub struct JobRecord {
     pub tgt: bool,
     pub tgt_hit: bool,
     pub tgt_sel: u8,
-    /// Missed-target coding: ALT bit, RAS_TOP bit, RTC_HIT bit, RTC position (raw,
-    /// log2(rtc) bits).
+    /// Missed-target coding: ALT bit, RAS_TOP bit, RTC_HIT bit, RTC position (log2(rtc)
+    /// context bits, most significant first).
     pub alt: bool,
     pub alt_hit: bool,
     pub ras_top: bool,
@@ -75,10 +78,13 @@ pub struct JobRecord {
     pub rtc_hit: bool,
     pub rtc_pos: u8,
     /// The missed target as an offset: SAME_STATE bit `off_same` (interworking only), the
-    /// class (three LEN bits) and the zigzag code `z`, which `addr_field` holds; the class
-    /// is a function of `z`, so the record does not carry it.
+    /// class (three LEN bits) and the code `z`, which `addr_field` holds; the class is a
+    /// function of `z`, so the record does not carry it. A target in the high page
+    /// (`off_high`) is class 7 and `addr_field` holds its bits \[11:0\] instead (bit 0
+    /// says Thumb, which sets the field's width).
     pub off: bool,
     pub off_same: bool,
+    pub off_high: bool,
     /// The exception vector's UPPER_SAME decision.
     pub addr_same: bool,
     /// The vector's address field (`exc`), the offset's `z` (`off`), or an OVERFLOW job's
@@ -109,8 +115,9 @@ fn field(w: u64, lo: u32, n: u32) -> u64 {
 }
 
 impl JobRecord {
-    /// Word 0: `[31:0]` start_field, `[47:32]` exc_offset, `[53:48]` dir_ctx, `[55:54]`
-    /// tgt_sel, `[59:56]` rtc_pos, `[60]` start, `[61]` start_same, `[62]` exc, `[63]` virt.
+    /// Word 0: `[31:0]` start_field, `[47:32]` exc_offset, `[52:48]` dir_ctx, `[55:53]`
+    /// tgt_sel, `[59:56]` rtc_pos, or `[56]` off_high for a job with an offset (which has
+    /// no RTC position), `[60]` start, `[61]` start_same, `[62]` exc, `[63]` virt.
     /// Word 1: `[31:0]` addr_field, `[47:32]` tail_offset, `[49:48]` tail_type, `[50]` tail,
     /// `[51]` dir, `[52]` dir_hit, `[53]` tgt, `[54]` tgt_hit, `[55]` ras_top,
     /// `[56]` ras_top_hit, `[57]` rtc, `[58]` rtc_hit, `[59]` off, `[60]` addr_same,
@@ -119,9 +126,10 @@ impl JobRecord {
         let b = |v: bool, i: u32| (v as u64) << i;
         let w0 = self.start_field as u64
             | (self.exc_offset as u64) << 32
-            | ((self.dir_ctx as u64) & 0x3F) << 48
-            | ((self.tgt_sel as u64) & 3) << 54
+            | ((self.dir_ctx as u64) & 0x1F) << 48
+            | ((self.tgt_sel as u64) & 7) << 53
             | ((self.rtc_pos as u64) & 0xF) << 56
+            | b(self.off_high, 56)
             | b(self.start, 60)
             | b(self.start_same, 61)
             | b(self.exc, 62)
@@ -147,12 +155,14 @@ impl JobRecord {
     }
 
     pub fn unpack(w0: u64, w1: u64) -> JobRecord {
+        let off = bit(w1, 59);
         JobRecord {
             start_field: field(w0, 0, 32) as u32,
             exc_offset: field(w0, 32, 16) as u16,
-            dir_ctx: field(w0, 48, 6) as u8,
-            tgt_sel: field(w0, 54, 2) as u8,
-            rtc_pos: field(w0, 56, 4) as u8,
+            dir_ctx: field(w0, 48, 5) as u8,
+            tgt_sel: field(w0, 53, 3) as u8,
+            rtc_pos: if off { 0 } else { field(w0, 56, 4) as u8 },
+            off_high: off && bit(w0, 56),
             start: bit(w0, 60),
             start_same: bit(w0, 61),
             exc: bit(w0, 62),
@@ -169,7 +179,7 @@ impl JobRecord {
             ras_top_hit: bit(w1, 56),
             rtc: bit(w1, 57),
             rtc_hit: bit(w1, 58),
-            off: bit(w1, 59),
+            off,
             addr_same: bit(w1, 60),
             alt: bit(w1, 61),
             alt_hit: bit(w1, 62),
@@ -261,7 +271,9 @@ impl JobRecord {
                 TGT_RETURN => TargetContexts::RETURN,
                 TGT_RETURN_EMPTY => TargetContexts::RETURN_EMPTY,
                 TGT_INDIRECT => TargetContexts::INDIRECT,
-                _ => TargetContexts::INDIRECT_TAGGED,
+                TGT_INDIRECT_TAGGED => TargetContexts::INDIRECT_TAGGED,
+                TGT_INDIRECT_CONF => TargetContexts::INDIRECT_CONF,
+                _ => TargetContexts::INDIRECT_TAGGED_USEFUL,
             });
             if self.dir {
                 ops.push(CoderOp::Bit { hit: self.tgt_hit, ctx, info });
@@ -277,8 +289,13 @@ impl JobRecord {
         }
         if self.rtc {
             ops.push(CoderOp::Bit { hit: self.rtc_hit, ctx: target_ctx(TargetContexts::RTC_HIT), info });
-            if self.rtc_hit && h.rtc_pos_bits > 0 {
-                ops.push(CoderOp::Raw { value: self.rtc_pos as u32, bits: h.rtc_pos_bits as u8, info });
+            if self.rtc_hit {
+                // Most significant bit first, bit j with RTC_INDEX_j; a hit is a 0.
+                let k = h.rtc_pos_bits;
+                for j in 0..k {
+                    let one = (self.rtc_pos >> (k - 1 - j)) & 1 != 0;
+                    ops.push(CoderOp::Bit { hit: !one, ctx: target_ctx(TargetContexts::RTC_INDEX + j as usize), info });
+                }
             }
         }
         if self.exc {
@@ -290,14 +307,23 @@ impl JobRecord {
                 ops.push(CoderOp::Bit { hit: self.off_same, ctx: target_ctx(TargetContexts::SAME_STATE), info });
             }
             // The class tree: LEN_1, LEN_(2 + c[2]), LEN_(4 + 2 c[2] + c[1]); a hit is a 0.
-            let class = offset_class(self.addr_field);
+            let class = if self.off_high { OFFSET_WIDTHS.len() - 1 } else { offset_class(self.addr_field) };
             let mut node = 1;
             for b in (0..3).rev() {
                 let one = (class >> b) & 1 != 0;
                 ops.push(CoderOp::Bit { hit: !one, ctx: target_ctx(TargetContexts::LEN + node - 1), info });
                 node = 2 * node + one as usize;
             }
-            raw_field(&mut ops, self.addr_field, OFFSET_WIDTHS[class]);
+            if class == OFFSET_WIDTHS.len() - 1 {
+                ops.push(CoderOp::Raw { value: self.off_high as u32, bits: 1, info });
+            }
+            if self.off_high {
+                let thumb = self.addr_field & 1 != 0;
+                let value = (self.addr_field & 0xFFF) >> if thumb { 1 } else { 2 };
+                ops.push(CoderOp::Raw { value, bits: high_page_bits(thumb) as u8, info });
+            } else {
+                raw_field(&mut ops, self.addr_field, OFFSET_WIDTHS[class]);
+            }
         }
         if self.virt {
             ops.push(CoderOp::Slot { escape: false, hit: true, ctx: None, info });
@@ -342,10 +368,10 @@ mod tests {
             exc_offset: 0xBEEF,
             dir: true,
             dir_hit: true,
-            dir_ctx: 33,
+            dir_ctx: 25,
             tgt: true,
             tgt_hit: false,
-            tgt_sel: TGT_INDIRECT_TAGGED,
+            tgt_sel: TGT_INDIRECT_TAGGED_USEFUL,
             alt: true,
             alt_hit: false,
             ras_top: true,
@@ -353,8 +379,9 @@ mod tests {
             rtc: true,
             rtc_hit: true,
             rtc_pos: 15,
-            off: true,
+            off: false,
             off_same: true,
+            off_high: false,
             addr_same: true,
             addr_field: 0xFFFF_FFFF,
             virt: true,
@@ -368,6 +395,12 @@ mod tests {
         let (v0, v1) = r2.pack();
         assert_eq!((v0, v1 ^ w1), (w0, (1 << 62) | (1 << 63) | (1 << 60)));
         assert_eq!(JobRecord::unpack(v0, v1), r2);
+        // An offset has no RTC position: its bit 56 is the high-page flag.
+        let r3 = JobRecord { rtc_hit: false, rtc_pos: 0, off: true, off_high: true, addr_field: 0xFE0, ..r };
+        let (u0, u1) = r3.pack();
+        assert_eq!(field(u0, 56, 4), 1);
+        assert_eq!(JobRecord::unpack(u0, u1), r3);
+        assert!(!JobRecord::unpack(u0, u1 & !(1 << 59)).off_high, "the flag is read only with an offset");
     }
 
     #[test]
@@ -380,7 +413,7 @@ mod tests {
             addr_field: 0xFFFF_0008,
             addr_same: true,
             dir: true,
-            dir_ctx: 33,
+            dir_ctx: 25,
             tail: true,
             tail_type: ESC_SYNC,
             ..Default::default()
@@ -405,8 +438,10 @@ mod tests {
     fn offset_classes_match_the_model() {
         use streamtrace_model::pft::offset_code;
         for (a, t) in [(0x8000u32, 0x8004u32), (0x8000, 0x7ff0), (0x8001, 0x9000), (0x0001_0424, 0xffff_0fe0), (0, 0xffff_fffc)] {
-            let (z, c) = offset_code(a, t);
-            assert_eq!(offset_class(z), c, "{a:x} -> {t:x}");
+            for table in [false, true] {
+                let (z, c) = offset_code(a, t, table);
+                assert_eq!(offset_class(z), c, "{a:x} -> {t:x}");
+            }
         }
         for (z, c) in [(0, 0), (7, 0), (8, 1), (0x1FFFF, 6), (0x20000, 7), (u32::MAX, 7)] {
             assert_eq!(offset_class(z), c, "z = {z:x}");

@@ -9,10 +9,10 @@
 use rust_hdl::prelude::*;
 
 use super::{PftHwConfig, OP_BIT, OP_FLUSH, OP_MARKER, OP_RAW, OP_SLOT};
-use streamtrace_model::pft::{TargetContexts, OFFSET_WIDTHS};
+use streamtrace_model::pft::{high_page_bits, TargetContexts, OFFSET_WIDTHS};
 
 /// Phases in issue order (see `JobRecord::ops`).
-pub const PHASES: usize = 27;
+pub const PHASES: usize = 31;
 
 #[derive(LogicBlock)]
 pub struct JobSequencer {
@@ -78,13 +78,22 @@ pub struct JobSequencer {
     rtc_hit: Signal<Local, Bit>,
     off: Signal<Local, Bit>,
     off_same: Signal<Local, Bit>,
+    /// A target in the high page: class 7, the flag, then bits \[11:s\] of the target
+    /// (`addr_field` holds \[11:0\]; bit 0 says Thumb).
+    off_high: Signal<Local, Bit>,
+    hp_field: Signal<Local, Bits<16>>,
+    hp_bits: Signal<Local, Bits<8>>,
+    /// The RTC position moved to the top of 4 bits (the index bits in issue order).
+    rtc_msb: Signal<Local, Bits<8>>,
+    /// Bits unused by design (Verilator's lint skips `unused_` names).
+    unused_rtc_msb: Signal<Local, Bits<4>>,
     addr_same: Signal<Local, Bit>,
     start_field: Signal<Local, Bits<32>>,
     addr_field: Signal<Local, Bits<32>>,
     exc_offset: Signal<Local, Bits<16>>,
     tail_offset: Signal<Local, Bits<16>>,
-    dir_ctx: Signal<Local, Bits<6>>,
-    tgt_sel: Signal<Local, Bits<2>>,
+    dir_ctx: Signal<Local, Bits<5>>,
+    tgt_sel: Signal<Local, Bits<3>>,
     rtc_pos: Signal<Local, Bits<4>>,
     tail_type: Signal<Local, Bits<2>>,
     start_wide: Signal<Local, Bit>,
@@ -109,6 +118,13 @@ pub struct JobSequencer {
     k_ctx_return_empty: Constant<Bits<8>>,
     k_ctx_indirect: Constant<Bits<8>>,
     k_ctx_indirect_tagged: Constant<Bits<8>>,
+    k_ctx_indirect_conf: Constant<Bits<8>>,
+    k_ctx_indirect_tagged_useful: Constant<Bits<8>>,
+    /// RTC_INDEX_1 .. RTC_INDEX_4 (a position has at most 4 bits: `rtc` <= 16).
+    k_ctx_rtc_index1: Constant<Bits<8>>,
+    k_ctx_rtc_index2: Constant<Bits<8>>,
+    k_ctx_rtc_index3: Constant<Bits<8>>,
+    k_ctx_rtc_index4: Constant<Bits<8>>,
     k_ctx_alt: Constant<Bits<8>>,
     k_ctx_same_state: Constant<Bits<8>>,
     /// LEN_1 .. LEN_7.
@@ -153,8 +169,15 @@ pub struct JobSequencer {
     k_hi_full: Constant<Bits<8>>,
     k_lo_same: Constant<Bits<8>>,
     k_lo_full: Constant<Bits<8>>,
-    k_rtc_pos_bits: Constant<Bits<8>>,
-    k_has_rtc_pos: Constant<Bit>,
+    /// 4 - log2(rtc): the shift that puts the position's first bit at bit 3.
+    k_rtc_align: Constant<Bits<8>>,
+    /// The position has a bit j (j = 1..4).
+    k_rtc_idx1: Constant<Bit>,
+    k_rtc_idx2: Constant<Bit>,
+    k_rtc_idx3: Constant<Bit>,
+    k_rtc_idx4: Constant<Bit>,
+    k_hp_arm: Constant<Bits<8>>,
+    k_hp_thumb: Constant<Bits<8>>,
     k_two8: Constant<Bits<8>>,
     k_sixteen8: Constant<Bits<8>>,
     k_esc_exception: Constant<Bits<16>>,
@@ -164,6 +187,7 @@ pub struct JobSequencer {
     k_zero8: Constant<Bits<8>>,
     k_one8: Constant<Bits<8>>,
     k_zero16: Constant<Bits<16>>,
+    k_one16: Constant<Bits<16>>,
     k_zero64: Constant<Bits<64>>,
 }
 
@@ -240,6 +264,11 @@ impl JobSequencer {
             rtc_hit: Default::default(),
             off: Default::default(),
             off_same: Default::default(),
+            off_high: Default::default(),
+            hp_field: Default::default(),
+            hp_bits: Default::default(),
+            rtc_msb: Default::default(),
+            unused_rtc_msb: Default::default(),
             addr_same: Default::default(),
             start_field: Default::default(),
             addr_field: Default::default(),
@@ -270,6 +299,12 @@ impl JobSequencer {
             k_ctx_return_empty: tc(TargetContexts::RETURN_EMPTY),
             k_ctx_indirect: tc(TargetContexts::INDIRECT),
             k_ctx_indirect_tagged: tc(TargetContexts::INDIRECT_TAGGED),
+            k_ctx_indirect_conf: tc(TargetContexts::INDIRECT_CONF),
+            k_ctx_indirect_tagged_useful: tc(TargetContexts::INDIRECT_TAGGED_USEFUL),
+            k_ctx_rtc_index1: tc(TargetContexts::RTC_INDEX),
+            k_ctx_rtc_index2: tc(TargetContexts::RTC_INDEX + 1),
+            k_ctx_rtc_index3: tc(TargetContexts::RTC_INDEX + 2),
+            k_ctx_rtc_index4: tc(TargetContexts::RTC_INDEX + 3),
             k_ctx_alt: tc(TargetContexts::ALT),
             k_ctx_same_state: tc(TargetContexts::SAME_STATE),
             k_ctx_len1: tc(TargetContexts::LEN),
@@ -310,8 +345,13 @@ impl JobSequencer {
             k_hi_full: c8(hi(n_full)),
             k_lo_same: c8(n_same.min(16)),
             k_lo_full: c8(n_full.min(16)),
-            k_rtc_pos_bits: c8(h.rtc_pos_bits as u64),
-            k_has_rtc_pos: Constant::new(h.rtc_pos_bits > 0),
+            k_rtc_align: c8(4 - h.rtc_pos_bits as u64),
+            k_rtc_idx1: Constant::new(h.rtc_pos_bits >= 1),
+            k_rtc_idx2: Constant::new(h.rtc_pos_bits >= 2),
+            k_rtc_idx3: Constant::new(h.rtc_pos_bits >= 3),
+            k_rtc_idx4: Constant::new(h.rtc_pos_bits >= 4),
+            k_hp_arm: c8(high_page_bits(false) as u64),
+            k_hp_thumb: c8(high_page_bits(true) as u64),
             k_two8: c8(2),
             k_sixteen8: c8(16),
             k_esc_exception: Constant::new((super::ESC_EXCEPTION as u64).into()),
@@ -321,6 +361,7 @@ impl JobSequencer {
             k_zero8: c8(0),
             k_one8: c8(1),
             k_zero16: Constant::new(0u64.into()),
+            k_one16: Constant::new(1u64.into()),
             k_zero64: Constant::new(0u64.into()),
         }
     }
@@ -345,8 +386,8 @@ impl Logic for JobSequencer {
         // The record's fields (layout: JobRecord::pack).
         self.start_field.next = self.src0.val().get_bits::<32>(0);
         self.exc_offset.next = self.src0.val().get_bits::<16>(32);
-        self.dir_ctx.next = self.src0.val().get_bits::<6>(48);
-        self.tgt_sel.next = self.src0.val().get_bits::<2>(54);
+        self.dir_ctx.next = self.src0.val().get_bits::<5>(48);
+        self.tgt_sel.next = self.src0.val().get_bits::<3>(53);
         self.rtc_pos.next = self.src0.val().get_bits::<4>(56);
         self.start.next = self.src0.val().get_bit(60);
         self.start_same.next = self.src0.val().get_bit(61);
@@ -369,6 +410,15 @@ impl Logic for JobSequencer {
         self.alt.next = self.src1.val().get_bit(61);
         self.alt_hit.next = self.src1.val().get_bit(62);
         self.off_same.next = self.src1.val().get_bit(63);
+        self.off_high.next = self.off.val() & self.src0.val().get_bit(56);
+        self.rtc_msb.next = bit_cast::<8, 4>(self.rtc_pos.val()) << self.k_rtc_align.val();
+        self.unused_rtc_msb.next = self.rtc_msb.val().get_bits::<4>(4);
+        self.hp_field.next = self.addr_field.val().get_bits::<16>(2);
+        self.hp_bits.next = self.k_hp_arm.val();
+        if self.addr_field.val().get_bit(0) {
+            self.hp_field.next = self.addr_field.val().get_bits::<16>(1);
+            self.hp_bits.next = self.k_hp_thumb.val();
+        }
         self.start_wide.next = self.k_wide_full.val();
         if self.start_same.val() {
             self.start_wide.next = self.k_wide_same.val();
@@ -400,6 +450,9 @@ impl Logic for JobSequencer {
         if self.addr_field.val() <= self.k_zmax0.val() {
             self.off_class.next = self.k_zero3.val();
         }
+        if self.off_high.val() {
+            self.off_class.next = self.k_class7.val();
+        }
         self.off_wide.next = false;
         self.off_hi_bits.next = self.k_whi7.val();
         self.off_lo_bits.next = self.k_wlo7.val();
@@ -428,7 +481,10 @@ impl Logic for JobSequencer {
                 self.off_lo_bits.next = self.k_wlo6.val();
             }
             _ => {
-                self.off_wide.next = true;
+                self.off_wide.next = !self.off_high.val();
+                if self.off_high.val() {
+                    self.off_lo_bits.next = self.hp_bits.val();
+                }
             }
         }
         // The address field's raw phases serve the exception vector and the offset.
@@ -448,22 +504,26 @@ impl Logic for JobSequencer {
         self.present[8].next = self.alt.val();
         self.present[9].next = self.ras_top.val();
         self.present[10].next = self.rtc.val();
-        self.present[11].next = (self.rtc.val() & self.rtc_hit.val()) & self.k_has_rtc_pos.val();
-        self.present[12].next = self.exc.val();
-        self.present[13].next = self.off.val() & self.k_iw.val();
-        self.present[14].next = self.off.val();
-        self.present[15].next = self.off.val();
-        self.present[16].next = self.off.val();
-        self.present[17].next = self.field_wide.val();
-        self.present[18].next = self.exc.val() | self.off.val();
-        self.present[19].next = self.virt.val();
-        self.present[20].next = self.tail.val();
-        self.present[21].next = self.tail.val();
-        self.present[22].next = self.tail.val();
-        self.present[23].next = self.tail.val() & self.overflow.val();
-        self.present[24].next = self.tail.val() & self.overflow.val();
+        self.present[11].next = (self.rtc.val() & self.rtc_hit.val()) & self.k_rtc_idx1.val();
+        self.present[12].next = (self.rtc.val() & self.rtc_hit.val()) & self.k_rtc_idx2.val();
+        self.present[13].next = (self.rtc.val() & self.rtc_hit.val()) & self.k_rtc_idx3.val();
+        self.present[14].next = (self.rtc.val() & self.rtc_hit.val()) & self.k_rtc_idx4.val();
+        self.present[15].next = self.exc.val();
+        self.present[16].next = self.off.val() & self.k_iw.val();
+        self.present[17].next = self.off.val();
+        self.present[18].next = self.off.val();
+        self.present[19].next = self.off.val();
+        self.present[20].next = self.off.val() & (self.off_class.val() == self.k_class7.val());
+        self.present[21].next = self.field_wide.val();
+        self.present[22].next = self.exc.val() | self.off.val();
+        self.present[23].next = self.virt.val();
+        self.present[24].next = self.tail.val();
         self.present[25].next = self.tail.val();
-        self.present[26].next = self.tail.val() & self.marker.val();
+        self.present[26].next = self.tail.val();
+        self.present[27].next = self.tail.val() & self.overflow.val();
+        self.present[28].next = self.tail.val() & self.overflow.val();
+        self.present[29].next = self.tail.val();
+        self.present[30].next = self.tail.val() & self.marker.val();
 
         // The first present phase (a new job), then the one after the phase issued now.
         self.first_found[0].next = false;
@@ -541,7 +601,7 @@ impl Logic for JobSequencer {
             6 => {
                 self.sel_kind.next = self.k_slot.val();
                 self.sel_hit.next = self.dir_hit.val();
-                self.sel_ctx.next = bit_cast::<8, 6>(self.dir_ctx.val());
+                self.sel_ctx.next = bit_cast::<8, 5>(self.dir_ctx.val());
             }
             7 => {
                 self.sel_kind.next = self.k_slot.val();
@@ -559,8 +619,14 @@ impl Logic for JobSequencer {
                     2 => {
                         self.sel_ctx.next = self.k_ctx_indirect.val();
                     }
-                    _ => {
+                    3 => {
                         self.sel_ctx.next = self.k_ctx_indirect_tagged.val();
+                    }
+                    4 => {
+                        self.sel_ctx.next = self.k_ctx_indirect_conf.val();
+                    }
+                    _ => {
+                        self.sel_ctx.next = self.k_ctx_indirect_tagged_useful.val();
                     }
                 }
             }
@@ -579,27 +645,44 @@ impl Logic for JobSequencer {
                 self.sel_hit.next = self.rtc_hit.val();
                 self.sel_ctx.next = self.k_ctx_rtc.val();
             }
+            // The RTC position, most significant bit first, RTC_INDEX_j; a hit is a 0.
             11 => {
-                self.sel_value.next = bit_cast::<16, 4>(self.rtc_pos.val());
-                self.sel_bits.next = self.k_rtc_pos_bits.val();
+                self.sel_kind.next = self.k_bit.val();
+                self.sel_hit.next = !self.rtc_msb.val().get_bit(3);
+                self.sel_ctx.next = self.k_ctx_rtc_index1.val();
             }
             12 => {
+                self.sel_kind.next = self.k_bit.val();
+                self.sel_hit.next = !self.rtc_msb.val().get_bit(2);
+                self.sel_ctx.next = self.k_ctx_rtc_index2.val();
+            }
+            13 => {
+                self.sel_kind.next = self.k_bit.val();
+                self.sel_hit.next = !self.rtc_msb.val().get_bit(1);
+                self.sel_ctx.next = self.k_ctx_rtc_index3.val();
+            }
+            14 => {
+                self.sel_kind.next = self.k_bit.val();
+                self.sel_hit.next = !self.rtc_msb.val().get_bit(0);
+                self.sel_ctx.next = self.k_ctx_rtc_index4.val();
+            }
+            15 => {
                 self.sel_kind.next = self.k_bit.val();
                 self.sel_hit.next = self.addr_same.val();
                 self.sel_ctx.next = self.k_ctx_upper.val();
             }
-            13 => {
+            16 => {
                 self.sel_kind.next = self.k_bit.val();
                 self.sel_hit.next = self.off_same.val();
                 self.sel_ctx.next = self.k_ctx_same_state.val();
             }
             // The class tree: LEN_1, LEN_(2 + c[2]), LEN_(4 + 2 c[2] + c[1]); a hit is a 0.
-            14 => {
+            17 => {
                 self.sel_kind.next = self.k_bit.val();
                 self.sel_hit.next = !self.off_class.val().get_bit(2);
                 self.sel_ctx.next = self.k_ctx_len1.val();
             }
-            15 => {
+            18 => {
                 self.sel_kind.next = self.k_bit.val();
                 self.sel_hit.next = !self.off_class.val().get_bit(1);
                 self.sel_ctx.next = self.k_ctx_len2.val();
@@ -607,7 +690,7 @@ impl Logic for JobSequencer {
                     self.sel_ctx.next = self.k_ctx_len3.val();
                 }
             }
-            16 => {
+            19 => {
                 self.sel_kind.next = self.k_bit.val();
                 self.sel_hit.next = !self.off_class.val().get_bit(0);
                 match self.off_class.val().get_bits::<2>(1).index() {
@@ -625,7 +708,14 @@ impl Logic for JobSequencer {
                     }
                 }
             }
-            17 => {
+            // Class 7: the high-page flag.
+            20 => {
+                if self.off_high.val() {
+                    self.sel_value.next = self.k_one16.val();
+                }
+                self.sel_bits.next = self.k_one8.val();
+            }
+            21 => {
                 self.sel_value.next = self.addr_field.val().get_bits::<16>(16);
                 self.sel_bits.next = self.off_hi_bits.val();
                 if self.exc.val() {
@@ -635,8 +725,11 @@ impl Logic for JobSequencer {
                     }
                 }
             }
-            18 => {
+            22 => {
                 self.sel_value.next = self.addr_field.val().get_bits::<16>(0);
+                if self.off_high.val() {
+                    self.sel_value.next = self.hp_field.val();
+                }
                 self.sel_bits.next = self.off_lo_bits.val();
                 if self.exc.val() {
                     self.sel_bits.next = self.k_lo_full.val();
@@ -645,29 +738,29 @@ impl Logic for JobSequencer {
                     }
                 }
             }
-            19 => {
+            23 => {
                 self.sel_kind.next = self.k_slot.val();
                 self.sel_hit.next = true;
                 self.sel_fixed.next = true;
             }
-            20 => {
+            24 => {
                 self.sel_kind.next = self.k_slot.val();
                 self.sel_escape.next = true;
             }
-            21 => {
+            25 => {
                 self.sel_value.next = bit_cast::<16, 2>(self.tail_type.val());
                 self.sel_bits.next = self.k_two8.val();
             }
-            22 => {
+            26 => {
                 self.sel_value.next = self.tail_offset.val();
             }
-            23 => {
+            27 => {
                 self.sel_value.next = self.addr_field.val().get_bits::<16>(16);
             }
-            24 => {
+            28 => {
                 self.sel_value.next = self.addr_field.val().get_bits::<16>(0);
             }
-            25 => {
+            29 => {
                 self.sel_kind.next = self.k_flush.val();
             }
             _ => {
@@ -746,9 +839,20 @@ mod tests {
         };
         r.exc_offset = lcg(s) as u16;
         r.tail_offset = lcg(s) as u16;
-        r.dir_ctx = (lcg(s) % 18) as u8;
-        r.tgt_sel = (lcg(s) % 4) as u8;
-        r.rtc_pos = (lcg(s) % 4) as u8;
+        r.dir_ctx = (lcg(s) % 26) as u8;
+        r.tgt_sel = (lcg(s) % 6) as u8;
+        r.rtc_pos = (lcg(s) % 16) as u8;
+        // A target in the high page: its bits [11:0], ARM or Thumb (never with an RTC
+        // position, whose bits the flag shares: the front end codes one or the other).
+        if r.off && !(r.rtc && r.rtc_hit) && lcg(s).is_multiple_of(4) {
+            r.off_high = true;
+            let thumb = lcg(s) & 1 != 0;
+            r.addr_field = if thumb { lcg(s) as u32 & 0xFFE | 1 } else { lcg(s) as u32 & 0xFFC };
+        }
+        // An offset has no RTC position (the two share the record's bits).
+        if r.off {
+            r.rtc_pos = 0;
+        }
         r.tail_type = [ESC_END, ESC_SYNC, ESC_OVERFLOW][(lcg(s) % 3) as usize];
         // An OVERFLOW job carries its lost count in the address field: no address then.
         if r.tail && r.tail_type == ESC_OVERFLOW {
@@ -804,9 +908,7 @@ mod tests {
             for _ in 0..20_000 {
                 if queue.len() < 3 && lcg(&mut s).is_multiple_of(3) {
                     let mut r = random_record(&mut s);
-                    if h.rtc_pos_bits == 0 {
-                        r.rtc_pos = 0;
-                    }
+                    r.rtc_pos &= ((1u32 << h.rtc_pos_bits) - 1) as u8;
                     let same_mask = |v: u32, same: bool| v & (u32::MAX >> (32 - h.address_bits(same)));
                     r.start_field = same_mask(r.start_field, r.start_same);
                     if r.exc {

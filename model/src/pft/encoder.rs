@@ -6,8 +6,8 @@
 
 use super::coder::{Prob, RangeEncoder, ESCAPE_SHIFT, PROB_INIT, RAW_MAX_BITS};
 use super::{
-    offset_code, EscapeType, InsnFlow, PftParams, PftState, PftStats, TargetCode, TargetContexts, ESCAPE_TYPE_BITS,
-    GAP_BITS, LOST_BITS, MAX_GAP, OFFSET_WIDTHS,
+    high_page_bits, in_high_page, offset_code, EscapeType, InsnFlow, PftParams, PftState, PftStats, TargetCode,
+    TargetContexts, ESCAPE_TYPE_BITS, GAP_BITS, LOST_BITS, MAX_GAP, OFFSET_WIDTHS,
 };
 use crate::event::RetireEvent;
 use crate::format::SYNC_MARKER;
@@ -38,7 +38,8 @@ pub enum CoderOp {
 
 /// Operations of one instruction (or of END, or of an overflow): at most a start (3), a slot
 /// with a missed target (direction, target, ALT, RAS_TOP, RTC_HIT, SAME_STATE, three
-/// class bits, two raw fields: 11) and a periodic SYNC (5), 19 operations.
+/// class bits, the high-page flag, two raw fields: 12) and a periodic SYNC (5), 20
+/// operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CoderJob {
     ops: [CoderOp; CoderJob::CAPACITY],
@@ -149,8 +150,8 @@ impl PftFrontEnd {
     }
 
     /// A mispredicted target `t` of the point at `a` (trace-format.md 11.5).
-    fn target(&mut self, a: u32, t: u32, ret: bool, alt: Option<u32>) {
-        let code = self.state.classify_target(t, ret, alt);
+    fn target(&mut self, a: u32, t: u32, ret: bool, alt: Option<u32>, table: bool) {
+        let code = self.state.classify_target(a, t, ret, alt);
         if alt.is_some() {
             let hit = code == TargetCode::Alt;
             self.decide(hit, self.state.target_ctx(TargetContexts::ALT), Info::Address);
@@ -173,29 +174,48 @@ impl PftFrontEnd {
             let hit = matches!(code, TargetCode::Recent(_));
             self.decide(hit, self.state.target_ctx(TargetContexts::RTC_HIT), Info::Address);
             if let TargetCode::Recent(i) = code {
-                self.job.raw_wide(i as u32, n.trailing_zeros(), Info::Address);
+                // The index, most significant bit first, bit j with context RTC_INDEX_j
+                // ("hit" is 0).
+                let k = n.trailing_zeros();
+                for j in 0..k {
+                    let bit = (i >> (k - 1 - j)) & 1 != 0;
+                    self.decide(!bit, self.state.target_ctx(TargetContexts::RTC_INDEX + j as usize), Info::Address);
+                }
                 self.state.rtc.touch(Some(i), t);
                 self.stats.target_recent += 1;
                 return;
             }
         }
         self.stats.target_offset += 1;
-        self.offset(a, t);
+        self.offset(a, t, table);
         self.state.rtc.touch(None, t);
     }
 
-    /// A target as an offset from the branch: state bit (isa=iw), class, zigzag field.
-    fn offset(&mut self, a: u32, t: u32) {
+    /// A target as an offset from the branch: state bit (isa=iw), class, field (zigzag, or
+    /// unsigned from a + 8 for a jump table); class 7 first sends whether the target lies in
+    /// the high page, and then only its bits \[11:s\].
+    fn offset(&mut self, a: u32, t: u32, table: bool) {
         if self.state.low == 0 {
             self.decide(t & 1 == a & 1, self.state.target_ctx(TargetContexts::SAME_STATE), Info::Address);
         }
-        let (z, class) = offset_code(a, t);
+        let (z, class) = offset_code(a, t, table);
         let mut node = 1;
         for b in (0..3).rev() {
             let bit = (class >> b) & 1 != 0;
             // A class bit: "hit" is 0, the likelier branch of the tree's near classes.
             self.decide(!bit, self.state.target_ctx(TargetContexts::LEN + node - 1), Info::Address);
             node = 2 * node + bit as usize;
+        }
+        if class == OFFSET_WIDTHS.len() - 1 {
+            let high = in_high_page(t);
+            self.job.raw_wide(high as u32, 1, Info::Address);
+            if high {
+                let thumb = t & 1 != 0;
+                let s = if thumb { 1 } else { 2 };
+                self.job.raw_wide((t & 0xFFF) >> s, high_page_bits(thumb), Info::Address);
+                self.job.words += 1;
+                return;
+            }
         }
         self.job.raw_wide(z, OFFSET_WIDTHS[class], Info::Address);
         self.job.words += 1;
@@ -268,7 +288,7 @@ impl PftFrontEnd {
             }
             self.decide(hit, ctx, Info::Target);
             if !hit {
-                self.target(a, ev.next_pc, flow.ret, alt);
+                self.target(a, ev.next_pc, flow.ret, alt, flow.table);
             }
             self.state.after_target(flow, ev.next_pc);
         }

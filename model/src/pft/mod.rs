@@ -69,7 +69,7 @@ pub const DEFAULT_HLEN: [u8; 8] = [3, 5, 9, 16, 30, 64, 0, 0];
 
 impl Default for PftParams {
     fn default() -> Self {
-        PftParams { bim: 256, tsize: 32, tag: 7, hlen: DEFAULT_HLEN, ras: 9, itp: 16, itt: 16, ttag: 5, tw: 21, rtc: 8, u: 12, rate: 6 }
+        PftParams { bim: 256, tsize: 32, tag: 7, hlen: DEFAULT_HLEN, ras: 9, itp: 16, itt: 16, ttag: 4, tw: 21, rtc: 8, u: 12, rate: 6 }
     }
 }
 
@@ -161,9 +161,19 @@ impl PftParams {
         Ok(())
     }
 
-    /// Number of adaptive contexts (section 11.6).
+    /// Number of adaptive contexts (section 11.6): the direction contexts, the fixed target
+    /// contexts and one RTC_INDEX context per bit of a recent-target index.
     pub fn contexts(&self) -> usize {
-        DirectionPredictor::contexts(self.tables()) + TargetContexts::COUNT
+        DirectionPredictor::contexts(self.tables()) + TargetContexts::COUNT + self.rtc_index_bits() as usize
+    }
+
+    /// Bits of a recent-target index (log2 of `rtc`; 0 without the cache).
+    pub fn rtc_index_bits(&self) -> u32 {
+        if self.rtc == 0 {
+            0
+        } else {
+            self.rtc.trailing_zeros()
+        }
     }
 
     /// Bits of a target in an ITP entry: `tw` low bits and the top-region flag, or 32.
@@ -193,10 +203,10 @@ impl PftParams {
                     0
                 },
             ras: self.ras as u64 * 32 + 2 * bitlen(self.ras) as u64,
-            itp: self.itp as u64 * self.target_entry_bits()
-                + self.itt as u64 * (self.ttag as u64 + self.target_entry_bits())
+            itp: self.itp as u64 * (self.target_entry_bits() + 1)
+                + self.itt as u64 * (self.ttag as u64 + self.target_entry_bits() + 1)
                 + if self.itp + self.itt > 0 { 8 } else { 0 },
-            rtc: self.rtc as u64 * 32 + bitlen(self.rtc) as u64,
+            rtc: self.rtc as u64 * self.target_entry_bits() + bitlen(self.rtc) as u64,
             coder: self.contexts() as u64 * coder::PROB_BITS as u64 + self.u as u64 + CODER_REGISTER_BITS,
             control: GAP_BITS as u64 + 1 + if sync { 32 } else { 0 },
         }
@@ -238,9 +248,11 @@ pub struct PftStorage {
     pub direction: u64,
     /// Entries and top/count pointers.
     pub ras: u64,
-    /// Base and tagged target tables and the 8-bit path history.
+    /// Base table (target, confidence bit), tagged table (tag, target, useful bit) and the
+    /// 8-bit path history.
     pub itp: u64,
-    /// Targets and the fill count.
+    /// Targets (held as ITP entries are: `tw` bits and the top-region flag) and the fill
+    /// count.
     pub rtc: u64,
     /// Context probabilities, the address register and the range coder's registers.
     pub coder: u64,
@@ -312,6 +324,9 @@ pub struct InsnFlow {
     pub link: bool,
     /// ARM `MOV lr, pc`: push pc + 8.
     pub mov_lr_pc: bool,
+    /// ARM `ADD pc, pc, Rm{, shift #imm}` (a jump table): a missed target's offset is
+    /// coded unsigned from pc + 8 (section 11.5, *offset*).
+    pub table: bool,
 }
 
 impl InsnFlow {
@@ -362,8 +377,20 @@ impl InsnFlow {
             ret,
             link: class != BranchClass::None && links(insn, thumb),
             mov_lr_pc: !thumb && insn == ARM_MOV_LR_PC,
+            table: table_jump(insn, thumb),
         }
     }
+}
+
+/// ARM `ADD{cond} pc, pc, Rm{, shift #imm}` (not the unconditional space, S clear, shift
+/// by an immediate): `insn & TABLE_JUMP_MASK == TABLE_JUMP`.
+pub const TABLE_JUMP_MASK: u32 = 0x0FFF_F010;
+pub const TABLE_JUMP: u32 = 0x008F_F000;
+
+/// A jump table's `ADD pc, pc, Rm{, shift #imm}` (ARM state).
+#[inline]
+pub fn table_jump(insn: u32, thumb: bool) -> bool {
+    !thumb && insn >> 28 != 0xF && insn & TABLE_JUMP_MASK == TABLE_JUMP
 }
 
 /// Return address of a linking instruction at `iw_addr` (interworking form).
@@ -391,30 +418,66 @@ impl TargetContexts {
     pub const SAME_STATE: usize = 8;
     /// LEN_1..LEN_7, the nodes of the offset class tree: LEN_k is `LEN + k - 1`.
     pub const LEN: usize = 9;
-    pub const COUNT: usize = 16;
+    /// A base-table prediction from a confident entry.
+    pub const INDIRECT_CONF: usize = 16;
+    /// A tagged-table prediction from a useful entry.
+    pub const INDIRECT_TAGGED_USEFUL: usize = 17;
+    /// The fixed target contexts; RTC_INDEX_1..RTC_INDEX_k (one per bit of a recent-target
+    /// index, most significant first) follow them: RTC_INDEX_j is `RTC_INDEX + j - 1`.
+    pub const COUNT: usize = 18;
+    pub const RTC_INDEX: usize = 18;
 }
 
 /// Widths of the offset classes (section 11.5, *offset*).
 pub const OFFSET_WIDTHS: [u32; 8] = [3, 5, 7, 9, 11, 13, 17, 32];
 
-/// The zigzag code `z` of a missed target's offset from the branch at `a` (interworking
-/// addresses), and its class.
+/// The page of the high exception vectors and the kernel's user helpers (0xFFFF0FA0..):
+/// a class-7 offset is sent as a flag and, in the page, the target's bits \[11:s\].
+pub const HIGH_PAGE: u32 = 0xFFFF_0000;
+
+/// `target` lies in [`HIGH_PAGE`].
 #[inline]
-pub fn offset_code(a: u32, target: u32) -> (u32, usize) {
+pub fn in_high_page(target: u32) -> bool {
+    target & 0xFFFF_F000 == HIGH_PAGE
+}
+
+/// The code `z` of a missed target's offset from the branch at `a` (interworking
+/// addresses), and its class: zigzag from the branch, or, for a jump table (`table`),
+/// unsigned from a + 8 (modulo 2^32, in units of the target's instruction size).
+#[inline]
+pub fn offset_code(a: u32, target: u32, table: bool) -> (u32, usize) {
     let s = if target & 1 != 0 { 1 } else { 2 };
-    let d = (target >> s).wrapping_sub(a >> s) as i32;
-    let z = ((d << 1) ^ (d >> 31)) as u32;
+    let z = if table {
+        (target >> s).wrapping_sub(a.wrapping_add(8) >> s)
+    } else {
+        let d = (target >> s).wrapping_sub(a >> s) as i32;
+        ((d << 1) ^ (d >> 31)) as u32
+    };
     let n = 32 - z.leading_zeros();
     let class = OFFSET_WIDTHS.iter().position(|&w| n <= w).unwrap_or(OFFSET_WIDTHS.len() - 1);
     (z, class)
 }
 
-/// The target an offset code names: `thumb` is the target's state.
+/// The target an offset code names: `thumb` is the target's state, `table` as for
+/// [`offset_code`].
 #[inline]
-pub fn offset_target(a: u32, z: u32, thumb: bool) -> u32 {
-    let d = (z >> 1) ^ (z & 1).wrapping_neg();
+pub fn offset_target(a: u32, z: u32, thumb: bool, table: bool) -> u32 {
     let s = if thumb { 1 } else { 2 };
+    if table {
+        return ((a.wrapping_add(8) >> s).wrapping_add(z) << s) | thumb as u32;
+    }
+    let d = (z >> 1) ^ (z & 1).wrapping_neg();
     ((a >> s).wrapping_add(d) << s) | thumb as u32
+}
+
+/// Width of a high-page target's field: bits \[11:s\].
+#[inline]
+pub fn high_page_bits(thumb: bool) -> u32 {
+    if thumb {
+        11
+    } else {
+        10
+    }
 }
 
 /// How a mispredicted target was sent.
@@ -455,7 +518,7 @@ impl PftState {
             dir: DirectionPredictor::new(params),
             ras: ReturnAddressStack::new(params.ras),
             itp: IndirectTargetPredictor::new(params.itp, params.itt, params.ttag, params.tw),
-            rtc: RecentTargets::new(params.rtc),
+            rtc: RecentTargets::new(params.rtc, params.tw),
             upper: 0,
             gap: 0,
             awaiting_start: true,
@@ -491,10 +554,13 @@ impl PftState {
             (self.ras.pop(), self.target_ctx(ctx), None)
         } else {
             let p = self.itp.predict(iw_addr);
+            let sure = self.itp.confident();
             if p.tagged {
-                (p.target, self.target_ctx(TargetContexts::INDIRECT_TAGGED), (p.alt != p.target).then_some(p.alt))
+                let ctx = if sure { TargetContexts::INDIRECT_TAGGED_USEFUL } else { TargetContexts::INDIRECT_TAGGED };
+                (p.target, self.target_ctx(ctx), (p.alt != p.target).then_some(p.alt))
             } else {
-                (p.target, self.target_ctx(TargetContexts::INDIRECT), None)
+                let ctx = if sure { TargetContexts::INDIRECT_CONF } else { TargetContexts::INDIRECT };
+                (p.target, self.target_ctx(ctx), None)
             }
         }
     }
@@ -527,16 +593,16 @@ impl PftState {
         }
     }
 
-    /// How a mispredicted target `a` of a point is sent (`ret`: the RAS was the prediction;
-    /// `alt`: the alternate target, when there is one).
-    pub fn classify_target(&self, a: u32, ret: bool, alt: Option<u32>) -> TargetCode {
+    /// How a mispredicted target `a` of the point at `branch` is sent (`ret`: the RAS was
+    /// the prediction; `alt`: the alternate target, when there is one).
+    pub fn classify_target(&self, branch: u32, a: u32, ret: bool, alt: Option<u32>) -> TargetCode {
         if alt == Some(a) {
             return TargetCode::Alt;
         }
         if !ret && !self.ras.is_empty() && self.ras.peek() == a {
             return TargetCode::RasTop;
         }
-        if let Some(i) = self.rtc.find(a) {
+        if let Some(i) = self.rtc.find(branch, a) {
             return TargetCode::Recent(i);
         }
         TargetCode::Offset
@@ -665,22 +731,22 @@ mod tests {
     #[test]
     fn default_storage_is_under_5000_bits() {
         let s = PftParams::default().storage(false);
-        // 2*256 + 6*32*11 + 64 + 3 + (2 + 5 + 3) | 9*32 + 8 | 16*22 + 16*(5+22) + 8 | 8*32 + 4 | 42*14 + 12 + 81 | 17
+        // 2*256 + 6*32*11 + 64 + 3 + (2 + 5 + 3) | 9*32 + 8 | 16*23 + 16*(4+22+1) + 8 | 8*22 + 4 | 47*14 + 12 + 81 | 17
         assert_eq!(s.direction, 512 + 2112 + 64 + 3 + 10);
         assert_eq!(s.ras, 296);
-        assert_eq!(s.itp, 352 + 432 + 8);
-        assert_eq!(s.rtc, 260);
-        assert_eq!(s.coder, 42 * 14 + 12 + 81);
-        assert_eq!(s.total(), 2701 + 296 + 792 + 260 + 681 + 17);
-        assert_eq!(s.total(), 4747);
-        // One tagged table: the allocation register never steps and is not counted; the
-        // ageing counter and the entry pointer are (no table pointer). None: neither.
+        assert_eq!(s.itp, 368 + 432 + 8);
+        assert_eq!(s.rtc, 180);
+        assert_eq!(s.coder, 47 * 14 + 12 + 81);
+        assert_eq!(s.total(), 2701 + 296 + 808 + 180 + 751 + 17);
+        assert_eq!(s.total(), 4753);
+        // One tagged table or none: the allocation register never steps and is not counted.
         let one = PftParams { hlen: PftParams::parse_hlen("8").unwrap(), ..PftParams::default() }.storage(false);
         assert_eq!(one.direction, 512 + 32 * 11 + 8 + 2 + 5);
         let none = PftParams { hlen: [0; 8], ..PftParams::default() }.storage(false);
         assert_eq!(none.direction, 512);
         let whole = PftParams { tw: 32, ..PftParams::default() }.storage(false);
-        assert_eq!(whole.itp, 16 * 32 + 16 * (5 + 32) + 8, "tw=32: whole targets, no flag");
+        assert_eq!(whole.itp, 16 * 33 + 16 * (4 + 33) + 8, "tw=32: whole targets, no flag");
+        assert_eq!(whole.rtc, 8 * 32 + 4);
         assert!(s.total() + job_buffer_bits(2) + 80 <= 5000, "with the paper's buffers: 2 jobs, 80 bits");
     }
 
@@ -697,12 +763,19 @@ mod tests {
             (0, 0xffff_fffc),
             (0x8000, 0x8000),
         ] {
-            let (z, c) = offset_code(a, t);
-            assert!(32 - z.leading_zeros() <= OFFSET_WIDTHS[c], "{a:x} {t:x}");
-            assert!(c == 0 || 32 - z.leading_zeros() > OFFSET_WIDTHS[c - 1]);
-            assert_eq!(offset_target(a, z, t & 1 != 0), t, "{a:x} -> {t:x}");
+            for table in [false, true] {
+                let (z, c) = offset_code(a, t, table);
+                assert!(32 - z.leading_zeros() <= OFFSET_WIDTHS[c], "{a:x} {t:x}");
+                assert!(c == 0 || 32 - z.leading_zeros() > OFFSET_WIDTHS[c - 1]);
+                assert_eq!(offset_target(a, z, t & 1 != 0, table), t, "{a:x} -> {t:x}");
+            }
         }
-        assert_eq!(offset_code(0x8000, 0x8004), (2, 0), "one instruction forward: z = 2");
-        assert_eq!(offset_code(0x8000, 0x7ffc), (1, 0), "one back: z = 1");
+        assert_eq!(offset_code(0x8000, 0x8004, false), (2, 0), "one instruction forward: z = 2");
+        assert_eq!(offset_code(0x8000, 0x7ffc, false), (1, 0), "one back: z = 1");
+        assert_eq!(offset_code(0x8000, 0x8008, true), (0, 0), "a table's first entry: z = 0");
+        assert_eq!(offset_code(0x8000, 0x80a8, true), (40, 2));
+        assert!(table_jump(0x908F_F103, false) && table_jump(0xE08F_F00C, false));
+        assert!(!table_jump(0xE08F_F00C, true) && !table_jump(0xE28F_F004, false) && !table_jump(0xE09F_F00C, false));
+        assert!(in_high_page(0xFFFF_0FE0) && !in_high_page(0xFFFE_0FE0));
     }
 }

@@ -657,12 +657,15 @@ impl ReturnAddressStack {
 
 /// Indirect target predictor (section 11.4): a base table of last targets indexed by the
 /// branch address, and a tagged table indexed by the address and an 8-bit path history of
-/// earlier indirect targets, which provides when its tag matches.
+/// earlier indirect targets, which provides when its tag matches. Each base entry has a
+/// confidence bit and each tagged entry a useful bit: an entry whose bit is set survives
+/// one wrong target (the bit is cleared instead).
 #[derive(Clone, Debug)]
 pub struct IndirectTargetPredictor {
-    base: Vec<u32>,
-    /// (tag, target) pairs.
-    tagged: Vec<(u16, u32)>,
+    /// (target, confidence) pairs.
+    base: Vec<(u32, bool)>,
+    /// (tag, target, useful) triples.
+    tagged: Vec<(u16, u32, bool)>,
     tag_bits: u32,
     /// The target bits an entry holds (`tw` low bits); the rest come from the branch, or
     /// are all ones when the entry's top-region flag (bit 31) is set.
@@ -675,6 +678,43 @@ pub struct IndirectTargetPredictor {
 
 /// The top-region flag of an ITP entry with `tw < 32` (bit 31: above any `tw` bits).
 const TOP_REGION: u32 = 1 << 31;
+
+/// The mask of the `tw` low target bits an entry holds.
+#[inline]
+pub fn target_mask(target_bits: u32) -> u32 {
+    if target_bits >= 32 {
+        u32::MAX
+    } else {
+        (1 << target_bits) - 1
+    }
+}
+
+/// The target an ITP or RTC entry names for a branch whose upper bits are `upper`
+/// (`branch & !m`).
+#[inline]
+pub fn expand_target(m: u32, upper: u32, entry: u32) -> u32 {
+    if m == u32::MAX {
+        entry
+    } else if entry & TOP_REGION != 0 {
+        !m | (entry & m)
+    } else {
+        upper | (entry & m)
+    }
+}
+
+/// The entry for `target`: its low bits, and the top-region flag when it lies in the
+/// top region (a target in neither that region nor the branch's is stored by its low
+/// bits and predicted wrong).
+#[inline]
+pub fn compress_target(m: u32, target: u32) -> u32 {
+    if m == u32::MAX {
+        target
+    } else if target & !m == !m {
+        TOP_REGION | (target & m)
+    } else {
+        target & m
+    }
+}
 
 /// An indirect target prediction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -689,18 +729,18 @@ impl IndirectTargetPredictor {
     /// `target_bits` (`tw`, 2..=32): the low target bits an entry holds.
     pub fn new(base: u32, tagged: u32, tag_bits: u32, target_bits: u32) -> Self {
         IndirectTargetPredictor {
-            base: vec![0; base as usize],
-            tagged: vec![(0, 0); tagged as usize],
+            base: vec![(0, false); base as usize],
+            tagged: vec![(0, 0, false); tagged as usize],
             tag_bits,
-            target_mask: if target_bits >= 32 { u32::MAX } else { (1 << target_bits) - 1 },
+            target_mask: target_mask(target_bits),
             path: 0,
             last: (0, 0, 0, false, 0),
         }
     }
 
     pub fn reset(&mut self) {
-        self.base.fill(0);
-        self.tagged.fill((0, 0));
+        self.base.fill((0, false));
+        self.tagged.fill((0, 0, false));
         self.path = 0;
     }
 
@@ -710,7 +750,7 @@ impl IndirectTargetPredictor {
         let h = hashed_pc(iw_addr);
         let upper = iw_addr & !self.target_mask;
         let bi = (h as usize) & self.base.len().wrapping_sub(1);
-        let alt = self.expand(upper, self.base.get(bi).copied().unwrap_or(0));
+        let alt = self.expand(upper, self.base.get(bi).map_or(0, |e| e.0));
         let n = self.tagged.len();
         let (ti, tag, hit) = if n == 0 {
             (0, 0, false)
@@ -730,60 +770,82 @@ impl IndirectTargetPredictor {
         }
     }
 
-    /// The target an entry names for a branch whose upper bits are `upper`.
     #[inline]
     fn expand(&self, upper: u32, entry: u32) -> u32 {
-        let m = self.target_mask;
-        if m == u32::MAX {
-            entry
-        } else if entry & TOP_REGION != 0 {
-            !m | (entry & m)
-        } else {
-            upper | (entry & m)
-        }
+        expand_target(self.target_mask, upper, entry)
     }
 
-    /// The entry for `target`: its low bits, and the top-region flag when it lies in the
-    /// top region (a target in neither that region nor the branch's is stored by its low
-    /// bits and predicted wrong).
     #[inline]
     fn compress(&self, target: u32) -> u32 {
-        let m = self.target_mask;
-        if m == u32::MAX {
-            target
-        } else if target & !m == !m {
-            TOP_REGION | (target & m)
+        compress_target(self.target_mask, target)
+    }
+
+    /// The providing entry's bit in the last prediction: the tagged entry's useful bit when
+    /// it provided, else the base entry's confidence bit (false without a base table).
+    #[inline]
+    pub fn confident(&self) -> bool {
+        let (bi, ti, _, hit, _) = self.last;
+        if hit {
+            self.tagged[ti].2
         } else {
-            target & m
+            self.base.get(bi).is_some_and(|e| e.1)
         }
     }
 
-    /// Record the actual target of the branch last predicted.
+    /// Record the actual target of the branch last predicted (section 11.4, *update*). A
+    /// tagged entry that matched: right, it becomes useful; wrong, a useful entry loses its
+    /// bit, else it takes the target. No match and the base entry wrong: the entry at the
+    /// index is allocated (tag, target, not useful) unless it is useful, which loses its bit.
+    /// The base entry is left alone when the tagged entry provided the right target; else
+    /// right, it becomes confident; wrong, a confident entry loses its bit, else it takes the
+    /// target.
     #[inline]
     pub fn update(&mut self, target: u32) {
         let (bi, ti, tag, hit, upper) = self.last;
-        let base_wrong = self.expand(upper, self.base.get(bi).copied().unwrap_or(0)) != target;
+        let base_wrong = self.expand(upper, self.base.get(bi).map_or(0, |e| e.0)) != target;
         let stored = self.compress(target);
-        if !self.tagged.is_empty() && (hit || base_wrong) {
-            self.tagged[ti] = (tag, stored);
+        let mut tagged_right = false;
+        if let Some(e) = self.tagged.get_mut(ti) {
+            if hit && expand_target(self.target_mask, upper, e.1) == target {
+                tagged_right = true;
+                e.2 = true;
+            } else if hit || base_wrong {
+                if e.2 {
+                    e.2 = false;
+                } else {
+                    *e = (tag, stored, false);
+                }
+            }
         }
-        if let Some(b) = self.base.get_mut(bi) {
-            *b = stored;
+        if !tagged_right {
+            if let Some(b) = self.base.get_mut(bi) {
+                if !base_wrong {
+                    b.1 = true;
+                } else if b.1 {
+                    b.1 = false;
+                } else {
+                    b.0 = stored;
+                }
+            }
         }
         self.path = ((self.path << 2) ^ (target >> 2)) & 0xFF;
     }
 }
 
-/// Recent-target cache: the last `n` distinct mispredicted targets, most recent first.
+/// Recent-target cache: the last `n` distinct mispredicted targets, most recent first. An
+/// entry holds a target as an ITP entry does (`tw` low bits and the top-region flag) and
+/// names it for the branch being coded.
 #[derive(Clone, Debug)]
 pub struct RecentTargets {
     entries: Vec<u32>,
     len: usize,
+    target_mask: u32,
 }
 
 impl RecentTargets {
-    pub fn new(n: u32) -> Self {
-        RecentTargets { entries: vec![0; n as usize], len: 0 }
+    /// `target_bits`: the low target bits an entry holds (`tw`).
+    pub fn new(n: u32, target_bits: u32) -> Self {
+        RecentTargets { entries: vec![0; n as usize], len: 0, target_mask: target_mask(target_bits) }
     }
 
     pub fn reset(&mut self) {
@@ -795,16 +857,25 @@ impl RecentTargets {
         self.entries.len()
     }
 
-    pub fn find(&self, a: u32) -> Option<usize> {
-        self.entries[..self.len].iter().position(|&x| x == a)
+    /// The first entry that names `a` for the branch at `branch`.
+    pub fn find(&self, branch: u32, a: u32) -> Option<usize> {
+        let m = self.target_mask;
+        if m != u32::MAX && a & !m != branch & !m && a & !m != !m {
+            return None;
+        }
+        let e = compress_target(m, a);
+        self.entries[..self.len].iter().position(|&x| x == e)
     }
 
-    pub fn get(&self, i: usize) -> Option<u32> {
-        (i < self.len).then(|| self.entries[i])
+    /// The target entry `i` names for the branch at `branch`.
+    pub fn get(&self, i: usize, branch: u32) -> Option<u32> {
+        let m = self.target_mask;
+        (i < self.len).then(|| expand_target(m, branch & !m, self.entries[i]))
     }
 
-    /// Move entry `i` (or, with `None`, a new address) to the front.
+    /// Move entry `i` (or, with `None`, a new entry) to the front, holding `a`.
     pub fn touch(&mut self, i: Option<usize>, a: u32) {
+        let a = compress_target(self.target_mask, a);
         let n = self.entries.len();
         if n == 0 {
             return;
@@ -879,16 +950,30 @@ mod tests {
 
     #[test]
     fn recent_targets_are_mru() {
-        let mut t = RecentTargets::new(3);
+        let mut t = RecentTargets::new(3, 32);
         for a in [10, 20, 30, 40] {
-            assert_eq!(t.find(a), None);
+            assert_eq!(t.find(0, a), None);
             t.touch(None, a);
         }
-        assert_eq!((t.get(0), t.get(1), t.get(2), t.get(3)), (Some(40), Some(30), Some(20), None));
-        let i = t.find(20);
+        assert_eq!((t.get(0, 0), t.get(1, 0), t.get(2, 0), t.get(3, 0)), (Some(40), Some(30), Some(20), None));
+        let i = t.find(0, 20);
         assert_eq!(i, Some(2));
         t.touch(i, 20);
-        assert_eq!((t.get(0), t.get(1), t.get(2)), (Some(20), Some(40), Some(30)));
+        assert_eq!((t.get(0, 0), t.get(1, 0), t.get(2, 0)), (Some(20), Some(40), Some(30)));
+    }
+
+    #[test]
+    fn recent_targets_hold_tw_bits() {
+        let mut t = RecentTargets::new(4, 21);
+        t.touch(None, 0x0012_3450);
+        t.touch(None, 0xFFFF_0FE0);
+        // Named for a branch in the same 2 MiB region, or in the top region.
+        assert_eq!(t.find(0x0010_0000, 0x0012_3450), Some(1));
+        assert_eq!(t.find(0x0000_8000, 0xFFFF_0FE0), Some(0));
+        assert_eq!(t.get(0, 0x0000_8000), Some(0xFFFF_0FE0));
+        // From another region the entry names that region's address.
+        assert_eq!(t.find(0x0020_0000, 0x0012_3450), None);
+        assert_eq!(t.get(1, 0x0020_0000), Some(0x0032_3450));
     }
 
     #[test]
