@@ -37,7 +37,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
     reg  front__reset;
     reg  front__retire_valid;
     reg  front__hold;
-    reg  front__clear;
+    reg  front__restart;
     reg  [31:0] front__pc;
     reg  [31:0] front__insn;
     reg  [2:0] front__branch_class;
@@ -146,6 +146,8 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
     reg  [31:0] lost_inc;
     reg  push_job;
     reg  push_overflow;
+    reg  drained;
+    reg  lose_now;
     reg  [63:0] overflow_w1;
     reg  [63:0] end_w1;
     reg  start_end;
@@ -160,7 +162,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         .reset(front__reset),
         .retire_valid(front__retire_valid),
         .hold(front__hold),
-        .clear(front__clear),
+        .restart(front__restart),
         .pc(front__pc),
         .insn(front__insn),
         .branch_class(front__branch_class),
@@ -340,7 +342,9 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         jobs__want = want_words;
         buf_full = jobs__full;
         stall = (~k_drop & front__job_valid) & buf_full;
-        front__hold = stall;
+        drained = ((jobs__empty & ~seq__busy) & ~coder__busy) & outbuf__empty;
+        lose_now = k_drop & (dropping__q | (front__job_valid & buf_full));
+        front__hold = stall | lose_now;
         end_now = ending__q | (trace_end & ~front__job_valid);
         lost_inc = lost__q + k_one32;
         if (lost__q == k_max32) begin
@@ -351,11 +355,11 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         if (dropping__q) begin
             if (retire_valid) begin
                 lost__d = lost_inc;
-                if (~buf_full) begin
+                if (drained) begin
                     push_overflow = 1'b1;
                 end
             end
-            else if (end_now & ~buf_full) begin
+            else if (end_now & drained) begin
                 push_overflow = 1'b1;
             end
         end
@@ -375,7 +379,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
             dropping__d = 1'b0;
             lost__d = k_zero32;
         end
-        front__clear = push_overflow;
+        front__restart = push_overflow;
         jobs__push = push_job | push_overflow;
         if (push_overflow) begin
             jobs__push_w0 = k_zero64;
@@ -5829,14 +5833,14 @@ module streamtrace_pft__ending(d,q,clock);
 endmodule // streamtrace_pft__ending
 
 
-module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch_class,taken,exception,next_pc,dir_pred,dir_ctx,dir_addr,dir_update,dir_taken,dir_push,dir_clear,job_valid,job_w0,job_w1,gap);
+module streamtrace_pft__front(clock,reset,retire_valid,hold,restart,pc,insn,branch_class,taken,exception,next_pc,dir_pred,dir_ctx,dir_addr,dir_update,dir_taken,dir_push,dir_clear,job_valid,job_w0,job_w1,gap);
     
     // Module arguments
     input wire  clock;
     input wire  reset;
     input wire  retire_valid;
     input wire  hold;
-    input wire  clear;
+    input wire  restart;
     input wire  [31:0] pc;
     input wire  [31:0] insn;
     input wire  [2:0] branch_class;
@@ -6874,7 +6878,11 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,clear,pc,insn,branch
             ras_top__d = top2;
             ras_count__d = count2;
         end
-        reset_state = reset | clear | (enable & sync_now);
+        if (restart) begin
+            started__d = 1'b0;
+            gap_q__d = k_zero16;
+        end
+        reset_state = reset | (enable & sync_now);
         dir_clear = reset_state;
         itb_valid__0__clear = reset_state;
         itt_valid__0__clear = reset_state;
@@ -8855,7 +8863,7 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     localparam  k_sixteen8 = 8'h10;
     localparam  k_esc_exception = 16'h2;
     localparam  k_esc_overflow = 2'b11;
-    localparam  k_esc_end = 2'b0;
+    localparam  k_esc_sync = 2'b1;
     localparam  k_zero3 = 3'b0;
     localparam  k_zero8 = 8'h0;
     localparam  k_one8 = 8'h1;
@@ -9249,7 +9257,7 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         endcase
         field_wide = (exc & addr_wide) | (off & off_wide);
         overflow = tail_type == k_esc_overflow;
-        marker = tail_type != k_esc_end;
+        marker = tail_type == k_esc_sync;
         present__0 = start;
         present__1 = start & start_wide;
         present__2 = start;
@@ -9279,7 +9287,7 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         present__26 = tail;
         present__27 = tail & overflow;
         present__28 = tail & overflow;
-        present__29 = tail;
+        present__29 = tail & ~overflow;
         present__30 = tail & marker;
         first_found__0 = 1'b0;
         first_idx__0 = k_zero8;

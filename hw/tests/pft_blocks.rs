@@ -145,7 +145,7 @@ struct Seen {
 }
 
 /// Drive `events` through the RTL front end and the model's; `clear_every`: an OVERFLOW
-/// reset after roughly one instruction in that many; `exception_every`: mark an
+/// restart (gap 0, a start expected, the state kept) after roughly one instruction in that many; `exception_every`: mark an
 /// instruction as excepting (its vector is its real successor) about that often; `hold_every`:
 /// present an instruction held for a cycle first (a stall).
 fn compare(cfg: &str, events: &[RetireEvent], clear_every: u64, exception_every: u64, hold_every: u64) -> Seen {
@@ -172,7 +172,7 @@ fn compare(cfg: &str, events: &[RetireEvent], clear_every: u64, exception_every:
             let (pred, ctx) = dir.predict(ev.iw_addr());
             uut.retire_valid.next = true;
             uut.hold.next = held > 0;
-            uut.clear.next = false;
+            uut.restart.next = false;
             uut.pc.next = (ev.iw_addr() as u64).into();
             uut.insn.next = (ev.insn as u64).into();
             uut.branch_class.next = (ev.class as u64).into();
@@ -213,7 +213,7 @@ fn compare(cfg: &str, events: &[RetireEvent], clear_every: u64, exception_every:
             }
             let clear = clear_every > 0 && lcg(&mut s).is_multiple_of(clear_every);
             if clear {
-                uut.clear.next = true;
+                uut.restart.next = true;
                 settle(&mut uut);
                 model.overflow_pushed();
             }

@@ -687,34 +687,66 @@ impl CycleTraceModule {
 
     #[inline(never)]
     fn push_pft(&mut self, ev: &RetireEvent, cycle: u64) {
-        let job = self.enc.pft_mut().expect("pft").front.push(ev);
-        self.pft_produce(job, cycle);
+        if self.buf.policy == FullPolicy::Drop {
+            self.push_pft_drop(ev, cycle);
+            return;
+        }
+        if let Some(job) = self.enc.pft_mut().expect("pft").front.push(ev) {
+            // The stall policy: the job always enters (the core waits for room).
+            let entered = self.produce_job(job, cycle);
+            debug_assert!(entered);
+        }
     }
 
-    /// pft: the job of an instruction that retired in input cycle `input` (or none), under
-    /// the drop rules of docs/trace-timing.md section 7.
-    fn pft_produce(&mut self, job: Option<CoderJob>, input: u64) {
+    /// The module drained at start of cycle (docs/trace-timing.md 7, version 1.6): job
+    /// buffer empty, no job in the coder (which holds it until its last shift and byte),
+    /// record register and output buffer empty.
+    fn pft_drained(&self) -> bool {
+        self.jobs.is_empty() && self.pft_job.is_none() && self.record_bits == 0 && self.obuf_bits == 0
+    }
+
+    /// pft under `policy=drop` (docs/trace-timing.md 7, version 1.6): every instruction
+    /// meets the module in its own cycle. A dropped instruction leaves the front end as it
+    /// was (restored from a copy taken when fewer than two words or no entry were free,
+    /// which is rare), and while dropping the instructions do not reach the front end at all
+    /// until one retires in a cycle that starts drained: its place goes to the overflow job.
+    fn push_pft_drop(&mut self, ev: &RetireEvent, input: u64) {
+        let origin = *self.origin.get_or_insert(input);
+        self.advance_to(input.saturating_sub(origin) + self.delay);
+        let drained = self.pft_drained();
+        let now = self.now;
+        let seen = self.cycle_steps(now);
         if let Some((gap, lost)) = self.pft_dropping {
-            // Every instruction while dropping is lost; this one is replaced by the
-            // overflow job if the buffer has room.
             self.lose(1);
-            let lost = lost + 1;
-            if self.produce_job(PftFrontEnd::overflow_job(gap, lost), input) {
+            if drained {
+                let job = PftFrontEnd::overflow_job(gap, lost + 1);
+                self.record_needed(seen, job.words());
+                self.push_job(job);
                 self.enc.pft_mut().expect("pft").front.overflow_pushed();
                 self.stats.overflows += 1;
                 self.pft_dropping = None;
             } else {
-                self.pft_dropping = Some((gap, lost));
+                self.pft_dropping = Some((gap, lost + 1));
             }
+            self.end_of_cycle();
             return;
         }
-        if let Some(job) = job {
-            let gap = job.gap_before;
-            if !self.produce_job(job, input) {
+        let tight = !self.room(seen, 2);
+        let p = self.enc.pft_mut().expect("pft");
+        let saved = tight.then(|| p.front.clone());
+        if let Some(job) = p.front.push(ev) {
+            self.record_needed(seen, job.words());
+            if self.room(seen, job.words()) {
+                self.push_job(job);
+            } else {
+                self.stats.sdb_full_events += 1;
                 self.lose(1);
-                self.pft_dropping = Some((gap, 1));
+                let front = saved.expect("a job that does not fit met fewer than two free words or no free entry");
+                self.enc.pft_mut().expect("pft").front = front;
+                self.pft_dropping = Some((job.gap_before, 1));
             }
         }
+        self.end_of_cycle();
     }
 
     /// A descriptor captured earlier whose last instruction retired at `end_cycle` (sweeps
@@ -741,13 +773,14 @@ impl CycleTraceModule {
         } else {
             self.advance_to(after_last.saturating_sub(self.origin.unwrap_or(0)) + self.delay);
         }
-        // pft trace ends while dropping: the overflow job as soon as there is room.
+        // pft trace ends while dropping: the overflow job in the first cycle that starts
+        // drained.
         while let Some((gap, lost)) = self.pft_dropping {
             let c = self.now;
-            let seen = self.cycle_steps(c);
-            let job = PftFrontEnd::overflow_job(gap, lost);
-            if self.room(seen, job.words()) {
-                self.push_job(job);
+            let drained = self.pft_drained();
+            self.cycle_steps(c);
+            if drained {
+                self.push_job(PftFrontEnd::overflow_job(gap, lost));
                 self.enc.pft_mut().expect("pft").front.overflow_pushed();
                 self.stats.overflows += 1;
                 self.pft_dropping = None;

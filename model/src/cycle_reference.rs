@@ -130,9 +130,12 @@ impl ReferenceModule {
         self.origin.get_or_insert(cycle);
         self.last_input = Some(cycle);
         self.events += 1;
-        if let Some(p) = self.enc.pft_mut() {
-            let job = p.front.push(ev);
-            self.pft_produce(job, cycle);
+        if self.enc.pft_mut().is_some() {
+            if self.buf.policy == FullPolicy::Drop {
+                self.pft_push_drop(ev, cycle);
+            } else if let Some(job) = self.enc.pft_mut().expect("pft").front.push(ev) {
+                self.produce(Entry::Pft(job), cycle);
+            }
             return Ok(());
         }
         if let Some(d) = self.detector.push(ev) {
@@ -141,30 +144,65 @@ impl ReferenceModule {
         Ok(())
     }
 
-    /// pft: the job of an instruction that retired in input cycle `input` (or none), under
-    /// the drop rules of docs/trace-timing.md section 7.
-    fn pft_produce(&mut self, job: Option<CoderJob>, input: u64) {
-        if let Some((gap, lost)) = self.pft_dropping {
-            // Every instruction while dropping is lost; this one is replaced by the
-            // overflow job if the buffer has room.
+    /// pft: drained at start of cycle (trace-timing.md 7, version 1.6).
+    fn pft_drained(&self) -> bool {
+        self.sdb.is_empty() && self.pft_job.is_none() && self.record_bits == 0 && self.obuf_bits == 0
+    }
+
+    /// pft under `policy=drop` (trace-timing.md 7, version 1.6), written plainly: every
+    /// instruction meets the module in its cycle; the front end works on a copy that is
+    /// kept only if the instruction's job enters; while dropping, the overflow job takes
+    /// the place of the first instruction that retires in a cycle that starts drained.
+    fn pft_push_drop(&mut self, ev: &RetireEvent, input: u64) {
+        let origin = *self.origin.get_or_insert(input);
+        let c = input.saturating_sub(origin) + self.delay;
+        self.advance_to(c);
+        let drained = self.pft_drained();
+        let c = self.now;
+        let start_len = self.cycle_steps(c);
+        let (entry, dropped) = if let Some((gap, lost)) = self.pft_dropping {
             self.lose(1);
-            let lost = lost + 1;
-            if self.produce(Entry::Pft(PftFrontEnd::overflow_job(gap, lost)), input) {
-                self.enc.pft_mut().expect("pft").front.overflow_pushed();
+            if drained {
                 self.stats.overflows += 1;
                 self.pft_dropping = None;
+                self.enc.pft_mut().expect("pft").front.overflow_pushed();
+                (Some(Entry::Pft(PftFrontEnd::overflow_job(gap, lost + 1))), None)
             } else {
-                self.pft_dropping = Some((gap, lost));
+                self.pft_dropping = Some((gap, lost + 1));
+                (None, None)
             }
-            return;
-        }
-        if let Some(job) = job {
-            let gap = job.gap_before;
-            if !self.produce(Entry::Pft(job), input) {
-                self.lose(1);
-                self.pft_dropping = Some((gap, 1));
+        } else {
+            let mut front = self.enc.pft_mut().expect("pft").front.clone();
+            match front.push(ev) {
+                None => {
+                    self.enc.pft_mut().expect("pft").front = front;
+                    (None, None)
+                }
+                Some(job) => (Some(Entry::Pft(job)), Some(front)),
+            }
+        };
+        if let Some(entry) = entry {
+            let words = self.words() + entry_words(&entry);
+            let needed = if words > 2 { (start_len + 1).max(words) } else { start_len + 1 };
+            self.stats.sdb_needed = self.stats.sdb_needed.max(needed.min(u32::MAX as usize) as u32);
+            let full = start_len >= self.sdb_cap || words > self.word_cap;
+            match (full, entry) {
+                (false, e) => {
+                    self.sdb.push_back(e);
+                    if let Some(front) = dropped {
+                        self.enc.pft_mut().expect("pft").front = front;
+                    }
+                }
+                (true, Entry::Pft(job)) => {
+                    debug_assert!(dropped.is_some(), "a drained module has room for the overflow job");
+                    self.stats.sdb_full_events += 1;
+                    self.lose(1);
+                    self.pft_dropping = Some((job.gap_before, 1));
+                }
+                (true, _) => unreachable!(),
             }
         }
+        self.end_of_cycle();
     }
 
     /// A descriptor captured earlier whose last instruction retired at `end_cycle` (sweeps
@@ -190,13 +228,14 @@ impl ReferenceModule {
         } else {
             self.advance_to(after_last.saturating_sub(self.origin.unwrap_or(0)) + self.delay);
         }
-        // pft trace ends while dropping: the overflow job as soon as there is room.
+        // pft trace ends while dropping: the overflow job in the first cycle that starts
+        // drained.
         while let Some((gap, lost)) = self.pft_dropping {
             let c = self.now;
-            let job = PftFrontEnd::overflow_job(gap, lost);
-            let seen = self.cycle_steps(c);
-            if seen < self.sdb_cap && self.words() + job.words() <= self.word_cap {
-                self.sdb.push_back(Entry::Pft(job));
+            let drained = self.pft_drained();
+            self.cycle_steps(c);
+            if drained {
+                self.sdb.push_back(Entry::Pft(PftFrontEnd::overflow_job(gap, lost)));
                 self.enc.pft_mut().expect("pft").front.overflow_pushed();
                 self.stats.overflows += 1;
                 self.pft_dropping = None;

@@ -591,20 +591,23 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
                 self.done = true;
                 Ok(TraceElement::End { offset })
             }
-            EscapeType::Sync | EscapeType::Overflow => {
+            EscapeType::Overflow => {
+                // The state is kept (section 11.7): the count, then a start.
                 self.walk_prefix(n, false, sink, offset)?;
-                let lost = if kind == EscapeType::Overflow { c.raw_wide(LOST_BITS, bytes)? } else { 0 };
+                let lost = c.raw_wide(LOST_BITS, bytes)?;
+                self.state.gap = 0;
+                self.state.awaiting_start = true;
+                Ok(TraceElement::Overflow { lost, offset })
+            }
+            EscapeType::Sync => {
+                self.walk_prefix(n, false, sink, offset)?;
                 let end = c.pos;
                 let marker_end = end + SYNC_MARKER.len();
                 if self.bytes.get(end..marker_end) != Some(&SYNC_MARKER[..]) {
                     return Err(DecodeError::BadSyncMarker { offset: end as u64 * 8 });
                 }
                 self.restart(marker_end);
-                Ok(if kind == EscapeType::Sync {
-                    TraceElement::Sync { offset }
-                } else {
-                    TraceElement::Overflow { lost, offset }
-                })
+                Ok(TraceElement::Sync { offset })
             }
         }
     }

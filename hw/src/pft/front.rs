@@ -5,9 +5,11 @@
 //! recent-target cache, counts the gap, and produces the instruction's coder job as a
 //! [`JobRecord`](super::JobRecord) (two words). All state updates happen at the clock edge
 //! of a cycle with `retire_valid` high and `hold` low (a stalled instruction is presented
-//! again; the front end sees it once, as the model's front end does).
+//! again, a dropped one is lost; the front end sees it once or not at all, as the model's
+//! front end does).
 //!
-//! `clear` (the top pushed an OVERFLOW job) and a periodic SYNC put every table in the reset
+//! `restart` (the top pushed an OVERFLOW job) zeroes the gap and expects a start, keeping
+//! everything else (trace-format.md 11.7); a periodic SYNC puts every table in the reset
 //! state of 11.7 at the clock edge. The RAS is a table RAM with a top pointer and a count (a
 //! reset empties it; an empty stack's entries are never read); the RTC is registers with a
 //! count (every entry, held as an ITP entry, is compared at once); the ITP's base and tagged
@@ -31,10 +33,11 @@ pub struct PftFrontEnd {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub retire_valid: Signal<In, Bit>,
-    /// The retiring instruction is held this cycle (stall): no state changes.
+    /// The retiring instruction is held (stall) or dropped this cycle: no state changes.
     pub hold: Signal<In, Bit>,
-    /// Reset the front end at this clock edge (an OVERFLOW job went into the buffer).
-    pub clear: Signal<In, Bit>,
+    /// An OVERFLOW job went into the buffer: at this clock edge the gap becomes 0 and a
+    /// start is expected; nothing else changes.
+    pub restart: Signal<In, Bit>,
     /// Interworking address `pc | Thumb`, the instruction word (Thumb: low half), the
     /// model's branch-class code, taken, exception flag, and the interworking next address.
     pub pc: Signal<In, Bits<32>>,
@@ -354,7 +357,7 @@ impl PftFrontEnd {
             reset: Default::default(),
             retire_valid: Default::default(),
             hold: Default::default(),
-            clear: Default::default(),
+            restart: Default::default(),
             pc: Default::default(),
             insn: Default::default(),
             branch_class: Default::default(),
@@ -1147,7 +1150,11 @@ impl Logic for PftFrontEnd {
             self.ras_top.d.next = self.top2.val();
             self.ras_count.d.next = self.count2.val();
         }
-        self.reset_state.next = self.reset.val() | self.clear.val() | (self.enable.val() & self.sync_now.val());
+        if self.restart.val() {
+            self.started.d.next = false;
+            self.gap_q.d.next = self.k_zero16.val();
+        }
+        self.reset_state.next = self.reset.val() | (self.enable.val() & self.sync_now.val());
         self.dir_clear.next = self.reset_state.val();
         // The target tables' valid bits clear with the rest of the state (one write each).
         for t in 0..self._itb_tables {

@@ -93,7 +93,7 @@ pub struct JobRecord {
     /// Virtual slot: slot symbol, hit at the fixed probability 1/2.
     pub virt: bool,
     /// Tail escape (SYNC, END or OVERFLOW): type, offset, lost count (OVERFLOW, in
-    /// `addr_field`), flush, and the marker (SYNC, OVERFLOW).
+    /// `addr_field`), flush (SYNC, END), and the marker (SYNC).
     pub tail: bool,
     pub tail_type: u8,
     pub tail_offset: u16,
@@ -330,11 +330,14 @@ impl JobRecord {
         }
         if self.tail {
             escape(&mut ops, self.tail_type, self.tail_offset);
+            // OVERFLOW: the count and nothing else (trace-format.md 11.7); END a flush; SYNC
+            // a flush and the marker.
             if self.tail_type == ESC_OVERFLOW {
                 raw_field(&mut ops, self.addr_field, 32);
+            } else {
+                ops.push(CoderOp::Flush);
             }
-            ops.push(CoderOp::Flush);
-            if self.tail_type != ESC_END {
+            if self.tail_type == ESC_SYNC {
                 ops.push(CoderOp::Marker);
             }
         }

@@ -182,7 +182,7 @@ pub struct JobSequencer {
     k_sixteen8: Constant<Bits<8>>,
     k_esc_exception: Constant<Bits<16>>,
     k_esc_overflow: Constant<Bits<2>>,
-    k_esc_end: Constant<Bits<2>>,
+    k_esc_sync: Constant<Bits<2>>,
     k_zero3: Constant<Bits<3>>,
     k_zero8: Constant<Bits<8>>,
     k_one8: Constant<Bits<8>>,
@@ -356,7 +356,7 @@ impl JobSequencer {
             k_sixteen8: c8(16),
             k_esc_exception: Constant::new((super::ESC_EXCEPTION as u64).into()),
             k_esc_overflow: Constant::new((super::ESC_OVERFLOW as u64).into()),
-            k_esc_end: Constant::new((super::ESC_END as u64).into()),
+            k_esc_sync: Constant::new((super::ESC_SYNC as u64).into()),
             k_zero3: Constant::new(0u64.into()),
             k_zero8: c8(0),
             k_one8: c8(1),
@@ -490,7 +490,7 @@ impl Logic for JobSequencer {
         // The address field's raw phases serve the exception vector and the offset.
         self.field_wide.next = (self.exc.val() & self.addr_wide.val()) | (self.off.val() & self.off_wide.val());
         self.overflow.next = self.tail_type.val() == self.k_esc_overflow.val();
-        self.marker.next = self.tail_type.val() != self.k_esc_end.val();
+        self.marker.next = self.tail_type.val() == self.k_esc_sync.val();
 
         // Which phases the job has.
         self.present[0].next = self.start.val();
@@ -522,7 +522,8 @@ impl Logic for JobSequencer {
         self.present[26].next = self.tail.val();
         self.present[27].next = self.tail.val() & self.overflow.val();
         self.present[28].next = self.tail.val() & self.overflow.val();
-        self.present[29].next = self.tail.val();
+        // OVERFLOW codes no flush or marker (trace-format.md 11.7); SYNC both, END the flush.
+        self.present[29].next = self.tail.val() & !self.overflow.val();
         self.present[30].next = self.tail.val() & self.marker.val();
 
         // The first present phase (a new job), then the one after the phase issued now.

@@ -51,6 +51,10 @@ pub struct PftTraceModule {
     lost_inc: Signal<Local, Bits<32>>,
     push_job: Signal<Local, Bit>,
     push_overflow: Signal<Local, Bit>,
+    /// The module is drained at start of cycle (trace-timing.md 7, version 1.6).
+    drained: Signal<Local, Bit>,
+    /// This cycle's instruction is lost (dropping, or its job finds the buffer full).
+    lose_now: Signal<Local, Bit>,
     overflow_w1: Signal<Local, Bits<64>>,
     end_w1: Signal<Local, Bits<64>>,
     start_end: Signal<Local, Bit>,
@@ -111,6 +115,8 @@ impl PftTraceModule {
             lost_inc: Default::default(),
             push_job: Default::default(),
             push_overflow: Default::default(),
+            drained: Default::default(),
+            lose_now: Default::default(),
             overflow_w1: Default::default(),
             end_w1: Default::default(),
             start_end: Default::default(),
@@ -190,10 +196,16 @@ impl Logic for PftTraceModule {
         self.jobs.want.next = self.want_words.val();
         self.buf_full.next = self.jobs.full.val();
 
-        // Job buffer (section 4 rules): stall holds the instruction; drop loses it and every
-        // instruction after it until one finds room, whose job becomes the OVERFLOW job.
+        // Job buffer (trace-timing.md 7): stall holds the instruction; drop loses it and
+        // every instruction after it until one retires in a cycle that starts drained (the
+        // buffer, the coder, the record register and the output buffer empty: registers
+        // only), whose place goes to the OVERFLOW job. A lost instruction changes nothing in
+        // the front end, as a held one does not.
         self.stall.next = (!self.k_drop.val() & self.front.job_valid.val()) & self.buf_full.val();
-        self.front.hold.next = self.stall.val();
+        self.drained.next = ((self.jobs.empty.val() & !self.seq.busy.val()) & !self.coder.busy.val()) & self.outbuf.empty.val();
+        self.lose_now.next =
+            self.k_drop.val() & (self.dropping.q.val() | (self.front.job_valid.val() & self.buf_full.val()));
+        self.front.hold.next = self.stall.val() | self.lose_now.val();
         // The trace has ended: before this cycle, or in it with no job offered (an offered
         // job is pushed or stalled, and either way END waits; no instruction retires after
         // the end). Not from the push, so the full flag's path from the front end stops at
@@ -208,10 +220,10 @@ impl Logic for PftTraceModule {
         if self.dropping.q.val() {
             if self.retire_valid.val() {
                 self.lost.d.next = self.lost_inc.val();
-                if !self.buf_full.val() {
+                if self.drained.val() {
                     self.push_overflow.next = true;
                 }
-            } else if self.end_now.val() & !self.buf_full.val() {
+            } else if self.end_now.val() & self.drained.val() {
                 self.push_overflow.next = true;
             }
         } else if self.front.job_valid.val() & !self.buf_full.val() {
@@ -236,7 +248,7 @@ impl Logic for PftTraceModule {
         // Inputs of the other blocks are written once per evaluation (if/else, not a default
         // and an override): an event-driven simulator would chase the glitch around the
         // loop through the sequencer and the coder.
-        self.front.clear.next = self.push_overflow.val();
+        self.front.restart.next = self.push_overflow.val();
         self.jobs.push.next = self.push_job.val() | self.push_overflow.val();
         if self.push_overflow.val() {
             self.jobs.push_w0.next = self.k_zero64.val();

@@ -312,23 +312,23 @@ impl PftFrontEnd {
         self.job
     }
 
-    /// The OVERFLOW job for `lost` instructions after `gap` traced ones. It depends on no
-    /// state, so cycle mode can build it before it knows the job buffer has room; the front
-    /// end resets (`overflow_pushed`) once it is pushed.
+    /// The OVERFLOW job for `lost` instructions after `gap` traced ones: the escape and
+    /// the count, no flush, marker or reset (section 11.7). It depends on no state, so cycle
+    /// mode can build it before it knows the job buffer has room; `overflow_pushed` follows
+    /// once it is pushed.
     pub fn overflow_job(gap: u32, lost: u64) -> CoderJob {
         let mut job = CoderJob::new(gap);
         job.escape(EscapeType::Overflow, gap);
         job.raw_wide(lost.min(u32::MAX as u64) as u32, LOST_BITS, Info::Address);
         job.words = 1;
-        job.push(CoderOp::Flush);
-        job.push(CoderOp::Marker);
         job
     }
 
-    /// The OVERFLOW job went out: reset, as at a sync.
+    /// The OVERFLOW job went out: the state is kept (the lost instructions changed
+    /// nothing); the gap restarts and the next instruction sends its address.
     pub fn overflow_pushed(&mut self) {
-        self.state.reset();
-        self.stats.syncs += 1;
+        self.state.gap = 0;
+        self.state.awaiting_start = true;
     }
 
     /// END after the last instruction pushed, and the coder's last bytes.
