@@ -195,6 +195,9 @@ pub struct JobSequencer {
     k_zero16: Constant<Bits<16>>,
     k_one16: Constant<Bits<16>>,
     k_ones32: Constant<Bits<32>>,
+    k_one32: Constant<Bits<32>>,
+    /// The largest count whose bits below the leading one fit one raw field (16 bits).
+    k_count_one_field: Constant<Bits<32>>,
     k_lost_len_bits: Constant<Bits<8>>,
     k_zero64: Constant<Bits<64>>,
 }
@@ -375,6 +378,8 @@ impl JobSequencer {
             k_zero16: Constant::new(0u64.into()),
             k_one16: Constant::new(1u64.into()),
             k_ones32: Constant::new((u32::MAX as u64).into()),
+            k_one32: Constant::new(1u64.into()),
+            k_count_one_field: Constant::new(0x1_FFFFu64.into()),
             k_lost_len_bits: c8(LOST_LEN_BITS as u64),
             k_zero64: Constant::new(0u64.into()),
         }
@@ -549,8 +554,10 @@ impl Logic for JobSequencer {
         self.present[25].next = self.tail.val();
         self.present[26].next = self.tail.val();
         self.present[27].next = self.tail.val() & self.overflow.val();
-        self.present[28].next = (self.tail.val() & self.overflow.val()) & (self.cnt_below.val() > self.k_sixteen8.val());
-        self.present[29].next = (self.tail.val() & self.overflow.val()) & (self.cnt_below.val() != self.k_zero8.val());
+        // (From the count itself, not its leading one's position: the phase choice stays
+        // off the priority encoder.)
+        self.present[28].next = (self.tail.val() & self.overflow.val()) & (self.addr_field.val() > self.k_count_one_field.val());
+        self.present[29].next = (self.tail.val() & self.overflow.val()) & (self.addr_field.val() > self.k_one32.val());
         // OVERFLOW codes no flush or marker (trace-format.md 11.7); SYNC both, END the flush.
         self.present[30].next = self.tail.val() & !self.overflow.val();
         self.present[31].next = self.tail.val() & self.marker.val();
