@@ -8869,6 +8869,10 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     localparam  k_one8 = 8'h1;
     localparam  k_zero16 = 16'h0;
     localparam  k_one16 = 16'h1;
+    localparam  k_ones32 = 32'hffffffff;
+    localparam  k_one32 = 32'h1;
+    localparam  k_count_one_field = 32'h1ffff;
+    localparam  k_lost_len_bits = 8'h5;
     localparam  k_zero64 = 64'h0;
     
     // Stub signals
@@ -8933,6 +8937,7 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  present__28;
     reg  present__29;
     reg  present__30;
+    reg  present__31;
     reg  first_found__0;
     reg  first_found__1;
     reg  first_found__2;
@@ -8965,6 +8970,7 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  first_found__29;
     reg  first_found__30;
     reg  first_found__31;
+    reg  first_found__32;
     reg  [7:0] first_idx__0;
     reg  [7:0] first_idx__1;
     reg  [7:0] first_idx__2;
@@ -8997,6 +9003,7 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  [7:0] first_idx__29;
     reg  [7:0] first_idx__30;
     reg  [7:0] first_idx__31;
+    reg  [7:0] first_idx__32;
     reg  next_found__0;
     reg  next_found__1;
     reg  next_found__2;
@@ -9029,6 +9036,7 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  next_found__29;
     reg  next_found__30;
     reg  next_found__31;
+    reg  next_found__32;
     reg  [7:0] next_idx__0;
     reg  [7:0] next_idx__1;
     reg  [7:0] next_idx__2;
@@ -9061,6 +9069,7 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  [7:0] next_idx__29;
     reg  [7:0] next_idx__30;
     reg  [7:0] next_idx__31;
+    reg  [7:0] next_idx__32;
     reg  start;
     reg  start_same;
     reg  exc;
@@ -9082,6 +9091,10 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  [15:0] hp_field;
     reg  [7:0] hp_bits;
     reg  [7:0] rtc_msb;
+    reg  [7:0] cnt_below;
+    reg  [31:0] cnt_rest;
+    reg  [7:0] cnt_lo_bits;
+    reg  [7:0] cnt_hi_bits;
     reg  [3:0] unused_rtc_msb;
     reg  addr_same;
     reg  [31:0] start_field;
@@ -9257,6 +9270,107 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         endcase
         field_wide = (exc & addr_wide) | (off & off_wide);
         overflow = tail_type == k_esc_overflow;
+        cnt_below = k_zero8;
+        if (addr_field[1]) begin
+            cnt_below = 1;
+        end
+        if (addr_field[2]) begin
+            cnt_below = 2;
+        end
+        if (addr_field[3]) begin
+            cnt_below = 3;
+        end
+        if (addr_field[4]) begin
+            cnt_below = 4;
+        end
+        if (addr_field[5]) begin
+            cnt_below = 5;
+        end
+        if (addr_field[6]) begin
+            cnt_below = 6;
+        end
+        if (addr_field[7]) begin
+            cnt_below = 7;
+        end
+        if (addr_field[8]) begin
+            cnt_below = 8;
+        end
+        if (addr_field[9]) begin
+            cnt_below = 9;
+        end
+        if (addr_field[10]) begin
+            cnt_below = 10;
+        end
+        if (addr_field[11]) begin
+            cnt_below = 11;
+        end
+        if (addr_field[12]) begin
+            cnt_below = 12;
+        end
+        if (addr_field[13]) begin
+            cnt_below = 13;
+        end
+        if (addr_field[14]) begin
+            cnt_below = 14;
+        end
+        if (addr_field[15]) begin
+            cnt_below = 15;
+        end
+        if (addr_field[16]) begin
+            cnt_below = 16;
+        end
+        if (addr_field[17]) begin
+            cnt_below = 17;
+        end
+        if (addr_field[18]) begin
+            cnt_below = 18;
+        end
+        if (addr_field[19]) begin
+            cnt_below = 19;
+        end
+        if (addr_field[20]) begin
+            cnt_below = 20;
+        end
+        if (addr_field[21]) begin
+            cnt_below = 21;
+        end
+        if (addr_field[22]) begin
+            cnt_below = 22;
+        end
+        if (addr_field[23]) begin
+            cnt_below = 23;
+        end
+        if (addr_field[24]) begin
+            cnt_below = 24;
+        end
+        if (addr_field[25]) begin
+            cnt_below = 25;
+        end
+        if (addr_field[26]) begin
+            cnt_below = 26;
+        end
+        if (addr_field[27]) begin
+            cnt_below = 27;
+        end
+        if (addr_field[28]) begin
+            cnt_below = 28;
+        end
+        if (addr_field[29]) begin
+            cnt_below = 29;
+        end
+        if (addr_field[30]) begin
+            cnt_below = 30;
+        end
+        if (addr_field[31]) begin
+            cnt_below = 31;
+        end
+        cnt_rest = addr_field & ~(k_ones32 << cnt_below);
+        cnt_lo_bits = cnt_below;
+        cnt_hi_bits = k_zero8;
+        if (cnt_below > k_sixteen8) begin
+            cnt_lo_bits = k_sixteen8;
+            cnt_hi_bits = cnt_below - k_sixteen8;
+        end
         marker = tail_type == k_esc_sync;
         present__0 = start;
         present__1 = start & start_wide;
@@ -9286,9 +9400,10 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         present__25 = tail;
         present__26 = tail;
         present__27 = tail & overflow;
-        present__28 = tail & overflow;
-        present__29 = tail & ~overflow;
-        present__30 = tail & marker;
+        present__28 = (tail & overflow) & (addr_field > k_count_one_field);
+        present__29 = (tail & overflow) & (addr_field > k_one32);
+        present__30 = tail & ~overflow;
+        present__31 = tail & marker;
         first_found__0 = 1'b0;
         first_idx__0 = k_zero8;
         first_found__1 = first_found__0 | present__0;
@@ -9508,6 +9623,13 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         end
         first = first_idx__31;
         unused_first_found = first_found__31;
+        first_found__32 = first_found__31 | present__31;
+        first_idx__32 = first_idx__31;
+        if (present__31 & ~first_found__31) begin
+            first_idx__32 = 31;
+        end
+        first = first_idx__32;
+        unused_first_found = first_found__32;
         ph = phase__q;
         if (load) begin
             ph = first;
@@ -9732,6 +9854,13 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         end
         more = next_found__31;
         next = next_idx__31;
+        next_found__32 = next_found__31 | (present__31 & (ph1 <= 31));
+        next_idx__32 = next_idx__31;
+        if ((present__31 & (ph1 <= 31)) & ~next_found__31) begin
+            next_idx__32 = 31;
+        end
+        more = next_found__32;
+        next = next_idx__32;
         op_valid = act & (in_service__q | load);
         sel_kind = k_raw;
         sel_escape = 1'b0;
@@ -9963,13 +10092,20 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
                 end
             27:
                 begin
-                    sel_value = addr_field[(32'h10)+:(16)];
+                    sel_value = {8'd0, cnt_below};
+                    sel_bits = k_lost_len_bits;
                 end
             28:
                 begin
-                    sel_value = addr_field[(32'h0)+:(16)];
+                    sel_value = cnt_rest[(32'h10)+:(16)];
+                    sel_bits = cnt_hi_bits;
                 end
             29:
+                begin
+                    sel_value = cnt_rest[(32'h0)+:(16)];
+                    sel_bits = cnt_lo_bits;
+                end
+            30:
                 begin
                     sel_kind = k_flush;
                 end

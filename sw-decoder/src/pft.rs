@@ -14,7 +14,7 @@ use streamtrace_model::pft::coder::{CoderError, Prob, RangeDecoder};
 use streamtrace_model::pft::predict::{BranchKey, DirectionPredictor, Lookup};
 use streamtrace_model::pft::{
     high_page_bits, offset_target, InsnFlow, EscapeType, PftState, TargetContexts, ESCAPE_TYPE_BITS, GAP_BITS,
-    LOST_BITS, MAX_GAP, HIGH_PAGE, OFFSET_WIDTHS,
+    LOST_LEN_BITS, MAX_GAP, HIGH_PAGE, OFFSET_WIDTHS,
 };
 use streamtrace_model::{BranchClass, Config, IsaMode};
 
@@ -594,7 +594,9 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
             EscapeType::Overflow => {
                 // The state is kept (section 11.7): the count, then a start.
                 self.walk_prefix(n, false, sink, offset)?;
-                let lost = c.raw_wide(LOST_BITS, bytes)?;
+                let below = c.raw(LOST_LEN_BITS, bytes)?;
+                let rest = if below > 0 { c.raw_wide(below, bytes)? } else { 0 };
+                let lost = (1u32 << below) | rest;
                 self.state.gap = 0;
                 self.state.awaiting_start = true;
                 Ok(TraceElement::Overflow { lost, offset })

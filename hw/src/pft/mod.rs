@@ -23,7 +23,7 @@ pub mod top;
 pub use config::PftHwConfig;
 pub use drive::{compare_with_model, export_verilog};
 
-use streamtrace_model::pft::{high_page_bits, CoderOp, Info, TargetContexts, OFFSET_WIDTHS};
+use streamtrace_model::pft::{high_page_bits, lost_code, CoderOp, Info, TargetContexts, LOST_LEN_BITS, OFFSET_WIDTHS};
 
 /// Coder operation kinds on the sequencer -> coder interface.
 pub const OP_SLOT: u64 = 0;
@@ -333,7 +333,11 @@ impl JobRecord {
             // OVERFLOW: the count and nothing else (trace-format.md 11.7); END a flush; SYNC
             // a flush and the marker.
             if self.tail_type == ESC_OVERFLOW {
-                raw_field(&mut ops, self.addr_field, 32);
+                let (below, rest) = lost_code(self.addr_field as u64);
+                ops.push(CoderOp::Raw { value: below, bits: LOST_LEN_BITS as u8, info });
+                if below > 0 {
+                    raw_field(&mut ops, rest, below);
+                }
             } else {
                 ops.push(CoderOp::Flush);
             }

@@ -9,10 +9,10 @@
 use rust_hdl::prelude::*;
 
 use super::{PftHwConfig, OP_BIT, OP_FLUSH, OP_MARKER, OP_RAW, OP_SLOT};
-use streamtrace_model::pft::{high_page_bits, TargetContexts, OFFSET_WIDTHS};
+use streamtrace_model::pft::{high_page_bits, TargetContexts, LOST_LEN_BITS, OFFSET_WIDTHS};
 
 /// Phases in issue order (see `JobRecord::ops`).
-pub const PHASES: usize = 31;
+pub const PHASES: usize = 32;
 
 #[derive(LogicBlock)]
 pub struct JobSequencer {
@@ -85,6 +85,12 @@ pub struct JobSequencer {
     hp_bits: Signal<Local, Bits<8>>,
     /// The RTC position moved to the top of 4 bits (the index bits in issue order).
     rtc_msb: Signal<Local, Bits<8>>,
+    /// OVERFLOW's count (trace-format.md 11.5): bitlen - 1, and the bits below the leading
+    /// one.
+    cnt_below: Signal<Local, Bits<8>>,
+    cnt_rest: Signal<Local, Bits<32>>,
+    cnt_lo_bits: Signal<Local, Bits<8>>,
+    cnt_hi_bits: Signal<Local, Bits<8>>,
     /// Bits unused by design (Verilator's lint skips `unused_` names).
     unused_rtc_msb: Signal<Local, Bits<4>>,
     addr_same: Signal<Local, Bit>,
@@ -188,6 +194,11 @@ pub struct JobSequencer {
     k_one8: Constant<Bits<8>>,
     k_zero16: Constant<Bits<16>>,
     k_one16: Constant<Bits<16>>,
+    k_ones32: Constant<Bits<32>>,
+    k_one32: Constant<Bits<32>>,
+    /// The largest count whose bits below the leading one fit one raw field (16 bits).
+    k_count_one_field: Constant<Bits<32>>,
+    k_lost_len_bits: Constant<Bits<8>>,
     k_zero64: Constant<Bits<64>>,
 }
 
@@ -268,6 +279,10 @@ impl JobSequencer {
             hp_field: Default::default(),
             hp_bits: Default::default(),
             rtc_msb: Default::default(),
+            cnt_below: Default::default(),
+            cnt_rest: Default::default(),
+            cnt_lo_bits: Default::default(),
+            cnt_hi_bits: Default::default(),
             unused_rtc_msb: Default::default(),
             addr_same: Default::default(),
             start_field: Default::default(),
@@ -362,6 +377,10 @@ impl JobSequencer {
             k_one8: c8(1),
             k_zero16: Constant::new(0u64.into()),
             k_one16: Constant::new(1u64.into()),
+            k_ones32: Constant::new((u32::MAX as u64).into()),
+            k_one32: Constant::new(1u64.into()),
+            k_count_one_field: Constant::new(0x1_FFFFu64.into()),
+            k_lost_len_bits: c8(LOST_LEN_BITS as u64),
             k_zero64: Constant::new(0u64.into()),
         }
     }
@@ -490,6 +509,20 @@ impl Logic for JobSequencer {
         // The address field's raw phases serve the exception vector and the offset.
         self.field_wide.next = (self.exc.val() & self.addr_wide.val()) | (self.off.val() & self.off_wide.val());
         self.overflow.next = self.tail_type.val() == self.k_esc_overflow.val();
+        // OVERFLOW's count: the position of its leading one (the count is at least 1).
+        self.cnt_below.next = self.k_zero8.val();
+        for i in 1..32 {
+            if self.addr_field.val().get_bit(i) {
+                self.cnt_below.next = i.to_bits();
+            }
+        }
+        self.cnt_rest.next = self.addr_field.val() & !(self.k_ones32.val() << self.cnt_below.val());
+        self.cnt_lo_bits.next = self.cnt_below.val();
+        self.cnt_hi_bits.next = self.k_zero8.val();
+        if self.cnt_below.val() > self.k_sixteen8.val() {
+            self.cnt_lo_bits.next = self.k_sixteen8.val();
+            self.cnt_hi_bits.next = self.cnt_below.val() - self.k_sixteen8.val();
+        }
         self.marker.next = self.tail_type.val() == self.k_esc_sync.val();
 
         // Which phases the job has.
@@ -521,10 +554,13 @@ impl Logic for JobSequencer {
         self.present[25].next = self.tail.val();
         self.present[26].next = self.tail.val();
         self.present[27].next = self.tail.val() & self.overflow.val();
-        self.present[28].next = self.tail.val() & self.overflow.val();
+        // (From the count itself, not its leading one's position: the phase choice stays
+        // off the priority encoder.)
+        self.present[28].next = (self.tail.val() & self.overflow.val()) & (self.addr_field.val() > self.k_count_one_field.val());
+        self.present[29].next = (self.tail.val() & self.overflow.val()) & (self.addr_field.val() > self.k_one32.val());
         // OVERFLOW codes no flush or marker (trace-format.md 11.7); SYNC both, END the flush.
-        self.present[29].next = self.tail.val() & !self.overflow.val();
-        self.present[30].next = self.tail.val() & self.marker.val();
+        self.present[30].next = self.tail.val() & !self.overflow.val();
+        self.present[31].next = self.tail.val() & self.marker.val();
 
         // The first present phase (a new job), then the one after the phase issued now.
         self.first_found[0].next = false;
@@ -756,12 +792,18 @@ impl Logic for JobSequencer {
                 self.sel_value.next = self.tail_offset.val();
             }
             27 => {
-                self.sel_value.next = self.addr_field.val().get_bits::<16>(16);
+                self.sel_value.next = bit_cast::<16, 8>(self.cnt_below.val());
+                self.sel_bits.next = self.k_lost_len_bits.val();
             }
             28 => {
-                self.sel_value.next = self.addr_field.val().get_bits::<16>(0);
+                self.sel_value.next = self.cnt_rest.val().get_bits::<16>(16);
+                self.sel_bits.next = self.cnt_hi_bits.val();
             }
             29 => {
+                self.sel_value.next = self.cnt_rest.val().get_bits::<16>(0);
+                self.sel_bits.next = self.cnt_lo_bits.val();
+            }
+            30 => {
                 self.sel_kind.next = self.k_flush.val();
             }
             _ => {

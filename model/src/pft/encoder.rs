@@ -7,7 +7,7 @@
 use super::coder::{Prob, RangeEncoder, ESCAPE_SHIFT, PROB_INIT, RAW_MAX_BITS};
 use super::{
     high_page_bits, in_high_page, offset_code, EscapeType, InsnFlow, PftParams, PftState, PftStats, TargetCode,
-    TargetContexts, ESCAPE_TYPE_BITS, GAP_BITS, LOST_BITS, MAX_GAP, OFFSET_WIDTHS,
+    TargetContexts, ESCAPE_TYPE_BITS, GAP_BITS, LOST_LEN_BITS, MAX_GAP, OFFSET_WIDTHS, lost_code,
 };
 use crate::event::RetireEvent;
 use crate::format::SYNC_MARKER;
@@ -319,7 +319,11 @@ impl PftFrontEnd {
     pub fn overflow_job(gap: u32, lost: u64) -> CoderJob {
         let mut job = CoderJob::new(gap);
         job.escape(EscapeType::Overflow, gap);
-        job.raw_wide(lost.min(u32::MAX as u64) as u32, LOST_BITS, Info::Address);
+        let (below, rest) = lost_code(lost);
+        job.raw_wide(below, LOST_LEN_BITS, Info::Address);
+        if below > 0 {
+            job.raw_wide(rest, below, Info::Address);
+        }
         job.words = 1;
         job
     }

@@ -25,8 +25,18 @@ use predict::{DirectionPredictor, IndirectTargetPredictor, RecentTargets, Return
 pub const MAX_GAP: u32 = 65_535;
 /// Width of escape offsets.
 pub const GAP_BITS: u32 = 16;
-/// Width of OVERFLOW's lost-instruction count.
-pub const LOST_BITS: u32 = 32;
+/// Width of the length field of OVERFLOW's lost-instruction count (`bitlen(lost) - 1`,
+/// section 11.5); the count saturates at 32 bits.
+pub const LOST_LEN_BITS: u32 = 5;
+
+/// OVERFLOW's count as sent (section 11.5): `(L - 1, the L - 1 bits below the leading one)`
+/// with `L = bitlen(lost)`; `lost` saturates at 2^32 - 1 and is at least 1.
+#[inline]
+pub fn lost_code(lost: u64) -> (u32, u32) {
+    let n = lost.clamp(1, u32::MAX as u64) as u32;
+    let below = 31 - n.leading_zeros();
+    (below, n & ((1u32 << below) - 1))
+}
 /// ARM `MOV lr, pc` (cond AL): the call idiom before an indirect branch in ARMv4T code.
 pub const ARM_MOV_LR_PC: u32 = 0xE1A0_E00F;
 
@@ -777,5 +787,17 @@ mod tests {
         assert!(table_jump(0x908F_F103, false) && table_jump(0xE08F_F00C, false));
         assert!(!table_jump(0xE08F_F00C, true) && !table_jump(0xE28F_F004, false) && !table_jump(0xE09F_F00C, false));
         assert!(in_high_page(0xFFFF_0FE0) && !in_high_page(0xFFFE_0FE0));
+    }
+
+    #[test]
+    fn lost_counts_go_as_length_and_rest() {
+        assert_eq!(lost_code(1), (0, 0), "one lost instruction: the length field alone");
+        assert_eq!(lost_code(80), (6, 16), "0b1010000: L = 7");
+        assert_eq!(lost_code(0xFFFF_FFFF), (31, 0x7FFF_FFFF));
+        assert_eq!(lost_code(1 << 40), (31, 0x7FFF_FFFF), "saturates at 2^32 - 1");
+        for n in [2u64, 3, 255, 256, 65_535, 65_536, 1 << 31] {
+            let (below, rest) = lost_code(n);
+            assert_eq!((1u64 << below) | rest as u64, n);
+        }
     }
 }
