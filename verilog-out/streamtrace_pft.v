@@ -8869,8 +8869,15 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     localparam  k_one8 = 8'h1;
     localparam  k_zero16 = 16'h0;
     localparam  k_one16 = 16'h1;
-    localparam  k_ones32 = 32'hffffffff;
     localparam  k_one32 = 32'h1;
+    localparam  k_zero32 = 32'h0;
+    localparam  k_four8 = 8'h4;
+    localparam  k_eight8 = 8'h8;
+    localparam  k_pos_mask0 = 32'haaaaaaaa;
+    localparam  k_pos_mask1 = 32'hcccccccc;
+    localparam  k_pos_mask2 = 32'hf0f0f0f0;
+    localparam  k_pos_mask3 = 32'hff00ff00;
+    localparam  k_pos_mask4 = 32'hffff0000;
     localparam  k_count_one_field = 32'h1ffff;
     localparam  k_lost_len_bits = 8'h5;
     localparam  k_zero64 = 64'h0;
@@ -9093,6 +9100,18 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  [7:0] rtc_msb;
     reg  [7:0] cnt_below;
     reg  [31:0] cnt_rest;
+    reg  [31:0] cnt_smear__0;
+    reg  [31:0] cnt_smear__1;
+    reg  [31:0] cnt_smear__2;
+    reg  [31:0] cnt_smear__3;
+    reg  [31:0] cnt_smear__4;
+    reg  [31:0] cnt_smear__5;
+    reg  [31:0] cnt_lead;
+    reg  [7:0] cnt_pos__0;
+    reg  [7:0] cnt_pos__1;
+    reg  [7:0] cnt_pos__2;
+    reg  [7:0] cnt_pos__3;
+    reg  [7:0] cnt_pos__4;
     reg  [7:0] cnt_lo_bits;
     reg  [7:0] cnt_hi_bits;
     reg  [3:0] unused_rtc_msb;
@@ -9270,101 +9289,35 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         endcase
         field_wide = (exc & addr_wide) | (off & off_wide);
         overflow = tail_type == k_esc_overflow;
-        cnt_below = k_zero8;
-        if (addr_field[1]) begin
-            cnt_below = 1;
+        cnt_smear__0 = addr_field;
+        cnt_smear__1 = cnt_smear__0 | (cnt_smear__0 >> k_one8);
+        cnt_smear__2 = cnt_smear__1 | (cnt_smear__1 >> k_two8);
+        cnt_smear__3 = cnt_smear__2 | (cnt_smear__2 >> k_four8);
+        cnt_smear__4 = cnt_smear__3 | (cnt_smear__3 >> k_eight8);
+        cnt_smear__5 = cnt_smear__4 | (cnt_smear__4 >> k_sixteen8);
+        cnt_lead = cnt_smear__5 ^ (cnt_smear__5 >> k_one8);
+        cnt_rest = addr_field ^ cnt_lead;
+        cnt_pos__0 = k_zero8;
+        if ((cnt_lead & k_pos_mask0) != k_zero32) begin
+            cnt_pos__0 = k_one8;
         end
-        if (addr_field[2]) begin
-            cnt_below = 2;
+        cnt_pos__1 = k_zero8;
+        if ((cnt_lead & k_pos_mask1) != k_zero32) begin
+            cnt_pos__1 = k_two8;
         end
-        if (addr_field[3]) begin
-            cnt_below = 3;
+        cnt_pos__2 = k_zero8;
+        if ((cnt_lead & k_pos_mask2) != k_zero32) begin
+            cnt_pos__2 = k_four8;
         end
-        if (addr_field[4]) begin
-            cnt_below = 4;
+        cnt_pos__3 = k_zero8;
+        if ((cnt_lead & k_pos_mask3) != k_zero32) begin
+            cnt_pos__3 = k_eight8;
         end
-        if (addr_field[5]) begin
-            cnt_below = 5;
+        cnt_pos__4 = k_zero8;
+        if ((cnt_lead & k_pos_mask4) != k_zero32) begin
+            cnt_pos__4 = k_sixteen8;
         end
-        if (addr_field[6]) begin
-            cnt_below = 6;
-        end
-        if (addr_field[7]) begin
-            cnt_below = 7;
-        end
-        if (addr_field[8]) begin
-            cnt_below = 8;
-        end
-        if (addr_field[9]) begin
-            cnt_below = 9;
-        end
-        if (addr_field[10]) begin
-            cnt_below = 10;
-        end
-        if (addr_field[11]) begin
-            cnt_below = 11;
-        end
-        if (addr_field[12]) begin
-            cnt_below = 12;
-        end
-        if (addr_field[13]) begin
-            cnt_below = 13;
-        end
-        if (addr_field[14]) begin
-            cnt_below = 14;
-        end
-        if (addr_field[15]) begin
-            cnt_below = 15;
-        end
-        if (addr_field[16]) begin
-            cnt_below = 16;
-        end
-        if (addr_field[17]) begin
-            cnt_below = 17;
-        end
-        if (addr_field[18]) begin
-            cnt_below = 18;
-        end
-        if (addr_field[19]) begin
-            cnt_below = 19;
-        end
-        if (addr_field[20]) begin
-            cnt_below = 20;
-        end
-        if (addr_field[21]) begin
-            cnt_below = 21;
-        end
-        if (addr_field[22]) begin
-            cnt_below = 22;
-        end
-        if (addr_field[23]) begin
-            cnt_below = 23;
-        end
-        if (addr_field[24]) begin
-            cnt_below = 24;
-        end
-        if (addr_field[25]) begin
-            cnt_below = 25;
-        end
-        if (addr_field[26]) begin
-            cnt_below = 26;
-        end
-        if (addr_field[27]) begin
-            cnt_below = 27;
-        end
-        if (addr_field[28]) begin
-            cnt_below = 28;
-        end
-        if (addr_field[29]) begin
-            cnt_below = 29;
-        end
-        if (addr_field[30]) begin
-            cnt_below = 30;
-        end
-        if (addr_field[31]) begin
-            cnt_below = 31;
-        end
-        cnt_rest = addr_field & ~(k_ones32 << cnt_below);
+        cnt_below = (cnt_pos__0 | cnt_pos__1) | ((cnt_pos__2 | cnt_pos__3) | cnt_pos__4);
         cnt_lo_bits = cnt_below;
         cnt_hi_bits = k_zero8;
         if (cnt_below > k_sixteen8) begin

@@ -89,6 +89,12 @@ pub struct JobSequencer {
     /// one.
     cnt_below: Signal<Local, Bits<8>>,
     cnt_rest: Signal<Local, Bits<32>>,
+    /// The count smeared right from its leading one (five shift-or steps), the leading one
+    /// alone, and the weight of each bit of its position (0 or 2^k): a search of logarithmic
+    /// depth (its value feeds the coder's raw-field arithmetic in the same cycle).
+    cnt_smear: Vec<Signal<Local, Bits<32>>>,
+    cnt_lead: Signal<Local, Bits<32>>,
+    cnt_pos: Vec<Signal<Local, Bits<8>>>,
     cnt_lo_bits: Signal<Local, Bits<8>>,
     cnt_hi_bits: Signal<Local, Bits<8>>,
     /// Bits unused by design (Verilator's lint skips `unused_` names).
@@ -194,8 +200,16 @@ pub struct JobSequencer {
     k_one8: Constant<Bits<8>>,
     k_zero16: Constant<Bits<16>>,
     k_one16: Constant<Bits<16>>,
-    k_ones32: Constant<Bits<32>>,
     k_one32: Constant<Bits<32>>,
+    k_zero32: Constant<Bits<32>>,
+    k_four8: Constant<Bits<8>>,
+    k_eight8: Constant<Bits<8>>,
+    /// The bit positions whose bit k is set (k = 0..4).
+    k_pos_mask0: Constant<Bits<32>>,
+    k_pos_mask1: Constant<Bits<32>>,
+    k_pos_mask2: Constant<Bits<32>>,
+    k_pos_mask3: Constant<Bits<32>>,
+    k_pos_mask4: Constant<Bits<32>>,
     /// The largest count whose bits below the leading one fit one raw field (16 bits).
     k_count_one_field: Constant<Bits<32>>,
     k_lost_len_bits: Constant<Bits<8>>,
@@ -281,6 +295,9 @@ impl JobSequencer {
             rtc_msb: Default::default(),
             cnt_below: Default::default(),
             cnt_rest: Default::default(),
+            cnt_smear: (0..6).map(|_| Default::default()).collect(),
+            cnt_lead: Default::default(),
+            cnt_pos: (0..5).map(|_| Default::default()).collect(),
             cnt_lo_bits: Default::default(),
             cnt_hi_bits: Default::default(),
             unused_rtc_msb: Default::default(),
@@ -377,8 +394,15 @@ impl JobSequencer {
             k_one8: c8(1),
             k_zero16: Constant::new(0u64.into()),
             k_one16: Constant::new(1u64.into()),
-            k_ones32: Constant::new((u32::MAX as u64).into()),
             k_one32: Constant::new(1u64.into()),
+            k_zero32: Constant::new(0u64.into()),
+            k_four8: c8(4),
+            k_eight8: c8(8),
+            k_pos_mask0: Constant::new(0xAAAA_AAAAu64.into()),
+            k_pos_mask1: Constant::new(0xCCCC_CCCCu64.into()),
+            k_pos_mask2: Constant::new(0xF0F0_F0F0u64.into()),
+            k_pos_mask3: Constant::new(0xFF00_FF00u64.into()),
+            k_pos_mask4: Constant::new(0xFFFF_0000u64.into()),
             k_count_one_field: Constant::new(0x1_FFFFu64.into()),
             k_lost_len_bits: c8(LOST_LEN_BITS as u64),
             k_zero64: Constant::new(0u64.into()),
@@ -509,14 +533,38 @@ impl Logic for JobSequencer {
         // The address field's raw phases serve the exception vector and the offset.
         self.field_wide.next = (self.exc.val() & self.addr_wide.val()) | (self.off.val() & self.off_wide.val());
         self.overflow.next = self.tail_type.val() == self.k_esc_overflow.val();
-        // OVERFLOW's count: the position of its leading one (the count is at least 1).
-        self.cnt_below.next = self.k_zero8.val();
-        for i in 1..32 {
-            if self.addr_field.val().get_bit(i) {
-                self.cnt_below.next = i.to_bits();
-            }
+        // OVERFLOW's count (at least 1): its leading one isolated (smear right, then the step
+        // down), the bits below it, and the one's position from the positions' masks.
+        self.cnt_smear[0].next = self.addr_field.val();
+        self.cnt_smear[1].next = self.cnt_smear[0].val() | (self.cnt_smear[0].val() >> self.k_one8.val());
+        self.cnt_smear[2].next = self.cnt_smear[1].val() | (self.cnt_smear[1].val() >> self.k_two8.val());
+        self.cnt_smear[3].next = self.cnt_smear[2].val() | (self.cnt_smear[2].val() >> self.k_four8.val());
+        self.cnt_smear[4].next = self.cnt_smear[3].val() | (self.cnt_smear[3].val() >> self.k_eight8.val());
+        self.cnt_smear[5].next = self.cnt_smear[4].val() | (self.cnt_smear[4].val() >> self.k_sixteen8.val());
+        self.cnt_lead.next = self.cnt_smear[5].val() ^ (self.cnt_smear[5].val() >> self.k_one8.val());
+        self.cnt_rest.next = self.addr_field.val() ^ self.cnt_lead.val();
+        self.cnt_pos[0].next = self.k_zero8.val();
+        if (self.cnt_lead.val() & self.k_pos_mask0.val()) != self.k_zero32.val() {
+            self.cnt_pos[0].next = self.k_one8.val();
         }
-        self.cnt_rest.next = self.addr_field.val() & !(self.k_ones32.val() << self.cnt_below.val());
+        self.cnt_pos[1].next = self.k_zero8.val();
+        if (self.cnt_lead.val() & self.k_pos_mask1.val()) != self.k_zero32.val() {
+            self.cnt_pos[1].next = self.k_two8.val();
+        }
+        self.cnt_pos[2].next = self.k_zero8.val();
+        if (self.cnt_lead.val() & self.k_pos_mask2.val()) != self.k_zero32.val() {
+            self.cnt_pos[2].next = self.k_four8.val();
+        }
+        self.cnt_pos[3].next = self.k_zero8.val();
+        if (self.cnt_lead.val() & self.k_pos_mask3.val()) != self.k_zero32.val() {
+            self.cnt_pos[3].next = self.k_eight8.val();
+        }
+        self.cnt_pos[4].next = self.k_zero8.val();
+        if (self.cnt_lead.val() & self.k_pos_mask4.val()) != self.k_zero32.val() {
+            self.cnt_pos[4].next = self.k_sixteen8.val();
+        }
+        self.cnt_below.next = (self.cnt_pos[0].val() | self.cnt_pos[1].val())
+            | ((self.cnt_pos[2].val() | self.cnt_pos[3].val()) | self.cnt_pos[4].val());
         self.cnt_lo_bits.next = self.cnt_below.val();
         self.cnt_hi_bits.next = self.k_zero8.val();
         if self.cnt_below.val() > self.k_sixteen8.val() {
