@@ -6088,7 +6088,6 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,restart,pc,insn,bran
     reg  [31:0] itt_entry;
     reg  tgt_top;
     reg  [31:0] tgt_entry;
-    reg  [31:0] unused_tgt_entry;
     reg  [31:0] base_val;
     reg  [31:0] itt_hash;
     reg  [15:0] itt_index;
@@ -6677,7 +6676,6 @@ module streamtrace_pft__front(clock,reset,retire_valid,hold,restart,pc,insn,bran
             end
         end
         itp_train = (enable & tgt_pt) & ~is_return;
-        unused_tgt_entry = tgt_entry;
         tagged_right = tagged_hit & (itt_target_val == next_pc);
         base_wrong = base_val != next_pc;
         itt_write = itp_train & (tagged_hit | base_wrong);

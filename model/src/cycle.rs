@@ -705,6 +705,17 @@ impl CycleTraceModule {
         self.jobs.is_empty() && self.pft_job.is_none() && self.record_bits == 0 && self.obuf_bits == 0
     }
 
+    /// pft: the overflow job for `lost` instructions after a gap of `gap` into the (drained)
+    /// job buffer, which ends the dropping; the front end then expects a start.
+    fn push_overflow_job(&mut self, gap: u32, lost: u64) {
+        let job = PftFrontEnd::overflow_job(gap, lost);
+        debug_assert_eq!(job.words(), 1);
+        self.push_job(job);
+        self.enc.pft_mut().expect("pft").front.overflow_pushed();
+        self.stats.overflows += 1;
+        self.pft_dropping = None;
+    }
+
     /// pft under `policy=drop` (docs/trace-timing.md 7, version 1.6): every instruction
     /// meets the module in its own cycle. A dropped instruction leaves the front end as it
     /// was (restored from a copy taken when fewer than two words or no entry were free,
@@ -719,12 +730,8 @@ impl CycleTraceModule {
         if let Some((gap, lost)) = self.pft_dropping {
             self.lose(1);
             if drained {
-                let job = PftFrontEnd::overflow_job(gap, lost + 1);
-                self.record_needed(seen, job.words());
-                self.push_job(job);
-                self.enc.pft_mut().expect("pft").front.overflow_pushed();
-                self.stats.overflows += 1;
-                self.pft_dropping = None;
+                self.record_needed(seen, 1);
+                self.push_overflow_job(gap, lost + 1);
             } else {
                 self.pft_dropping = Some((gap, lost + 1));
             }
@@ -780,10 +787,7 @@ impl CycleTraceModule {
             let drained = self.pft_drained();
             self.cycle_steps(c);
             if drained {
-                self.push_job(PftFrontEnd::overflow_job(gap, lost));
-                self.enc.pft_mut().expect("pft").front.overflow_pushed();
-                self.stats.overflows += 1;
-                self.pft_dropping = None;
+                self.push_overflow_job(gap, lost);
             }
             self.end_of_cycle();
         }

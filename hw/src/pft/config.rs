@@ -81,7 +81,7 @@ impl PftHwConfig {
             bim_bits: p.bim.trailing_zeros(),
             itp_bits: if p.itp > 0 { p.itp.trailing_zeros() } else { 0 },
             itt_bits: if p.itt > 0 { p.itt.trailing_zeros() } else { 0 },
-            rtc_pos_bits: if p.rtc > 1 { p.rtc.trailing_zeros() } else { 0 },
+            rtc_pos_bits: p.rtc_index_bits(),
             direction_contexts,
             contexts: p.contexts(),
             sdb_depth,

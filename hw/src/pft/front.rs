@@ -131,8 +131,6 @@ pub struct PftFrontEnd {
     /// The entry an ITP write stores: the target's low bits and its top-region flag.
     tgt_top: Signal<Local, Bit>,
     tgt_entry: Signal<Local, Bits<32>>,
-    /// Reads `tgt_entry` when no ITP table does (lint).
-    unused_tgt_entry: Signal<Local, Bits<32>>,
     base_val: Signal<Local, Bits<32>>,
     itt_hash: Signal<Local, Bits<32>>,
     itt_index: Signal<Local, Bits<ADDR_BITS>>,
@@ -431,7 +429,6 @@ impl PftFrontEnd {
             itt_entry: Default::default(),
             tgt_top: Default::default(),
             tgt_entry: Default::default(),
-            unused_tgt_entry: Default::default(),
             base_val: Default::default(),
             itt_hash: Default::default(),
             itt_index: Default::default(),
@@ -909,7 +906,6 @@ impl Logic for PftFrontEnd {
         // takes the new target when wrong and not confident. Each table writes its entry whole
         // (read values where they stay), so the valid flag covers all of it.
         self.itp_train.next = (self.enable.val() & self.tgt_pt.val()) & !self.is_return.val();
-        self.unused_tgt_entry.next = self.tgt_entry.val();
         self.tagged_right.next = self.tagged_hit.val() & (self.itt_target_val.val() == self.next_pc.val());
         self.base_wrong.next = self.base_val.val() != self.next_pc.val();
         self.itt_write.next = self.itp_train.val() & (self.tagged_hit.val() | self.base_wrong.val());

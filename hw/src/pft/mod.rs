@@ -23,7 +23,7 @@ pub mod top;
 pub use config::PftHwConfig;
 pub use drive::{compare_with_model, export_verilog};
 
-use streamtrace_model::pft::{high_page_bits, lost_code, CoderOp, Info, TargetContexts, LOST_LEN_BITS, OFFSET_WIDTHS};
+use streamtrace_model::pft::{high_page_field, lost_code, CoderOp, Info, TargetContexts, LOST_LEN_BITS, OFFSET_WIDTHS};
 
 /// Coder operation kinds on the sequencer -> coder interface.
 pub const OP_SLOT: u64 = 0;
@@ -318,9 +318,8 @@ impl JobRecord {
                 ops.push(CoderOp::Raw { value: self.off_high as u32, bits: 1, info });
             }
             if self.off_high {
-                let thumb = self.addr_field & 1 != 0;
-                let value = (self.addr_field & 0xFFF) >> if thumb { 1 } else { 2 };
-                ops.push(CoderOp::Raw { value, bits: high_page_bits(thumb) as u8, info });
+                let (value, bits) = high_page_field(self.addr_field);
+                ops.push(CoderOp::Raw { value, bits: bits as u8, info });
             } else {
                 raw_field(&mut ops, self.addr_field, OFFSET_WIDTHS[class]);
             }

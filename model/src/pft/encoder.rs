@@ -6,7 +6,7 @@
 
 use super::coder::{Prob, RangeEncoder, ESCAPE_SHIFT, PROB_INIT, RAW_MAX_BITS};
 use super::{
-    high_page_bits, in_high_page, offset_code, EscapeType, InsnFlow, PftParams, PftState, PftStats, TargetCode,
+    high_page_field, in_high_page, offset_code, EscapeType, InsnFlow, PftParams, PftState, PftStats, TargetCode,
     TargetContexts, ESCAPE_TYPE_BITS, GAP_BITS, LOST_LEN_BITS, MAX_GAP, OFFSET_WIDTHS, lost_code,
 };
 use crate::event::RetireEvent;
@@ -210,9 +210,8 @@ impl PftFrontEnd {
             let high = in_high_page(t);
             self.job.raw_wide(high as u32, 1, Info::Address);
             if high {
-                let thumb = t & 1 != 0;
-                let s = if thumb { 1 } else { 2 };
-                self.job.raw_wide((t & 0xFFF) >> s, high_page_bits(thumb), Info::Address);
+                let (field, bits) = high_page_field(t);
+                self.job.raw_wide(field, bits, Info::Address);
                 self.job.words += 1;
                 return;
             }

@@ -480,6 +480,14 @@ pub fn offset_target(a: u32, z: u32, thumb: bool, table: bool) -> u32 {
     ((a >> s).wrapping_add(d) << s) | thumb as u32
 }
 
+/// A high-page target's field from its bits \[11:0\] (bit 0 says Thumb): bits \[11:s\] and
+/// their width.
+#[inline]
+pub fn high_page_field(low12: u32) -> (u32, u32) {
+    let thumb = low12 & 1 != 0;
+    ((low12 & 0xFFF) >> if thumb { 1 } else { 2 }, high_page_bits(thumb))
+}
+
 /// Width of a high-page target's field: bits \[11:s\].
 #[inline]
 pub fn high_page_bits(thumb: bool) -> u32 {
