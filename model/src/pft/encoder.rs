@@ -464,33 +464,72 @@ impl PftCoder {
     }
 }
 
-/// A job in cycle mode's coder (docs/trace-timing.md section 7): its next operation and the
-/// steps still to come of the last one performed; done after the last operation's steps.
-#[derive(Clone, Debug)]
-pub struct JobInCoder {
-    job: CoderJob,
-    next: usize,
+/// Cycle mode's sequencer, operation register and coder steps (docs/trace-timing.md
+/// section 7, version 1.7): the job whose operations are still to be loaded, the operation
+/// loaded and not yet performed, and the shifts and bytes of the last operation performed.
+#[derive(Clone, Debug, Default)]
+pub struct CoderPipeline {
+    /// The job the sequencer holds and the index of its next operation to load; `None`
+    /// once its last operation is loaded.
+    job: Option<(CoderJob, usize)>,
+    /// The operation register.
+    staged: Option<CoderOp>,
+    /// The coder's steps still to come: `true` emits a byte, `false` is a shift.
     steps: std::collections::VecDeque<bool>,
 }
 
-impl JobInCoder {
-    pub fn new(job: CoderJob) -> Self {
-        JobInCoder { job, next: 0, steps: std::collections::VecDeque::new() }
+impl CoderPipeline {
+    /// Nothing held: no job in the sequencer, the register empty, no shift or byte left.
+    #[inline]
+    pub fn is_idle(&self) -> bool {
+        self.job.is_none() && self.staged.is_none() && self.steps.is_empty()
     }
 
-    /// One coder step with `coder`: the next byte or shift of the last operation, else the
-    /// next operation. Returns whether the step emitted a byte and whether the job is done.
-    pub fn step(&mut self, coder: &mut PftCoder) -> (bool, bool) {
-        let emit = match self.steps.pop_front() {
-            Some(emit) => emit,
-            None => {
-                let op = self.job.ops()[self.next];
-                self.next += 1;
+    /// The sequencer takes the buffer's head in a cycle whose record register is empty at
+    /// start (`act`) or not: it holds no job, and the register is empty or performed now.
+    /// From the state at start of cycle, as the RTL's take is from registers.
+    #[inline]
+    pub fn takes(&self, act: bool) -> bool {
+        self.job.is_none() && (self.staged.is_none() || (act && self.steps.is_empty()))
+    }
+
+    /// A cycle without a step (record register full) changes nothing: the register is
+    /// full, or there is nothing to load (`head`: the buffer, or END, has a job to take).
+    #[inline]
+    pub fn waits_for_step(&self, head: bool) -> bool {
+        self.staged.is_some() || (self.job.is_none() && !head)
+    }
+
+    /// One cycle: the coder's step (when `act`, the record register empty at start of
+    /// cycle), then the register's load, from the held job or from `take` (called only when
+    /// [`Self::takes`] held at start of cycle; `None`: nothing to take). Returns whether the
+    /// step emitted a byte.
+    #[inline]
+    pub fn cycle(&mut self, act: bool, coder: &mut PftCoder, take: impl FnOnce() -> Option<CoderJob>) -> bool {
+        let takes = self.takes(act);
+        let mut emit = false;
+        if act {
+            if let Some(e) = self.steps.pop_front() {
+                emit = e;
+            } else if let Some(op) = self.staged.take() {
                 coder.run_op_steps(op, &mut self.steps);
-                false
             }
-        };
-        (emit, self.next == self.job.ops().len() && self.steps.is_empty())
+        }
+        if self.staged.is_none() {
+            if takes {
+                self.job = take().map(|j| (j, 0));
+            }
+            if let Some((job, next)) = &mut self.job {
+                let ops = job.ops();
+                debug_assert!(!ops.is_empty(), "every job has an operation");
+                self.staged = Some(ops[*next]);
+                *next += 1;
+                if *next == ops.len() {
+                    self.job = None;
+                }
+            }
+        }
+        emit
     }
 }
 
