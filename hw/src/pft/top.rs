@@ -173,14 +173,15 @@ impl Logic for PftTraceModule {
         self.front.dir_pred.next = self.direction.pred.val();
         self.front.dir_ctx.next = self.direction.ctx.val();
 
-        // Coder: one step in each cycle whose record register is empty at start of cycle, an
-        // operation when it has no byte or shift left; holding no job, the sequencer then
-        // takes the buffer's head, and that entry is free for this cycle's job (the take from
+        // Coder: one step in each cycle whose record register is empty at start of cycle, the
+        // registered operation when it has no byte or shift left. The operation register
+        // loads when empty or performed; holding no job, the sequencer then takes the
+        // buffer's head, and that entry is free for this cycle's job (the take from
         // registers, the job's words from the front end: the full flag does not depend on the
-        // push below).
+        // push below; trace-timing.md 7, version 1.7).
         self.act.next = self.outbuf.record_bits.val() == self.k_zero16.val();
         self.op_act.next = self.act.val() & !self.coder.busy.val();
-        self.jobs.take.next = self.op_act.val() & !self.seq.busy.val();
+        self.jobs.take.next = self.seq.take.val();
         // The words of the job that may enter (JobWords, which also decodes the buffer's
         // head): the front end's, or the OVERFLOW job's count while dropping. From the front
         // end's outputs and registers, never from the push below.
@@ -202,7 +203,8 @@ impl Logic for PftTraceModule {
         // only), whose place goes to the OVERFLOW job. A lost instruction changes nothing in
         // the front end, as a held one does not.
         self.stall.next = (!self.k_drop.val() & self.front.job_valid.val()) & self.buf_full.val();
-        self.drained.next = ((self.jobs.empty.val() & !self.seq.busy.val()) & !self.coder.busy.val()) & self.outbuf.empty.val();
+        self.drained.next = ((self.jobs.empty.val() & !self.seq.busy.val()) & (!self.seq.staged.val() & !self.coder.busy.val()))
+            & self.outbuf.empty.val();
         self.lose_now.next =
             self.k_drop.val() & (self.dropping.q.val() | (self.front.job_valid.val() & self.buf_full.val()));
         self.front.hold.next = self.stall.val() | self.lose_now.val();
@@ -259,7 +261,7 @@ impl Logic for PftTraceModule {
         }
 
         // END once the trace has ended and everything before it is out.
-        self.start_end.next = (self.op_act.val() & !self.seq.busy.val())
+        self.start_end.next = self.seq.take.val()
             & (self.jobs.empty.val() & self.end_now.val())
             & !self.end_started.q.val()
             & !self.dropping.q.val();
@@ -304,7 +306,8 @@ impl Logic for PftTraceModule {
         self.port_data.next = self.outbuf.port_data.val();
         self.port_valid.next = self.outbuf.port_valid.val();
         self.trace_done.next =
-            ((self.end_started.q.val() & !self.seq.busy.val()) & !self.coder.busy.val()) & self.outbuf.empty.val();
+            ((self.end_started.q.val() & !self.seq.busy.val()) & (!self.seq.staged.val() & !self.coder.busy.val()))
+            & self.outbuf.empty.val();
 
         if self.reset.val() {
             self.dropping.d.next = false;
