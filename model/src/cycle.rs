@@ -746,8 +746,8 @@ impl CycleTraceModule {
         let p = self.enc.pft_mut().expect("pft");
         let saved = tight.then(|| p.front.clone());
         if let Some(job) = p.front.push(ev) {
-            self.record_needed(seen, job.words());
-            if self.room(seen, job.words()) {
+            self.record_needed(seen, job.word_bound());
+            if self.room(seen, job.word_bound()) {
                 self.push_job(job);
             } else {
                 self.stats.sdb_full_events += 1;
@@ -885,7 +885,7 @@ impl CycleTraceModule {
     /// pft: a job produced in input cycle `input`; returns whether it entered the buffer
     /// (false: dropped).
     fn produce_job(&mut self, job: CoderJob, input: u64) -> bool {
-        let entered = self.arrive(input, job.words());
+        let entered = self.arrive(input, job.word_bound());
         if entered {
             self.push_job(job);
         }

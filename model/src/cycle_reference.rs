@@ -30,6 +30,15 @@ fn entry_words(e: &Entry) -> usize {
     }
 }
 
+/// The words the full flag counts for an entry that may enter (trace-timing.md 7, version
+/// 1.7: a pft job's word bound).
+fn entry_bound(e: &Entry) -> usize {
+    match e {
+        Entry::Pft(job) => job.word_bound(),
+        _ => 0,
+    }
+}
+
 pub struct ReferenceModule {
     enc: Encoder,
     detector: StreamDetector,
@@ -195,7 +204,7 @@ impl ReferenceModule {
             }
         };
         if let Some(entry) = entry {
-            let words = self.words() + entry_words(&entry);
+            let words = self.words() + entry_bound(&entry);
             let needed = if words > 2 { (start_len + 1).max(words) } else { start_len + 1 };
             self.stats.sdb_needed = self.stats.sdb_needed.max(needed.min(u32::MAX as usize) as u32);
             let full = start_len >= self.sdb_cap || words > self.word_cap;
@@ -332,7 +341,7 @@ impl ReferenceModule {
             let start_len = self.cycle_steps(c);
             // pft: the job's address words too (trace-timing.md 7, version 1.5): a depth
             // below 2 has 2 words, a larger one one per entry.
-            let words = self.words() + entry_words(&entry);
+            let words = self.words() + entry_bound(&entry);
             let needed = if words > 2 { (start_len + 1).max(words) } else { start_len + 1 };
             self.stats.sdb_needed = self.stats.sdb_needed.max(needed.min(u32::MAX as usize) as u32);
             let full = start_len >= self.sdb_cap || words > self.word_cap;

@@ -50,13 +50,18 @@ pub struct CoderJob {
     /// 1.5): one per start address, exception vector, missed target's offset code or
     /// OVERFLOW count; at most 2.
     words: u8,
+    /// The job's word bound (trace-timing 7, version 1.7): what the buffer's full flag
+    /// compares with the free words, known before the predictions: a start, plus an
+    /// exception or a taken target point (whose offset needs a word only if its target
+    /// misses); an OVERFLOW job 1. At least `words`.
+    bound: u8,
 }
 
 impl CoderJob {
     pub const CAPACITY: usize = 20;
 
     fn new(gap_before: u32) -> Self {
-        CoderJob { ops: [CoderOp::Flush; Self::CAPACITY], len: 0, gap_before, words: 0 }
+        CoderJob { ops: [CoderOp::Flush; Self::CAPACITY], len: 0, gap_before, words: 0, bound: 0 }
     }
 
     #[inline]
@@ -88,6 +93,11 @@ impl CoderJob {
     /// Address words the job needs in the job buffer (0, 1 or 2).
     pub fn words(&self) -> usize {
         self.words as usize
+    }
+
+    /// The word bound the job buffer's full flag uses (0, 1 or 2; at least [`Self::words`]).
+    pub fn word_bound(&self) -> usize {
+        self.bound as usize
     }
 
     pub fn is_empty(&self) -> bool {
@@ -146,6 +156,8 @@ impl PftFrontEnd {
         let n = self.state.address_bits(same);
         self.job.raw_wide(a >> self.state.low, n, Info::Address);
         self.job.words += 1;
+        // A start or an exception vector: known before any prediction.
+        self.job.bound += 1;
         self.state.set_upper(a);
     }
 
@@ -276,6 +288,8 @@ impl PftFrontEnd {
             self.state.dir.update(taken);
         }
         if flow.target && taken {
+            // The offset's word, should the target miss.
+            self.job.bound += 1;
             let (pred, ctx, alt) = self.state.predict_target(flow, a);
             let hit = pred == ev.next_pc;
             if flow.ret {
@@ -324,6 +338,7 @@ impl PftFrontEnd {
             job.raw_wide(rest, below, Info::Address);
         }
         job.words = 1;
+        job.bound = 1;
         job
     }
 
