@@ -68,6 +68,9 @@ pub struct PftTraceModule {
     /// and of the job the buffer may take this cycle (an OVERFLOW job's 1 while dropping).
     offer_words: JobWords,
     want_words: Signal<Local, Bits<2>>,
+    /// The offered job's word bound: its words with a taken target point counted as a miss.
+    offer_bound: JobWords,
+    bound_words: Signal<Local, Bits<2>>,
     k_drop: Constant<Bit>,
     k_zero16: Constant<Bits<16>>,
     k_byte16: Constant<Bits<16>>,
@@ -125,6 +128,8 @@ impl PftTraceModule {
             buf_full: Default::default(),
             offer_words: Default::default(),
             want_words: Default::default(),
+            offer_bound: Default::default(),
+            bound_words: Default::default(),
             k_drop: Constant::new(h.drop_policy()),
             k_zero16: Constant::new(0u64.into()),
             k_byte16: Constant::new(8u64.into()),
@@ -190,11 +195,22 @@ impl Logic for PftTraceModule {
         self.offer_words.off.next = self.front.job_w1.val().get_bit(59);
         self.offer_words.tail.next = self.front.job_w1.val().get_bit(50);
         self.offer_words.tail_type.next = self.front.job_w1.val().get_bits::<2>(48);
+        // The full flag counts the word bound (trace-timing.md 7, version 1.7): the start
+        // and exception flags and the taken target point (`tgt`, from the instruction alone)
+        // in place of the missed target's offset, which waits for the target prediction.
+        self.offer_bound.has_start.next = self.front.job_w0.val().get_bit(60);
+        self.offer_bound.exc.next = self.front.job_w0.val().get_bit(62);
+        self.offer_bound.off.next = self.front.job_w1.val().get_bit(53);
+        self.offer_bound.tail.next = self.front.job_w1.val().get_bit(50);
+        self.offer_bound.tail_type.next = self.front.job_w1.val().get_bits::<2>(48);
         self.want_words.next = self.offer_words.words.val();
+        self.bound_words.next = self.offer_bound.words.val();
         if self.dropping.q.val() {
             self.want_words.next = self.k_one2.val();
+            self.bound_words.next = self.k_one2.val();
         }
         self.jobs.want.next = self.want_words.val();
+        self.jobs.bound.next = self.bound_words.val();
         self.buf_full.next = self.jobs.full.val();
 
         // Job buffer (trace-timing.md 7): stall holds the instruction; drop loses it and
