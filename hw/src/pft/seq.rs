@@ -84,6 +84,15 @@ pub struct JobSequencer {
     first_idx: Vec<Signal<Local, Bits<8>>>,
     next_found: Vec<Signal<Local, Bit>>,
     next_idx: Vec<Signal<Local, Bits<8>>>,
+    /// The second present phase (a new job's phase after its first), found beside the
+    /// first rather than after it: the two searches are not chained.
+    second_found: Vec<Signal<Local, Bit>>,
+    second_idx: Vec<Signal<Local, Bits<8>>>,
+    second: Signal<Local, Bits<8>>,
+    has_second: Signal<Local, Bit>,
+    /// The phase after the held job's last loaded one (from the phase register).
+    next_held: Signal<Local, Bits<8>>,
+    more_held: Signal<Local, Bit>,
     start: Signal<Local, Bit>,
     start_same: Signal<Local, Bit>,
     exc: Signal<Local, Bit>,
@@ -307,6 +316,12 @@ impl JobSequencer {
             first_idx: vec_idx(PHASES + 1),
             next_found: vec_bit(PHASES + 1),
             next_idx: vec_idx(PHASES + 1),
+            second_found: vec_bit(PHASES + 1),
+            second_idx: vec_idx(PHASES + 1),
+            second: Default::default(),
+            has_second: Default::default(),
+            next_held: Default::default(),
+            more_held: Default::default(),
             start: Default::default(),
             start_same: Default::default(),
             exc: Default::default(),
@@ -652,25 +667,35 @@ impl Logic for JobSequencer {
         self.present[30].next = self.tail.val() & !self.overflow.val();
         self.present[31].next = self.tail.val() & self.marker.val();
 
-        // The first present phase (a new job), then the one after the phase issued now.
+        // A new job's first and second present phases (two searches side by side), and the
+        // phase after the held job's last loaded one.
         self.first_found[0].next = false;
         self.first_idx[0].next = self.k_zero8.val();
+        self.second_found[0].next = false;
+        self.second_idx[0].next = self.k_zero8.val();
         for i in 0..PHASES {
             self.first_found[i + 1].next = self.first_found[i].val() | self.present[i].val();
             self.first_idx[i + 1].next = self.first_idx[i].val();
             if self.present[i].val() & !self.first_found[i].val() {
                 self.first_idx[i + 1].next = i.to_bits();
             }
+            self.second_found[i + 1].next = self.second_found[i].val() | (self.present[i].val() & self.first_found[i].val());
+            self.second_idx[i + 1].next = self.second_idx[i].val();
+            if (self.present[i].val() & self.first_found[i].val()) & !self.second_found[i].val() {
+                self.second_idx[i + 1].next = i.to_bits();
+            }
             // The last iteration's value is the chain's result (an index by a named
             // constant cannot be emitted as Verilog).
             self.first.next = self.first_idx[i + 1].val();
             self.unused_first_found.next = self.first_found[i + 1].val();
+            self.second.next = self.second_idx[i + 1].val();
+            self.has_second.next = self.second_found[i + 1].val();
         }
         self.ph.next = self.phase.q.val();
         if self.load.val() {
             self.ph.next = self.first.val();
         }
-        self.ph1.next = self.ph.val() + self.k_one8.val();
+        self.ph1.next = self.phase.q.val() + self.k_one8.val();
         self.next_found[0].next = false;
         self.next_idx[0].next = self.k_zero8.val();
         for i in 0..PHASES {
@@ -679,8 +704,14 @@ impl Logic for JobSequencer {
             if (self.present[i].val() & (self.ph1.val().index() <= i)) & !self.next_found[i].val() {
                 self.next_idx[i + 1].next = i.to_bits();
             }
-            self.more.next = self.next_found[i + 1].val();
-            self.next.next = self.next_idx[i + 1].val();
+            self.more_held.next = self.next_found[i + 1].val();
+            self.next_held.next = self.next_idx[i + 1].val();
+        }
+        self.more.next = self.more_held.val();
+        self.next.next = self.next_held.val();
+        if self.load.val() {
+            self.more.next = self.has_second.val();
+            self.next.next = self.second.val();
         }
 
         // The operation of phase `ph`, gathered in locals (defaults, then the phase's

@@ -224,11 +224,11 @@ impl Logic for PftTraceModule {
         self.lose_now.next =
             self.k_drop.val() & (self.dropping.q.val() | (self.front.job_valid.val() & self.buf_full.val()));
         self.front.hold.next = self.stall.val() | self.lose_now.val();
-        // The trace has ended: before this cycle, or in it with no job offered (an offered
-        // job is pushed or stalled, and either way END waits; no instruction retires after
-        // the end). Not from the push, so the full flag's path from the front end stops at
-        // the stall.
-        self.end_now.next = self.ending.q.val() | (self.trace_end.val() & !self.front.job_valid.val());
+        // The trace has ended: before this cycle, or in it (no instruction retires in the
+        // cycle of `trace_end` or after it, verilog-out/README.md, so no job is offered
+        // then). From the input and a register only: END's take stays off the front end's
+        // paths.
+        self.end_now.next = self.ending.q.val() | self.trace_end.val();
         self.lost_inc.next = self.lost.q.val() + self.k_one32.val();
         if self.lost.q.val() == self.k_max32.val() {
             self.lost_inc.next = self.lost.q.val();
@@ -312,7 +312,7 @@ impl Logic for PftTraceModule {
         // (Only for records from a register: the free space here is computed in the cycle.)
         self.outbuf.append_next.next = false;
         self.outbuf.append_len_next.next = self.k_byte16.val();
-        if self.trace_end.val() & !self.stall.val() {
+        if self.trace_end.val() {
             self.ending.d.next = true;
         }
         if self.start_end.val() {
