@@ -115,6 +115,10 @@ pub struct JobBuffer {
     h_exc_offset: Signal<Local, Bits<64>>,
     h_tail_offset: Signal<Local, Bits<64>>,
     take_words: Signal<Local, Bits<8>>,
+    /// The full flag with and without this cycle's take, both from registers and `bound`:
+    /// the take (from the coder's state) only selects between them.
+    full_take: Signal<Local, Bit>,
+    full_keep: Signal<Local, Bit>,
     is_empty: Signal<Local, Bit>,
     w_wr_inc: Signal<Local, Bits<8>>,
     w_rd_inc: Signal<Local, Bits<8>>,
@@ -189,6 +193,8 @@ impl JobBuffer {
             h_exc_offset: Default::default(),
             h_tail_offset: Default::default(),
             take_words: Default::default(),
+            full_take: Default::default(),
+            full_keep: Default::default(),
             is_empty: Default::default(),
             w_wr_inc: Default::default(),
             w_rd_inc: Default::default(),
@@ -330,11 +336,16 @@ impl Logic for JobBuffer {
         self.is_empty.next = self.fill.q.val() == self.k_zero.val();
         self.empty.next = self.is_empty.val();
         self.take_words.next = self.k_zero.val();
-        if self.take.val() & !self.is_empty.val() {
+        if !self.is_empty.val() {
             self.take_words.next = self.h_words.val();
         }
-        self.full.next = ((self.fill.q.val() == self.k_depth.val()) & !self.take.val())
-            | ((self.w_fill.q.val() - self.take_words.val() + self.bound8.val()) > self.k_wdepth.val());
+        self.full_take.next = (self.w_fill.q.val() - self.take_words.val() + self.bound8.val()) > self.k_wdepth.val();
+        self.full_keep.next =
+            (self.fill.q.val() == self.k_depth.val()) | ((self.w_fill.q.val() + self.bound8.val()) > self.k_wdepth.val());
+        self.full.next = self.full_keep.val();
+        if self.take.val() {
+            self.full.next = self.full_take.val();
+        }
 
         if self.push.val() {
             self.wr_ptr.d.next = self.wr_ptr.q.val() + self.k_one.val();
