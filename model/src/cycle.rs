@@ -238,7 +238,8 @@ pub struct CycleTraceModule {
     job_words: usize,
     /// Descriptor in service: the cycle it completes and the bits it produces.
     in_service: Option<(u64, u64)>,
-    /// pft: the job in the coder, held until the steps of its last operation are done.
+    /// pft: the sequencer's job, the operation register and the coder's shifts and bytes
+    /// (docs/trace-timing.md 7, version 1.7).
     pft_pipe: CoderPipeline,
     /// pft at the end of the trace: the END job, which the sequencer takes in place of the
     /// buffer's head once the buffer is empty (docs/trace-timing.md 7).
@@ -702,8 +703,8 @@ impl CycleTraceModule {
         }
     }
 
-    /// The module drained at start of cycle (docs/trace-timing.md 7, version 1.6): job
-    /// buffer empty, no job in the coder (which holds it until its last shift and byte),
+    /// The module drained at start of cycle (docs/trace-timing.md 7, versions 1.6-1.7): job
+    /// buffer empty, nothing in the sequencer, the operation register or the coder's steps,
     /// record register and output buffer empty.
     fn pft_drained(&self) -> bool {
         self.jobs.is_empty() && self.pft_pipe.is_idle() && self.record_bits == 0 && self.obuf_bits == 0

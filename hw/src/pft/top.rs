@@ -51,7 +51,7 @@ pub struct PftTraceModule {
     lost_inc: Signal<Local, Bits<32>>,
     push_job: Signal<Local, Bit>,
     push_overflow: Signal<Local, Bit>,
-    /// The module is drained at start of cycle (trace-timing.md 7, version 1.6).
+    /// The module is drained at start of cycle (trace-timing.md 7, versions 1.6-1.7).
     drained: Signal<Local, Bit>,
     /// This cycle's instruction is lost (dropping, or its job finds the buffer full).
     lose_now: Signal<Local, Bit>,
