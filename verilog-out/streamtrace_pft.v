@@ -70,6 +70,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
     reg  [63:0] jobs__push_w0;
     reg  [63:0] jobs__push_w1;
     reg  [1:0] jobs__want;
+    reg  [1:0] jobs__bound;
     reg  jobs__take;
     reg  jobs__pop;
     wire  [63:0] jobs__head_w0;
@@ -83,7 +84,9 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
     reg  [63:0] seq__head_w0;
     reg  [63:0] seq__head_w1;
     wire  seq__pop;
+    wire  seq__take;
     wire  seq__busy;
+    wire  seq__staged;
     wire  seq__op_valid;
     wire  [2:0] seq__op_kind;
     wire  seq__op_escape;
@@ -140,6 +143,12 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
     reg  offer_words__tail;
     reg  [1:0] offer_words__tail_type;
     wire  [1:0] offer_words__words;
+    reg  offer_bound__has_start;
+    reg  offer_bound__exc;
+    reg  offer_bound__off;
+    reg  offer_bound__tail;
+    reg  [1:0] offer_bound__tail_type;
+    wire  [1:0] offer_bound__words;
     
     // Local signals
     reg  end_now;
@@ -155,6 +164,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
     reg  op_act;
     reg  buf_full;
     reg  [1:0] want_words;
+    reg  [1:0] bound_words;
     
     // Sub module instances
     streamtrace_pft__front front(
@@ -199,6 +209,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         .push_w0(jobs__push_w0),
         .push_w1(jobs__push_w1),
         .want(jobs__want),
+        .bound(jobs__bound),
         .take(jobs__take),
         .pop(jobs__pop),
         .head_w0(jobs__head_w0),
@@ -214,7 +225,9 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         .head_w0(seq__head_w0),
         .head_w1(seq__head_w1),
         .pop(seq__pop),
+        .take(seq__take),
         .busy(seq__busy),
+        .staged(seq__staged),
         .op_valid(seq__op_valid),
         .op_kind(seq__op_kind),
         .op_escape(seq__op_escape),
@@ -288,6 +301,14 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         .tail_type(offer_words__tail_type),
         .words(offer_words__words)
     );
+    streamtrace_pft__offer_bound offer_bound(
+        .has_start(offer_bound__has_start),
+        .exc(offer_bound__exc),
+        .off(offer_bound__off),
+        .tail(offer_bound__tail),
+        .tail_type(offer_bound__tail_type),
+        .words(offer_bound__words)
+    );
     
     // Update code
     always @(*) begin
@@ -329,23 +350,31 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         front__dir_ctx = direction__ctx;
         act = outbuf__record_bits == k_zero16;
         op_act = act & ~coder__busy;
-        jobs__take = op_act & ~seq__busy;
+        jobs__take = seq__take;
         offer_words__has_start = front__job_w0[32'h3c];
         offer_words__exc = front__job_w0[32'h3e];
         offer_words__off = front__job_w1[32'h3b];
         offer_words__tail = front__job_w1[32'h32];
         offer_words__tail_type = front__job_w1[(32'h30)+:(2)];
+        offer_bound__has_start = front__job_w0[32'h3c];
+        offer_bound__exc = front__job_w0[32'h3e];
+        offer_bound__off = front__job_w1[32'h35];
+        offer_bound__tail = front__job_w1[32'h32];
+        offer_bound__tail_type = front__job_w1[(32'h30)+:(2)];
         want_words = offer_words__words;
+        bound_words = offer_bound__words;
         if (dropping__q) begin
             want_words = k_one2;
+            bound_words = k_one2;
         end
         jobs__want = want_words;
+        jobs__bound = bound_words;
         buf_full = jobs__full;
         stall = (~k_drop & front__job_valid) & buf_full;
-        drained = ((jobs__empty & ~seq__busy) & ~coder__busy) & outbuf__empty;
+        drained = ((jobs__empty & ~seq__busy) & (~seq__staged & ~coder__busy)) & outbuf__empty;
         lose_now = k_drop & (dropping__q | (front__job_valid & buf_full));
         front__hold = stall | lose_now;
-        end_now = ending__q | (trace_end & ~front__job_valid);
+        end_now = ending__q | trace_end;
         lost_inc = lost__q + k_one32;
         if (lost__q == k_max32) begin
             lost_inc = lost__q;
@@ -389,7 +418,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
             jobs__push_w0 = front__job_w0;
             jobs__push_w1 = front__job_w1;
         end
-        start_end = (op_act & ~seq__busy) & (jobs__empty & end_now) & ~end_started__q & ~dropping__q;
+        start_end = seq__take & (jobs__empty & end_now) & ~end_started__q & ~dropping__q;
         end_w1 = ({48'd0, front__gap} << k_sh32) | k_end_tail;
         seq__act = op_act;
         coder__step = act;
@@ -418,7 +447,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         outbuf__complete = 1'b0;
         outbuf__append_next = 1'b0;
         outbuf__append_len_next = k_byte16;
-        if (trace_end & ~stall) begin
+        if (trace_end) begin
             ending__d = 1'b1;
         end
         if (start_end) begin
@@ -426,7 +455,7 @@ module streamtrace_pft(clock,reset,retire_valid,pc,insn,branch_class,taken,excep
         end
         port_data = outbuf__port_data;
         port_valid = outbuf__port_valid;
-        trace_done = ((end_started__q & ~seq__busy) & ~coder__busy) & outbuf__empty;
+        trace_done = ((end_started__q & ~seq__busy) & (~seq__staged & ~coder__busy)) & outbuf__empty;
         if (reset) begin
             dropping__d = 1'b0;
             drop_gap__d = k_zero16;
@@ -564,6 +593,9 @@ module streamtrace_pft__coder(clock,reset,step,op_valid,op_kind,op_escape,op_hit
     reg  op_step;
     reg  restart;
     reg  prob_we;
+    reg  kind_slot;
+    reg  kind_bit;
+    reg  kind_raw;
     reg  is_slot;
     reg  is_bit;
     reg  is_raw;
@@ -591,6 +623,7 @@ module streamtrace_pft__coder(clock,reset,step,op_valid,op_kind,op_escape,op_hit
     reg  [31:0] add;
     reg  [31:0] op_rng;
     reg  [31:0] op_low;
+    reg  [32:0] op_low33;
     reg  [15:0] p_dec;
     reg  [15:0] p_hit_new;
     reg  [15:0] p_room;
@@ -742,15 +775,18 @@ module streamtrace_pft__coder(clock,reset,step,op_valid,op_kind,op_escape,op_hit
         do_emit = step & emitting;
         do_shift = (step & ~emitting) & shifting;
         op_step = step & ~busy_int;
-        is_slot = op_valid & (op_kind == k_op_slot);
-        is_bit = op_valid & (op_kind == k_op_bit);
-        is_raw = op_valid & (op_kind == k_op_raw);
+        kind_slot = op_kind == k_op_slot;
+        kind_bit = op_kind == k_op_bit;
+        kind_raw = op_kind == k_op_raw;
+        is_slot = op_valid & kind_slot;
+        is_bit = op_valid & kind_bit;
+        is_raw = op_valid & kind_raw;
         is_flush = op_valid & (op_kind == k_op_flush);
         is_marker = op_valid & (op_kind == k_op_marker);
         e_part = rng__q >> k_sixteen8;
         rest = rng__q - e_part;
         rb = rng__q;
-        if (is_slot) begin
+        if (kind_slot) begin
             rb = rest;
         end
         rb_hi = rb >> k_prob_bits8;
@@ -767,7 +803,7 @@ module streamtrace_pft__coder(clock,reset,step,op_valid,op_kind,op_escape,op_hit
             p_ctx = prob_ram__rdata[(32'h0)+:(16)];
         end
         p_use = p_ctx[13:0];
-        if (is_slot & op_fixed) begin
+        if (kind_slot & op_fixed) begin
             p_use = k_prob_init14;
         end
         raw_r = rng__q >> op_bits;
@@ -776,7 +812,7 @@ module streamtrace_pft__coder(clock,reset,step,op_valid,op_kind,op_escape,op_hit
         v_masked = op_value & vmask;
         mul_a = rb_hi;
         mul_b = {2'd0, p_use};
-        if (is_raw) begin
+        if (kind_raw) begin
             mul_a = raw_r;
             mul_b = v_masked;
         end
@@ -786,22 +822,23 @@ module streamtrace_pft__coder(clock,reset,step,op_valid,op_kind,op_escape,op_hit
         diff = rb - mul;
         add = k_zero32;
         op_rng = rng__q;
-        if (is_slot & op_escape) begin
+        if (kind_slot & op_escape) begin
             add = rest;
             op_rng = e_part;
         end
-        else if (is_slot | is_bit) begin
+        else if (kind_slot | kind_bit) begin
             op_rng = diff;
             if (~op_hit) begin
                 add = diff;
                 op_rng = mul;
             end
         end
-        else if (is_raw) begin
+        else if (kind_raw) begin
             add = mul;
             op_rng = raw_r;
         end
-        op_low = low__q + add;
+        op_low33 = {1'd0, low__q} + {1'd0, add};
+        op_low = op_low33[(32'h0)+:(32)];
         upd_prob = is_bit | ((is_slot & ~op_escape) & ~op_fixed);
         p_dec = p_ctx >> k_rate8;
         p_hit_new = p_ctx - p_dec;
@@ -902,7 +939,7 @@ module streamtrace_pft__coder(clock,reset,step,op_valid,op_kind,op_escape,op_hit
         end
         else if (op_step & ((is_slot | is_bit) | is_raw)) begin
             low__d = op_low;
-            low_carry__d = low_carry__q | (op_low < low__q);
+            low_carry__d = low_carry__q | op_low33[32'h20];
             rng__d = op_rng;
         end
         else if (op_step & is_flush) begin
@@ -7415,7 +7452,7 @@ module streamtrace_pft__front__upper(d,q,clock);
 endmodule // streamtrace_pft__front__upper
 
 
-module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,want,take,pop,head_w0,head_w1,full,empty);
+module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,want,bound,take,pop,head_w0,head_w1,full,empty);
     
     // Module arguments
     input wire  clock;
@@ -7424,6 +7461,7 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,want,take,pop,head
     input wire  [63:0] push_w0;
     input wire  [63:0] push_w1;
     input wire  [1:0] want;
+    input wire  [1:0] bound;
     input wire  take;
     input wire  pop;
     output reg  [63:0] head_w0;
@@ -7494,6 +7532,7 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,want,take,pop,head
     reg  [31:0] p_word_a;
     reg  [31:0] p_word_b;
     reg  [7:0] want8;
+    reg  [7:0] bound8;
     reg  [47:0] h_ctrl;
     reg  [31:0] h_word_a;
     reg  [31:0] h_word_b;
@@ -7505,6 +7544,8 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,want,take,pop,head
     reg  [63:0] h_exc_offset;
     reg  [63:0] h_tail_offset;
     reg  [7:0] take_words;
+    reg  full_take;
+    reg  full_keep;
     reg  is_empty;
     reg  [7:0] w_wr_inc;
     reg  [7:0] w_rd_inc;
@@ -7603,6 +7644,7 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,want,take,pop,head
         end
         p_word_b = push_w1[(32'h0)+:(32)];
         want8 = {6'd0, want};
+        bound8 = {6'd0, bound};
         w_wr_inc = w_wr__q + k_one;
         w_wr1 = w_wr_inc;
         if (w_wr_inc == k_wdepth) begin
@@ -7693,10 +7735,15 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,want,take,pop,head
         is_empty = fill__q == k_zero;
         empty = is_empty;
         take_words = k_zero;
-        if (take & ~is_empty) begin
+        if (~is_empty) begin
             take_words = h_words;
         end
-        full = ((fill__q == k_depth) & ~take) | ((w_fill__q - take_words + want8) > k_wdepth);
+        full_take = (w_fill__q - take_words + bound8) > k_wdepth;
+        full_keep = (fill__q == k_depth) | ((w_fill__q + bound8) > k_wdepth);
+        full = full_keep;
+        if (take) begin
+            full = full_take;
+        end
         if (push) begin
             wr_ptr__d = wr_ptr__q + k_one;
             if (wr_ptr__q == k_last) begin
@@ -7996,6 +8043,42 @@ module streamtrace_pft__lost(d,q,clock);
     end
           
 endmodule // streamtrace_pft__lost
+
+
+module streamtrace_pft__offer_bound(has_start,exc,off,tail,tail_type,words);
+    
+    // Module arguments
+    input wire  has_start;
+    input wire  exc;
+    input wire  off;
+    input wire  tail;
+    input wire  [1:0] tail_type;
+    output reg  [1:0] words;
+    
+    // Constant declarations
+    localparam  k_overflow = 2'b11;
+    localparam  k_zero = 2'b0;
+    localparam  k_one = 2'b1;
+    localparam  k_two = 2'b10;
+    
+    // Local signals
+    reg  is_second;
+    
+    // Update code
+    always @(*) begin
+        is_second = (exc | off) | (tail & (tail_type == k_overflow));
+        if (has_start & is_second) begin
+            words = k_two;
+        end
+        else if (has_start | is_second) begin
+            words = k_one;
+        end
+        else begin
+            words = k_zero;
+        end
+    end
+    
+endmodule // streamtrace_pft__offer_bound
 
 
 module streamtrace_pft__offer_words(has_start,exc,off,tail,tail_type,words);
@@ -8771,7 +8854,7 @@ module streamtrace_pft__outbuf__rem_r(d,q,clock);
 endmodule // streamtrace_pft__outbuf__rem_r
 
 
-module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,op_valid,op_kind,op_escape,op_hit,op_fixed,op_ctx,op_value,op_bits);
+module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,take,busy,staged,op_valid,op_kind,op_escape,op_hit,op_fixed,op_ctx,op_value,op_bits);
     
     // Module arguments
     input wire  clock;
@@ -8781,7 +8864,9 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     input wire  [63:0] head_w0;
     input wire  [63:0] head_w1;
     output reg  pop;
+    output reg  take;
     output reg  busy;
+    output reg  staged;
     output reg  op_valid;
     output reg  [2:0] op_kind;
     output reg  op_escape;
@@ -8893,8 +8978,34 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  in_service__d;
     wire  in_service__q;
     reg  in_service__clock;
+    reg  q_valid__d;
+    wire  q_valid__q;
+    reg  q_valid__clock;
+    reg  [2:0] q_kind__d;
+    wire  [2:0] q_kind__q;
+    reg  q_kind__clock;
+    reg  q_escape__d;
+    wire  q_escape__q;
+    reg  q_escape__clock;
+    reg  q_hit__d;
+    wire  q_hit__q;
+    reg  q_hit__clock;
+    reg  q_fixed__d;
+    wire  q_fixed__q;
+    reg  q_fixed__clock;
+    reg  [7:0] q_ctx__d;
+    wire  [7:0] q_ctx__q;
+    reg  q_ctx__clock;
+    reg  [15:0] q_value__d;
+    wire  [15:0] q_value__q;
+    reg  q_value__clock;
+    reg  [7:0] q_bits__d;
+    wire  [7:0] q_bits__q;
+    reg  q_bits__clock;
     
     // Local signals
+    reg  fill;
+    reg  issue;
     reg  load;
     reg  [2:0] sel_kind;
     reg  sel_escape;
@@ -9075,6 +9186,76 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
     reg  [7:0] next_idx__30;
     reg  [7:0] next_idx__31;
     reg  [7:0] next_idx__32;
+    reg  second_found__0;
+    reg  second_found__1;
+    reg  second_found__2;
+    reg  second_found__3;
+    reg  second_found__4;
+    reg  second_found__5;
+    reg  second_found__6;
+    reg  second_found__7;
+    reg  second_found__8;
+    reg  second_found__9;
+    reg  second_found__10;
+    reg  second_found__11;
+    reg  second_found__12;
+    reg  second_found__13;
+    reg  second_found__14;
+    reg  second_found__15;
+    reg  second_found__16;
+    reg  second_found__17;
+    reg  second_found__18;
+    reg  second_found__19;
+    reg  second_found__20;
+    reg  second_found__21;
+    reg  second_found__22;
+    reg  second_found__23;
+    reg  second_found__24;
+    reg  second_found__25;
+    reg  second_found__26;
+    reg  second_found__27;
+    reg  second_found__28;
+    reg  second_found__29;
+    reg  second_found__30;
+    reg  second_found__31;
+    reg  second_found__32;
+    reg  [7:0] second_idx__0;
+    reg  [7:0] second_idx__1;
+    reg  [7:0] second_idx__2;
+    reg  [7:0] second_idx__3;
+    reg  [7:0] second_idx__4;
+    reg  [7:0] second_idx__5;
+    reg  [7:0] second_idx__6;
+    reg  [7:0] second_idx__7;
+    reg  [7:0] second_idx__8;
+    reg  [7:0] second_idx__9;
+    reg  [7:0] second_idx__10;
+    reg  [7:0] second_idx__11;
+    reg  [7:0] second_idx__12;
+    reg  [7:0] second_idx__13;
+    reg  [7:0] second_idx__14;
+    reg  [7:0] second_idx__15;
+    reg  [7:0] second_idx__16;
+    reg  [7:0] second_idx__17;
+    reg  [7:0] second_idx__18;
+    reg  [7:0] second_idx__19;
+    reg  [7:0] second_idx__20;
+    reg  [7:0] second_idx__21;
+    reg  [7:0] second_idx__22;
+    reg  [7:0] second_idx__23;
+    reg  [7:0] second_idx__24;
+    reg  [7:0] second_idx__25;
+    reg  [7:0] second_idx__26;
+    reg  [7:0] second_idx__27;
+    reg  [7:0] second_idx__28;
+    reg  [7:0] second_idx__29;
+    reg  [7:0] second_idx__30;
+    reg  [7:0] second_idx__31;
+    reg  [7:0] second_idx__32;
+    reg  [7:0] second;
+    reg  has_second;
+    reg  [7:0] next_held;
+    reg  more_held;
     reg  start;
     reg  start_same;
     reg  exc;
@@ -9153,6 +9334,46 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         .q(in_service__q),
         .clock(in_service__clock)
     );
+    streamtrace_pft__seq__q_valid q_valid(
+        .d(q_valid__d),
+        .q(q_valid__q),
+        .clock(q_valid__clock)
+    );
+    streamtrace_pft__seq__q_kind q_kind(
+        .d(q_kind__d),
+        .q(q_kind__q),
+        .clock(q_kind__clock)
+    );
+    streamtrace_pft__seq__q_escape q_escape(
+        .d(q_escape__d),
+        .q(q_escape__q),
+        .clock(q_escape__clock)
+    );
+    streamtrace_pft__seq__q_hit q_hit(
+        .d(q_hit__d),
+        .q(q_hit__q),
+        .clock(q_hit__clock)
+    );
+    streamtrace_pft__seq__q_fixed q_fixed(
+        .d(q_fixed__d),
+        .q(q_fixed__q),
+        .clock(q_fixed__clock)
+    );
+    streamtrace_pft__seq__q_ctx q_ctx(
+        .d(q_ctx__d),
+        .q(q_ctx__q),
+        .clock(q_ctx__clock)
+    );
+    streamtrace_pft__seq__q_value q_value(
+        .d(q_value__d),
+        .q(q_value__q),
+        .clock(q_value__clock)
+    );
+    streamtrace_pft__seq__q_bits q_bits(
+        .d(q_bits__d),
+        .q(q_bits__q),
+        .clock(q_bits__clock)
+    );
     
     // Update code
     always @(*) begin
@@ -9160,13 +9381,34 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         rec1__clock = clock;
         phase__clock = clock;
         in_service__clock = clock;
+        q_valid__clock = clock;
+        q_kind__clock = clock;
+        q_escape__clock = clock;
+        q_hit__clock = clock;
+        q_fixed__clock = clock;
+        q_ctx__clock = clock;
+        q_value__clock = clock;
+        q_bits__clock = clock;
         rec0__d = rec0__q;
         rec1__d = rec1__q;
         phase__d = phase__q;
         in_service__d = in_service__q;
-        load = act & ~in_service__q & ~buf_empty;
+        q_valid__d = q_valid__q;
+        q_kind__d = q_kind__q;
+        q_escape__d = q_escape__q;
+        q_hit__d = q_hit__q;
+        q_fixed__d = q_fixed__q;
+        q_ctx__d = q_ctx__q;
+        q_value__d = q_value__q;
+        q_bits__d = q_bits__q;
+        op_valid = act & q_valid__q;
+        fill = ~q_valid__q | act;
+        take = fill & ~in_service__q;
+        load = take & ~buf_empty;
+        issue = fill & (in_service__q | load);
         pop = load;
         busy = in_service__q;
+        staged = q_valid__q;
         src0 = rec0__q;
         src1 = rec1__q;
         if (load) begin
@@ -9357,235 +9599,461 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         present__31 = tail & marker;
         first_found__0 = 1'b0;
         first_idx__0 = k_zero8;
+        second_found__0 = 1'b0;
+        second_idx__0 = k_zero8;
         first_found__1 = first_found__0 | present__0;
         first_idx__1 = first_idx__0;
         if (present__0 & ~first_found__0) begin
             first_idx__1 = 0;
         end
+        second_found__1 = second_found__0 | (present__0 & first_found__0);
+        second_idx__1 = second_idx__0;
+        if ((present__0 & first_found__0) & ~second_found__0) begin
+            second_idx__1 = 0;
+        end
         first = first_idx__1;
         unused_first_found = first_found__1;
+        second = second_idx__1;
+        has_second = second_found__1;
         first_found__2 = first_found__1 | present__1;
         first_idx__2 = first_idx__1;
         if (present__1 & ~first_found__1) begin
             first_idx__2 = 1;
         end
+        second_found__2 = second_found__1 | (present__1 & first_found__1);
+        second_idx__2 = second_idx__1;
+        if ((present__1 & first_found__1) & ~second_found__1) begin
+            second_idx__2 = 1;
+        end
         first = first_idx__2;
         unused_first_found = first_found__2;
+        second = second_idx__2;
+        has_second = second_found__2;
         first_found__3 = first_found__2 | present__2;
         first_idx__3 = first_idx__2;
         if (present__2 & ~first_found__2) begin
             first_idx__3 = 2;
         end
+        second_found__3 = second_found__2 | (present__2 & first_found__2);
+        second_idx__3 = second_idx__2;
+        if ((present__2 & first_found__2) & ~second_found__2) begin
+            second_idx__3 = 2;
+        end
         first = first_idx__3;
         unused_first_found = first_found__3;
+        second = second_idx__3;
+        has_second = second_found__3;
         first_found__4 = first_found__3 | present__3;
         first_idx__4 = first_idx__3;
         if (present__3 & ~first_found__3) begin
             first_idx__4 = 3;
         end
+        second_found__4 = second_found__3 | (present__3 & first_found__3);
+        second_idx__4 = second_idx__3;
+        if ((present__3 & first_found__3) & ~second_found__3) begin
+            second_idx__4 = 3;
+        end
         first = first_idx__4;
         unused_first_found = first_found__4;
+        second = second_idx__4;
+        has_second = second_found__4;
         first_found__5 = first_found__4 | present__4;
         first_idx__5 = first_idx__4;
         if (present__4 & ~first_found__4) begin
             first_idx__5 = 4;
         end
+        second_found__5 = second_found__4 | (present__4 & first_found__4);
+        second_idx__5 = second_idx__4;
+        if ((present__4 & first_found__4) & ~second_found__4) begin
+            second_idx__5 = 4;
+        end
         first = first_idx__5;
         unused_first_found = first_found__5;
+        second = second_idx__5;
+        has_second = second_found__5;
         first_found__6 = first_found__5 | present__5;
         first_idx__6 = first_idx__5;
         if (present__5 & ~first_found__5) begin
             first_idx__6 = 5;
         end
+        second_found__6 = second_found__5 | (present__5 & first_found__5);
+        second_idx__6 = second_idx__5;
+        if ((present__5 & first_found__5) & ~second_found__5) begin
+            second_idx__6 = 5;
+        end
         first = first_idx__6;
         unused_first_found = first_found__6;
+        second = second_idx__6;
+        has_second = second_found__6;
         first_found__7 = first_found__6 | present__6;
         first_idx__7 = first_idx__6;
         if (present__6 & ~first_found__6) begin
             first_idx__7 = 6;
         end
+        second_found__7 = second_found__6 | (present__6 & first_found__6);
+        second_idx__7 = second_idx__6;
+        if ((present__6 & first_found__6) & ~second_found__6) begin
+            second_idx__7 = 6;
+        end
         first = first_idx__7;
         unused_first_found = first_found__7;
+        second = second_idx__7;
+        has_second = second_found__7;
         first_found__8 = first_found__7 | present__7;
         first_idx__8 = first_idx__7;
         if (present__7 & ~first_found__7) begin
             first_idx__8 = 7;
         end
+        second_found__8 = second_found__7 | (present__7 & first_found__7);
+        second_idx__8 = second_idx__7;
+        if ((present__7 & first_found__7) & ~second_found__7) begin
+            second_idx__8 = 7;
+        end
         first = first_idx__8;
         unused_first_found = first_found__8;
+        second = second_idx__8;
+        has_second = second_found__8;
         first_found__9 = first_found__8 | present__8;
         first_idx__9 = first_idx__8;
         if (present__8 & ~first_found__8) begin
             first_idx__9 = 8;
         end
+        second_found__9 = second_found__8 | (present__8 & first_found__8);
+        second_idx__9 = second_idx__8;
+        if ((present__8 & first_found__8) & ~second_found__8) begin
+            second_idx__9 = 8;
+        end
         first = first_idx__9;
         unused_first_found = first_found__9;
+        second = second_idx__9;
+        has_second = second_found__9;
         first_found__10 = first_found__9 | present__9;
         first_idx__10 = first_idx__9;
         if (present__9 & ~first_found__9) begin
             first_idx__10 = 9;
         end
+        second_found__10 = second_found__9 | (present__9 & first_found__9);
+        second_idx__10 = second_idx__9;
+        if ((present__9 & first_found__9) & ~second_found__9) begin
+            second_idx__10 = 9;
+        end
         first = first_idx__10;
         unused_first_found = first_found__10;
+        second = second_idx__10;
+        has_second = second_found__10;
         first_found__11 = first_found__10 | present__10;
         first_idx__11 = first_idx__10;
         if (present__10 & ~first_found__10) begin
             first_idx__11 = 10;
         end
+        second_found__11 = second_found__10 | (present__10 & first_found__10);
+        second_idx__11 = second_idx__10;
+        if ((present__10 & first_found__10) & ~second_found__10) begin
+            second_idx__11 = 10;
+        end
         first = first_idx__11;
         unused_first_found = first_found__11;
+        second = second_idx__11;
+        has_second = second_found__11;
         first_found__12 = first_found__11 | present__11;
         first_idx__12 = first_idx__11;
         if (present__11 & ~first_found__11) begin
             first_idx__12 = 11;
         end
+        second_found__12 = second_found__11 | (present__11 & first_found__11);
+        second_idx__12 = second_idx__11;
+        if ((present__11 & first_found__11) & ~second_found__11) begin
+            second_idx__12 = 11;
+        end
         first = first_idx__12;
         unused_first_found = first_found__12;
+        second = second_idx__12;
+        has_second = second_found__12;
         first_found__13 = first_found__12 | present__12;
         first_idx__13 = first_idx__12;
         if (present__12 & ~first_found__12) begin
             first_idx__13 = 12;
         end
+        second_found__13 = second_found__12 | (present__12 & first_found__12);
+        second_idx__13 = second_idx__12;
+        if ((present__12 & first_found__12) & ~second_found__12) begin
+            second_idx__13 = 12;
+        end
         first = first_idx__13;
         unused_first_found = first_found__13;
+        second = second_idx__13;
+        has_second = second_found__13;
         first_found__14 = first_found__13 | present__13;
         first_idx__14 = first_idx__13;
         if (present__13 & ~first_found__13) begin
             first_idx__14 = 13;
         end
+        second_found__14 = second_found__13 | (present__13 & first_found__13);
+        second_idx__14 = second_idx__13;
+        if ((present__13 & first_found__13) & ~second_found__13) begin
+            second_idx__14 = 13;
+        end
         first = first_idx__14;
         unused_first_found = first_found__14;
+        second = second_idx__14;
+        has_second = second_found__14;
         first_found__15 = first_found__14 | present__14;
         first_idx__15 = first_idx__14;
         if (present__14 & ~first_found__14) begin
             first_idx__15 = 14;
         end
+        second_found__15 = second_found__14 | (present__14 & first_found__14);
+        second_idx__15 = second_idx__14;
+        if ((present__14 & first_found__14) & ~second_found__14) begin
+            second_idx__15 = 14;
+        end
         first = first_idx__15;
         unused_first_found = first_found__15;
+        second = second_idx__15;
+        has_second = second_found__15;
         first_found__16 = first_found__15 | present__15;
         first_idx__16 = first_idx__15;
         if (present__15 & ~first_found__15) begin
             first_idx__16 = 15;
         end
+        second_found__16 = second_found__15 | (present__15 & first_found__15);
+        second_idx__16 = second_idx__15;
+        if ((present__15 & first_found__15) & ~second_found__15) begin
+            second_idx__16 = 15;
+        end
         first = first_idx__16;
         unused_first_found = first_found__16;
+        second = second_idx__16;
+        has_second = second_found__16;
         first_found__17 = first_found__16 | present__16;
         first_idx__17 = first_idx__16;
         if (present__16 & ~first_found__16) begin
             first_idx__17 = 16;
         end
+        second_found__17 = second_found__16 | (present__16 & first_found__16);
+        second_idx__17 = second_idx__16;
+        if ((present__16 & first_found__16) & ~second_found__16) begin
+            second_idx__17 = 16;
+        end
         first = first_idx__17;
         unused_first_found = first_found__17;
+        second = second_idx__17;
+        has_second = second_found__17;
         first_found__18 = first_found__17 | present__17;
         first_idx__18 = first_idx__17;
         if (present__17 & ~first_found__17) begin
             first_idx__18 = 17;
         end
+        second_found__18 = second_found__17 | (present__17 & first_found__17);
+        second_idx__18 = second_idx__17;
+        if ((present__17 & first_found__17) & ~second_found__17) begin
+            second_idx__18 = 17;
+        end
         first = first_idx__18;
         unused_first_found = first_found__18;
+        second = second_idx__18;
+        has_second = second_found__18;
         first_found__19 = first_found__18 | present__18;
         first_idx__19 = first_idx__18;
         if (present__18 & ~first_found__18) begin
             first_idx__19 = 18;
         end
+        second_found__19 = second_found__18 | (present__18 & first_found__18);
+        second_idx__19 = second_idx__18;
+        if ((present__18 & first_found__18) & ~second_found__18) begin
+            second_idx__19 = 18;
+        end
         first = first_idx__19;
         unused_first_found = first_found__19;
+        second = second_idx__19;
+        has_second = second_found__19;
         first_found__20 = first_found__19 | present__19;
         first_idx__20 = first_idx__19;
         if (present__19 & ~first_found__19) begin
             first_idx__20 = 19;
         end
+        second_found__20 = second_found__19 | (present__19 & first_found__19);
+        second_idx__20 = second_idx__19;
+        if ((present__19 & first_found__19) & ~second_found__19) begin
+            second_idx__20 = 19;
+        end
         first = first_idx__20;
         unused_first_found = first_found__20;
+        second = second_idx__20;
+        has_second = second_found__20;
         first_found__21 = first_found__20 | present__20;
         first_idx__21 = first_idx__20;
         if (present__20 & ~first_found__20) begin
             first_idx__21 = 20;
         end
+        second_found__21 = second_found__20 | (present__20 & first_found__20);
+        second_idx__21 = second_idx__20;
+        if ((present__20 & first_found__20) & ~second_found__20) begin
+            second_idx__21 = 20;
+        end
         first = first_idx__21;
         unused_first_found = first_found__21;
+        second = second_idx__21;
+        has_second = second_found__21;
         first_found__22 = first_found__21 | present__21;
         first_idx__22 = first_idx__21;
         if (present__21 & ~first_found__21) begin
             first_idx__22 = 21;
         end
+        second_found__22 = second_found__21 | (present__21 & first_found__21);
+        second_idx__22 = second_idx__21;
+        if ((present__21 & first_found__21) & ~second_found__21) begin
+            second_idx__22 = 21;
+        end
         first = first_idx__22;
         unused_first_found = first_found__22;
+        second = second_idx__22;
+        has_second = second_found__22;
         first_found__23 = first_found__22 | present__22;
         first_idx__23 = first_idx__22;
         if (present__22 & ~first_found__22) begin
             first_idx__23 = 22;
         end
+        second_found__23 = second_found__22 | (present__22 & first_found__22);
+        second_idx__23 = second_idx__22;
+        if ((present__22 & first_found__22) & ~second_found__22) begin
+            second_idx__23 = 22;
+        end
         first = first_idx__23;
         unused_first_found = first_found__23;
+        second = second_idx__23;
+        has_second = second_found__23;
         first_found__24 = first_found__23 | present__23;
         first_idx__24 = first_idx__23;
         if (present__23 & ~first_found__23) begin
             first_idx__24 = 23;
         end
+        second_found__24 = second_found__23 | (present__23 & first_found__23);
+        second_idx__24 = second_idx__23;
+        if ((present__23 & first_found__23) & ~second_found__23) begin
+            second_idx__24 = 23;
+        end
         first = first_idx__24;
         unused_first_found = first_found__24;
+        second = second_idx__24;
+        has_second = second_found__24;
         first_found__25 = first_found__24 | present__24;
         first_idx__25 = first_idx__24;
         if (present__24 & ~first_found__24) begin
             first_idx__25 = 24;
         end
+        second_found__25 = second_found__24 | (present__24 & first_found__24);
+        second_idx__25 = second_idx__24;
+        if ((present__24 & first_found__24) & ~second_found__24) begin
+            second_idx__25 = 24;
+        end
         first = first_idx__25;
         unused_first_found = first_found__25;
+        second = second_idx__25;
+        has_second = second_found__25;
         first_found__26 = first_found__25 | present__25;
         first_idx__26 = first_idx__25;
         if (present__25 & ~first_found__25) begin
             first_idx__26 = 25;
         end
+        second_found__26 = second_found__25 | (present__25 & first_found__25);
+        second_idx__26 = second_idx__25;
+        if ((present__25 & first_found__25) & ~second_found__25) begin
+            second_idx__26 = 25;
+        end
         first = first_idx__26;
         unused_first_found = first_found__26;
+        second = second_idx__26;
+        has_second = second_found__26;
         first_found__27 = first_found__26 | present__26;
         first_idx__27 = first_idx__26;
         if (present__26 & ~first_found__26) begin
             first_idx__27 = 26;
         end
+        second_found__27 = second_found__26 | (present__26 & first_found__26);
+        second_idx__27 = second_idx__26;
+        if ((present__26 & first_found__26) & ~second_found__26) begin
+            second_idx__27 = 26;
+        end
         first = first_idx__27;
         unused_first_found = first_found__27;
+        second = second_idx__27;
+        has_second = second_found__27;
         first_found__28 = first_found__27 | present__27;
         first_idx__28 = first_idx__27;
         if (present__27 & ~first_found__27) begin
             first_idx__28 = 27;
         end
+        second_found__28 = second_found__27 | (present__27 & first_found__27);
+        second_idx__28 = second_idx__27;
+        if ((present__27 & first_found__27) & ~second_found__27) begin
+            second_idx__28 = 27;
+        end
         first = first_idx__28;
         unused_first_found = first_found__28;
+        second = second_idx__28;
+        has_second = second_found__28;
         first_found__29 = first_found__28 | present__28;
         first_idx__29 = first_idx__28;
         if (present__28 & ~first_found__28) begin
             first_idx__29 = 28;
         end
+        second_found__29 = second_found__28 | (present__28 & first_found__28);
+        second_idx__29 = second_idx__28;
+        if ((present__28 & first_found__28) & ~second_found__28) begin
+            second_idx__29 = 28;
+        end
         first = first_idx__29;
         unused_first_found = first_found__29;
+        second = second_idx__29;
+        has_second = second_found__29;
         first_found__30 = first_found__29 | present__29;
         first_idx__30 = first_idx__29;
         if (present__29 & ~first_found__29) begin
             first_idx__30 = 29;
         end
+        second_found__30 = second_found__29 | (present__29 & first_found__29);
+        second_idx__30 = second_idx__29;
+        if ((present__29 & first_found__29) & ~second_found__29) begin
+            second_idx__30 = 29;
+        end
         first = first_idx__30;
         unused_first_found = first_found__30;
+        second = second_idx__30;
+        has_second = second_found__30;
         first_found__31 = first_found__30 | present__30;
         first_idx__31 = first_idx__30;
         if (present__30 & ~first_found__30) begin
             first_idx__31 = 30;
         end
+        second_found__31 = second_found__30 | (present__30 & first_found__30);
+        second_idx__31 = second_idx__30;
+        if ((present__30 & first_found__30) & ~second_found__30) begin
+            second_idx__31 = 30;
+        end
         first = first_idx__31;
         unused_first_found = first_found__31;
+        second = second_idx__31;
+        has_second = second_found__31;
         first_found__32 = first_found__31 | present__31;
         first_idx__32 = first_idx__31;
         if (present__31 & ~first_found__31) begin
             first_idx__32 = 31;
         end
+        second_found__32 = second_found__31 | (present__31 & first_found__31);
+        second_idx__32 = second_idx__31;
+        if ((present__31 & first_found__31) & ~second_found__31) begin
+            second_idx__32 = 31;
+        end
         first = first_idx__32;
         unused_first_found = first_found__32;
+        second = second_idx__32;
+        has_second = second_found__32;
         ph = phase__q;
         if (load) begin
             ph = first;
         end
-        ph1 = ph + k_one8;
+        ph1 = phase__q + k_one8;
         next_found__0 = 1'b0;
         next_idx__0 = k_zero8;
         next_found__1 = next_found__0 | (present__0 & (ph1 <= 0));
@@ -9593,226 +10061,231 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
         if ((present__0 & (ph1 <= 0)) & ~next_found__0) begin
             next_idx__1 = 0;
         end
-        more = next_found__1;
-        next = next_idx__1;
+        more_held = next_found__1;
+        next_held = next_idx__1;
         next_found__2 = next_found__1 | (present__1 & (ph1 <= 1));
         next_idx__2 = next_idx__1;
         if ((present__1 & (ph1 <= 1)) & ~next_found__1) begin
             next_idx__2 = 1;
         end
-        more = next_found__2;
-        next = next_idx__2;
+        more_held = next_found__2;
+        next_held = next_idx__2;
         next_found__3 = next_found__2 | (present__2 & (ph1 <= 2));
         next_idx__3 = next_idx__2;
         if ((present__2 & (ph1 <= 2)) & ~next_found__2) begin
             next_idx__3 = 2;
         end
-        more = next_found__3;
-        next = next_idx__3;
+        more_held = next_found__3;
+        next_held = next_idx__3;
         next_found__4 = next_found__3 | (present__3 & (ph1 <= 3));
         next_idx__4 = next_idx__3;
         if ((present__3 & (ph1 <= 3)) & ~next_found__3) begin
             next_idx__4 = 3;
         end
-        more = next_found__4;
-        next = next_idx__4;
+        more_held = next_found__4;
+        next_held = next_idx__4;
         next_found__5 = next_found__4 | (present__4 & (ph1 <= 4));
         next_idx__5 = next_idx__4;
         if ((present__4 & (ph1 <= 4)) & ~next_found__4) begin
             next_idx__5 = 4;
         end
-        more = next_found__5;
-        next = next_idx__5;
+        more_held = next_found__5;
+        next_held = next_idx__5;
         next_found__6 = next_found__5 | (present__5 & (ph1 <= 5));
         next_idx__6 = next_idx__5;
         if ((present__5 & (ph1 <= 5)) & ~next_found__5) begin
             next_idx__6 = 5;
         end
-        more = next_found__6;
-        next = next_idx__6;
+        more_held = next_found__6;
+        next_held = next_idx__6;
         next_found__7 = next_found__6 | (present__6 & (ph1 <= 6));
         next_idx__7 = next_idx__6;
         if ((present__6 & (ph1 <= 6)) & ~next_found__6) begin
             next_idx__7 = 6;
         end
-        more = next_found__7;
-        next = next_idx__7;
+        more_held = next_found__7;
+        next_held = next_idx__7;
         next_found__8 = next_found__7 | (present__7 & (ph1 <= 7));
         next_idx__8 = next_idx__7;
         if ((present__7 & (ph1 <= 7)) & ~next_found__7) begin
             next_idx__8 = 7;
         end
-        more = next_found__8;
-        next = next_idx__8;
+        more_held = next_found__8;
+        next_held = next_idx__8;
         next_found__9 = next_found__8 | (present__8 & (ph1 <= 8));
         next_idx__9 = next_idx__8;
         if ((present__8 & (ph1 <= 8)) & ~next_found__8) begin
             next_idx__9 = 8;
         end
-        more = next_found__9;
-        next = next_idx__9;
+        more_held = next_found__9;
+        next_held = next_idx__9;
         next_found__10 = next_found__9 | (present__9 & (ph1 <= 9));
         next_idx__10 = next_idx__9;
         if ((present__9 & (ph1 <= 9)) & ~next_found__9) begin
             next_idx__10 = 9;
         end
-        more = next_found__10;
-        next = next_idx__10;
+        more_held = next_found__10;
+        next_held = next_idx__10;
         next_found__11 = next_found__10 | (present__10 & (ph1 <= 10));
         next_idx__11 = next_idx__10;
         if ((present__10 & (ph1 <= 10)) & ~next_found__10) begin
             next_idx__11 = 10;
         end
-        more = next_found__11;
-        next = next_idx__11;
+        more_held = next_found__11;
+        next_held = next_idx__11;
         next_found__12 = next_found__11 | (present__11 & (ph1 <= 11));
         next_idx__12 = next_idx__11;
         if ((present__11 & (ph1 <= 11)) & ~next_found__11) begin
             next_idx__12 = 11;
         end
-        more = next_found__12;
-        next = next_idx__12;
+        more_held = next_found__12;
+        next_held = next_idx__12;
         next_found__13 = next_found__12 | (present__12 & (ph1 <= 12));
         next_idx__13 = next_idx__12;
         if ((present__12 & (ph1 <= 12)) & ~next_found__12) begin
             next_idx__13 = 12;
         end
-        more = next_found__13;
-        next = next_idx__13;
+        more_held = next_found__13;
+        next_held = next_idx__13;
         next_found__14 = next_found__13 | (present__13 & (ph1 <= 13));
         next_idx__14 = next_idx__13;
         if ((present__13 & (ph1 <= 13)) & ~next_found__13) begin
             next_idx__14 = 13;
         end
-        more = next_found__14;
-        next = next_idx__14;
+        more_held = next_found__14;
+        next_held = next_idx__14;
         next_found__15 = next_found__14 | (present__14 & (ph1 <= 14));
         next_idx__15 = next_idx__14;
         if ((present__14 & (ph1 <= 14)) & ~next_found__14) begin
             next_idx__15 = 14;
         end
-        more = next_found__15;
-        next = next_idx__15;
+        more_held = next_found__15;
+        next_held = next_idx__15;
         next_found__16 = next_found__15 | (present__15 & (ph1 <= 15));
         next_idx__16 = next_idx__15;
         if ((present__15 & (ph1 <= 15)) & ~next_found__15) begin
             next_idx__16 = 15;
         end
-        more = next_found__16;
-        next = next_idx__16;
+        more_held = next_found__16;
+        next_held = next_idx__16;
         next_found__17 = next_found__16 | (present__16 & (ph1 <= 16));
         next_idx__17 = next_idx__16;
         if ((present__16 & (ph1 <= 16)) & ~next_found__16) begin
             next_idx__17 = 16;
         end
-        more = next_found__17;
-        next = next_idx__17;
+        more_held = next_found__17;
+        next_held = next_idx__17;
         next_found__18 = next_found__17 | (present__17 & (ph1 <= 17));
         next_idx__18 = next_idx__17;
         if ((present__17 & (ph1 <= 17)) & ~next_found__17) begin
             next_idx__18 = 17;
         end
-        more = next_found__18;
-        next = next_idx__18;
+        more_held = next_found__18;
+        next_held = next_idx__18;
         next_found__19 = next_found__18 | (present__18 & (ph1 <= 18));
         next_idx__19 = next_idx__18;
         if ((present__18 & (ph1 <= 18)) & ~next_found__18) begin
             next_idx__19 = 18;
         end
-        more = next_found__19;
-        next = next_idx__19;
+        more_held = next_found__19;
+        next_held = next_idx__19;
         next_found__20 = next_found__19 | (present__19 & (ph1 <= 19));
         next_idx__20 = next_idx__19;
         if ((present__19 & (ph1 <= 19)) & ~next_found__19) begin
             next_idx__20 = 19;
         end
-        more = next_found__20;
-        next = next_idx__20;
+        more_held = next_found__20;
+        next_held = next_idx__20;
         next_found__21 = next_found__20 | (present__20 & (ph1 <= 20));
         next_idx__21 = next_idx__20;
         if ((present__20 & (ph1 <= 20)) & ~next_found__20) begin
             next_idx__21 = 20;
         end
-        more = next_found__21;
-        next = next_idx__21;
+        more_held = next_found__21;
+        next_held = next_idx__21;
         next_found__22 = next_found__21 | (present__21 & (ph1 <= 21));
         next_idx__22 = next_idx__21;
         if ((present__21 & (ph1 <= 21)) & ~next_found__21) begin
             next_idx__22 = 21;
         end
-        more = next_found__22;
-        next = next_idx__22;
+        more_held = next_found__22;
+        next_held = next_idx__22;
         next_found__23 = next_found__22 | (present__22 & (ph1 <= 22));
         next_idx__23 = next_idx__22;
         if ((present__22 & (ph1 <= 22)) & ~next_found__22) begin
             next_idx__23 = 22;
         end
-        more = next_found__23;
-        next = next_idx__23;
+        more_held = next_found__23;
+        next_held = next_idx__23;
         next_found__24 = next_found__23 | (present__23 & (ph1 <= 23));
         next_idx__24 = next_idx__23;
         if ((present__23 & (ph1 <= 23)) & ~next_found__23) begin
             next_idx__24 = 23;
         end
-        more = next_found__24;
-        next = next_idx__24;
+        more_held = next_found__24;
+        next_held = next_idx__24;
         next_found__25 = next_found__24 | (present__24 & (ph1 <= 24));
         next_idx__25 = next_idx__24;
         if ((present__24 & (ph1 <= 24)) & ~next_found__24) begin
             next_idx__25 = 24;
         end
-        more = next_found__25;
-        next = next_idx__25;
+        more_held = next_found__25;
+        next_held = next_idx__25;
         next_found__26 = next_found__25 | (present__25 & (ph1 <= 25));
         next_idx__26 = next_idx__25;
         if ((present__25 & (ph1 <= 25)) & ~next_found__25) begin
             next_idx__26 = 25;
         end
-        more = next_found__26;
-        next = next_idx__26;
+        more_held = next_found__26;
+        next_held = next_idx__26;
         next_found__27 = next_found__26 | (present__26 & (ph1 <= 26));
         next_idx__27 = next_idx__26;
         if ((present__26 & (ph1 <= 26)) & ~next_found__26) begin
             next_idx__27 = 26;
         end
-        more = next_found__27;
-        next = next_idx__27;
+        more_held = next_found__27;
+        next_held = next_idx__27;
         next_found__28 = next_found__27 | (present__27 & (ph1 <= 27));
         next_idx__28 = next_idx__27;
         if ((present__27 & (ph1 <= 27)) & ~next_found__27) begin
             next_idx__28 = 27;
         end
-        more = next_found__28;
-        next = next_idx__28;
+        more_held = next_found__28;
+        next_held = next_idx__28;
         next_found__29 = next_found__28 | (present__28 & (ph1 <= 28));
         next_idx__29 = next_idx__28;
         if ((present__28 & (ph1 <= 28)) & ~next_found__28) begin
             next_idx__29 = 28;
         end
-        more = next_found__29;
-        next = next_idx__29;
+        more_held = next_found__29;
+        next_held = next_idx__29;
         next_found__30 = next_found__29 | (present__29 & (ph1 <= 29));
         next_idx__30 = next_idx__29;
         if ((present__29 & (ph1 <= 29)) & ~next_found__29) begin
             next_idx__30 = 29;
         end
-        more = next_found__30;
-        next = next_idx__30;
+        more_held = next_found__30;
+        next_held = next_idx__30;
         next_found__31 = next_found__30 | (present__30 & (ph1 <= 30));
         next_idx__31 = next_idx__30;
         if ((present__30 & (ph1 <= 30)) & ~next_found__30) begin
             next_idx__31 = 30;
         end
-        more = next_found__31;
-        next = next_idx__31;
+        more_held = next_found__31;
+        next_held = next_idx__31;
         next_found__32 = next_found__31 | (present__31 & (ph1 <= 31));
         next_idx__32 = next_idx__31;
         if ((present__31 & (ph1 <= 31)) & ~next_found__31) begin
             next_idx__32 = 31;
         end
-        more = next_found__32;
-        next = next_idx__32;
-        op_valid = act & (in_service__q | load);
+        more_held = next_found__32;
+        next_held = next_idx__32;
+        more = more_held;
+        next = next_held;
+        if (load) begin
+            more = has_second;
+            next = second;
+        end
         sel_kind = k_raw;
         sel_escape = 1'b0;
         sel_hit = 1'b0;
@@ -10065,18 +10538,29 @@ module streamtrace_pft__seq(clock,reset,act,buf_empty,head_w0,head_w1,pop,busy,o
                     sel_kind = k_marker;
                 end
         endcase
-        op_kind = sel_kind;
-        op_escape = sel_escape;
-        op_hit = sel_hit;
-        op_fixed = sel_fixed;
-        op_ctx = sel_ctx;
-        op_value = sel_value;
-        op_bits = sel_bits;
-        if (op_valid) begin
+        op_kind = q_kind__q;
+        op_escape = q_escape__q;
+        op_hit = q_hit__q;
+        op_fixed = q_fixed__q;
+        op_ctx = q_ctx__q;
+        op_value = q_value__q;
+        op_bits = q_bits__q;
+        if (fill) begin
+            q_valid__d = issue;
+            q_kind__d = sel_kind;
+            q_escape__d = sel_escape;
+            q_hit__d = sel_hit;
+            q_fixed__d = sel_fixed;
+            q_ctx__d = sel_ctx;
+            q_value__d = sel_value;
+            q_bits__d = sel_bits;
+        end
+        if (issue) begin
             in_service__d = more;
             phase__d = next;
         end
         if (reset) begin
+            q_valid__d = 1'b0;
             in_service__d = 1'b0;
             phase__d = k_zero8;
             rec0__d = k_zero64;
@@ -10123,6 +10607,158 @@ module streamtrace_pft__seq__phase(d,q,clock);
     end
           
 endmodule // streamtrace_pft__seq__phase
+
+
+module streamtrace_pft__seq__q_bits(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__seq__q_bits
+
+
+module streamtrace_pft__seq__q_ctx(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__seq__q_ctx
+
+
+module streamtrace_pft__seq__q_escape(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__seq__q_escape
+
+
+module streamtrace_pft__seq__q_fixed(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__seq__q_fixed
+
+
+module streamtrace_pft__seq__q_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__seq__q_hit
+
+
+module streamtrace_pft__seq__q_kind(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__seq__q_kind
+
+
+module streamtrace_pft__seq__q_valid(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__seq__q_valid
+
+
+module streamtrace_pft__seq__q_value(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // streamtrace_pft__seq__q_value
 
 
 module streamtrace_pft__seq__rec0(d,q,clock);

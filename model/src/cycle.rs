@@ -18,7 +18,7 @@ use crate::config::{Config, Scheme};
 use crate::detector::{StreamDescriptor, StreamDetector};
 use crate::encoder::{EncodeError, EncodedTrace, Encoder};
 use crate::event::RetireEvent;
-use crate::pft::{CoderJob, JobInCoder, PftFrontEnd};
+use crate::pft::{CoderJob, CoderPipeline, PftFrontEnd};
 use crate::stats::Stats;
 
 /// What happens when a descriptor finds the SDB full (docs/trace-timing.md section 4).
@@ -238,8 +238,12 @@ pub struct CycleTraceModule {
     job_words: usize,
     /// Descriptor in service: the cycle it completes and the bits it produces.
     in_service: Option<(u64, u64)>,
-    /// pft: the job in the coder, held until the steps of its last operation are done.
-    pft_job: Option<JobInCoder>,
+    /// pft: the sequencer's job, the operation register and the coder's shifts and bytes
+    /// (docs/trace-timing.md 7, version 1.7).
+    pft_pipe: CoderPipeline,
+    /// pft at the end of the trace: the END job, which the sequencer takes in place of the
+    /// buffer's head once the buffer is empty (docs/trace-timing.md 7).
+    pft_end: Option<CoderJob>,
     record_bits: u64,
     obuf_bits: u64,
     dropping: Option<u64>,
@@ -600,7 +604,8 @@ impl CycleTraceModule {
             jobs: VecDeque::new(),
             job_words: 0,
             in_service: None,
-            pft_job: None,
+            pft_pipe: CoderPipeline::default(),
+            pft_end: None,
             record_bits: 0,
             obuf_bits: 0,
             dropping: None,
@@ -698,11 +703,11 @@ impl CycleTraceModule {
         }
     }
 
-    /// The module drained at start of cycle (docs/trace-timing.md 7, version 1.6): job
-    /// buffer empty, no job in the coder (which holds it until its last shift and byte),
+    /// The module drained at start of cycle (docs/trace-timing.md 7, versions 1.6-1.7): job
+    /// buffer empty, nothing in the sequencer, the operation register or the coder's steps,
     /// record register and output buffer empty.
     fn pft_drained(&self) -> bool {
-        self.jobs.is_empty() && self.pft_job.is_none() && self.record_bits == 0 && self.obuf_bits == 0
+        self.jobs.is_empty() && self.pft_pipe.is_idle() && self.record_bits == 0 && self.obuf_bits == 0
     }
 
     /// pft: the overflow job for `lost` instructions after a gap of `gap` into the (drained)
@@ -742,8 +747,8 @@ impl CycleTraceModule {
         let p = self.enc.pft_mut().expect("pft");
         let saved = tight.then(|| p.front.clone());
         if let Some(job) = p.front.push(ev) {
-            self.record_needed(seen, job.words());
-            if self.room(seen, job.words()) {
+            self.record_needed(seen, job.word_bound());
+            if self.room(seen, job.word_bound()) {
                 self.push_job(job);
             } else {
                 self.stats.sdb_full_events += 1;
@@ -802,20 +807,24 @@ impl CycleTraceModule {
             }
             self.end_of_cycle();
         }
-        while !self.sdb.is_empty() || !self.jobs.is_empty() || self.in_service.is_some() || self.pft_job.is_some() || self.record_bits > 0 {
+        // pft: the sequencer takes END after the buffer's last job (in place of the head),
+        // then everything is coded and moved out of the record register.
+        if let Some(p) = self.enc.pft_mut() {
+            self.pft_end = p.end_job();
+        }
+        while !self.sdb.is_empty()
+            || !self.jobs.is_empty()
+            || self.in_service.is_some()
+            || self.pft_end.is_some()
+            || !self.pft_pipe.is_idle()
+            || self.record_bits > 0
+        {
             let c = self.now;
             self.cycle_steps(c);
             self.end_of_cycle();
         }
-        // END is serviced like a record: one svc_hit service starting now (pft: a job coded
-        // from now, one operation per cycle).
-        let (trace, stats) = if let Some(p) = self.enc.pft_mut() {
-            self.pft_job = p.end_job().map(JobInCoder::new);
-            while self.pft_job.is_some() || self.record_bits > 0 {
-                let c = self.now;
-                self.cycle_steps(c);
-                self.end_of_cycle();
-            }
+        // END is serviced like a record: one svc_hit service starting now (pft: coded above).
+        let (trace, stats) = if self.pft {
             self.enc_finish_bits()
         } else if let Some((end_bits, trace, stats)) = self.preencoded.take() {
             self.in_service = Some((self.now + self.svc_hit - 1, end_bits));
@@ -877,7 +886,7 @@ impl CycleTraceModule {
     /// pft: a job produced in input cycle `input`; returns whether it entered the buffer
     /// (false: dropped).
     fn produce_job(&mut self, job: CoderJob, input: u64) -> bool {
-        let entered = self.arrive(input, job.words());
+        let entered = self.arrive(input, job.word_bound());
         if entered {
             self.push_job(job);
         }
@@ -929,7 +938,7 @@ impl CycleTraceModule {
         if (PLAIN || self.port_log.is_none())
             && self.record_bits == 0
             && self.in_service.is_none()
-            && (PLAIN || self.pft_job.is_none())
+            && (PLAIN || self.pft_pipe.is_idle())
             && self.sdb.is_empty()
             && (PLAIN || self.jobs.is_empty())
         {
@@ -993,7 +1002,7 @@ impl CycleTraceModule {
     fn advance_to_with<const PLAIN: bool>(&mut self, target: u64) {
         while self.now < target {
             if PLAIN || self.port_log.is_none() {
-                if self.record_bits == 0 && (PLAIN || self.pft_job.is_none()) {
+                if self.record_bits == 0 && (PLAIN || self.pft_pipe.is_idle()) {
                     match self.in_service {
                         None if self.sdb.is_empty() && (PLAIN || self.jobs.is_empty()) => {
                             self.drain_idle(target);
@@ -1057,7 +1066,7 @@ impl CycleTraceModule {
     /// completion, nothing to move; the SDB keeps its length). Skip to the completion
     /// cycle or `target`; returns whether it skipped any cycle.
     fn skip_busy(&mut self, target: u64) -> bool {
-        if self.record_bits != 0 || self.pft_job.is_some() {
+        if self.record_bits != 0 || !self.pft_pipe.is_idle() {
             return false;
         }
         match self.in_service {
@@ -1080,6 +1089,7 @@ impl CycleTraceModule {
             || self.record_bits <= port
             || self.obuf_bits != self.obuf_cap
             || self.obuf_cap < port
+            || (self.pft && !self.pft_pipe.waits_for_step(!self.jobs.is_empty() || self.pft_end.is_some()))
         {
             return false;
         }
@@ -1148,28 +1158,30 @@ impl CycleTraceModule {
         // 1. Port.
         self.port_step::<false>(c);
         // 2. Compressor start (idle at start of cycle, SDB non-empty at start of cycle).
-        if self.in_service.is_none() && self.pft_job.is_none() && self.record_bits == 0 {
+        if self.in_service.is_none() && self.record_bits == 0 {
             if let Some(e) = self.sdb.pop_front() {
                 self.in_service = Some((c + e.svc - 1, e.bits));
-            } else if let Some(job) = self.jobs.pop_front() {
-                self.job_words -= job.words();
-                self.pft_job = Some(JobInCoder::new(job));
+            }
+        }
+        // 2-3. pft: one coder step per cycle whose record register is empty at start of
+        // cycle (a byte into the record register, a shift, or the registered operation),
+        // and the operation register's load, which may take the buffer's head (or END) in
+        // any cycle (docs/trace-timing.md 7, version 1.7).
+        if self.pft {
+            let (jobs, job_words, end) = (&mut self.jobs, &mut self.job_words, &mut self.pft_end);
+            let coder = &mut self.enc.pft_mut().expect("pft").coder;
+            let emit = self.pft_pipe.cycle(self.record_bits == 0, coder, || match jobs.pop_front() {
+                Some(job) => {
+                    *job_words -= job.words();
+                    Some(job)
+                }
+                None => end.take(),
+            });
+            if emit {
+                self.record_bits += 8;
             }
         }
         let seen = if self.pft { self.jobs.len() } else { start_len };
-        // 2-3. pft: one coder step per cycle whose record register is empty at start of cycle:
-        // a byte into the record register, a shift, or an operation (docs/trace-timing.md 7).
-        if self.record_bits == 0 {
-            if let Some(job) = &mut self.pft_job {
-                let (emit, done) = job.step(&mut self.enc.pft_mut().expect("pft").coder);
-                if emit {
-                    self.record_bits += 8;
-                }
-                if done {
-                    self.pft_job = None;
-                }
-            }
-        }
         // 3. Completion.
         if let Some((done, bits)) = self.in_service {
             if done == c {

@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::detector::{StreamDescriptor, StreamDetector};
 use crate::encoder::{EncodedTrace, Encoder};
 use crate::event::RetireEvent;
-use crate::pft::{CoderJob, JobInCoder, PftFrontEnd};
+use crate::pft::{CoderJob, CoderOp, PftFrontEnd};
 use crate::stats::Stats;
 
 #[derive(Clone, Copy, Debug)]
@@ -26,6 +26,15 @@ enum Entry {
 fn entry_words(e: &Entry) -> usize {
     match e {
         Entry::Pft(job) => job.words(),
+        _ => 0,
+    }
+}
+
+/// The words the full flag counts for an entry that may enter (trace-timing.md 7, version
+/// 1.7: a pft job's word bound).
+fn entry_bound(e: &Entry) -> usize {
+    match e {
+        Entry::Pft(job) => job.word_bound(),
         _ => 0,
     }
 }
@@ -50,8 +59,13 @@ pub struct ReferenceModule {
     sdb: VecDeque<Entry>,
     /// Descriptor in service: the cycle it completes and the bits it produces.
     in_service: Option<(u64, u64)>,
-    /// pft: the job in the coder, held until the steps of its last operation are done.
-    pft_job: Option<JobInCoder>,
+    /// pft (trace-timing.md 7, version 1.7): the job in the sequencer and the index of its
+    /// next operation to load, the operation register, the coder's steps still to come
+    /// (`true` a byte, `false` a shift), and at the end of the trace the END job.
+    pft_seq: Option<(CoderJob, usize)>,
+    pft_op: Option<CoderOp>,
+    pft_steps: VecDeque<bool>,
+    pft_end: Option<CoderJob>,
     record_bits: u64,
     obuf_bits: u64,
     dropping: Option<u64>,
@@ -81,7 +95,10 @@ impl ReferenceModule {
             origin: None,
             sdb: VecDeque::new(),
             in_service: None,
-            pft_job: None,
+            pft_seq: None,
+            pft_op: None,
+            pft_steps: VecDeque::new(),
+            pft_end: None,
             record_bits: 0,
             obuf_bits: 0,
             dropping: None,
@@ -144,9 +161,14 @@ impl ReferenceModule {
         Ok(())
     }
 
-    /// pft: drained at start of cycle (trace-timing.md 7, version 1.6).
+    /// pft: nothing in the sequencer, the operation register or the coder's steps.
+    fn pft_idle(&self) -> bool {
+        self.pft_seq.is_none() && self.pft_op.is_none() && self.pft_steps.is_empty()
+    }
+
+    /// pft: drained at start of cycle (trace-timing.md 7, versions 1.6 and 1.7).
     fn pft_drained(&self) -> bool {
-        self.sdb.is_empty() && self.pft_job.is_none() && self.record_bits == 0 && self.obuf_bits == 0
+        self.sdb.is_empty() && self.pft_idle() && self.record_bits == 0 && self.obuf_bits == 0
     }
 
     /// pft under `policy=drop` (trace-timing.md 7, version 1.6), written plainly: every
@@ -182,7 +204,7 @@ impl ReferenceModule {
             }
         };
         if let Some(entry) = entry {
-            let words = self.words() + entry_words(&entry);
+            let words = self.words() + entry_bound(&entry);
             let needed = if words > 2 { (start_len + 1).max(words) } else { start_len + 1 };
             self.stats.sdb_needed = self.stats.sdb_needed.max(needed.min(u32::MAX as usize) as u32);
             let full = start_len >= self.sdb_cap || words > self.word_cap;
@@ -252,20 +274,20 @@ impl ReferenceModule {
             }
             self.end_of_cycle();
         }
-        while !self.sdb.is_empty() || self.in_service.is_some() || self.pft_job.is_some() || self.record_bits > 0 {
+        // pft: END is taken like a job once the buffer is empty, and coded.
+        let pft = if let Some(p) = self.enc.pft_mut() {
+            self.pft_end = p.end_job();
+            true
+        } else {
+            false
+        };
+        while !self.sdb.is_empty() || self.in_service.is_some() || self.pft_end.is_some() || !self.pft_idle() || self.record_bits > 0 {
             let c = self.now;
             self.cycle_steps(c);
             self.end_of_cycle();
         }
-        // END is serviced like a record: one svc_hit service starting now (pft: a job coded
-        // from now, one operation per cycle).
-        let (trace, stats) = if let Some(p) = self.enc.pft_mut() {
-            self.pft_job = p.end_job().map(JobInCoder::new);
-            while self.pft_job.is_some() || self.record_bits > 0 {
-                let c = self.now;
-                self.cycle_steps(c);
-                self.end_of_cycle();
-            }
+        // END is serviced like a record: one svc_hit service starting now (pft: coded above).
+        let (trace, stats) = if pft {
             self.enc_finish_bits()
         } else {
             let before = self.enc.bit_len();
@@ -319,7 +341,7 @@ impl ReferenceModule {
             let start_len = self.cycle_steps(c);
             // pft: the job's address words too (trace-timing.md 7, version 1.5): a depth
             // below 2 has 2 words, a larger one one per entry.
-            let words = self.words() + entry_words(&entry);
+            let words = self.words() + entry_bound(&entry);
             let needed = if words > 2 { (start_len + 1).max(words) } else { start_len + 1 };
             self.stats.sdb_needed = self.stats.sdb_needed.max(needed.min(u32::MAX as usize) as u32);
             let full = start_len >= self.sdb_cap || words > self.word_cap;
@@ -373,7 +395,7 @@ impl ReferenceModule {
     /// Simulate every cycle before `target` (steps 1-4 only: nothing is produced in them).
     fn advance_to(&mut self, target: u64) {
         while self.now < target {
-            let quiet = self.sdb.is_empty() && self.in_service.is_none() && self.pft_job.is_none() && self.record_bits == 0;
+            let quiet = self.sdb.is_empty() && self.in_service.is_none() && self.pft_idle() && self.record_bits == 0;
             if quiet && self.port_log.is_none() {
                 self.drain_idle(target);
                 return;
@@ -398,6 +420,8 @@ impl ReferenceModule {
             || self.record_bits <= port
             || self.obuf_bits != self.obuf_cap
             || self.obuf_cap < port
+            // pft's operation register loads in cycles without a step.
+            || (self.pft_op.is_none() && (self.pft_seq.is_some() || !self.sdb.is_empty() || self.pft_end.is_some()))
         {
             return false;
         }
@@ -454,8 +478,9 @@ impl ReferenceModule {
                 log.push(PortBeat { cycle: c, bits: sent as u32 });
             }
         }
+        let pft = self.enc.pft_mut().is_some();
         // 2. Compressor start (idle at start of cycle, SDB non-empty at start of cycle).
-        if self.in_service.is_none() && self.pft_job.is_none() && self.record_bits == 0 {
+        if !pft && self.in_service.is_none() && self.record_bits == 0 {
             match self.sdb.pop_front() {
                 Some(Entry::Stream(d)) => {
                     let (bits, miss) = self.enc.service_descriptor(&d);
@@ -466,24 +491,44 @@ impl ReferenceModule {
                     let bits = self.enc.service_overflow(lost);
                     self.in_service = Some((c + self.buf.svc_hit as u64 - 1, bits));
                 }
-                Some(Entry::Pft(job)) => self.pft_job = Some(JobInCoder::new(job)),
+                Some(Entry::Pft(_)) => unreachable!("pft jobs go to the sequencer"),
                 None => {}
             }
         }
-        let seen = if self.enc.pft_mut().is_some() { self.sdb.len() } else { start_len };
-        // 2-3. pft: one coder step per cycle whose record register is empty at start of cycle:
-        // a byte into the record register, a shift, or an operation (docs/trace-timing.md 7).
-        if self.record_bits == 0 {
-            if let Some(job) = &mut self.pft_job {
-                let (emit, done) = job.step(&mut self.enc.pft_mut().expect("pft").coder);
-                if emit {
-                    self.record_bits += 8;
+        // 2-3. pft (trace-timing.md 7, version 1.7): the coder's step when the record
+        // register is empty at start of cycle (a byte, a shift, or the registered
+        // operation); the register loads when it was empty or its operation was performed,
+        // from the sequencer's job or, holding none, from the buffer's head (or END).
+        if pft {
+            let act = self.record_bits == 0;
+            let performed = act && self.pft_steps.is_empty() && self.pft_op.is_some();
+            let load = self.pft_op.is_none() || performed;
+            if act {
+                if let Some(byte) = self.pft_steps.pop_front() {
+                    if byte {
+                        self.record_bits += 8;
+                    }
+                } else if let Some(op) = self.pft_op.take() {
+                    self.enc.pft_mut().expect("pft").coder.run_op_steps(op, &mut self.pft_steps);
                 }
-                if done {
-                    self.pft_job = None;
+            }
+            if load {
+                if self.pft_seq.is_none() {
+                    self.pft_seq = match self.sdb.pop_front() {
+                        Some(Entry::Pft(job)) => Some((job, 0)),
+                        Some(_) => unreachable!("pft's buffer holds jobs"),
+                        None => self.pft_end.take().map(|job| (job, 0)),
+                    };
+                }
+                if let Some((job, i)) = self.pft_seq.take() {
+                    self.pft_op = Some(job.ops()[i]);
+                    if i + 1 < job.ops().len() {
+                        self.pft_seq = Some((job, i + 1));
+                    }
                 }
             }
         }
+        let seen = if pft { self.sdb.len() } else { start_len };
         // 3. Completion.
         if let Some((done, bits)) = self.in_service {
             if done == c {

@@ -112,6 +112,12 @@ pub struct PftRangeCoder {
     restart: Signal<Local, Bit>,
     prob_we: Signal<Local, Bit>,
     // Operation decode.
+    /// The operation's kind alone, for the arithmetic's selects (they need not wait for
+    /// `op_valid`, which depends on the step logic: only the writes do).
+    kind_slot: Signal<Local, Bit>,
+    kind_bit: Signal<Local, Bit>,
+    kind_raw: Signal<Local, Bit>,
+    /// The operation performed this cycle is of that kind (for the writes).
     is_slot: Signal<Local, Bit>,
     is_bit: Signal<Local, Bit>,
     is_raw: Signal<Local, Bit>,
@@ -141,6 +147,8 @@ pub struct PftRangeCoder {
     add: Signal<Local, Bits<32>>,
     op_rng: Signal<Local, Bits<32>>,
     op_low: Signal<Local, Bits<32>>,
+    /// `low + add` with its carry out in bit 32 (the carry into `low_carry`).
+    op_low33: Signal<Local, Bits<33>>,
     // Probability update.
     p_dec: Signal<Local, Bits<16>>,
     p_hit_new: Signal<Local, Bits<16>>,
@@ -259,6 +267,9 @@ impl PftRangeCoder {
             op_step: Default::default(),
             restart: Default::default(),
             prob_we: Default::default(),
+            kind_slot: Default::default(),
+            kind_bit: Default::default(),
+            kind_raw: Default::default(),
             is_slot: Default::default(),
             is_bit: Default::default(),
             is_raw: Default::default(),
@@ -286,6 +297,7 @@ impl PftRangeCoder {
             add: Default::default(),
             op_rng: Default::default(),
             op_low: Default::default(),
+            op_low33: Default::default(),
             p_dec: Default::default(),
             p_hit_new: Default::default(),
             p_room: Default::default(),
@@ -361,9 +373,12 @@ impl Logic for PftRangeCoder {
         self.op_step.next = self.step.val() & !self.busy_int.val();
 
         // Operation decode.
-        self.is_slot.next = self.op_valid.val() & (self.op_kind.val() == self.k_op_slot.val());
-        self.is_bit.next = self.op_valid.val() & (self.op_kind.val() == self.k_op_bit.val());
-        self.is_raw.next = self.op_valid.val() & (self.op_kind.val() == self.k_op_raw.val());
+        self.kind_slot.next = self.op_kind.val() == self.k_op_slot.val();
+        self.kind_bit.next = self.op_kind.val() == self.k_op_bit.val();
+        self.kind_raw.next = self.op_kind.val() == self.k_op_raw.val();
+        self.is_slot.next = self.op_valid.val() & self.kind_slot.val();
+        self.is_bit.next = self.op_valid.val() & self.kind_bit.val();
+        self.is_raw.next = self.op_valid.val() & self.kind_raw.val();
         self.is_flush.next = self.op_valid.val() & (self.op_kind.val() == self.k_op_flush.val());
         self.is_marker.next = self.op_valid.val() & (self.op_kind.val() == self.k_op_marker.val());
 
@@ -371,7 +386,7 @@ impl Logic for PftRangeCoder {
         self.e_part.next = self.rng.q.val() >> self.k_sixteen8.val();
         self.rest.next = self.rng.q.val() - self.e_part.val();
         self.rb.next = self.rng.q.val();
-        if self.is_slot.val() {
+        if self.kind_slot.val() {
             self.rb.next = self.rest.val();
         }
         self.rb_hi.next = self.rb.val() >> self.k_prob_bits8.val();
@@ -390,7 +405,7 @@ impl Logic for PftRangeCoder {
             self.p_ctx.next = self.prob_ram.rdata.val().get_bits::<16>(0);
         }
         self.p_use.next = bit_cast::<14, 16>(self.p_ctx.val());
-        if self.is_slot.val() & self.op_fixed.val() {
+        if self.kind_slot.val() & self.op_fixed.val() {
             self.p_use.next = self.k_prob_init14.val();
         }
 
@@ -405,7 +420,7 @@ impl Logic for PftRangeCoder {
         // a[15:0] * b + ((a[31:16] * b) << 16).
         self.mul_a.next = self.rb_hi.val();
         self.mul_b.next = bit_cast::<16, 14>(self.p_use.val());
-        if self.is_raw.val() {
+        if self.kind_raw.val() {
             self.mul_a.next = self.raw_r.val();
             self.mul_b.next = self.v_masked.val();
         }
@@ -417,21 +432,22 @@ impl Logic for PftRangeCoder {
         // The operation: what low gains and the new range (no normalization).
         self.add.next = self.k_zero32.val();
         self.op_rng.next = self.rng.q.val();
-        if self.is_slot.val() & self.op_escape.val() {
+        if self.kind_slot.val() & self.op_escape.val() {
             self.add.next = self.rest.val();
             self.op_rng.next = self.e_part.val();
-        } else if self.is_slot.val() | self.is_bit.val() {
+        } else if self.kind_slot.val() | self.kind_bit.val() {
             self.op_rng.next = self.diff.val();
             if !self.op_hit.val() {
                 self.add.next = self.diff.val();
                 self.op_rng.next = self.mul.val();
             }
-        } else if self.is_raw.val() {
+        } else if self.kind_raw.val() {
             self.add.next = self.mul.val();
             self.op_rng.next = self.raw_r.val();
         }
         // low + range < 2^33 always, so the 32-bit sum wraps at most once.
-        self.op_low.next = self.low.q.val() + self.add.val();
+        self.op_low33.next = bit_cast::<33, 32>(self.low.q.val()) + bit_cast::<33, 32>(self.add.val());
+        self.op_low.next = self.op_low33.val().get_bits::<32>(0);
 
         // Probability update (a slot's escape and a fixed slot adapt nothing).
         self.upd_prob.next = self.is_bit.val() | ((self.is_slot.val() & !self.op_escape.val()) & !self.op_fixed.val());
@@ -535,7 +551,7 @@ impl Logic for PftRangeCoder {
             }
         } else if self.op_step.val() & ((self.is_slot.val() | self.is_bit.val()) | self.is_raw.val()) {
             self.low.d.next = self.op_low.val();
-            self.low_carry.d.next = self.low_carry.q.val() | (self.op_low.val() < self.low.q.val());
+            self.low_carry.d.next = self.low_carry.q.val() | self.op_low33.val().get_bit(32);
             self.rng.d.next = self.op_rng.val();
         } else if self.op_step.val() & self.is_flush.val() {
             self.flush_left.d.next = self.k_flush3.val();

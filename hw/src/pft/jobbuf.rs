@@ -4,8 +4,9 @@
 //! [`JobRecord`](super::JobRecord) and leaves as the same record; in between it is stored
 //! split ([`JobRecord::control`](super::JobRecord::control) and
 //! [`JobRecord::words`](super::JobRecord::words)). `fill` and `w_fill` are registered, so
-//! whether a job of `want` words fits after the coder's take is a function of registers
-//! and of `want`.
+//! whether a job whose word bound is `bound` fits after the sequencer's take is a function
+//! of registers and of `bound` (trace-timing.md 7, version 1.7); a job pushed stores its
+//! `want` words.
 
 use rust_hdl::prelude::*;
 
@@ -74,12 +75,14 @@ pub struct JobBuffer {
     pub push_w1: Signal<In, Bits<64>>,
     /// Address words of the job that may be pushed this cycle (`push` then stores that job).
     pub want: Signal<In, Bits<2>>,
+    /// That job's word bound (at least `want`), which the full flag counts.
+    pub bound: Signal<In, Bits<2>>,
     /// The coder takes the head this cycle if there is one (from registers only).
     pub take: Signal<In, Bit>,
     pub pop: Signal<In, Bit>,
     pub head_w0: Signal<Out, Bits<64>>,
     pub head_w1: Signal<Out, Bits<64>>,
-    /// A job of `want` words does not fit this cycle, after the take.
+    /// A job of word bound `bound` does not fit this cycle, after the take.
     pub full: Signal<Out, Bit>,
     pub empty: Signal<Out, Bit>,
     ctrl: Vec<DFF<Bits<48>>>,
@@ -97,6 +100,7 @@ pub struct JobBuffer {
     p_word_a: Signal<Local, Bits<32>>,
     p_word_b: Signal<Local, Bits<32>>,
     want8: Signal<Local, Bits<8>>,
+    bound8: Signal<Local, Bits<8>>,
     /// The head entry and its words, selected here and written to the outputs once (no
     /// default-then-override glitch on signals the sequencer reads).
     h_ctrl: Signal<Local, Bits<48>>,
@@ -111,6 +115,10 @@ pub struct JobBuffer {
     h_exc_offset: Signal<Local, Bits<64>>,
     h_tail_offset: Signal<Local, Bits<64>>,
     take_words: Signal<Local, Bits<8>>,
+    /// The full flag with and without this cycle's take, both from registers and `bound`:
+    /// the take (from the coder's state) only selects between them.
+    full_take: Signal<Local, Bit>,
+    full_keep: Signal<Local, Bit>,
     is_empty: Signal<Local, Bit>,
     w_wr_inc: Signal<Local, Bits<8>>,
     w_rd_inc: Signal<Local, Bits<8>>,
@@ -152,6 +160,7 @@ impl JobBuffer {
             push_w0: Default::default(),
             push_w1: Default::default(),
             want: Default::default(),
+            bound: Default::default(),
             take: Default::default(),
             pop: Default::default(),
             head_w0: Default::default(),
@@ -171,6 +180,7 @@ impl JobBuffer {
             p_word_a: Default::default(),
             p_word_b: Default::default(),
             want8: Default::default(),
+            bound8: Default::default(),
             h_ctrl: Default::default(),
             h_word_a: Default::default(),
             h_word_b: Default::default(),
@@ -183,6 +193,8 @@ impl JobBuffer {
             h_exc_offset: Default::default(),
             h_tail_offset: Default::default(),
             take_words: Default::default(),
+            full_take: Default::default(),
+            full_keep: Default::default(),
             is_empty: Default::default(),
             w_wr_inc: Default::default(),
             w_rd_inc: Default::default(),
@@ -238,6 +250,7 @@ impl Logic for JobBuffer {
         }
         self.p_word_b.next = self.push_w1.val().get_bits::<32>(0);
         self.want8.next = bit_cast::<8, 2>(self.want.val());
+        self.bound8.next = bit_cast::<8, 2>(self.bound.val());
 
         // Word pointers one and `k` ahead, wrapping at the word depth.
         self.w_wr_inc.next = self.w_wr.q.val() + self.k_one.val();
@@ -318,16 +331,21 @@ impl Logic for JobBuffer {
             | self.h_tail_offset.val()
             | bit_cast::<64, 32>(self.h_addr.val());
 
-        // Full for a job of `want` words (trace-timing.md 7): no control entry or too few
-        // words after the coder's take of this cycle.
+        // Full for a job of word bound `bound` (trace-timing.md 7, version 1.7): no control
+        // entry or too few words after the sequencer's take of this cycle.
         self.is_empty.next = self.fill.q.val() == self.k_zero.val();
         self.empty.next = self.is_empty.val();
         self.take_words.next = self.k_zero.val();
-        if self.take.val() & !self.is_empty.val() {
+        if !self.is_empty.val() {
             self.take_words.next = self.h_words.val();
         }
-        self.full.next = ((self.fill.q.val() == self.k_depth.val()) & !self.take.val())
-            | ((self.w_fill.q.val() - self.take_words.val() + self.want8.val()) > self.k_wdepth.val());
+        self.full_take.next = (self.w_fill.q.val() - self.take_words.val() + self.bound8.val()) > self.k_wdepth.val();
+        self.full_keep.next =
+            (self.fill.q.val() == self.k_depth.val()) | ((self.w_fill.q.val() + self.bound8.val()) > self.k_wdepth.val());
+        self.full.next = self.full_keep.val();
+        if self.take.val() {
+            self.full.next = self.full_take.val();
+        }
 
         if self.push.val() {
             self.wr_ptr.d.next = self.wr_ptr.q.val() + self.k_one.val();

@@ -1,10 +1,13 @@
-//! The job sequencer: holds the job in the coder and issues its operations, one per cycle
-//! in which the record register is empty at start of cycle (docs/trace-timing.md 7).
+//! The job sequencer and the operation register (docs/trace-timing.md 7, version 1.7): the
+//! sequencer holds a job and loads its operations into the register one at a time; the
+//! coder performs the registered operation, so every input of its arithmetic comes from
+//! flip-flops.
 //!
 //! A job is a [`JobRecord`](super::JobRecord); its operations are **phases** in a fixed
-//! order, each present or not according to the record's flags. Holding no job, an acting
-//! cycle pops the buffer's head and issues its first present phase; holding one, it issues
-//! the phase after the last one issued. The job is done after its last present phase.
+//! order, each present or not according to the record's flags. The register loads in every
+//! cycle in which it is empty or its operation is performed (`act`): holding no job, the
+//! sequencer pops the buffer's head and loads its first present phase; holding one, the
+//! phase after the last one loaded. The job is held until its last present phase is loaded.
 
 use rust_hdl::prelude::*;
 
@@ -18,15 +21,23 @@ pub const PHASES: usize = 32;
 pub struct JobSequencer {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    /// The record register is empty at start of cycle: the coder may perform an operation.
+    /// The coder may perform an operation this cycle (the record register empty at start of
+    /// cycle, no byte or shift left): the registered one is performed.
     pub act: Signal<In, Bit>,
     pub buf_empty: Signal<In, Bit>,
     pub head_w0: Signal<In, Bits<64>>,
     pub head_w1: Signal<In, Bits<64>>,
     /// Take the buffer's head this cycle.
     pub pop: Signal<Out, Bit>,
-    /// A job is in the coder at start of cycle.
+    /// The sequencer would take the head this cycle if the buffer had one (from registers
+    /// only: the job buffer's full flag depends on it).
+    pub take: Signal<Out, Bit>,
+    /// The sequencer holds a job (operations left to load) at start of cycle.
     pub busy: Signal<Out, Bit>,
+    /// The operation register holds an operation at start of cycle.
+    pub staged: Signal<Out, Bit>,
+    /// The registered operation is performed this cycle (`act` with one staged); `op_*`
+    /// are the register's outputs.
     pub op_valid: Signal<Out, Bit>,
     pub op_kind: Signal<Out, Bits<3>>,
     pub op_escape: Signal<Out, Bit>,
@@ -39,6 +50,18 @@ pub struct JobSequencer {
     rec1: DFF<Bits<64>>,
     phase: DFF<Bits<8>>,
     in_service: DFF<Bit>,
+    /// The operation register.
+    q_valid: DFF<Bit>,
+    q_kind: DFF<Bits<3>>,
+    q_escape: DFF<Bit>,
+    q_hit: DFF<Bit>,
+    q_fixed: DFF<Bit>,
+    q_ctx: DFF<Bits<8>>,
+    q_value: DFF<Bits<16>>,
+    q_bits: DFF<Bits<8>>,
+    /// The register loads this cycle; it loads an operation (of the held job or the head).
+    fill: Signal<Local, Bit>,
+    issue: Signal<Local, Bit>,
     load: Signal<Local, Bit>,
     sel_kind: Signal<Local, Bits<3>>,
     sel_escape: Signal<Local, Bit>,
@@ -61,6 +84,15 @@ pub struct JobSequencer {
     first_idx: Vec<Signal<Local, Bits<8>>>,
     next_found: Vec<Signal<Local, Bit>>,
     next_idx: Vec<Signal<Local, Bits<8>>>,
+    /// The second present phase (a new job's phase after its first), found beside the
+    /// first rather than after it: the two searches are not chained.
+    second_found: Vec<Signal<Local, Bit>>,
+    second_idx: Vec<Signal<Local, Bits<8>>>,
+    second: Signal<Local, Bits<8>>,
+    has_second: Signal<Local, Bit>,
+    /// The phase after the held job's last loaded one (from the phase register).
+    next_held: Signal<Local, Bits<8>>,
+    more_held: Signal<Local, Bit>,
     start: Signal<Local, Bit>,
     start_same: Signal<Local, Bit>,
     exc: Signal<Local, Bit>,
@@ -238,7 +270,9 @@ impl JobSequencer {
             head_w0: Default::default(),
             head_w1: Default::default(),
             pop: Default::default(),
+            take: Default::default(),
             busy: Default::default(),
+            staged: Default::default(),
             op_valid: Default::default(),
             op_kind: Default::default(),
             op_escape: Default::default(),
@@ -251,6 +285,16 @@ impl JobSequencer {
             rec1: Default::default(),
             phase: Default::default(),
             in_service: Default::default(),
+            q_valid: Default::default(),
+            q_kind: Default::default(),
+            q_escape: Default::default(),
+            q_hit: Default::default(),
+            q_fixed: Default::default(),
+            q_ctx: Default::default(),
+            q_value: Default::default(),
+            q_bits: Default::default(),
+            fill: Default::default(),
+            issue: Default::default(),
             load: Default::default(),
             sel_kind: Default::default(),
             sel_escape: Default::default(),
@@ -272,6 +316,12 @@ impl JobSequencer {
             first_idx: vec_idx(PHASES + 1),
             next_found: vec_bit(PHASES + 1),
             next_idx: vec_idx(PHASES + 1),
+            second_found: vec_bit(PHASES + 1),
+            second_idx: vec_idx(PHASES + 1),
+            second: Default::default(),
+            has_second: Default::default(),
+            next_held: Default::default(),
+            more_held: Default::default(),
             start: Default::default(),
             start_same: Default::default(),
             exc: Default::default(),
@@ -413,10 +463,17 @@ impl JobSequencer {
 impl Logic for JobSequencer {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, rec0, rec1, phase, in_service);
-        self.load.next = self.act.val() & !self.in_service.q.val() & !self.buf_empty.val();
+        dff_setup!(self, clock, rec0, rec1, phase, in_service, q_valid, q_kind, q_escape, q_hit, q_fixed, q_ctx, q_value, q_bits);
+        // The registered operation is performed when the coder may; the register loads when
+        // it was empty or is performed now (registers only).
+        self.op_valid.next = self.act.val() & self.q_valid.q.val();
+        self.fill.next = !self.q_valid.q.val() | self.act.val();
+        self.take.next = self.fill.val() & !self.in_service.q.val();
+        self.load.next = self.take.val() & !self.buf_empty.val();
+        self.issue.next = self.fill.val() & (self.in_service.q.val() | self.load.val());
         self.pop.next = self.load.val();
         self.busy.next = self.in_service.q.val();
+        self.staged.next = self.q_valid.q.val();
         self.src0.next = self.rec0.q.val();
         self.src1.next = self.rec1.q.val();
         if self.load.val() {
@@ -610,25 +667,35 @@ impl Logic for JobSequencer {
         self.present[30].next = self.tail.val() & !self.overflow.val();
         self.present[31].next = self.tail.val() & self.marker.val();
 
-        // The first present phase (a new job), then the one after the phase issued now.
+        // A new job's first and second present phases (two searches side by side), and the
+        // phase after the held job's last loaded one.
         self.first_found[0].next = false;
         self.first_idx[0].next = self.k_zero8.val();
+        self.second_found[0].next = false;
+        self.second_idx[0].next = self.k_zero8.val();
         for i in 0..PHASES {
             self.first_found[i + 1].next = self.first_found[i].val() | self.present[i].val();
             self.first_idx[i + 1].next = self.first_idx[i].val();
             if self.present[i].val() & !self.first_found[i].val() {
                 self.first_idx[i + 1].next = i.to_bits();
             }
+            self.second_found[i + 1].next = self.second_found[i].val() | (self.present[i].val() & self.first_found[i].val());
+            self.second_idx[i + 1].next = self.second_idx[i].val();
+            if (self.present[i].val() & self.first_found[i].val()) & !self.second_found[i].val() {
+                self.second_idx[i + 1].next = i.to_bits();
+            }
             // The last iteration's value is the chain's result (an index by a named
             // constant cannot be emitted as Verilog).
             self.first.next = self.first_idx[i + 1].val();
             self.unused_first_found.next = self.first_found[i + 1].val();
+            self.second.next = self.second_idx[i + 1].val();
+            self.has_second.next = self.second_found[i + 1].val();
         }
         self.ph.next = self.phase.q.val();
         if self.load.val() {
             self.ph.next = self.first.val();
         }
-        self.ph1.next = self.ph.val() + self.k_one8.val();
+        self.ph1.next = self.phase.q.val() + self.k_one8.val();
         self.next_found[0].next = false;
         self.next_idx[0].next = self.k_zero8.val();
         for i in 0..PHASES {
@@ -637,14 +704,18 @@ impl Logic for JobSequencer {
             if (self.present[i].val() & (self.ph1.val().index() <= i)) & !self.next_found[i].val() {
                 self.next_idx[i + 1].next = i.to_bits();
             }
-            self.more.next = self.next_found[i + 1].val();
-            self.next.next = self.next_idx[i + 1].val();
+            self.more_held.next = self.next_found[i + 1].val();
+            self.next_held.next = self.next_idx[i + 1].val();
+        }
+        self.more.next = self.more_held.val();
+        self.next.next = self.next_held.val();
+        if self.load.val() {
+            self.more.next = self.has_second.val();
+            self.next.next = self.second.val();
         }
 
         // The operation of phase `ph`, gathered in locals (defaults, then the phase's
-        // fields) so that each output is written once per evaluation: an event-driven
-        // simulator would otherwise chase the glitches through the coder and back.
-        self.op_valid.next = self.act.val() & (self.in_service.q.val() | self.load.val());
+        // fields) and loaded into the register.
         self.sel_kind.next = self.k_raw.val();
         self.sel_escape.next = false;
         self.sel_hit.next = false;
@@ -859,19 +930,30 @@ impl Logic for JobSequencer {
             }
         }
 
-        self.op_kind.next = self.sel_kind.val();
-        self.op_escape.next = self.sel_escape.val();
-        self.op_hit.next = self.sel_hit.val();
-        self.op_fixed.next = self.sel_fixed.val();
-        self.op_ctx.next = self.sel_ctx.val();
-        self.op_value.next = self.sel_value.val();
-        self.op_bits.next = self.sel_bits.val();
+        self.op_kind.next = self.q_kind.q.val();
+        self.op_escape.next = self.q_escape.q.val();
+        self.op_hit.next = self.q_hit.q.val();
+        self.op_fixed.next = self.q_fixed.q.val();
+        self.op_ctx.next = self.q_ctx.q.val();
+        self.op_value.next = self.q_value.q.val();
+        self.op_bits.next = self.q_bits.q.val();
+        if self.fill.val() {
+            self.q_valid.d.next = self.issue.val();
+            self.q_kind.d.next = self.sel_kind.val();
+            self.q_escape.d.next = self.sel_escape.val();
+            self.q_hit.d.next = self.sel_hit.val();
+            self.q_fixed.d.next = self.sel_fixed.val();
+            self.q_ctx.d.next = self.sel_ctx.val();
+            self.q_value.d.next = self.sel_value.val();
+            self.q_bits.d.next = self.sel_bits.val();
+        }
 
-        if self.op_valid.val() {
+        if self.issue.val() {
             self.in_service.d.next = self.more.val();
             self.phase.d.next = self.next.val();
         }
         if self.reset.val() {
+            self.q_valid.d.next = false;
             self.in_service.d.next = false;
             self.phase.d.next = self.k_zero8.val();
             self.rec0.d.next = self.k_zero64.val();
@@ -1015,16 +1097,24 @@ mod tests {
                 uut.head_w0.next = w0.into();
                 uut.head_w1.next = w1.into();
                 assert!(simulate(&mut uut, 200));
-                if uut.pop.val() {
-                    let r = queue.pop_front().unwrap();
-                    expected.extend(r.ops(&h));
-                }
+                // Nothing loaded and not performed (nothing in the register, no job held): the
+                // head is taken whether or not the coder acts; the register holding a job's
+                // last operation (one left, as a held job keeps the register full): the head
+                // is taken in the cycle that performs it (trace-timing 1.7).
+                let idle = expected.is_empty();
+                let last = expected.len() == 1 && act;
+                assert_eq!(uut.pop.val(), (idle || last) && !queue.is_empty(), "{text}: take");
                 if uut.op_valid.val() {
                     let want = expected.pop_front().expect("an operation with none expected");
                     assert_eq!(op_of(&uut), want, "{text}: operation {issued}");
                     issued += 1;
                 } else {
-                    assert!(!act || (expected.is_empty() && queue.is_empty()), "{text}: idle with work");
+                    // An acting cycle performs an operation whenever one was loaded before.
+                    assert!(!act || idle, "{text}: idle with work");
+                }
+                if uut.pop.val() {
+                    let r = queue.pop_front().unwrap();
+                    expected.extend(r.ops(&h));
                 }
                 step(&mut uut);
             }

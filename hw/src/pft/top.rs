@@ -51,7 +51,7 @@ pub struct PftTraceModule {
     lost_inc: Signal<Local, Bits<32>>,
     push_job: Signal<Local, Bit>,
     push_overflow: Signal<Local, Bit>,
-    /// The module is drained at start of cycle (trace-timing.md 7, version 1.6).
+    /// The module is drained at start of cycle (trace-timing.md 7, versions 1.6-1.7).
     drained: Signal<Local, Bit>,
     /// This cycle's instruction is lost (dropping, or its job finds the buffer full).
     lose_now: Signal<Local, Bit>,
@@ -68,6 +68,9 @@ pub struct PftTraceModule {
     /// and of the job the buffer may take this cycle (an OVERFLOW job's 1 while dropping).
     offer_words: JobWords,
     want_words: Signal<Local, Bits<2>>,
+    /// The offered job's word bound: its words with a taken target point counted as a miss.
+    offer_bound: JobWords,
+    bound_words: Signal<Local, Bits<2>>,
     k_drop: Constant<Bit>,
     k_zero16: Constant<Bits<16>>,
     k_byte16: Constant<Bits<16>>,
@@ -125,6 +128,8 @@ impl PftTraceModule {
             buf_full: Default::default(),
             offer_words: Default::default(),
             want_words: Default::default(),
+            offer_bound: Default::default(),
+            bound_words: Default::default(),
             k_drop: Constant::new(h.drop_policy()),
             k_zero16: Constant::new(0u64.into()),
             k_byte16: Constant::new(8u64.into()),
@@ -173,14 +178,15 @@ impl Logic for PftTraceModule {
         self.front.dir_pred.next = self.direction.pred.val();
         self.front.dir_ctx.next = self.direction.ctx.val();
 
-        // Coder: one step in each cycle whose record register is empty at start of cycle, an
-        // operation when it has no byte or shift left; holding no job, the sequencer then
-        // takes the buffer's head, and that entry is free for this cycle's job (the take from
+        // Coder: one step in each cycle whose record register is empty at start of cycle, the
+        // registered operation when it has no byte or shift left. The operation register
+        // loads when empty or performed; holding no job, the sequencer then takes the
+        // buffer's head, and that entry is free for this cycle's job (the take from
         // registers, the job's words from the front end: the full flag does not depend on the
-        // push below).
+        // push below; trace-timing.md 7, version 1.7).
         self.act.next = self.outbuf.record_bits.val() == self.k_zero16.val();
         self.op_act.next = self.act.val() & !self.coder.busy.val();
-        self.jobs.take.next = self.op_act.val() & !self.seq.busy.val();
+        self.jobs.take.next = self.seq.take.val();
         // The words of the job that may enter (JobWords, which also decodes the buffer's
         // head): the front end's, or the OVERFLOW job's count while dropping. From the front
         // end's outputs and registers, never from the push below.
@@ -189,11 +195,22 @@ impl Logic for PftTraceModule {
         self.offer_words.off.next = self.front.job_w1.val().get_bit(59);
         self.offer_words.tail.next = self.front.job_w1.val().get_bit(50);
         self.offer_words.tail_type.next = self.front.job_w1.val().get_bits::<2>(48);
+        // The full flag counts the word bound (trace-timing.md 7, version 1.7): the start
+        // and exception flags and the taken target point (`tgt`, from the instruction alone)
+        // in place of the missed target's offset, which waits for the target prediction.
+        self.offer_bound.has_start.next = self.front.job_w0.val().get_bit(60);
+        self.offer_bound.exc.next = self.front.job_w0.val().get_bit(62);
+        self.offer_bound.off.next = self.front.job_w1.val().get_bit(53);
+        self.offer_bound.tail.next = self.front.job_w1.val().get_bit(50);
+        self.offer_bound.tail_type.next = self.front.job_w1.val().get_bits::<2>(48);
         self.want_words.next = self.offer_words.words.val();
+        self.bound_words.next = self.offer_bound.words.val();
         if self.dropping.q.val() {
             self.want_words.next = self.k_one2.val();
+            self.bound_words.next = self.k_one2.val();
         }
         self.jobs.want.next = self.want_words.val();
+        self.jobs.bound.next = self.bound_words.val();
         self.buf_full.next = self.jobs.full.val();
 
         // Job buffer (trace-timing.md 7): stall holds the instruction; drop loses it and
@@ -202,15 +219,16 @@ impl Logic for PftTraceModule {
         // only), whose place goes to the OVERFLOW job. A lost instruction changes nothing in
         // the front end, as a held one does not.
         self.stall.next = (!self.k_drop.val() & self.front.job_valid.val()) & self.buf_full.val();
-        self.drained.next = ((self.jobs.empty.val() & !self.seq.busy.val()) & !self.coder.busy.val()) & self.outbuf.empty.val();
+        self.drained.next = ((self.jobs.empty.val() & !self.seq.busy.val()) & (!self.seq.staged.val() & !self.coder.busy.val()))
+            & self.outbuf.empty.val();
         self.lose_now.next =
             self.k_drop.val() & (self.dropping.q.val() | (self.front.job_valid.val() & self.buf_full.val()));
         self.front.hold.next = self.stall.val() | self.lose_now.val();
-        // The trace has ended: before this cycle, or in it with no job offered (an offered
-        // job is pushed or stalled, and either way END waits; no instruction retires after
-        // the end). Not from the push, so the full flag's path from the front end stops at
-        // the stall.
-        self.end_now.next = self.ending.q.val() | (self.trace_end.val() & !self.front.job_valid.val());
+        // The trace has ended: before this cycle, or in it (no instruction retires in the
+        // cycle of `trace_end` or after it, verilog-out/README.md, so no job is offered
+        // then). From the input and a register only: END's take stays off the front end's
+        // paths.
+        self.end_now.next = self.ending.q.val() | self.trace_end.val();
         self.lost_inc.next = self.lost.q.val() + self.k_one32.val();
         if self.lost.q.val() == self.k_max32.val() {
             self.lost_inc.next = self.lost.q.val();
@@ -259,7 +277,7 @@ impl Logic for PftTraceModule {
         }
 
         // END once the trace has ended and everything before it is out.
-        self.start_end.next = (self.op_act.val() & !self.seq.busy.val())
+        self.start_end.next = self.seq.take.val()
             & (self.jobs.empty.val() & self.end_now.val())
             & !self.end_started.q.val()
             & !self.dropping.q.val();
@@ -294,7 +312,7 @@ impl Logic for PftTraceModule {
         // (Only for records from a register: the free space here is computed in the cycle.)
         self.outbuf.append_next.next = false;
         self.outbuf.append_len_next.next = self.k_byte16.val();
-        if self.trace_end.val() & !self.stall.val() {
+        if self.trace_end.val() {
             self.ending.d.next = true;
         }
         if self.start_end.val() {
@@ -304,7 +322,8 @@ impl Logic for PftTraceModule {
         self.port_data.next = self.outbuf.port_data.val();
         self.port_valid.next = self.outbuf.port_valid.val();
         self.trace_done.next =
-            ((self.end_started.q.val() & !self.seq.busy.val()) & !self.coder.busy.val()) & self.outbuf.empty.val();
+            ((self.end_started.q.val() & !self.seq.busy.val()) & (!self.seq.staged.val() & !self.coder.busy.val()))
+            & self.outbuf.empty.val();
 
         if self.reset.val() {
             self.dropping.d.next = false;

@@ -50,13 +50,18 @@ pub struct CoderJob {
     /// 1.5): one per start address, exception vector, missed target's offset code or
     /// OVERFLOW count; at most 2.
     words: u8,
+    /// The job's word bound (trace-timing 7, version 1.7): what the buffer's full flag
+    /// compares with the free words, known before the predictions: a start, plus an
+    /// exception or a taken target point (whose offset needs a word only if its target
+    /// misses); an OVERFLOW job 1. At least `words`.
+    bound: u8,
 }
 
 impl CoderJob {
     pub const CAPACITY: usize = 20;
 
     fn new(gap_before: u32) -> Self {
-        CoderJob { ops: [CoderOp::Flush; Self::CAPACITY], len: 0, gap_before, words: 0 }
+        CoderJob { ops: [CoderOp::Flush; Self::CAPACITY], len: 0, gap_before, words: 0, bound: 0 }
     }
 
     #[inline]
@@ -88,6 +93,11 @@ impl CoderJob {
     /// Address words the job needs in the job buffer (0, 1 or 2).
     pub fn words(&self) -> usize {
         self.words as usize
+    }
+
+    /// The word bound the job buffer's full flag uses (0, 1 or 2; at least [`Self::words`]).
+    pub fn word_bound(&self) -> usize {
+        self.bound as usize
     }
 
     pub fn is_empty(&self) -> bool {
@@ -146,6 +156,8 @@ impl PftFrontEnd {
         let n = self.state.address_bits(same);
         self.job.raw_wide(a >> self.state.low, n, Info::Address);
         self.job.words += 1;
+        // A start or an exception vector: known before any prediction.
+        self.job.bound += 1;
         self.state.set_upper(a);
     }
 
@@ -276,6 +288,8 @@ impl PftFrontEnd {
             self.state.dir.update(taken);
         }
         if flow.target && taken {
+            // The offset's word, should the target miss.
+            self.job.bound += 1;
             let (pred, ctx, alt) = self.state.predict_target(flow, a);
             let hit = pred == ev.next_pc;
             if flow.ret {
@@ -324,6 +338,7 @@ impl PftFrontEnd {
             job.raw_wide(rest, below, Info::Address);
         }
         job.words = 1;
+        job.bound = 1;
         job
     }
 
@@ -464,33 +479,72 @@ impl PftCoder {
     }
 }
 
-/// A job in cycle mode's coder (docs/trace-timing.md section 7): its next operation and the
-/// steps still to come of the last one performed; done after the last operation's steps.
-#[derive(Clone, Debug)]
-pub struct JobInCoder {
-    job: CoderJob,
-    next: usize,
+/// Cycle mode's sequencer, operation register and coder steps (docs/trace-timing.md
+/// section 7, version 1.7): the job whose operations are still to be loaded, the operation
+/// loaded and not yet performed, and the shifts and bytes of the last operation performed.
+#[derive(Clone, Debug, Default)]
+pub struct CoderPipeline {
+    /// The job the sequencer holds and the index of its next operation to load; `None`
+    /// once its last operation is loaded.
+    job: Option<(CoderJob, usize)>,
+    /// The operation register.
+    staged: Option<CoderOp>,
+    /// The coder's steps still to come: `true` emits a byte, `false` is a shift.
     steps: std::collections::VecDeque<bool>,
 }
 
-impl JobInCoder {
-    pub fn new(job: CoderJob) -> Self {
-        JobInCoder { job, next: 0, steps: std::collections::VecDeque::new() }
+impl CoderPipeline {
+    /// Nothing held: no job in the sequencer, the register empty, no shift or byte left.
+    #[inline]
+    pub fn is_idle(&self) -> bool {
+        self.job.is_none() && self.staged.is_none() && self.steps.is_empty()
     }
 
-    /// One coder step with `coder`: the next byte or shift of the last operation, else the
-    /// next operation. Returns whether the step emitted a byte and whether the job is done.
-    pub fn step(&mut self, coder: &mut PftCoder) -> (bool, bool) {
-        let emit = match self.steps.pop_front() {
-            Some(emit) => emit,
-            None => {
-                let op = self.job.ops()[self.next];
-                self.next += 1;
+    /// The sequencer takes the buffer's head in a cycle whose record register is empty at
+    /// start (`act`) or not: it holds no job, and the register is empty or performed now.
+    /// From the state at start of cycle, as the RTL's take is from registers.
+    #[inline]
+    pub fn takes(&self, act: bool) -> bool {
+        self.job.is_none() && (self.staged.is_none() || (act && self.steps.is_empty()))
+    }
+
+    /// A cycle without a step (record register full) changes nothing: the register is
+    /// full, or there is nothing to load (`head`: the buffer, or END, has a job to take).
+    #[inline]
+    pub fn waits_for_step(&self, head: bool) -> bool {
+        self.staged.is_some() || (self.job.is_none() && !head)
+    }
+
+    /// One cycle: the coder's step (when `act`, the record register empty at start of
+    /// cycle), then the register's load, from the held job or from `take` (called only when
+    /// [`Self::takes`] held at start of cycle; `None`: nothing to take). Returns whether the
+    /// step emitted a byte.
+    #[inline]
+    pub fn cycle(&mut self, act: bool, coder: &mut PftCoder, take: impl FnOnce() -> Option<CoderJob>) -> bool {
+        let takes = self.takes(act);
+        let mut emit = false;
+        if act {
+            if let Some(e) = self.steps.pop_front() {
+                emit = e;
+            } else if let Some(op) = self.staged.take() {
                 coder.run_op_steps(op, &mut self.steps);
-                false
             }
-        };
-        (emit, self.next == self.job.ops().len() && self.steps.is_empty())
+        }
+        if self.staged.is_none() {
+            if takes {
+                self.job = take().map(|j| (j, 0));
+            }
+            if let Some((job, next)) = &mut self.job {
+                let ops = job.ops();
+                debug_assert!(!ops.is_empty(), "every job has an operation");
+                self.staged = Some(ops[*next]);
+                *next += 1;
+                if *next == ops.len() {
+                    self.job = None;
+                }
+            }
+        }
+        emit
     }
 }
 

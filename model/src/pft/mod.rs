@@ -11,7 +11,7 @@ pub mod coder;
 pub mod encoder;
 pub mod predict;
 
-pub use encoder::{CoderJob, CoderOp, Info, JobInCoder, PftCoder, PftEncoder, PftFrontEnd};
+pub use encoder::{CoderJob, CoderOp, CoderPipeline, Info, PftCoder, PftEncoder, PftFrontEnd};
 
 use std::fmt;
 
