@@ -7740,9 +7740,11 @@ module streamtrace_pft__jobs(clock,reset,push,push_w0,push_w1,want,bound,take,po
         end
         full_take = (w_fill__q - take_words + bound8) > k_wdepth;
         full_keep = (fill__q == k_depth) | ((w_fill__q + bound8) > k_wdepth);
-        full = full_keep;
         if (take) begin
             full = full_take;
+        end
+        else begin
+            full = full_keep;
         end
         if (push) begin
             wr_ptr__d = wr_ptr__q + k_one;

@@ -342,9 +342,11 @@ impl Logic for JobBuffer {
         self.full_take.next = (self.w_fill.q.val() - self.take_words.val() + self.bound8.val()) > self.k_wdepth.val();
         self.full_keep.next =
             (self.fill.q.val() == self.k_depth.val()) | ((self.w_fill.q.val() + self.bound8.val()) > self.k_wdepth.val());
-        self.full.next = self.full_keep.val();
+        // (Written once per evaluation, if/else: the top reads it.)
         if self.take.val() {
             self.full.next = self.full_take.val();
+        } else {
+            self.full.next = self.full_keep.val();
         }
 
         if self.push.val() {
