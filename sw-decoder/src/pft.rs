@@ -117,6 +117,7 @@ const UNUSED_START: u32 = 2;
 
 impl BlockCache {
     fn new(n: usize) -> Self {
+        assert!(n.is_power_of_two());
         let unused = Block {
             start: UNUSED_START,
             addrs: Vec::new(),
@@ -132,7 +133,9 @@ impl BlockCache {
     #[inline(always)]
     fn get<I: ProgramImage + ?Sized>(&mut self, image: &I, dir: &DirectionPredictor, start: u32) -> &Block {
         let i = ((start as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize & self.mask;
-        let b = &mut self.slots[i];
+        debug_assert!(i < self.slots.len());
+        // SAFETY: `mask` is `slots.len() - 1` (a power of two), so `i` is in bounds.
+        let b = unsafe { self.slots.get_unchecked_mut(i) };
         if b.start != start {
             walk_block(image, dir, start, b);
         }
@@ -315,7 +318,9 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
     }
 
     /// The upper-bits decision and the field of an address (start, vector, missed target).
-    #[inline]
+    /// Out of line: rare next to slots, and inlined its parameter loads were hoisted to the
+    /// top of every slot.
+    #[inline(never)]
     fn address(&mut self, c: &mut RangeDecoder) -> Result<u32, CoderError> {
         let rate = self.state.params.rate;
         let ctx = self.state.target_ctx(TargetContexts::UPPER_SAME);

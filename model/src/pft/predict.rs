@@ -348,8 +348,8 @@ impl DirectionPredictor {
     /// without branches.
     #[inline(always)]
     pub fn lookup_n<const T: usize>(&self, key: &BranchKey) -> (bool, usize, Lookup) {
-        // The unchecked reads of `lookup_tw` rely on it.
-        assert!(T == self.tables);
+        // The unchecked reads of `lookup_tw` rely on them.
+        assert!(T == self.tables && (key.base as usize) < self.base.len());
         // SAFETY: T == self.tables (just checked), W from `narrow`.
         unsafe {
             if self.narrow {
@@ -376,15 +376,19 @@ impl DirectionPredictor {
     /// branch.
     ///
     /// # Safety
-    /// `T == self.tables()` and `W == self.lane_bits()` (the table reads are unchecked).
+    /// `T == self.tables()`, `W == self.lane_bits()`, and `key` comes from [`Self::key`] of
+    /// this predictor or one of the same size, or is the default key (the table reads are
+    /// unchecked).
     #[inline(always)]
     pub unsafe fn lookup_tw<const T: usize, const W: u32>(&self, key: &BranchKey) -> (bool, usize, Lookup) {
-        debug_assert!(T == self.tables && W == self.lane_bits());
+        debug_assert!(T == self.tables && W == self.lane_bits() && (key.base as usize) < self.base.len());
         let words = T.div_ceil((64 / W) as usize);
         let e = self.index_bits;
         let w = self.tag_bits;
         let base_index = key.base as usize;
-        let b = self.base[base_index];
+        // SAFETY: `key.base` is masked below the base table's size by `key` (0 in the default
+        // key), as the caller promises.
+        let b = unsafe { *self.base.get_unchecked(base_index) };
         let base_pred = b >= 2;
         // Strong (0 or 3): context 1; weak (1 or 2): 0. Bits 0 and 1 equal exactly when strong.
         let base_ctx = ((b ^ (b >> 1) ^ 1) & 1) as usize;
