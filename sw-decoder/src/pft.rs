@@ -117,6 +117,7 @@ const UNUSED_START: u32 = 2;
 
 impl BlockCache {
     fn new(n: usize) -> Self {
+        assert!(n.is_power_of_two());
         let unused = Block {
             start: UNUSED_START,
             addrs: Vec::new(),
@@ -132,7 +133,9 @@ impl BlockCache {
     #[inline(always)]
     fn get<I: ProgramImage + ?Sized>(&mut self, image: &I, dir: &DirectionPredictor, start: u32) -> &Block {
         let i = ((start as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize & self.mask;
-        let b = &mut self.slots[i];
+        debug_assert!(i < self.slots.len());
+        // SAFETY: `mask` is `slots.len() - 1` (a power of two), so `i` is in bounds.
+        let b = unsafe { self.slots.get_unchecked_mut(i) };
         if b.start != start {
             walk_block(image, dir, start, b);
         }
@@ -315,7 +318,9 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
     }
 
     /// The upper-bits decision and the field of an address (start, vector, missed target).
-    #[inline]
+    /// Out of line: rare next to slots, and inlined its parameter loads were hoisted to the
+    /// top of every slot.
+    #[inline(never)]
     fn address(&mut self, c: &mut RangeDecoder) -> Result<u32, CoderError> {
         let rate = self.state.params.rate;
         let ctx = self.state.target_ctx(TargetContexts::UPPER_SAME);
@@ -480,7 +485,11 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         // The coder lives in a local through the run of slots up to the element, and the
         // predictor is specialized on the number of tagged tables once per run.
         let mut c = self.coder;
-        let r = streamtrace_model::dispatch_tables!(self.state.dir.tables(), T => self.run_best::<T, S>(&mut c, sink));
+        let r = streamtrace_model::dispatch_tables!(self.state.dir.tables(), T => if self.state.dir.lane_bits() == 8 {
+            self.run_best::<T, 8, S>(&mut c, sink)
+        } else {
+            self.run_best::<T, 16, S>(&mut c, sink)
+        });
         self.coder = c;
         r
     }
@@ -488,7 +497,7 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
     /// `run` compiled for the host's BMI2 and LZCNT when it has them (one-instruction
     /// variable shifts in the predictor; about 5 % faster), else for the baseline.
     #[inline(always)]
-    fn run_best<const T: usize, S: AddressSink + ?Sized>(
+    fn run_best<const T: usize, const W: u32, S: AddressSink + ?Sized>(
         &mut self,
         c: &mut RangeDecoder,
         sink: &mut S,
@@ -499,41 +508,44 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
             && std::arch::is_x86_feature_detected!("lzcnt")
         {
             // SAFETY: the features were detected on this host.
-            return unsafe { self.run_bmi2::<T, S>(c, sink) };
+            return unsafe { self.run_bmi2::<T, W, S>(c, sink) };
         }
-        self.run::<T, S>(c, sink)
+        self.run::<T, W, S>(c, sink)
     }
 
     /// `run_slots` for a host with BMI2 and LZCNT.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "bmi1,bmi2,lzcnt")]
     #[inline(never)]
-    unsafe fn run_bmi2<const T: usize, S: AddressSink + ?Sized>(
+    unsafe fn run_bmi2<const T: usize, const W: u32, S: AddressSink + ?Sized>(
         &mut self,
         c: &mut RangeDecoder,
         sink: &mut S,
     ) -> Result<Option<TraceElement>, DecodeError> {
-        self.run_slots::<T, S, true>(c, sink)
+        self.run_slots::<T, W, S, true>(c, sink)
     }
 
     /// `run_slots` for any host.
     #[inline(never)]
-    fn run<const T: usize, S: AddressSink + ?Sized>(
+    fn run<const T: usize, const W: u32, S: AddressSink + ?Sized>(
         &mut self,
         c: &mut RangeDecoder,
         sink: &mut S,
     ) -> Result<Option<TraceElement>, DecodeError> {
-        self.run_slots::<T, S, false>(c, sink)
+        self.run_slots::<T, W, S, false>(c, sink)
     }
 
     /// Slots up to the next escape, whose element is returned (None: paused, streaming).
-    /// `BMI2`: compiled for a host with BMI2 (`run_bmi2`).
+    /// `T` and `W` are the predictor's tables and lane width (checked here, once per run:
+    /// the lookups and updates of the slots rely on them); `BMI2`: compiled for a host with
+    /// BMI2 (`run_bmi2`).
     #[inline(always)]
-    fn run_slots<const T: usize, S: AddressSink + ?Sized, const BMI2: bool>(
+    fn run_slots<const T: usize, const W: u32, S: AddressSink + ?Sized, const BMI2: bool>(
         &mut self,
         c: &mut RangeDecoder,
         sink: &mut S,
     ) -> Result<Option<TraceElement>, DecodeError> {
+        assert!(T == self.state.dir.tables() && W == self.state.dir.lane_bits());
         // `paused` in one compare per input: the bytes fixed for the run, the input
         // position past which fewer than the margin remain (any, when no more input comes).
         let last_pos =
@@ -555,7 +567,7 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
                 self.state.awaiting_start = false;
                 continue;
             }
-            self.slot::<T, S, BMI2>(c, offset, sink)?;
+            self.slot::<T, W, S, BMI2>(c, offset, sink)?;
         }
     }
 
@@ -614,20 +626,26 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         }
     }
 
+    /// The direction predictor's lookup for `key`, with `T` and `W` as checked by
+    /// `run_slots`.
+    #[inline(always)]
+    fn lookup<const T: usize, const W: u32>(&self, key: &BranchKey) -> (bool, usize, Lookup) {
+        // SAFETY: only `run_slots` (through `slot`) calls this, after checking that T and W
+        // are the predictor's, which no slot changes.
+        unsafe { self.state.dir.lookup_tw::<T, W>(key) }
+    }
+
     /// The direction predictor's update, by PEXT in the BMI2 build.
     #[inline(always)]
-    fn update<const T: usize, const BMI2: bool>(&mut self, lookup: &Lookup, taken: bool) {
-        if BMI2 {
-            // SAFETY: BMI2 is set only in `run_bmi2`, entered after detecting BMI2.
-            unsafe { self.state.dir.update_with_n_bmi2::<T>(lookup, taken) }
-        } else {
-            self.state.dir.update_with_n::<T>(lookup, taken)
-        }
+    fn update<const T: usize, const W: u32, const BMI2: bool>(&mut self, lookup: &Lookup, taken: bool) {
+        // SAFETY: as in `lookup`; BMI2 is set only in `run_bmi2`, entered after detecting
+        // BMI2.
+        unsafe { self.state.dir.update_tw::<T, W, BMI2>(lookup, taken) }
     }
 
     /// No escape: walk to the next slot and decode its points.
     #[inline(always)]
-    fn slot<const T: usize, S: AddressSink + ?Sized, const BMI2: bool>(
+    fn slot<const T: usize, const W: u32, S: AddressSink + ?Sized, const BMI2: bool>(
         &mut self,
         c: &mut RangeDecoder,
         offset: u64,
@@ -641,7 +659,8 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
             self.state.ras.push(ra);
         }
         for &(_, bit) in &block.calls {
-            self.state.dir.push_history(bit);
+            // SAFETY: as in `update`.
+            unsafe { self.state.dir.push_history_tw::<T, W, BMI2>(bit) };
         }
         self.instructions += block.addrs.len() as u64;
         if self.instructions > self.instruction_limit {
@@ -649,7 +668,8 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         }
         sink.addresses(&block.addrs);
         if let BlockEnd::Conditional { taken: to, seq } = block.end {
-            let (pred, ctx, lookup) = self.state.dir.lookup_n::<T>(&block.key);
+            let key = block.key;
+            let (pred, ctx, lookup) = self.lookup::<T, W>(&key);
             let hit = bit(c, &mut self.probs, ctx, self.state.params.rate, bytes)?;
             // A branch on the outcome with an update specialised to each side, not selects:
             // the host predicts the traced program's branches about as well as the
@@ -657,10 +677,10 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
             // have decided (3 % on the test programs). Same state as the branch (B<cond>
             // does not interwork): no start check.
             if pred == hit {
-                self.update::<T, BMI2>(&lookup, true);
+                self.update::<T, W, BMI2>(&lookup, true);
                 self.pc = to;
             } else {
-                self.update::<T, BMI2>(&lookup, false);
+                self.update::<T, W, BMI2>(&lookup, false);
                 self.pc = seq;
             }
             return Ok(());
@@ -676,10 +696,10 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
                 let seq = a.wrapping_add(insn_size(thumb));
                 let mut taken = flow.target && !flow.direction;
                 if flow.direction {
-                    let (pred, ctx, lookup) = self.state.dir.lookup_n::<T>(&key);
+                    let (pred, ctx, lookup) = self.lookup::<T, W>(&key);
                     let hit = bit(c, &mut self.probs, ctx, self.state.params.rate, bytes)?;
                     taken = pred == hit;
-                    self.update::<T, BMI2>(&lookup, taken);
+                    self.update::<T, W, BMI2>(&lookup, taken);
                 }
                 let next = if flow.target {
                     if taken {

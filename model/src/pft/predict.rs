@@ -164,6 +164,11 @@ pub struct DirectionPredictor {
     /// History lengths; 0 past the tables in use.
     hlen: [u32; 8],
     index_bits: u32,
+    /// Widths of the three folded registers: index bits, tag bits, tag bits - 1.
+    fold_widths: [u32; 3],
+    /// The top bit (`width - 1`) of every lane of each folded register: what a history
+    /// shift rotates to bit 0.
+    fold_tops: [u64; 3],
     /// Shift of the address in each table's index, `max(1, e - i)`, in its lane.
     index_shift: [u32; 8],
     tag_bits: u32,
@@ -194,12 +199,13 @@ pub struct DirectionPredictor {
     sweep_entry: usize,
 }
 
-/// One history shift of the folded registers of width `n` in every `W`-bit lane: rotate
-/// left by one within `n` bits, add the new outcome at bit 0 (`new`: bit 0 of the lanes, or
-/// 0), and flip the bits of the outcomes that just left the windows (`exit`).
+/// One history shift of the folded registers of width `n` in every lane: rotate left by one
+/// within `n` bits (`top_bits`: bit `n - 1` of every lane), add the new outcome at bit 0
+/// (`new`: bit 0 of the lanes, or 0), and flip the bits of the outcomes that just left the
+/// windows (`exit`).
 #[inline(always)]
-fn shift_folds<const W: u32>(f: u64, n: u32, new: u64, exit: u64) -> u64 {
-    let top = f & (lane_ones::<W>() << (n - 1));
+fn shift_folds(f: u64, top_bits: u64, n: u32, new: u64, exit: u64) -> u64 {
+    let top = f & top_bits;
     (((f ^ top) << 1) | (top >> (n - 1))) ^ new ^ exit
 }
 
@@ -232,6 +238,8 @@ impl DirectionPredictor {
             tsize: p.tsize as usize,
             hlen: std::array::from_fn(|i| hlen.get(i).copied().unwrap_or(0)),
             index_bits: e,
+            fold_widths: widths,
+            fold_tops: widths.map(|n| if narrow { lane_ones::<8>() } else { lane_ones::<16>() } << (n - 1)),
             index_shift: std::array::from_fn(|i| index_shift(e, i)),
             tag_bits: p.tag,
             history: 0,
@@ -340,25 +348,51 @@ impl DirectionPredictor {
     /// without branches.
     #[inline(always)]
     pub fn lookup_n<const T: usize>(&self, key: &BranchKey) -> (bool, usize, Lookup) {
-        if self.narrow {
-            self.lookup_w::<T, 8>(key)
-        } else {
-            self.lookup_w::<T, 16>(key)
+        // The unchecked reads of `lookup_tw` rely on them.
+        assert!(T == self.tables && (key.base as usize) < self.base.len());
+        // SAFETY: T == self.tables (just checked), W from `narrow`.
+        unsafe {
+            if self.narrow {
+                self.lookup_tw::<T, 8>(key)
+            } else {
+                self.lookup_tw::<T, 16>(key)
+            }
         }
     }
 
-    /// `lookup_n` with `W`-bit lanes.
+    /// Lane width of this predictor's folded registers, indices and tags: 8 or 16 (the
+    /// `W` of [`Self::lookup_tw`] and [`Self::update_tw`]).
+    #[inline]
+    pub fn lane_bits(&self) -> u32 {
+        if self.narrow {
+            8
+        } else {
+            16
+        }
+    }
+
+    /// `lookup_n` with `T` tagged tables and `W`-bit lanes fixed by the caller, which
+    /// checks them once for a run of lookups (the decoder's slot loop) instead of at every
+    /// branch.
+    ///
+    /// # Safety
+    /// `T == self.tables()`, `W == self.lane_bits()`, and `key` comes from [`Self::key`] of
+    /// this predictor or one of the same size, or is the default key (the table reads are
+    /// unchecked).
     #[inline(always)]
-    fn lookup_w<const T: usize, const W: u32>(&self, key: &BranchKey) -> (bool, usize, Lookup) {
-        // The unchecked reads below rely on it.
-        assert!(T == self.tables);
+    pub unsafe fn lookup_tw<const T: usize, const W: u32>(&self, key: &BranchKey) -> (bool, usize, Lookup) {
+        debug_assert!(T == self.tables && W == self.lane_bits() && (key.base as usize) < self.base.len());
         let words = T.div_ceil((64 / W) as usize);
         let e = self.index_bits;
         let w = self.tag_bits;
         let base_index = key.base as usize;
-        let b = self.base[base_index];
+        // SAFETY: `key.base` is masked below the base table's size by `key` (0 in the default
+        // key), as the caller promises.
+        let b = unsafe { *self.base.get_unchecked(base_index) };
         let base_pred = b >= 2;
-        let base_ctx = if b == 1 || b == 2 { 0 } else { 1 };
+        // Strong (0 or 3): context 1; weak (1 or 2): 0. Bits 0 and 1 equal exactly when strong.
+        let base_ctx = ((b ^ (b >> 1) ^ 1) & 1) as usize;
+        debug_assert_eq!(base_ctx, if b == 1 || b == 2 { 0 } else { 1 });
         // Index (h ^ h >> s_i ^ fold_e) and tag (h ^ fold_w ^ fold_{w-1} << 1) of every
         // table: the folded registers are below 2^e and 2^w (2^(w-1)), so no lane spills.
         let [fe, fw, fw1] = &self.folds;
@@ -440,10 +474,14 @@ impl DirectionPredictor {
     /// lookup) predicted, with `T` tagged tables.
     #[inline(always)]
     pub fn update_with_n<const T: usize>(&mut self, l: &Lookup, taken: bool) {
-        if self.narrow {
-            self.update_w::<T, 8, false>(l, taken)
-        } else {
-            self.update_w::<T, 16, false>(l, taken)
+        assert!(T == self.tables);
+        // SAFETY: T == self.tables (just checked), W from `narrow`, no PEXT.
+        unsafe {
+            if self.narrow {
+                self.update_tw::<T, 8, false>(l, taken)
+            } else {
+                self.update_tw::<T, 16, false>(l, taken)
+            }
         }
     }
 
@@ -454,18 +492,26 @@ impl DirectionPredictor {
     /// On x86-64 the host must have BMI2 (elsewhere this is `update_with_n`).
     #[inline(always)]
     pub unsafe fn update_with_n_bmi2<const T: usize>(&mut self, l: &Lookup, taken: bool) {
-        if self.narrow {
-            self.update_w::<T, 8, true>(l, taken)
-        } else {
-            self.update_w::<T, 16, true>(l, taken)
+        assert!(T == self.tables);
+        // SAFETY: T == self.tables (just checked), W from `narrow`, BMI2 promised.
+        unsafe {
+            if self.narrow {
+                self.update_tw::<T, 8, true>(l, taken)
+            } else {
+                self.update_tw::<T, 16, true>(l, taken)
+            }
         }
     }
 
-    /// `update_with_n` with `W`-bit lanes; `PEXT`: BMI2 is present (see
-    /// `update_with_n_bmi2`).
+    /// `update_with_n` with `T` tagged tables and `W`-bit lanes fixed by the caller (see
+    /// [`Self::lookup_tw`]); `PEXT`: gather the leaving outcomes with BMI2's PEXT.
+    ///
+    /// # Safety
+    /// `T == self.tables()`, `W == self.lane_bits()`, and on x86-64 with `PEXT` the host
+    /// has BMI2.
     #[inline(always)]
-    fn update_w<const T: usize, const W: u32, const PEXT: bool>(&mut self, l: &Lookup, taken: bool) {
-        assert!(T == self.tables);
+    pub unsafe fn update_tw<const T: usize, const W: u32, const PEXT: bool>(&mut self, l: &Lookup, taken: bool) {
+        debug_assert!(T == self.tables && W == self.lane_bits());
         let p = l.provider;
         if p < T {
             // SAFETY: p < T == self.tables, see `entry_at`.
@@ -500,6 +546,16 @@ impl DirectionPredictor {
         })
     }
 
+    /// `push_history` with `T`, `W` and `PEXT` fixed by the caller (see [`Self::update_tw`]).
+    ///
+    /// # Safety
+    /// As for [`Self::update_tw`].
+    #[inline(always)]
+    pub unsafe fn push_history_tw<const T: usize, const W: u32, const PEXT: bool>(&mut self, bit: bool) {
+        debug_assert!(T == self.tables && W == self.lane_bits());
+        self.shift_history_w::<T, W, PEXT>(bit)
+    }
+
     /// `G := G << 1 | bit`, and the folded registers with it.
     #[inline(always)]
     fn shift_history_w<const T: usize, const W: u32, const PEXT: bool>(&mut self, taken: bool) {
@@ -516,14 +572,20 @@ impl DirectionPredictor {
             leaving
         };
         debug_assert_eq!(leaving, (0..T).fold(0, |m, i| m | (((self.history >> (self.hlen[i] - 1)) & 1) as usize) << i));
-        let x = &self.exits[leaving];
-        let widths = [self.index_bits, self.tag_bits, self.tag_bits - 1];
-        for ((folds, exits), &n) in self.folds.iter_mut().zip(x).zip(&widths) {
-            let per_word = (64 / W) as usize;
-            for (k, (f, &exit)) in folds.iter_mut().zip(exits).enumerate().take(T.div_ceil(per_word)) {
-                // Bit 0 of the lanes in use in word k.
-                let ones = lane_ones::<W>() >> (W as usize * (per_word - (T - per_word * k).min(per_word)));
-                *f = shift_folds::<W>(*f, n, if taken { ones } else { 0 }, exit);
+        debug_assert!(T == self.tables && leaving < self.exits.len());
+        // SAFETY: `exits` has an entry for each of the 2^tables sets, and `leaving` is below
+        // 2^T: every caller has T == self.tables (`lookup_n` and `update_with_n` check it,
+        // `push_history` dispatches on it, the `_tw` functions require it).
+        let x = unsafe { self.exits.get_unchecked(leaving) };
+        // All ones when taken: the new outcome enters bit 0 of every lane in use.
+        let new = (taken as u64).wrapping_neg();
+        let per_word = (64 / W) as usize;
+        let shapes = self.fold_tops.iter().zip(&self.fold_widths);
+        for ((folds, exits), (&top_bits, &n)) in self.folds.iter_mut().zip(x).zip(shapes) {
+            for (word, (f, &exit)) in folds.iter_mut().zip(exits).enumerate().take(T.div_ceil(per_word)) {
+                // Bit 0 of the lanes in use in this word.
+                let ones = lane_ones::<W>() >> (W as usize * (per_word - (T - per_word * word).min(per_word)));
+                *f = shift_folds(*f, top_bits, n, ones & new, exit);
             }
         }
         self.history = (self.history << 1) | taken as u64;
@@ -922,7 +984,7 @@ mod tests {
                 for (i, &len) in lens.iter().enumerate() {
                     exit |= ((g >> (len - 1)) & 1) << (16 * i as u32 + len % n);
                 }
-                f = shift_folds::<16>(f, n, if bit { LANE_ONES } else { 0 }, exit);
+                f = shift_folds(f, LANE_ONES << (n - 1), n, if bit { LANE_ONES } else { 0 }, exit);
                 g = (g << 1) | bit as u64;
                 for (i, &len) in lens.iter().enumerate() {
                     assert_eq!(lane(&[f, 0], i), fold(g, len, n), "len {len} n {n}");
