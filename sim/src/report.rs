@@ -7,9 +7,9 @@
 //! length, as a stream descriptor cache identifies it: two streams that start at the same
 //! address but end at different branches are different streams.
 
-use std::collections::HashMap;
 
 use serde::Serialize;
+use streamtrace_model::stats::KeyCounts;
 use streamtrace_model::{RetireEvent, StreamDescriptor, StreamDetector};
 
 use crate::machine::{MemAccess, RetireHook};
@@ -43,7 +43,8 @@ pub struct ProgramProfile {
 pub struct ProfileHook {
     detector: StreamDetector,
     max_sl: u32,
-    counts: HashMap<(u32, u32), u64>,
+    /// Executions per stream, keyed `sa << 32 | sl` (SL >= 1, so never 0).
+    counts: KeyCounts,
     instructions: u64,
     thumb_instructions: u64,
     exceptions: u64,
@@ -67,7 +68,7 @@ impl ProfileHook {
         ProfileHook {
             detector: StreamDetector::new(max_sl),
             max_sl,
-            counts: HashMap::new(),
+            counts: KeyCounts::new(),
             instructions: 0,
             thumb_instructions: 0,
             exceptions: 0,
@@ -87,7 +88,7 @@ impl ProfileHook {
 
     #[inline]
     fn count(&mut self, d: &StreamDescriptor) {
-        *self.counts.entry((d.sa, d.sl)).or_insert(0) += 1;
+        self.counts.add((d.sa as u64) << 32 | d.sl as u64);
     }
 
     /// Close the unfinished stream and compute the profile.
@@ -95,9 +96,9 @@ impl ProfileHook {
         if let Some(d) = self.detector.cut() {
             self.count(&d);
         }
-        let streams: u64 = self.counts.values().sum();
-        let max_stream_len = self.counts.keys().map(|&(_, sl)| sl).max().unwrap_or(0);
-        let mut freq: Vec<u64> = self.counts.values().copied().collect();
+        let streams: u64 = self.counts.iter().map(|(_, n)| n).sum();
+        let max_stream_len = self.counts.iter().map(|(k, _)| k as u32).max().unwrap_or(0);
+        let mut freq: Vec<u64> = self.counts.iter().map(|(_, n)| n).collect();
         freq.sort_unstable_by(|a, b| b.cmp(a));
         ProgramProfile {
             instructions: self.instructions,

@@ -39,8 +39,9 @@ pub enum CoderOp {
 /// Operations of one instruction (or of END, or of an overflow): at most a start (3), a slot
 /// with a missed target (direction, target, ALT, RAS_TOP, RTC_HIT, SAME_STATE, three
 /// class bits, the high-page flag, two raw fields: 12) and a periodic SYNC (5), 20
-/// operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// operations. (Equality and `Debug` look at the operations in use only: the front end
+/// empties its job for each instruction without rewriting the array.)
+#[derive(Clone, Copy)]
 pub struct CoderJob {
     ops: [CoderOp; CoderJob::CAPACITY],
     len: u8,
@@ -62,6 +63,17 @@ impl CoderJob {
 
     fn new(gap_before: u32) -> Self {
         CoderJob { ops: [CoderOp::Flush; Self::CAPACITY], len: 0, gap_before, words: 0, bound: 0 }
+    }
+
+    /// Empty again, for an instruction after a gap of `gap_before` (the operations past
+    /// `len` are never read, so the array is left as it is: the front end does this at
+    /// every instruction).
+    #[inline]
+    fn clear(&mut self, gap_before: u32) {
+        self.len = 0;
+        self.gap_before = gap_before;
+        self.words = 0;
+        self.bound = 0;
     }
 
     #[inline]
@@ -102,6 +114,26 @@ impl CoderJob {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+}
+
+impl PartialEq for CoderJob {
+    fn eq(&self, other: &Self) -> bool {
+        self.ops() == other.ops()
+            && (self.gap_before, self.words, self.bound) == (other.gap_before, other.words, other.bound)
+    }
+}
+
+impl Eq for CoderJob {}
+
+impl std::fmt::Debug for CoderJob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CoderJob")
+            .field("ops", &self.ops())
+            .field("gap_before", &self.gap_before)
+            .field("words", &self.words)
+            .field("bound", &self.bound)
+            .finish()
     }
 }
 
@@ -236,7 +268,37 @@ impl PftFrontEnd {
     /// needs, if any.
     #[inline]
     pub fn push(&mut self, ev: &RetireEvent) -> Option<CoderJob> {
-        self.job = CoderJob::new(self.state.gap);
+        self.push_ref(ev).copied()
+    }
+
+    /// [`Self::push`] without copying the job out (functional mode codes it in place).
+    /// Inlined: most instructions are no prediction point, push nothing and link nothing,
+    /// and for them the whole step is the classification and the counts; the others take
+    /// the general path out of line.
+    #[inline]
+    pub fn push_ref(&mut self, ev: &RetireEvent) -> Option<&CoderJob> {
+        if !self.state.awaiting_start && !ev.exception {
+            let flow = InsnFlow::of(ev.class, ev.insn, ev.thumb);
+            let since = self.state.since_reset + 1;
+            if !flow.is_slot()
+                && !flow.mov_lr_pc
+                && !flow.link
+                && self.state.gap + 1 < MAX_GAP
+                && (self.sync_period == 0 || since < self.sync_period)
+            {
+                // What the general path does with it: no job.
+                self.state.since_reset = since;
+                self.state.gap += 1;
+                return None;
+            }
+        }
+        self.push_general(ev)
+    }
+
+    /// [`Self::push_ref`] for any instruction.
+    #[inline(never)]
+    fn push_general(&mut self, ev: &RetireEvent) -> Option<&CoderJob> {
+        self.job.clear(self.state.gap);
         let a = ev.iw_addr();
         if self.state.awaiting_start {
             self.open_slot();
@@ -274,18 +336,18 @@ impl PftFrontEnd {
         if self.sync_period != 0 && self.state.since_reset >= self.sync_period {
             self.sync_ops();
         }
-        (!self.job.is_empty()).then_some(self.job)
+        (!self.job.is_empty()).then_some(&self.job)
     }
 
     #[inline]
     fn slot(&mut self, flow: &InsnFlow, ev: &RetireEvent, a: u32) {
         let taken = ev.taken;
         if flow.direction {
-            let (pred, ctx) = self.state.dir.predict(a);
+            // (The decision only records the prediction's outcome: the update may come first.)
+            let (pred, ctx) = self.state.dir.predict_update(a, taken);
             self.stats.direction_points += 1;
             self.stats.direction_misses += (pred != taken) as u64;
             self.decide(pred == taken, ctx, Info::Direction);
-            self.state.dir.update(taken);
         }
         if flow.target && taken {
             // The offset's word, should the target miss.
@@ -359,9 +421,10 @@ impl PftFrontEnd {
     }
 }
 
-/// -log2 of the slot symbol's "no escape" share.
+/// -log2 of the slot symbol's "no escape" share (computed once: it is added at every slot).
 fn no_escape_cost() -> f64 {
-    -(1.0 - 1.0 / (1u64 << ESCAPE_SHIFT) as f64).log2()
+    static COST: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *COST.get_or_init(|| -(1.0 - 1.0 / (1u64 << ESCAPE_SHIFT) as f64).log2())
 }
 
 /// The coder half: range coder, context probabilities, the bytes on the port.
@@ -410,7 +473,7 @@ impl PftCoder {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn bit(&mut self, hit: bool, ctx: u16, info: Info) {
         let p = &mut self.probs[ctx as usize];
         let cost = p.cost(hit);
@@ -567,8 +630,8 @@ impl PftEncoder {
 
     #[inline]
     pub fn push(&mut self, ev: &RetireEvent) {
-        if let Some(job) = self.front.push(ev) {
-            self.coder.run(&job);
+        if let Some(job) = self.front.push_ref(ev) {
+            self.coder.run(job);
         }
     }
 

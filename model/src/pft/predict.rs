@@ -304,6 +304,30 @@ impl DirectionPredictor {
         dispatch_tables!(self.tables, T => self.predict_n::<T>(iw_addr))
     }
 
+    /// [`Self::predict`] of the branch at `iw_addr`, then [`Self::update`] with `taken`, in
+    /// one step (the encoder knows the outcome when it asks): one dispatch on the tables,
+    /// and the lookup stays in registers for the update.
+    #[inline]
+    pub fn predict_update(&mut self, iw_addr: u32, taken: bool) -> (bool, usize) {
+        dispatch_tables!(self.tables, T => if self.narrow {
+            self.predict_update_tw::<T, 8>(iw_addr, taken)
+        } else {
+            self.predict_update_tw::<T, 16>(iw_addr, taken)
+        })
+    }
+
+    #[inline(always)]
+    fn predict_update_tw<const T: usize, const W: u32>(&mut self, iw_addr: u32, taken: bool) -> (bool, usize) {
+        let key = self.key_tw::<T, W>(iw_addr);
+        // SAFETY: T is the number of tables (dispatched on it), W the lane width (from
+        // `narrow`), and the key is this predictor's.
+        let (pred, ctx, lookup) = unsafe { self.lookup_tw::<T, W>(&key) };
+        // SAFETY: as above; no PEXT.
+        unsafe { self.update_tw::<T, W, false>(&lookup, taken) };
+        self.last = lookup;
+        (pred, ctx)
+    }
+
     /// The tagged table that provided the last prediction (None: the base table).
     #[inline]
     pub fn provider(&self) -> Option<usize> {
@@ -330,11 +354,27 @@ impl DirectionPredictor {
         BranchKey { index, tag: (h & ((1 << self.tag_bits) - 1)) as u64 * ones, base: h & (self.base.len() as u32 - 1) }
     }
 
+    /// [`Self::key`] with `T` tagged tables and `W`-bit lanes (`W` must be
+    /// [`Self::lane_bits`]): the loop over the tables unrolls.
+    #[inline(always)]
+    fn key_tw<const T: usize, const W: u32>(&self, iw_addr: u32) -> BranchKey {
+        debug_assert!(T == self.tables && W == self.lane_bits());
+        let h = hashed_pc(iw_addr);
+        let per_word = (64 / W) as usize;
+        let mask = (1u32 << self.index_bits) - 1;
+        let mut index = [0u64; 2];
+        for i in 0..T {
+            index[i / per_word] |= (((h ^ (h >> self.index_shift[i])) & mask) as u64) << (W as usize * (i % per_word));
+        }
+        BranchKey { index, tag: (h & ((1 << self.tag_bits) - 1)) as u64 * lane_ones::<W>(), base: h & (self.base.len() as u32 - 1) }
+    }
+
     /// `predict` with `T` tagged tables (the loops over tables unroll, lane positions are
     /// constants); `T` must equal [`Self::tables`].
     #[inline(always)]
     pub fn predict_n<const T: usize>(&mut self, iw_addr: u32) -> (bool, usize) {
-        let key = self.key(iw_addr);
+        let key = if self.narrow { self.key_tw::<T, 8>(iw_addr) } else { self.key_tw::<T, 16>(iw_addr) };
+        debug_assert_eq!(key, self.key(iw_addr));
         let (pred, ctx, lookup) = self.lookup_n::<T>(&key);
         self.last = lookup;
         (pred, ctx)
