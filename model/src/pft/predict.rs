@@ -525,24 +525,6 @@ impl DirectionPredictor {
         }
     }
 
-    /// `update_with_n` for code compiled with x86-64 BMI2 (the decoder's BMI2 build): the
-    /// outcomes leaving the windows gathered by one PEXT.
-    ///
-    /// # Safety
-    /// On x86-64 the host must have BMI2 (elsewhere this is `update_with_n`).
-    #[inline(always)]
-    pub unsafe fn update_with_n_bmi2<const T: usize>(&mut self, l: &Lookup, taken: bool) {
-        assert!(T == self.tables);
-        // SAFETY: T == self.tables (just checked), W from `narrow`, BMI2 promised.
-        unsafe {
-            if self.narrow {
-                self.update_tw::<T, 8, true>(l, taken)
-            } else {
-                self.update_tw::<T, 16, true>(l, taken)
-            }
-        }
-    }
-
     /// `update_with_n` with `T` tagged tables and `W`-bit lanes fixed by the caller (see
     /// [`Self::lookup_tw`]); `PEXT`: gather the leaving outcomes with BMI2's PEXT.
     ///
@@ -601,8 +583,8 @@ impl DirectionPredictor {
     fn shift_history_w<const T: usize, const W: u32, const PEXT: bool>(&mut self, taken: bool) {
         // The outcome at position L_i - 1 leaves the window of table i.
         let leaving = if PEXT {
-            // SAFETY: PEXT is set only through `update_with_n_bmi2`, whose caller promises
-            // BMI2.
+            // SAFETY: PEXT is set only through `update_tw` or `push_history_tw`, whose caller
+            // promises BMI2.
             unsafe { pext(self.history, self.leaving_mask) }
         } else {
             let mut leaving = 0;
