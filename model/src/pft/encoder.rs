@@ -7,9 +7,9 @@
 use super::coder::{Prob, RangeEncoder, ESCAPE_SHIFT, PROB_INIT, RAW_MAX_BITS};
 use super::{
     high_page_field, in_high_page, offset_code, EscapeType, InsnFlow, PftParams, PftState, PftStats, TargetCode,
-    TargetContexts, ESCAPE_TYPE_BITS, GAP_BITS, LOST_LEN_BITS, MAX_GAP, OFFSET_WIDTHS, lost_code,
+    TargetContexts, ARM_MOV_LR_PC, ESCAPE_TYPE_BITS, GAP_BITS, LOST_LEN_BITS, MAX_GAP, OFFSET_WIDTHS, lost_code,
 };
-use crate::event::RetireEvent;
+use crate::event::{BranchClass, RetireEvent};
 use crate::format::SYNC_MARKER;
 
 /// Which statistic a decision's information counts toward.
@@ -277,27 +277,39 @@ impl PftFrontEnd {
     /// the general path out of line.
     #[inline]
     pub fn push_ref(&mut self, ev: &RetireEvent) -> Option<&CoderJob> {
-        if !self.state.awaiting_start && !ev.exception {
-            let flow = InsnFlow::of(ev.class, ev.insn, ev.thumb);
-            let since = self.state.since_reset + 1;
-            if !flow.is_slot()
-                && !flow.mov_lr_pc
-                && !flow.link
-                && self.state.gap + 1 < MAX_GAP
-                && (self.sync_period == 0 || since < self.sync_period)
-            {
-                // What the general path does with it: no job.
-                self.state.since_reset = since;
-                self.state.gap += 1;
-                return None;
-            }
+        if self.push_plain(ev) {
+            return None;
         }
         self.push_general(ev)
     }
 
+    /// Take `ev` if it is the common case, and say whether it was: an instruction of class
+    /// none (so no prediction point and no link, `InsnFlow::of`) that is not ARM's
+    /// `MOV lr, pc`, with no exception, no start before it, and no virtual slot or SYNC
+    /// after it. All [`Self::push_general`] would do with it is count it.
+    #[inline(always)]
+    pub fn push_plain(&mut self, ev: &RetireEvent) -> bool {
+        let since = self.state.since_reset + 1;
+        let plain = ev.class == BranchClass::None
+            && !ev.exception
+            && (ev.thumb || ev.insn != ARM_MOV_LR_PC)
+            && !self.state.awaiting_start
+            && self.state.gap + 1 < MAX_GAP
+            && (self.sync_period == 0 || since < self.sync_period);
+        if plain {
+            debug_assert!({
+                let flow = InsnFlow::of(ev.class, ev.insn, ev.thumb);
+                !flow.is_slot() && !flow.mov_lr_pc && !flow.link
+            });
+            self.state.since_reset = since;
+            self.state.gap += 1;
+        }
+        plain
+    }
+
     /// [`Self::push_ref`] for any instruction.
     #[inline(never)]
-    fn push_general(&mut self, ev: &RetireEvent) -> Option<&CoderJob> {
+    pub fn push_general(&mut self, ev: &RetireEvent) -> Option<&CoderJob> {
         self.job.clear(self.state.gap);
         let a = ev.iw_addr();
         if self.state.awaiting_start {
@@ -628,9 +640,18 @@ impl PftEncoder {
         self.coder.bit_len()
     }
 
+    /// One retired instruction: the common case inline, the rest (and the coding of a job)
+    /// out of line.
     #[inline]
     pub fn push(&mut self, ev: &RetireEvent) {
-        if let Some(job) = self.front.push_ref(ev) {
+        if !self.front.push_plain(ev) {
+            self.push_job(ev);
+        }
+    }
+
+    #[inline(never)]
+    fn push_job(&mut self, ev: &RetireEvent) {
+        if let Some(job) = self.front.push_general(ev) {
             self.coder.run(job);
         }
     }

@@ -189,6 +189,13 @@ pub struct DirectionPredictor {
     /// Bits `L_i - 1` of the history (the same outcomes, gathered by one PEXT).
     leaving_mask: u64,
     last: Lookup,
+    /// Keys of recently predicted branches, direct-mapped by address (a key depends on the
+    /// address and the sizes only, so an entry never goes stale; every entry starts as the
+    /// key of address 2, which no branch has): `predict_update` computes a key once per
+    /// branch address rather than at every execution.
+    key_cache: Vec<(u32, BranchKey)>,
+    /// The host has x86-64 BMI2: `predict_update` gathers the leaving outcomes with PEXT.
+    bmi2: bool,
     /// The allocation register `R` (3 bits, 1 after reset): steps once per misprediction
     /// with two or more free tables and picks the first or the second (section 11.3).
     alloc_lfsr: u8,
@@ -230,7 +237,7 @@ impl DirectionPredictor {
                 x
             })
             .collect();
-        DirectionPredictor {
+        let mut d = DirectionPredictor {
             base: vec![2; p.bim as usize],
             entries: vec![ENTRY_EMPTY; tables << if narrow { 8 } else { e }],
             stride_bits: if narrow { 8 } else { e },
@@ -250,11 +257,16 @@ impl DirectionPredictor {
             leaving_shift: std::array::from_fn(|i| hlen.get(i).map_or(0, |&l| (l - 1).saturating_sub(i as u32))),
             leaving_mask: hlen.iter().fold(0, |m, &l| m | 1 << (l - 1)),
             last: Lookup::default(),
+            key_cache: Vec::new(),
+            bmi2: host_has_bmi2(),
             alloc_lfsr: ALLOC_LFSR_RESET,
             age: 0,
             sweep_table: 0,
             sweep_entry: 0,
-        }
+        };
+        let unused = (KEY_CACHE_UNUSED, d.key(KEY_CACHE_UNUSED));
+        d.key_cache = vec![unused; KEY_CACHE];
+        d
     }
 
     pub fn reset(&mut self) {
@@ -318,12 +330,27 @@ impl DirectionPredictor {
 
     #[inline(always)]
     fn predict_update_tw<const T: usize, const W: u32>(&mut self, iw_addr: u32, taken: bool) -> (bool, usize) {
-        let key = self.key_tw::<T, W>(iw_addr);
+        let slot = (iw_addr as usize >> 1) & (KEY_CACHE - 1);
+        let key = match self.key_cache[slot] {
+            (a, key) if a == iw_addr => key,
+            _ => {
+                let key = self.key_tw::<T, W>(iw_addr);
+                self.key_cache[slot] = (iw_addr, key);
+                key
+            }
+        };
+        debug_assert_eq!(key, self.key(iw_addr));
         // SAFETY: T is the number of tables (dispatched on it), W the lane width (from
         // `narrow`), and the key is this predictor's.
         let (pred, ctx, lookup) = unsafe { self.lookup_tw::<T, W>(&key) };
-        // SAFETY: as above; no PEXT.
-        unsafe { self.update_tw::<T, W, false>(&lookup, taken) };
+        // SAFETY: as above; PEXT only when the host has BMI2.
+        unsafe {
+            if self.bmi2 {
+                self.update_tw::<T, W, true>(&lookup, taken)
+            } else {
+                self.update_tw::<T, W, false>(&lookup, taken)
+            }
+        }
         self.last = lookup;
         (pred, ctx)
     }
@@ -657,6 +684,23 @@ impl DirectionPredictor {
             self.sweep_entry = 0;
             self.sweep_table = (self.sweep_table + 1) % T;
         }
+    }
+}
+
+/// Entries of the direction predictor's key cache (a power of two).
+const KEY_CACHE: usize = 256;
+/// The address of an unused key-cache entry: 2, a misaligned ARM address, no branch's.
+const KEY_CACHE_UNUSED: u32 = 2;
+
+/// Whether the host has x86-64 BMI2 (false elsewhere).
+fn host_has_bmi2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("bmi2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
     }
 }
 
