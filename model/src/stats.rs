@@ -112,6 +112,12 @@ pub struct KeyCounts {
     len: usize,
 }
 
+/// Where the probe for `key` starts in a table of `mask + 1` slots.
+#[inline]
+fn home_slot(key: u64, mask: usize) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & mask
+}
+
 impl Default for KeyCounts {
     fn default() -> Self {
         Self::new()
@@ -128,7 +134,7 @@ impl KeyCounts {
     pub fn add(&mut self, key: u64) {
         assert!(key != 0, "key 0 marks an empty slot");
         let mask = self.keys.len() - 1;
-        let mut i = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & mask;
+        let mut i = home_slot(key, mask);
         loop {
             let k = self.keys[i];
             if k == key {
@@ -154,7 +160,7 @@ impl KeyCounts {
         let counts = std::mem::replace(&mut self.counts, vec![0; n]);
         let mask = n - 1;
         for (k, c) in keys.into_iter().zip(counts).filter(|&(k, _)| k != 0) {
-            let mut i = (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & mask;
+            let mut i = home_slot(k, mask);
             while self.keys[i] != 0 {
                 i = (i + 1) & mask;
             }

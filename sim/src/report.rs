@@ -7,7 +7,6 @@
 //! length, as a stream descriptor cache identifies it: two streams that start at the same
 //! address but end at different branches are different streams.
 
-
 use serde::Serialize;
 use streamtrace_model::stats::KeyCounts;
 use streamtrace_model::{RetireEvent, StreamDescriptor, StreamDetector};
@@ -96,9 +95,9 @@ impl ProfileHook {
         if let Some(d) = self.detector.cut() {
             self.count(&d);
         }
-        let streams: u64 = self.counts.iter().map(|(_, n)| n).sum();
         let max_stream_len = self.counts.iter().map(|(k, _)| k as u32).max().unwrap_or(0);
         let mut freq: Vec<u64> = self.counts.iter().map(|(_, n)| n).collect();
+        let streams: u64 = freq.iter().sum();
         freq.sort_unstable_by(|a, b| b.cmp(a));
         ProgramProfile {
             instructions: self.instructions,

@@ -265,22 +265,14 @@ impl PftFrontEnd {
     }
 
     /// One retired instruction (already checked for continuity and alignment); the job it
-    /// needs, if any.
+    /// needs, if any. Most instructions take `push_plain`, inline; the rest the general
+    /// path, out of line.
     #[inline]
     pub fn push(&mut self, ev: &RetireEvent) -> Option<CoderJob> {
-        self.push_ref(ev).copied()
-    }
-
-    /// [`Self::push`] without copying the job out (functional mode codes it in place).
-    /// Inlined: most instructions are no prediction point, push nothing and link nothing,
-    /// and for them the whole step is the classification and the counts; the others take
-    /// the general path out of line.
-    #[inline]
-    pub fn push_ref(&mut self, ev: &RetireEvent) -> Option<&CoderJob> {
         if self.push_plain(ev) {
             return None;
         }
-        self.push_general(ev)
+        self.push_general(ev).copied()
     }
 
     /// Take `ev` if it is the common case, and say whether it was: an instruction of class
@@ -288,7 +280,7 @@ impl PftFrontEnd {
     /// `MOV lr, pc`, with no exception, no start before it, and no virtual slot or SYNC
     /// after it. All [`Self::push_general`] would do with it is count it.
     #[inline(always)]
-    pub fn push_plain(&mut self, ev: &RetireEvent) -> bool {
+    fn push_plain(&mut self, ev: &RetireEvent) -> bool {
         let since = self.state.since_reset + 1;
         let plain = ev.class == BranchClass::None
             && !ev.exception
@@ -307,9 +299,10 @@ impl PftFrontEnd {
         plain
     }
 
-    /// [`Self::push_ref`] for any instruction.
+    /// [`Self::push`] for any instruction, the job left in place (functional mode codes it
+    /// from there).
     #[inline(never)]
-    pub fn push_general(&mut self, ev: &RetireEvent) -> Option<&CoderJob> {
+    fn push_general(&mut self, ev: &RetireEvent) -> Option<&CoderJob> {
         self.job.clear(self.state.gap);
         let a = ev.iw_addr();
         if self.state.awaiting_start {

@@ -339,7 +339,6 @@ impl DirectionPredictor {
                 key
             }
         };
-        debug_assert_eq!(key, self.key(iw_addr));
         // SAFETY: T is the number of tables (dispatched on it), W the lane width (from
         // `narrow`), and the key is this predictor's.
         let (pred, ctx, lookup) = unsafe { self.lookup_tw::<T, W>(&key) };
@@ -370,15 +369,11 @@ impl DirectionPredictor {
     /// What the branch at `iw_addr` contributes to every lookup.
     #[inline]
     pub fn key(&self, iw_addr: u32) -> BranchKey {
-        let h = hashed_pc(iw_addr);
-        let e = self.index_bits;
-        let (lane_bits, per_word, ones) =
-            if self.narrow { (8, 8, lane_ones::<8>()) } else { (16, 4, lane_ones::<16>()) };
-        let mut index = [0u64; 2];
-        for i in 0..self.tables {
-            index[i / per_word] |= (((h ^ (h >> self.index_shift[i])) & ((1 << e) - 1)) as u64) << (lane_bits * (i % per_word));
-        }
-        BranchKey { index, tag: (h & ((1 << self.tag_bits) - 1)) as u64 * ones, base: h & (self.base.len() as u32 - 1) }
+        dispatch_tables!(self.tables, T => if self.narrow {
+            self.key_tw::<T, 8>(iw_addr)
+        } else {
+            self.key_tw::<T, 16>(iw_addr)
+        })
     }
 
     /// [`Self::key`] with `T` tagged tables and `W`-bit lanes (`W` must be
@@ -401,7 +396,6 @@ impl DirectionPredictor {
     #[inline(always)]
     pub fn predict_n<const T: usize>(&mut self, iw_addr: u32) -> (bool, usize) {
         let key = if self.narrow { self.key_tw::<T, 8>(iw_addr) } else { self.key_tw::<T, 16>(iw_addr) };
-        debug_assert_eq!(key, self.key(iw_addr));
         let (pred, ctx, lookup) = self.lookup_n::<T>(&key);
         self.last = lookup;
         (pred, ctx)
