@@ -17,7 +17,7 @@ use thiserror::Error;
 use crate::config::{Config, Scheme};
 use crate::detector::{StreamDescriptor, StreamDetector};
 use crate::encoder::{EncodeError, EncodedTrace, Encoder};
-use crate::event::RetireEvent;
+use crate::event::{PlainRun, RetireEvent};
 use crate::pft::{CoderJob, CoderPipeline, PftFrontEnd};
 use crate::stats::Stats;
 
@@ -179,6 +179,8 @@ pub enum CycleError {
     Event(#[from] EncodeError),
     #[error("event {index}: retire cycle {cycle} does not follow the previous event's cycle {previous} (cycles must increase strictly)")]
     Cycle { index: u64, cycle: u64, previous: u64 },
+    #[error("events {index}..{end}: a run of {count} plain instructions {reason}", end = index + *count as u64)]
+    PlainRun { index: u64, count: u32, reason: &'static str },
 }
 
 /// A descriptor or overflow entry waiting in the SDB. It is encoded when it enters: the
@@ -661,6 +663,68 @@ impl CycleTraceModule {
             return Ok(());
         }
         self.push_general(ev, cycle)
+    }
+
+    /// How many plain instructions (see [`PlainRun`]) [`CycleTraceModule::push_plain_run`]
+    /// takes in one run now: as many as the current stream has room for without ending,
+    /// where [`CycleTraceModule::push_at`] would do nothing else for each than count it;
+    /// 0 before the first event and in pft (whose front end sees every instruction).
+    #[inline]
+    pub fn plain_budget(&self) -> u32 {
+        if self.pft || self.last_input.is_none() {
+            return 0;
+        }
+        self.detector.plain_room()
+    }
+
+    /// A run of plain instructions, exactly as [`CycleTraceModule::push_at`] of each at its
+    /// retire cycle would take them, for a run of at most [`CycleTraceModule::plain_budget`]
+    /// instructions whose retire cycles increase (which a timed core's do). The first
+    /// instruction's own errors (a discontinuity, a misaligned or non-increasing cycle) are
+    /// the same as `push_at`'s; a run that is longer than the budget, or whose cycles
+    /// cannot increase from the first to the last, is refused after its first instruction.
+    #[inline]
+    pub fn push_plain_run(&mut self, run: &PlainRun) -> Result<(), CycleError> {
+        // (The checks of `push_at`'s own shortcut, for the first instruction; the budget
+        // covers the stream's length, the cycle span the others' cycles.)
+        if !self.pft
+            && run.count >= 1
+            && run.count <= self.detector.plain_room()
+            && self.last_input.is_some_and(|p| run.first_cycle > p)
+            && run.last_cycle >= run.first_cycle.saturating_add(run.count as u64 - 1)
+            && self.enc.accepts_plain_run(run)
+        {
+            self.enc.count_plain_run(run);
+            self.last_input = Some(run.last_cycle);
+            self.events += run.count as u64;
+            self.detector.extend_plain_run(run.pc | run.thumb as u32, run.count);
+            return Ok(());
+        }
+        self.refuse_plain_run(run)
+    }
+
+    /// A run [`CycleTraceModule::push_plain_run`] does not take in one step: an empty run
+    /// does nothing, the first instruction goes through `push_at` (with its own errors), and
+    /// a longer run is refused after it.
+    #[cold]
+    #[inline(never)]
+    fn refuse_plain_run(&mut self, run: &PlainRun) -> Result<(), CycleError> {
+        if run.count == 0 {
+            return Ok(());
+        }
+        let (index, budget) = (self.events, self.plain_budget());
+        self.push_at(&run.first_event(), run.first_cycle)?;
+        if run.count == 1 {
+            return Ok(());
+        }
+        let reason = if run.count > budget {
+            "exceeds the plain budget"
+        } else if run.last_cycle < run.first_cycle.saturating_add(run.count as u64 - 1) {
+            "has retire cycles that do not increase"
+        } else {
+            "does not follow the previous event"
+        };
+        Err(CycleError::PlainRun { index, count: run.count, reason })
     }
 
     /// [`CycleTraceModule::push_at`] for any instruction.
@@ -1602,6 +1666,91 @@ mod tests {
             let needed = enc.needed_sizes(&cfg, &buf, evs[0].1, ds.iter().map(|(_, c)| *c));
             assert_eq!(needed, (2, old.cycle.obuf_needed_bits), "{buffers}");
         }
+    }
+
+    /// `evs` fed as `Machine::run` feeds a hook that offers a plain budget: each plain
+    /// instruction (class none, not taken, no exception) into a run while the budget
+    /// offered after the last single event lasts, every other instruction alone. Also
+    /// returns the number of runs.
+    fn run_in_plain_runs(cfg: &Config, buf: &BufferConfig, evs: &[(RetireEvent, u64)]) -> (CycleOutput, usize) {
+        let mut m = CycleTraceModule::new(cfg, buf);
+        let (mut budget, mut run, mut runs) = (m.plain_budget(), None::<PlainRun>, 0);
+        for (e, c) in evs {
+            if budget > 0 && e.class == BranchClass::None && !e.taken && !e.exception {
+                match &mut run {
+                    Some(r) => {
+                        r.count += 1;
+                        r.last_cycle = *c;
+                    }
+                    None => run = Some(PlainRun { pc: e.pc, thumb: e.thumb, count: 1, first_cycle: *c, last_cycle: *c }),
+                }
+                budget -= 1;
+                continue;
+            }
+            if let Some(r) = run.take() {
+                m.push_plain_run(&r).unwrap();
+                runs += 1;
+            }
+            m.push_at(e, *c).unwrap();
+            budget = m.plain_budget();
+        }
+        if let Some(r) = run.take() {
+            m.push_plain_run(&r).unwrap();
+            runs += 1;
+        }
+        (m.finish(), runs)
+    }
+
+    #[test]
+    fn plain_runs_give_what_single_instructions_give() {
+        let mut batched = 0;
+        cases(|c, b, cfg, buf, evs| {
+            let single = run_events(cfg, buf, evs, false);
+            let (runs, n) = run_in_plain_runs(cfg, buf, evs);
+            assert_eq!(runs.trace, single.trace, "{c} {b}");
+            assert_eq!(runs.stats, single.stats, "{c} {b}");
+            assert_eq!(runs.cycle, single.cycle, "{c} {b}");
+            // pft's front end sees every instruction: it never offers a budget.
+            assert_eq!(n == 0, cfg.scheme == Scheme::Pft, "{c} {b}: {n} runs");
+            batched += n;
+        });
+        assert!(batched > 10_000, "only {batched} runs");
+    }
+
+    #[test]
+    fn plain_runs_are_checked_as_their_instructions_are() {
+        let cfg: Config = "rsdc-32x4-128".parse().unwrap();
+        let buf = BufferConfig::default();
+        let start = || {
+            let mut m = CycleTraceModule::new(&cfg, &buf);
+            assert_eq!(m.plain_budget(), 0, "no budget before the first event");
+            m.push_at(&RetireEvent { pc: 0x100, next_pc: 0x104, ..Default::default() }, 10).unwrap();
+            m
+        };
+        let run = |pc: u32, count: u32, first_cycle: u64, last_cycle: u64| PlainRun { pc, thumb: false, count, first_cycle, last_cycle };
+        let budget = start().plain_budget();
+        assert_eq!(budget, cfg.max_sl - 2, "room left after one instruction");
+        // The first instruction's own errors are push_at's.
+        for r in [run(0x200, 3, 11, 13), run(0x104, 3, 10, 12), run(0x106, 1, 11, 11)] {
+            let mut alone = start();
+            let expected = alone.push_at(&r.first_event(), r.first_cycle).unwrap_err().to_string();
+            assert_eq!(start().push_plain_run(&r).unwrap_err().to_string(), expected, "{r:?}");
+        }
+        // A run the budget or its cycles do not allow is refused after its first instruction.
+        let mut m = start();
+        let e = m.push_plain_run(&run(0x104, budget + 1, 11, 11 + budget as u64)).unwrap_err();
+        assert!(matches!(e, CycleError::PlainRun { index: 1, reason: "exceeds the plain budget", .. }), "{e}");
+        let e = start().push_plain_run(&run(0x104, 3, 11, 12)).unwrap_err();
+        assert!(e.to_string().contains("events 1..4: a run of 3 plain instructions has retire cycles that do not increase"), "{e}");
+        // Within the budget, a run is its instructions: the stream goes on after it.
+        let mut m = start();
+        m.push_plain_run(&run(0x104, budget, 11, 11 + budget as u64)).unwrap();
+        assert_eq!(m.plain_budget(), 0);
+        assert!(m.push_plain_run(&run(0x104, 0, 0, 0)).is_ok(), "an empty run does nothing");
+        let pft: Config = "pft".parse().unwrap();
+        let mut p = CycleTraceModule::new(&pft, &buf);
+        p.push_at(&RetireEvent { pc: 0x100, next_pc: 0x104, ..Default::default() }, 10).unwrap();
+        assert_eq!(p.plain_budget(), 0, "pft");
     }
 
     #[test]

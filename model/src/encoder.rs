@@ -7,7 +7,7 @@ use crate::bits::BitWriter;
 use crate::compressor::{CompressorState, StreamOutcome};
 use crate::config::{Config, IsaMode, Scheme};
 use crate::detector::{StreamDescriptor, StreamDetector};
-use crate::event::{BranchClass, RetireEvent};
+use crate::event::{BranchClass, PlainRun, RetireEvent};
 use crate::pft::PftEncoder;
 use crate::format::{write_nexs_diff, EscapeType, ESCAPE_TYPE_BITS, OVERFLOW_COUNT_BITS, SYNC_MARKER};
 use crate::stats::{unique_key, DescriptorSet, Stats};
@@ -202,6 +202,24 @@ impl Encoder {
         self.expected_pc = Some(ev.next_pc);
         self.events += 1;
         self.stats.instructions += 1;
+    }
+
+    /// [`Encoder::accepts_plain`] of a run's first instruction (the others follow it).
+    #[inline(always)]
+    pub(crate) fn accepts_plain_run(&self, run: &PlainRun) -> bool {
+        let size = if run.thumb { 2 } else { 4 };
+        self.expected_pc == Some(run.pc | run.thumb as u32)
+            && run.pc & (size - 1) == 0
+            && !(run.thumb && self.cfg.isa == IsaMode::ArmOnly)
+    }
+
+    /// [`Encoder::count_plain`] for a run of instructions that [`Encoder::accepts_plain`]
+    /// takes one after the other (the first of them accepted, the others following it).
+    #[inline(always)]
+    pub(crate) fn count_plain_run(&mut self, run: &PlainRun) {
+        self.expected_pc = Some(run.next_iw());
+        self.events += run.count as u64;
+        self.stats.instructions += run.count as u64;
     }
 
     /// What is wrong with `ev` (which [`Encoder::accept`] refused), in the order it checks.

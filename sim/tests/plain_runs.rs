@@ -1,0 +1,137 @@
+//! `Machine::run` with a hook that takes plain instructions in runs
+//! (`RetireHook::plain_budget`): the hook must see every instruction once, in order, with
+//! the same addresses, states and retire cycles as a hook called for each, never more in a
+//! run than it offered, and every run before the next single event and before `run`
+//! returns (through semihosting calls, state changes, exceptions, self-modifying code and
+//! the instruction limit).
+
+use std::path::{Path, PathBuf};
+
+use streamtrace_isa::ElfImage;
+use streamtrace_model::{BranchClass, PlainRun, RetireEvent};
+use streamtrace_sim::semihost::SharedBuffer;
+use streamtrace_sim::{Machine, MemAccess, RetireHook, Semihost, SimError, TimingConfig};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// (ELF, command line): ARM and Thumb test programs, and the self-modifying Linux program.
+fn programs() -> [(PathBuf, &'static str); 4] {
+    let bin = root().join("testbenches/programs/bin");
+    [
+        (bin.join("bitcount.elf"), "bin/bitcount.elf 1500"),
+        (bin.join("sha256_thumb.elf"), "bin/sha256_thumb.elf 96"),
+        (bin.join("qsort_structs.elf"), "bin/qsort_structs.elf 6000"),
+        (root().join("sim/tests/data/self_modifying.elf"), "self_modifying.elf"),
+    ]
+}
+
+fn machine(elf: &Path, cmdline: &str, timed: bool) -> Machine {
+    let image = ElfImage::open(elf).unwrap_or_else(|e| panic!("{}: {e}", elf.display()));
+    let sh = Semihost::new()
+        .with_cmdline(cmdline)
+        .with_workdir(root().join("testbenches/programs"))
+        .with_stdin(std::io::empty())
+        .with_stdout(SharedBuffer::new())
+        .with_stderr(SharedBuffer::new());
+    let mut m = Machine::load(&image, sh).unwrap();
+    if timed {
+        m.enable_timing(TimingConfig::default()).unwrap();
+    }
+    m
+}
+
+/// One instruction as a hook saw it: interworking address, class, taken, and the retire
+/// cycle where the hook was told it (a run tells only its first and last).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Seen {
+    iw: u32,
+    class: BranchClass,
+    taken: bool,
+    cycle: Option<u64>,
+}
+
+impl Seen {
+    fn of(ev: &RetireEvent) -> Seen {
+        Seen { iw: ev.iw_addr(), class: ev.class, taken: ev.taken, cycle: Some(ev.cycle) }
+    }
+}
+
+/// Offers the budgets of `pattern` in turn and records what it is told.
+struct RunHook {
+    pattern: &'static [u32],
+    turn: usize,
+    offered: u32,
+    seen: Vec<Seen>,
+    runs: usize,
+    longest: u32,
+}
+
+impl RetireHook for RunHook {
+    fn retire(&mut self, ev: &RetireEvent, _: &[MemAccess]) {
+        self.seen.push(Seen::of(ev));
+        self.turn += 1;
+        self.offered = self.pattern[self.turn % self.pattern.len()];
+    }
+
+    fn plain_budget(&self) -> u32 {
+        self.offered
+    }
+
+    fn retire_plain(&mut self, run: &PlainRun) {
+        assert!(run.count >= 1 && run.count <= self.offered, "a run of {} after an offer of {}", run.count, self.offered);
+        assert!(run.last_cycle >= run.first_cycle + (run.count as u64 - 1) || run.last_cycle == 0, "{run:?}");
+        let size = if run.thumb { 2 } else { 4 };
+        for i in 0..run.count {
+            let cycle = if i == 0 {
+                Some(run.first_cycle)
+            } else if i == run.count - 1 {
+                Some(run.last_cycle)
+            } else {
+                None
+            };
+            self.seen.push(Seen { iw: (run.pc | run.thumb as u32) + i * size, class: BranchClass::None, taken: false, cycle });
+        }
+        assert_eq!(self.seen.last().unwrap().iw + size, run.next_iw());
+        // No offer until the next single event.
+        self.offered = 0;
+        self.runs += 1;
+        self.longest = self.longest.max(run.count);
+    }
+}
+
+fn outcome(r: Result<i32, SimError>) -> String {
+    match r {
+        Ok(code) => format!("exit {code}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn runs_of_plain_instructions_are_the_instructions_one_by_one() {
+    // (An offer of 0 now and then; of 1, the shortest run; and larger than any stream.)
+    const PATTERN: &[u32] = &[5, 0, 1, 254, 3, 100_000, 2];
+    const LIMIT: u64 = 1_500_000;
+    for (elf, cmdline) in programs() {
+        for timed in [false, true] {
+            let name = format!("{} ({})", elf.display(), if timed { "timed" } else { "functional" });
+            let mut single = Vec::new();
+            let mut m = machine(&elf, cmdline, timed);
+            let end_single = outcome(m.run(LIMIT, &mut |ev: &RetireEvent, _: &[MemAccess]| single.push(Seen::of(ev))));
+            let retired_single = m.retired;
+
+            let mut hook = RunHook { pattern: PATTERN, turn: 0, offered: PATTERN[0], seen: Vec::new(), runs: 0, longest: 0 };
+            let mut m = machine(&elf, cmdline, timed);
+            let end_runs = outcome(m.run(LIMIT, &mut hook));
+            assert_eq!(end_runs, end_single, "{name}");
+            assert_eq!(m.retired, retired_single, "{name}");
+            assert_eq!(hook.seen.len(), single.len(), "{name}: instructions reported");
+            for (i, (a, b)) in hook.seen.iter().zip(&single).enumerate() {
+                let same = a.iw == b.iw && a.class == b.class && a.taken == b.taken && a.cycle.is_none_or(|c| Some(c) == b.cycle);
+                assert!(same, "{name}: instruction {i}: {a:?} in runs, {b:?} one by one");
+            }
+            assert!(hook.runs >= 20 && hook.longest > 3, "{name}: {} runs, the longest {}", hook.runs, hook.longest);
+        }
+    }
+}
