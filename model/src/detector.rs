@@ -77,14 +77,15 @@ impl StreamDetector {
     /// How many instructions that change no flow the current stream takes, one after the
     /// other, before one of them would end it (at the maximum length).
     #[inline(always)]
-    pub(crate) fn plain_room(&self) -> u32 {
+    pub fn plain_room(&self) -> u32 {
         self.max_sl.saturating_sub(self.sl + 1)
     }
 
-    /// [`StreamDetector::extend`] for `count` instructions of class none from `iw` on, all
-    /// within [`StreamDetector::plain_room`].
+    /// What [`StreamDetector::push`] does for `count` instructions of class none, not
+    /// taken, from `iw` on (interworking form), all within [`StreamDetector::plain_room`]:
+    /// none of them ends the stream.
     #[inline(always)]
-    pub(crate) fn extend_plain_run(&mut self, iw: u32, count: u32) {
+    pub fn extend_plain_run(&mut self, iw: u32, count: u32) {
         debug_assert!(count >= 1 && count <= self.plain_room());
         if self.sl == 0 {
             self.sa = iw;

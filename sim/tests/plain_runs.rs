@@ -135,3 +135,48 @@ fn runs_of_plain_instructions_are_the_instructions_one_by_one() {
         }
     }
 }
+
+/// A sweep's capture (which runs with plain runs) replayed in cycle mode gives what the
+/// trace module fed one instruction at a time gives: timed and at one instruction per
+/// cycle, at the default maximum stream length and a short one (where plain instructions
+/// end streams and budgets run out), with a stop at the instruction cap.
+#[test]
+fn captures_replay_to_the_cycle_mode_of_single_instructions() {
+    use streamtrace_model::{BufferConfig, Config, CycleTraceModule};
+    use streamtrace_sim::sweep::{ensure_captures, load_capture, replay, CaptureOptions, CycleSource, ProgramSpec};
+    const LIMIT: u64 = 400_000;
+    let dir = std::env::temp_dir().join(format!("streamtrace-plain-runs-{}", std::process::id()));
+    let buf: BufferConfig = "sdb=1,obuf=24".parse().unwrap();
+    for (elf, cmdline) in programs() {
+        let name = elf.file_stem().unwrap().to_string_lossy().into_owned();
+        let spec = ProgramSpec::new(name, &elf, cmdline, root().join("testbenches/programs"));
+        for timed in [false, true] {
+            let cycles = if timed { CycleSource::Timing(Box::default()) } else { CycleSource::Ipc1 };
+            let opts = CaptureOptions { dir: dir.clone(), cycles, max_insns: LIMIT, cancel: None };
+            let paths = ensure_captures(&spec, &[255, 6], &opts).unwrap();
+            for (path, config) in paths.iter().zip(["rsdc-32x4-128", "rsdc-32x4-128,maxsl=6"]) {
+                let cfg: Config = config.parse().unwrap();
+                let capture = load_capture(path).unwrap();
+                let replayed = replay(&capture, &cfg, &buf);
+                let mut module = CycleTraceModule::new(&cfg, &buf);
+                let mut index = 0u64;
+                // (The capture's machine: the sweep's semihosting, with its fixed clock.)
+                let mut m = spec.machine().unwrap();
+                if timed {
+                    m.enable_timing(TimingConfig::default()).unwrap();
+                }
+                let _ = m.run(LIMIT, &mut |ev: &RetireEvent, _: &[MemAccess]| {
+                    module.push_at(ev, if timed { ev.cycle } else { index }).unwrap();
+                    index += 1;
+                });
+                let direct = module.finish();
+                let name = format!("{} {config} ({})", spec.name, if timed { "timed" } else { "ipc1" });
+                assert_eq!(capture.info.instructions, m.retired, "{name}");
+                assert!(replayed.trace == direct.trace, "{name}: bits");
+                assert_eq!(replayed.stats, direct.stats, "{name}");
+                assert_eq!(replayed.cycle, direct.cycle, "{name}");
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
