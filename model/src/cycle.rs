@@ -179,8 +179,6 @@ pub enum CycleError {
     Event(#[from] EncodeError),
     #[error("event {index}: retire cycle {cycle} does not follow the previous event's cycle {previous} (cycles must increase strictly)")]
     Cycle { index: u64, cycle: u64, previous: u64 },
-    #[error("events {index}..{end}: a run of {count} plain instructions {reason}", end = index + *count as u64)]
-    PlainRun { index: u64, count: u32, reason: &'static str },
 }
 
 /// A descriptor or overflow entry waiting in the SDB. It is encoded when it enters: the
@@ -666,13 +664,17 @@ impl CycleTraceModule {
     }
 
     /// How many plain instructions (see [`PlainRun`]) [`CycleTraceModule::push_plain_run`]
-    /// takes in one run now: as many as the current stream has room for without ending,
-    /// where [`CycleTraceModule::push_at`] would do nothing else for each than count it;
-    /// 0 before the first event and in pft (whose front end sees every instruction).
+    /// takes in one run now: as many as [`CycleTraceModule::push_at`] would only count
+    /// (the current stream's room; pft: its front end's, [`Encoder::plain_budget`]); 0
+    /// before the first event and for pft under `policy=drop`, which looks at the buffers
+    /// for every instruction.
     #[inline]
     pub fn plain_budget(&self) -> u32 {
-        if self.pft || self.last_input.is_none() {
+        if self.last_input.is_none() {
             return 0;
+        }
+        if self.pft {
+            return if self.buf.policy == FullPolicy::Drop { 0 } else { self.enc.plain_budget() };
         }
         self.detector.plain_room()
     }
@@ -687,9 +689,8 @@ impl CycleTraceModule {
     pub fn push_plain_run(&mut self, run: &PlainRun) -> Result<(), CycleError> {
         // (The checks of `push_at`'s own shortcut, for the first instruction; the budget
         // covers the stream's length, the cycle span the others' cycles.)
-        if !self.pft
-            && run.count >= 1
-            && run.count <= self.detector.plain_room()
+        if run.count >= 1
+            && run.count <= self.plain_budget()
             && self.last_input.is_some_and(|p| run.first_cycle > p)
             && run.last_cycle >= run.first_cycle.saturating_add(run.count as u64 - 1)
             && self.enc.accepts_plain_run(run)
@@ -697,7 +698,11 @@ impl CycleTraceModule {
             self.enc.count_plain_run(run);
             self.last_input = Some(run.last_cycle);
             self.events += run.count as u64;
-            self.detector.extend_plain_run(run.pc | run.thumb as u32, run.count);
+            if self.pft {
+                self.enc.extend_plain_run(run);
+            } else {
+                self.detector.extend_plain_run(run.pc | run.thumb as u32, run.count);
+            }
             return Ok(());
         }
         self.refuse_plain_run(run)
@@ -724,7 +729,7 @@ impl CycleTraceModule {
         } else {
             "does not follow the previous event"
         };
-        Err(CycleError::PlainRun { index, count: run.count, reason })
+        Err(EncodeError::PlainRun { index, count: run.count, reason }.into())
     }
 
     /// [`CycleTraceModule::push_at`] for any instruction.
@@ -1668,6 +1673,11 @@ mod tests {
         }
     }
 
+    /// What `Machine::run` reports in plain runs (see [`PlainRun`]).
+    fn is_plain(e: &RetireEvent) -> bool {
+        e.class == BranchClass::None && !e.taken && !e.exception && (e.thumb || e.insn != crate::pft::ARM_MOV_LR_PC)
+    }
+
     /// `evs` fed as `Machine::run` feeds a hook that offers a plain budget: each plain
     /// instruction (class none, not taken, no exception) into a run while the budget
     /// offered after the last single event lasts, every other instruction alone. Also
@@ -1676,7 +1686,7 @@ mod tests {
         let mut m = CycleTraceModule::new(cfg, buf);
         let (mut budget, mut run, mut runs) = (m.plain_budget(), None::<PlainRun>, 0);
         for (e, c) in evs {
-            if budget > 0 && e.class == BranchClass::None && !e.taken && !e.exception {
+            if budget > 0 && is_plain(e) {
                 match &mut run {
                     Some(r) => {
                         r.count += 1;
@@ -1710,11 +1720,55 @@ mod tests {
             assert_eq!(runs.trace, single.trace, "{c} {b}");
             assert_eq!(runs.stats, single.stats, "{c} {b}");
             assert_eq!(runs.cycle, single.cycle, "{c} {b}");
-            // pft's front end sees every instruction: it never offers a budget.
-            assert_eq!(n == 0, cfg.scheme == Scheme::Pft, "{c} {b}: {n} runs");
+            // pft under the drop policy looks at the buffers for every instruction, and with
+            // sync=1 starts again after every instruction.
+            let none = cfg.scheme == Scheme::Pft && (buf.policy == FullPolicy::Drop || cfg.sync_period == 1);
+            assert_eq!(n == 0, none, "{c} {b}: {n} runs");
             batched += n;
         });
         assert!(batched > 10_000, "only {batched} runs");
+    }
+
+    #[test]
+    fn functional_plain_runs_give_what_single_instructions_give() {
+        let configs = DIFF_CONFIGS.iter().copied().chain(["base", "sct8ht-128x4-255x8", "gzip-1", "tslz-1024,maxsl=5", "pft,sync=40"]);
+        for (i, c) in configs.enumerate() {
+            let cfg: Config = c.parse().unwrap();
+            let thumb = cfg.isa != crate::config::IsaMode::ArmOnly;
+            let mut runs = 0;
+            for seed in 0..3u64 {
+                let evs = random_events(seed * 7919 + i as u64 + 5, 6000, thumb);
+                let mut single = Encoder::new(&cfg);
+                for (e, _) in &evs {
+                    single.push(e).unwrap();
+                }
+                let mut batched = Encoder::new(&cfg);
+                let (mut budget, mut run) = (batched.plain_budget(), None::<PlainRun>);
+                for (e, _) in &evs {
+                    if budget > 0 && is_plain(e) {
+                        match &mut run {
+                            Some(r) => r.count += 1,
+                            None => run = Some(PlainRun { pc: e.pc, thumb: e.thumb, count: 1, ..Default::default() }),
+                        }
+                        budget -= 1;
+                        continue;
+                    }
+                    if let Some(r) = run.take() {
+                        batched.push_plain_run(&r).unwrap();
+                        runs += 1;
+                    }
+                    batched.push(e).unwrap();
+                    budget = batched.plain_budget();
+                }
+                if let Some(r) = run.take() {
+                    batched.push_plain_run(&r).unwrap();
+                    runs += 1;
+                }
+                assert_eq!(batched.finish(), single.finish(), "{c}, seed {seed}");
+            }
+            // (pft with sync=1 starts again after every instruction: nothing to batch.)
+            assert_eq!(runs > 500, cfg.sync_period != 1, "{c}: {runs} runs");
+        }
     }
 
     #[test]
@@ -1739,7 +1793,7 @@ mod tests {
         // A run the budget or its cycles do not allow is refused after its first instruction.
         let mut m = start();
         let e = m.push_plain_run(&run(0x104, budget + 1, 11, 11 + budget as u64)).unwrap_err();
-        assert!(matches!(e, CycleError::PlainRun { index: 1, reason: "exceeds the plain budget", .. }), "{e}");
+        assert!(matches!(e, CycleError::Event(EncodeError::PlainRun { index: 1, reason: "exceeds the plain budget", .. })), "{e}");
         let e = start().push_plain_run(&run(0x104, 3, 11, 12)).unwrap_err();
         assert!(e.to_string().contains("events 1..4: a run of 3 plain instructions has retire cycles that do not increase"), "{e}");
         // Within the budget, a run is its instructions: the stream goes on after it.
@@ -1748,9 +1802,12 @@ mod tests {
         assert_eq!(m.plain_budget(), 0);
         assert!(m.push_plain_run(&run(0x104, 0, 0, 0)).is_ok(), "an empty run does nothing");
         let pft: Config = "pft".parse().unwrap();
-        let mut p = CycleTraceModule::new(&pft, &buf);
-        p.push_at(&RetireEvent { pc: 0x100, next_pc: 0x104, ..Default::default() }, 10).unwrap();
-        assert_eq!(p.plain_budget(), 0, "pft");
+        for (policy, offers) in [("stall", true), ("drop", false)] {
+            let b: BufferConfig = format!("sdb=2,obuf=80,policy={policy}").parse().unwrap();
+            let mut p = CycleTraceModule::new(&pft, &b);
+            p.push_at(&RetireEvent { pc: 0x100, next_pc: 0x104, ..Default::default() }, 10).unwrap();
+            assert_eq!(p.plain_budget() > 0, offers, "pft, policy={policy}");
+        }
     }
 
     #[test]

@@ -32,6 +32,8 @@ pub enum EncodeError {
     Discontinuity { index: u64, pc: u32, state: &'static str, expected: u32 },
     #[error("event {index}: pc {pc:#010x} (state {state}): {reason}")]
     Inconsistent { index: u64, pc: u32, state: &'static str, reason: String },
+    #[error("events {index}..{end}: a run of {count} plain instructions {reason}", end = index + *count as u64)]
+    PlainRun { index: u64, count: u32, reason: &'static str },
 }
 
 /// Which component a bit belongs to, for the statistics.
@@ -156,6 +158,62 @@ impl Encoder {
             let _ = self.encode_stream(&d);
         }
         Ok(())
+    }
+
+    /// How many plain instructions (see [`PlainRun`]) [`Encoder::push_plain_run`] takes in
+    /// one run now: as many as the scheme only counts (the stream detector's room in the
+    /// current stream; pft: its front end's, [`crate::pft::PftFrontEnd`]); 0 before the
+    /// first event.
+    #[inline]
+    pub fn plain_budget(&self) -> u32 {
+        if self.expected_pc.is_none() {
+            return 0;
+        }
+        match &self.pft {
+            Some(p) => p.front.plain_budget(),
+            None => self.detector.plain_room(),
+        }
+    }
+
+    /// A run of plain instructions, exactly as [`Encoder::push`] of each would take them,
+    /// for a run of at most [`Encoder::plain_budget`] instructions. The first instruction's
+    /// own errors are `push`'s; a longer run is refused after its first instruction.
+    #[inline]
+    pub fn push_plain_run(&mut self, run: &PlainRun) -> Result<(), EncodeError> {
+        if run.count >= 1 && run.count <= self.plain_budget() && self.accepts_plain_run(run) {
+            self.count_plain_run(run);
+            self.extend_plain_run(run);
+            return Ok(());
+        }
+        self.refuse_plain_run(run)
+    }
+
+    /// The stream detector's or pft's front end's part of a run [`Encoder::push_plain_run`]
+    /// takes (the cycle mode calls it for pft).
+    #[inline(always)]
+    pub(crate) fn extend_plain_run(&mut self, run: &PlainRun) {
+        match &mut self.pft {
+            Some(p) => p.front.extend_plain(run.count),
+            None => self.detector.extend_plain_run(run.pc | run.thumb as u32, run.count),
+        }
+    }
+
+    /// A run [`Encoder::push_plain_run`] does not take in one step: an empty run does
+    /// nothing, the first instruction goes through `push` (with its own errors), and a
+    /// longer run is refused after it.
+    #[cold]
+    #[inline(never)]
+    fn refuse_plain_run(&mut self, run: &PlainRun) -> Result<(), EncodeError> {
+        if run.count == 0 {
+            return Ok(());
+        }
+        let (index, budget) = (self.events, self.plain_budget());
+        self.push(&run.first_event())?;
+        if run.count == 1 {
+            return Ok(());
+        }
+        let reason = if run.count > budget { "exceeds the plain budget" } else { "does not follow the previous event" };
+        Err(EncodeError::PlainRun { index, count: run.count, reason })
     }
 
     /// Check one event and count it, without stream detection (cycle mode runs its own

@@ -107,7 +107,9 @@ pub struct RetireEvent {
 }
 
 /// Consecutive ordinary instructions reported at once: each of class none, executed or
-/// not, falling through to the next in the same state (none taken, none an exception).
+/// not, falling through to the next in the same state (none taken, none an exception), and
+/// none of them ARM's `MOV lr, pc` (class none, but pft takes it as the link of a call
+/// through a register: [`crate::pft::ARM_MOV_LR_PC`]).
 /// A run hook that offers a budget receives them this way instead of one event each
 /// (`streamtrace_sim::RetireHook::plain_budget`); the instruction words and the memory
 /// accesses are not reported, nor the retire cycles between the first and the last.

@@ -8,6 +8,7 @@
 use thiserror::Error;
 
 use streamtrace_isa::ElfImage;
+use streamtrace_model::pft::ARM_MOV_LR_PC;
 use streamtrace_model::{BranchClass, PlainRun, RetireEvent};
 
 use crate::arm::COND_ALWAYS;
@@ -320,8 +321,8 @@ pub trait RetireHook {
     /// `accesses` is empty unless the machine logs memory accesses.
     fn retire(&mut self, ev: &RetireEvent, accesses: &[MemAccess]);
 
-    /// How many plain instructions (class none, falling through in the same state: see
-    /// [`PlainRun`]) the hook takes from now on as one run through
+    /// How many plain instructions (class none, falling through in the same state, not
+    /// ARM's `MOV lr, pc`: see [`PlainRun`]) the hook takes from now on as one run through
     /// [`RetireHook::retire_plain`] instead of one [`RetireHook::retire`] each. [`Machine::run`]
     /// asks after every `retire` and reports at most that many in a run, always before the
     /// next `retire` and before it returns; [`Machine::step`] never batches. The default,
@@ -881,8 +882,9 @@ impl Machine {
                 _ => 0,
             };
             let class = unsafe { (*slot).class };
-            // Class none and not taken: it fell through in the same state.
-            if budget != 0 && class == BranchClass::None && !taken {
+            // Class none and not taken: it fell through in the same state. (ARM's `MOV lr,
+            // pc` is a call's link to pft: see `PlainRun`.)
+            if budget != 0 && class == BranchClass::None && !taken && (THUMB || unsafe { (*slot).word } != ARM_MOV_LR_PC) {
                 if run_count == 0 {
                     run_pc = pc;
                     run_first = cycle;

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use streamtrace_isa::ElfImage;
+use streamtrace_model::pft::ARM_MOV_LR_PC;
 use streamtrace_model::{BranchClass, PlainRun, RetireEvent};
 use streamtrace_sim::semihost::SharedBuffer;
 use streamtrace_sim::{Machine, MemAccess, RetireHook, Semihost, SimError, TimingConfig};
@@ -50,11 +51,13 @@ struct Seen {
     class: BranchClass,
     taken: bool,
     cycle: Option<u64>,
+    /// The instruction word where the hook was told it (not in runs).
+    insn: Option<u32>,
 }
 
 impl Seen {
     fn of(ev: &RetireEvent) -> Seen {
-        Seen { iw: ev.iw_addr(), class: ev.class, taken: ev.taken, cycle: Some(ev.cycle) }
+        Seen { iw: ev.iw_addr(), class: ev.class, taken: ev.taken, cycle: Some(ev.cycle), insn: Some(ev.insn) }
     }
 }
 
@@ -91,7 +94,7 @@ impl RetireHook for RunHook {
             } else {
                 None
             };
-            self.seen.push(Seen { iw: (run.pc | run.thumb as u32) + i * size, class: BranchClass::None, taken: false, cycle });
+            self.seen.push(Seen { iw: (run.pc | run.thumb as u32) + i * size, class: BranchClass::None, taken: false, cycle, insn: None });
         }
         assert_eq!(self.seen.last().unwrap().iw + size, run.next_iw());
         // No offer until the next single event.
@@ -113,6 +116,7 @@ fn runs_of_plain_instructions_are_the_instructions_one_by_one() {
     // (An offer of 0 now and then; of 1, the shortest run; and larger than any stream.)
     const PATTERN: &[u32] = &[5, 0, 1, 254, 3, 100_000, 2];
     const LIMIT: u64 = 1_500_000;
+    let mut total_links = 0;
     for (elf, cmdline) in programs() {
         for timed in [false, true] {
             let name = format!("{} ({})", elf.display(), if timed { "timed" } else { "functional" });
@@ -127,13 +131,25 @@ fn runs_of_plain_instructions_are_the_instructions_one_by_one() {
             assert_eq!(end_runs, end_single, "{name}");
             assert_eq!(m.retired, retired_single, "{name}");
             assert_eq!(hook.seen.len(), single.len(), "{name}: instructions reported");
+            let mut links = 0;
             for (i, (a, b)) in hook.seen.iter().zip(&single).enumerate() {
-                let same = a.iw == b.iw && a.class == b.class && a.taken == b.taken && a.cycle.is_none_or(|c| Some(c) == b.cycle);
+                let same = a.iw == b.iw
+                    && a.class == b.class
+                    && a.taken == b.taken
+                    && a.cycle.is_none_or(|c| Some(c) == b.cycle)
+                    && a.insn.is_none_or(|w| Some(w) == b.insn);
                 assert!(same, "{name}: instruction {i}: {a:?} in runs, {b:?} one by one");
+                // ARM's `MOV lr, pc` is never in a run.
+                if b.iw & 1 == 0 && b.insn == Some(ARM_MOV_LR_PC) {
+                    assert_eq!(a.insn, b.insn, "{name}: instruction {i}: MOV lr, pc in a run");
+                    links += 1;
+                }
             }
+            total_links += links;
             assert!(hook.runs >= 20 && hook.longest > 3, "{name}: {} runs, the longest {}", hook.runs, hook.longest);
         }
     }
+    assert!(total_links > 0, "no MOV lr, pc ran");
 }
 
 /// A sweep's capture (which runs with plain runs) replayed in cycle mode gives what the
