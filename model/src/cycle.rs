@@ -16,7 +16,7 @@ use thiserror::Error;
 
 use crate::config::{Config, Scheme};
 use crate::detector::{StreamDescriptor, StreamDetector};
-use crate::encoder::{EncodeError, EncodedTrace, Encoder};
+use crate::encoder::{refuse_plain_run, EncodeError, EncodedTrace, Encoder};
 use crate::event::{PlainRun, RetireEvent};
 use crate::pft::{CoderJob, CoderPipeline, PftFrontEnd};
 use crate::stats::Stats;
@@ -708,28 +708,13 @@ impl CycleTraceModule {
         self.refuse_plain_run(run)
     }
 
-    /// A run [`CycleTraceModule::push_plain_run`] does not take in one step: an empty run
-    /// does nothing, the first instruction goes through `push_at` (with its own errors), and
-    /// a longer run is refused after it.
+    /// (See [`refuse_plain_run`].)
     #[cold]
     #[inline(never)]
     fn refuse_plain_run(&mut self, run: &PlainRun) -> Result<(), CycleError> {
-        if run.count == 0 {
-            return Ok(());
-        }
         let (index, budget) = (self.events, self.plain_budget());
-        self.push_at(&run.first_event(), run.first_cycle)?;
-        if run.count == 1 {
-            return Ok(());
-        }
-        let reason = if run.count > budget {
-            "exceeds the plain budget"
-        } else if run.last_cycle < run.first_cycle.saturating_add(run.count as u64 - 1) {
-            "has retire cycles that do not increase"
-        } else {
-            "does not follow the previous event"
-        };
-        Err(EncodeError::PlainRun { index, count: run.count, reason }.into())
+        let cycles_increase = run.last_cycle >= run.first_cycle.saturating_add((run.count as u64).saturating_sub(1));
+        refuse_plain_run(run, index, budget, cycles_increase, |first| self.push_at(first, run.first_cycle))
     }
 
     /// [`CycleTraceModule::push_at`] for any instruction.

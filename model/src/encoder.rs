@@ -36,6 +36,35 @@ pub enum EncodeError {
     PlainRun { index: u64, count: u32, reason: &'static str },
 }
 
+/// A plain run that a consumer (the encoder, the cycle module) does not take in one step,
+/// offered `budget` when it was event `index`: an empty run does nothing; the first
+/// instruction goes through `push_first`, the consumer's path for single events (with its
+/// errors); a longer run is refused after it, naming why (`cycles_increase`: whether the
+/// run's first and last retire cycles leave room for one cycle per instruction).
+pub(crate) fn refuse_plain_run<E: From<EncodeError>>(
+    run: &PlainRun,
+    index: u64,
+    budget: u32,
+    cycles_increase: bool,
+    push_first: impl FnOnce(&RetireEvent) -> Result<(), E>,
+) -> Result<(), E> {
+    if run.count == 0 {
+        return Ok(());
+    }
+    push_first(&run.first_event())?;
+    if run.count == 1 {
+        return Ok(());
+    }
+    let reason = if run.count > budget {
+        "exceeds the plain budget"
+    } else if !cycles_increase {
+        "has retire cycles that do not increase"
+    } else {
+        "does not follow the previous event"
+    };
+    Err(EncodeError::PlainRun { index, count: run.count, reason }.into())
+}
+
 /// Which component a bit belongs to, for the statistics.
 #[derive(Clone, Copy)]
 enum Component {
@@ -198,22 +227,12 @@ impl Encoder {
         }
     }
 
-    /// A run [`Encoder::push_plain_run`] does not take in one step: an empty run does
-    /// nothing, the first instruction goes through `push` (with its own errors), and a
-    /// longer run is refused after it.
+    /// (See [`refuse_plain_run`].)
     #[cold]
     #[inline(never)]
     fn refuse_plain_run(&mut self, run: &PlainRun) -> Result<(), EncodeError> {
-        if run.count == 0 {
-            return Ok(());
-        }
         let (index, budget) = (self.events, self.plain_budget());
-        self.push(&run.first_event())?;
-        if run.count == 1 {
-            return Ok(());
-        }
-        let reason = if run.count > budget { "exceeds the plain budget" } else { "does not follow the previous event" };
-        Err(EncodeError::PlainRun { index, count: run.count, reason })
+        refuse_plain_run(run, index, budget, true, |first| self.push(first))
     }
 
     /// Check one event and count it, without stream detection (cycle mode runs its own
