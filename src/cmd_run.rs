@@ -10,9 +10,9 @@ use serde_json::json;
 
 use streamtrace_isa::ElfImage;
 use streamtrace_model::events_file::push_event_line;
-use streamtrace_model::{Config, Encoder, RetireEvent, Stats};
+use streamtrace_model::{Config, Encoder, PlainRun, RetireEvent, Stats};
 use streamtrace_sw_decoder::AddressSink;
-use streamtrace_sim::{Machine, MemAccess, ProfileHook, RetireHook, Semihost, StepOutcome, TimingConfig};
+use streamtrace_sim::{Machine, MemAccess, ProfileHook, RetireHook, Semihost, SimError, TimingConfig};
 
 use crate::cmd_encode::print_stats;
 use crate::io_util::{create_output, is_std, load_elf, output_name, parse_config, pct, thousands, write_file, AddrWriter};
@@ -38,6 +38,12 @@ struct RunHook {
     event_line: Vec<u8>,
     refs: Option<RefsWriter<BufWriter<Box<dyn Write + Send>>>>,
     refs_error: Option<std::io::Error>,
+}
+
+impl RunHook {
+    fn failed(&self) -> bool {
+        self.encode_error.is_some() || self.refs_error.is_some() || self.events_error.is_some()
+    }
 }
 
 impl RetireHook for RunHook {
@@ -71,6 +77,27 @@ impl RetireHook for RunHook {
             }
         }
     }
+
+    /// Plain instructions in runs when nothing needs them one by one (the PC trace, the
+    /// events file and the reference trace do): as many as the profile and every encoder
+    /// take in one step.
+    #[inline(always)]
+    fn plain_budget(&self) -> u32 {
+        if self.pc_trace.is_some() || self.events.is_some() || self.refs.is_some() || self.encode_error.is_some() {
+            return 0;
+        }
+        self.encoders.iter().fold(self.profile.plain_budget(), |b, e| b.min(e.plain_budget()))
+    }
+
+    #[inline(always)]
+    fn retire_plain(&mut self, run: &PlainRun) {
+        self.profile.push_plain_run(run);
+        for e in &mut self.encoders {
+            if let Err(err) = e.push_plain_run(run) {
+                self.encode_error.get_or_insert_with(|| err.to_string());
+            }
+        }
+    }
 }
 
 /// Why the simulation loop ended.
@@ -82,22 +109,27 @@ enum Stop {
     Hook,
 }
 
-/// The simulation loop, in a function of its own: the machine's step and the hook inline
-/// into it whatever the command around it holds (callgrind: with the loop inside `run`, a
-/// larger `run` kept the hook out of line and cost 10 % more host instructions).
+/// Instructions [`simulate`] runs between two looks at the hook's errors (an error stops
+/// the run at most this many instructions after the instruction it names).
+const HOOK_CHECK_SLICE: u64 = 1 << 16;
+
+/// The simulation loop: [`Machine::run`] (the plain instructions in runs where the hook
+/// offers them) in slices, with the hook's errors looked at after each.
 #[inline(never)]
 fn simulate(machine: &mut Machine, hook: &mut RunHook, max_insns: u64) -> Stop {
     loop {
         if machine.retired >= max_insns {
             return Stop::Limit;
         }
-        match machine.step(hook) {
-            Ok(StepOutcome::Running) => {}
-            Ok(StepOutcome::Exited(code)) => return Stop::Exited(code),
-            Err(e) => return Stop::Fault(e),
-        }
-        if hook.encode_error.is_some() || hook.refs_error.is_some() || hook.events_error.is_some() {
+        let slice_end = max_insns.min(machine.retired.saturating_add(HOOK_CHECK_SLICE));
+        let result = machine.run(slice_end, hook);
+        if hook.failed() {
             return Stop::Hook;
+        }
+        match result {
+            Ok(code) => return Stop::Exited(code),
+            Err(SimError::InstructionLimit { .. }) => {}
+            Err(e) => return Stop::Fault(e),
         }
     }
 }

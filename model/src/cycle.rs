@@ -16,8 +16,8 @@ use thiserror::Error;
 
 use crate::config::{Config, Scheme};
 use crate::detector::{StreamDescriptor, StreamDetector};
-use crate::encoder::{EncodeError, EncodedTrace, Encoder};
-use crate::event::RetireEvent;
+use crate::encoder::{refuse_plain_run, EncodeError, EncodedTrace, Encoder};
+use crate::event::{PlainRun, RetireEvent};
 use crate::pft::{CoderJob, CoderPipeline, PftFrontEnd};
 use crate::stats::Stats;
 
@@ -661,6 +661,60 @@ impl CycleTraceModule {
             return Ok(());
         }
         self.push_general(ev, cycle)
+    }
+
+    /// How many plain instructions (see [`PlainRun`]) [`CycleTraceModule::push_plain_run`]
+    /// takes in one run now: as many as [`CycleTraceModule::push_at`] would only count
+    /// (the current stream's room; pft: its front end's, [`Encoder::plain_budget`]); 0
+    /// before the first event and for pft under `policy=drop`, which looks at the buffers
+    /// for every instruction.
+    #[inline]
+    pub fn plain_budget(&self) -> u32 {
+        if self.last_input.is_none() {
+            return 0;
+        }
+        if self.pft {
+            return if self.buf.policy == FullPolicy::Drop { 0 } else { self.enc.plain_budget() };
+        }
+        self.detector.plain_room()
+    }
+
+    /// A run of plain instructions, exactly as [`CycleTraceModule::push_at`] of each at its
+    /// retire cycle would take them, for a run of at most [`CycleTraceModule::plain_budget`]
+    /// instructions whose retire cycles increase (which a timed core's do). The first
+    /// instruction's own errors (a discontinuity, a misaligned or non-increasing cycle) are
+    /// the same as `push_at`'s; a run that is longer than the budget, or whose cycles
+    /// cannot increase from the first to the last, is refused after its first instruction.
+    #[inline]
+    pub fn push_plain_run(&mut self, run: &PlainRun) -> Result<(), CycleError> {
+        // (The checks of `push_at`'s own shortcut, for the first instruction; the budget
+        // covers the stream's length, the cycle span the others' cycles.)
+        if run.count >= 1
+            && run.count <= self.plain_budget()
+            && self.last_input.is_some_and(|p| run.first_cycle > p)
+            && run.last_cycle >= run.first_cycle.saturating_add(run.count as u64 - 1)
+            && self.enc.accepts_plain_run(run)
+        {
+            self.enc.count_plain_run(run);
+            self.last_input = Some(run.last_cycle);
+            self.events += run.count as u64;
+            if self.pft {
+                self.enc.extend_plain_run(run);
+            } else {
+                self.detector.extend_plain_run(run.pc | run.thumb as u32, run.count);
+            }
+            return Ok(());
+        }
+        self.refuse_plain_run(run)
+    }
+
+    /// (See [`refuse_plain_run`].)
+    #[cold]
+    #[inline(never)]
+    fn refuse_plain_run(&mut self, run: &PlainRun) -> Result<(), CycleError> {
+        let (index, budget) = (self.events, self.plain_budget());
+        let cycles_increase = run.last_cycle >= run.first_cycle.saturating_add((run.count as u64).saturating_sub(1));
+        refuse_plain_run(run, index, budget, cycles_increase, |first| self.push_at(first, run.first_cycle))
     }
 
     /// [`CycleTraceModule::push_at`] for any instruction.
@@ -1601,6 +1655,143 @@ mod tests {
             assert_eq!(once.cycle, old.cycle, "{buffers}");
             let needed = enc.needed_sizes(&cfg, &buf, evs[0].1, ds.iter().map(|(_, c)| *c));
             assert_eq!(needed, (2, old.cycle.obuf_needed_bits), "{buffers}");
+        }
+    }
+
+    /// What `Machine::run` reports in plain runs (see [`PlainRun`]).
+    fn is_plain(e: &RetireEvent) -> bool {
+        e.class == BranchClass::None && !e.taken && !e.exception && (e.thumb || e.insn != crate::pft::ARM_MOV_LR_PC)
+    }
+
+    /// `evs` fed as `Machine::run` feeds a hook that offers a plain budget: each plain
+    /// instruction (class none, not taken, no exception) into a run while the budget
+    /// offered after the last single event lasts, every other instruction alone. Also
+    /// returns the number of runs.
+    fn run_in_plain_runs(cfg: &Config, buf: &BufferConfig, evs: &[(RetireEvent, u64)]) -> (CycleOutput, usize) {
+        let mut m = CycleTraceModule::new(cfg, buf);
+        let (mut budget, mut run, mut runs) = (m.plain_budget(), None::<PlainRun>, 0);
+        for (e, c) in evs {
+            if budget > 0 && is_plain(e) {
+                match &mut run {
+                    Some(r) => {
+                        r.count += 1;
+                        r.last_cycle = *c;
+                    }
+                    None => run = Some(PlainRun { pc: e.pc, thumb: e.thumb, count: 1, first_cycle: *c, last_cycle: *c }),
+                }
+                budget -= 1;
+                continue;
+            }
+            if let Some(r) = run.take() {
+                m.push_plain_run(&r).unwrap();
+                runs += 1;
+            }
+            m.push_at(e, *c).unwrap();
+            budget = m.plain_budget();
+        }
+        if let Some(r) = run.take() {
+            m.push_plain_run(&r).unwrap();
+            runs += 1;
+        }
+        (m.finish(), runs)
+    }
+
+    #[test]
+    fn plain_runs_give_what_single_instructions_give() {
+        let mut batched = 0;
+        cases(|c, b, cfg, buf, evs| {
+            let single = run_events(cfg, buf, evs, false);
+            let (runs, n) = run_in_plain_runs(cfg, buf, evs);
+            assert_eq!(runs.trace, single.trace, "{c} {b}");
+            assert_eq!(runs.stats, single.stats, "{c} {b}");
+            assert_eq!(runs.cycle, single.cycle, "{c} {b}");
+            // pft under the drop policy looks at the buffers for every instruction, and with
+            // sync=1 starts again after every instruction.
+            let none = cfg.scheme == Scheme::Pft && (buf.policy == FullPolicy::Drop || cfg.sync_period == 1);
+            assert_eq!(n == 0, none, "{c} {b}: {n} runs");
+            batched += n;
+        });
+        assert!(batched > 10_000, "only {batched} runs");
+    }
+
+    #[test]
+    fn functional_plain_runs_give_what_single_instructions_give() {
+        let configs = DIFF_CONFIGS.iter().copied().chain(["base", "sct8ht-128x4-255x8", "gzip-1", "tslz-1024,maxsl=5", "pft,sync=40"]);
+        for (i, c) in configs.enumerate() {
+            let cfg: Config = c.parse().unwrap();
+            let thumb = cfg.isa != crate::config::IsaMode::ArmOnly;
+            let mut runs = 0;
+            for seed in 0..3u64 {
+                let evs = random_events(seed * 7919 + i as u64 + 5, 6000, thumb);
+                let mut single = Encoder::new(&cfg);
+                for (e, _) in &evs {
+                    single.push(e).unwrap();
+                }
+                let mut batched = Encoder::new(&cfg);
+                let (mut budget, mut run) = (batched.plain_budget(), None::<PlainRun>);
+                for (e, _) in &evs {
+                    if budget > 0 && is_plain(e) {
+                        match &mut run {
+                            Some(r) => r.count += 1,
+                            None => run = Some(PlainRun { pc: e.pc, thumb: e.thumb, count: 1, ..Default::default() }),
+                        }
+                        budget -= 1;
+                        continue;
+                    }
+                    if let Some(r) = run.take() {
+                        batched.push_plain_run(&r).unwrap();
+                        runs += 1;
+                    }
+                    batched.push(e).unwrap();
+                    budget = batched.plain_budget();
+                }
+                if let Some(r) = run.take() {
+                    batched.push_plain_run(&r).unwrap();
+                    runs += 1;
+                }
+                assert_eq!(batched.finish(), single.finish(), "{c}, seed {seed}");
+            }
+            // (pft with sync=1 starts again after every instruction: nothing to batch.)
+            assert_eq!(runs > 500, cfg.sync_period != 1, "{c}: {runs} runs");
+        }
+    }
+
+    #[test]
+    fn plain_runs_are_checked_as_their_instructions_are() {
+        let cfg: Config = "rsdc-32x4-128".parse().unwrap();
+        let buf = BufferConfig::default();
+        let start = || {
+            let mut m = CycleTraceModule::new(&cfg, &buf);
+            assert_eq!(m.plain_budget(), 0, "no budget before the first event");
+            m.push_at(&RetireEvent { pc: 0x100, next_pc: 0x104, ..Default::default() }, 10).unwrap();
+            m
+        };
+        let run = |pc: u32, count: u32, first_cycle: u64, last_cycle: u64| PlainRun { pc, thumb: false, count, first_cycle, last_cycle };
+        let budget = start().plain_budget();
+        assert_eq!(budget, cfg.max_sl - 2, "room left after one instruction");
+        // The first instruction's own errors are push_at's.
+        for r in [run(0x200, 3, 11, 13), run(0x104, 3, 10, 12), run(0x106, 1, 11, 11)] {
+            let mut alone = start();
+            let expected = alone.push_at(&r.first_event(), r.first_cycle).unwrap_err().to_string();
+            assert_eq!(start().push_plain_run(&r).unwrap_err().to_string(), expected, "{r:?}");
+        }
+        // A run the budget or its cycles do not allow is refused after its first instruction.
+        let mut m = start();
+        let e = m.push_plain_run(&run(0x104, budget + 1, 11, 11 + budget as u64)).unwrap_err();
+        assert!(matches!(e, CycleError::Event(EncodeError::PlainRun { index: 1, reason: "exceeds the plain budget", .. })), "{e}");
+        let e = start().push_plain_run(&run(0x104, 3, 11, 12)).unwrap_err();
+        assert!(e.to_string().contains("events 1..4: a run of 3 plain instructions has retire cycles that do not increase"), "{e}");
+        // Within the budget, a run is its instructions: the stream goes on after it.
+        let mut m = start();
+        m.push_plain_run(&run(0x104, budget, 11, 11 + budget as u64)).unwrap();
+        assert_eq!(m.plain_budget(), 0);
+        assert!(m.push_plain_run(&run(0x104, 0, 0, 0)).is_ok(), "an empty run does nothing");
+        let pft: Config = "pft".parse().unwrap();
+        for (policy, offers) in [("stall", true), ("drop", false)] {
+            let b: BufferConfig = format!("sdb=2,obuf=80,policy={policy}").parse().unwrap();
+            let mut p = CycleTraceModule::new(&pft, &b);
+            p.push_at(&RetireEvent { pc: 0x100, next_pc: 0x104, ..Default::default() }, 10).unwrap();
+            assert_eq!(p.plain_budget() > 0, offers, "pft, policy={policy}");
         }
     }
 

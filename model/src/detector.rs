@@ -74,6 +74,26 @@ impl StreamDetector {
         self.last_class = class;
     }
 
+    /// How many instructions that change no flow the current stream takes, one after the
+    /// other, before one of them would end it (at the maximum length).
+    #[inline(always)]
+    pub fn plain_room(&self) -> u32 {
+        self.max_sl.saturating_sub(self.sl + 1)
+    }
+
+    /// What [`StreamDetector::push`] does for `count` instructions of class none, not
+    /// taken, from `iw` on (interworking form), all within [`StreamDetector::plain_room`]:
+    /// none of them ends the stream.
+    #[inline(always)]
+    pub fn extend_plain_run(&mut self, iw: u32, count: u32) {
+        debug_assert!(count >= 1 && count <= self.plain_room());
+        if self.sl == 0 {
+            self.sa = iw;
+        }
+        self.sl += count;
+        self.last_class = BranchClass::None;
+    }
+
     /// End the current stream early (flush at end of trace, requested sync).
     pub fn cut(&mut self) -> Option<StreamDescriptor> {
         if self.sl == 0 {

@@ -7,7 +7,7 @@ use crate::bits::BitWriter;
 use crate::compressor::{CompressorState, StreamOutcome};
 use crate::config::{Config, IsaMode, Scheme};
 use crate::detector::{StreamDescriptor, StreamDetector};
-use crate::event::{BranchClass, RetireEvent};
+use crate::event::{BranchClass, PlainRun, RetireEvent};
 use crate::pft::PftEncoder;
 use crate::format::{write_nexs_diff, EscapeType, ESCAPE_TYPE_BITS, OVERFLOW_COUNT_BITS, SYNC_MARKER};
 use crate::stats::{unique_key, DescriptorSet, Stats};
@@ -32,6 +32,37 @@ pub enum EncodeError {
     Discontinuity { index: u64, pc: u32, state: &'static str, expected: u32 },
     #[error("event {index}: pc {pc:#010x} (state {state}): {reason}")]
     Inconsistent { index: u64, pc: u32, state: &'static str, reason: String },
+    #[error("events {index}..{end}: a run of {count} plain instructions {reason}", end = index + *count as u64)]
+    PlainRun { index: u64, count: u32, reason: &'static str },
+}
+
+/// A plain run that a consumer (the encoder, the cycle module) does not take in one step,
+/// offered `budget` when it was event `index`: an empty run does nothing; the first
+/// instruction goes through `push_first`, the consumer's path for single events (with its
+/// errors); a longer run is refused after it, naming why (`cycles_increase`: whether the
+/// run's first and last retire cycles leave room for one cycle per instruction).
+pub(crate) fn refuse_plain_run<E: From<EncodeError>>(
+    run: &PlainRun,
+    index: u64,
+    budget: u32,
+    cycles_increase: bool,
+    push_first: impl FnOnce(&RetireEvent) -> Result<(), E>,
+) -> Result<(), E> {
+    if run.count == 0 {
+        return Ok(());
+    }
+    push_first(&run.first_event())?;
+    if run.count == 1 {
+        return Ok(());
+    }
+    let reason = if run.count > budget {
+        "exceeds the plain budget"
+    } else if !cycles_increase {
+        "has retire cycles that do not increase"
+    } else {
+        "does not follow the previous event"
+    };
+    Err(EncodeError::PlainRun { index, count: run.count, reason }.into())
 }
 
 /// Which component a bit belongs to, for the statistics.
@@ -158,6 +189,52 @@ impl Encoder {
         Ok(())
     }
 
+    /// How many plain instructions (see [`PlainRun`]) [`Encoder::push_plain_run`] takes in
+    /// one run now: as many as the scheme only counts (the stream detector's room in the
+    /// current stream; pft: its front end's, [`crate::pft::PftFrontEnd`]); 0 before the
+    /// first event.
+    #[inline]
+    pub fn plain_budget(&self) -> u32 {
+        if self.expected_pc.is_none() {
+            return 0;
+        }
+        match &self.pft {
+            Some(p) => p.front.plain_budget(),
+            None => self.detector.plain_room(),
+        }
+    }
+
+    /// A run of plain instructions, exactly as [`Encoder::push`] of each would take them,
+    /// for a run of at most [`Encoder::plain_budget`] instructions. The first instruction's
+    /// own errors are `push`'s; a longer run is refused after its first instruction.
+    #[inline]
+    pub fn push_plain_run(&mut self, run: &PlainRun) -> Result<(), EncodeError> {
+        if run.count >= 1 && run.count <= self.plain_budget() && self.accepts_plain_run(run) {
+            self.count_plain_run(run);
+            self.extend_plain_run(run);
+            return Ok(());
+        }
+        self.refuse_plain_run(run)
+    }
+
+    /// The stream detector's or pft's front end's part of a run [`Encoder::push_plain_run`]
+    /// takes (the cycle mode calls it for pft).
+    #[inline(always)]
+    pub(crate) fn extend_plain_run(&mut self, run: &PlainRun) {
+        match &mut self.pft {
+            Some(p) => p.front.extend_plain(run.count),
+            None => self.detector.extend_plain_run(run.pc | run.thumb as u32, run.count),
+        }
+    }
+
+    /// (See [`refuse_plain_run`].)
+    #[cold]
+    #[inline(never)]
+    fn refuse_plain_run(&mut self, run: &PlainRun) -> Result<(), EncodeError> {
+        let (index, budget) = (self.events, self.plain_budget());
+        refuse_plain_run(run, index, budget, true, |first| self.push(first))
+    }
+
     /// Check one event and count it, without stream detection (cycle mode runs its own
     /// detector and feeds descriptors later, through the buffers).
     #[inline]
@@ -202,6 +279,24 @@ impl Encoder {
         self.expected_pc = Some(ev.next_pc);
         self.events += 1;
         self.stats.instructions += 1;
+    }
+
+    /// [`Encoder::accepts_plain`] of a run's first instruction (the others follow it).
+    #[inline(always)]
+    pub(crate) fn accepts_plain_run(&self, run: &PlainRun) -> bool {
+        let size = if run.thumb { 2 } else { 4 };
+        self.expected_pc == Some(run.pc | run.thumb as u32)
+            && run.pc & (size - 1) == 0
+            && !(run.thumb && self.cfg.isa == IsaMode::ArmOnly)
+    }
+
+    /// [`Encoder::count_plain`] for a run of instructions that [`Encoder::accepts_plain`]
+    /// takes one after the other (the first of them accepted, the others following it).
+    #[inline(always)]
+    pub(crate) fn count_plain_run(&mut self, run: &PlainRun) {
+        self.expected_pc = Some(run.next_iw());
+        self.events += run.count as u64;
+        self.stats.instructions += run.count as u64;
     }
 
     /// What is wrong with `ev` (which [`Encoder::accept`] refused), in the order it checks.

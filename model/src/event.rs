@@ -106,6 +106,51 @@ pub struct RetireEvent {
     pub cycle: u64,
 }
 
+/// Consecutive ordinary instructions reported at once: each of class none, executed or
+/// not, falling through to the next in the same state (none taken, none an exception), and
+/// none of them ARM's `MOV lr, pc` (class none, but pft takes it as the link of a call
+/// through a register: [`crate::pft::ARM_MOV_LR_PC`]).
+/// A run hook that offers a budget receives them this way instead of one event each
+/// (`streamtrace_sim::RetireHook::plain_budget`); the instruction words and the memory
+/// accesses are not reported, nor the retire cycles between the first and the last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct PlainRun {
+    /// Address of the first instruction.
+    pub pc: u32,
+    pub thumb: bool,
+    /// Instructions in the run (at least one).
+    pub count: u32,
+    /// Retire cycles of the first and the last instruction (0 when the producer has no
+    /// timing). A timed core's retire cycles increase by at least one per instruction.
+    pub first_cycle: u64,
+    pub last_cycle: u64,
+}
+
+impl PlainRun {
+    /// The first instruction's event (its word unknown: 0).
+    #[inline]
+    pub fn first_event(&self) -> RetireEvent {
+        let size = if self.thumb { 2 } else { 4 };
+        RetireEvent {
+            pc: self.pc,
+            insn: 0,
+            thumb: self.thumb,
+            class: BranchClass::None,
+            taken: false,
+            next_pc: (self.pc | self.thumb as u32).wrapping_add(size),
+            exception: false,
+            cycle: self.first_cycle,
+        }
+    }
+
+    /// Where the instruction after the run is, in interworking form.
+    #[inline]
+    pub fn next_iw(&self) -> u32 {
+        let size: u32 = if self.thumb { 2 } else { 4 };
+        (self.pc | self.thumb as u32).wrapping_add(size.wrapping_mul(self.count))
+    }
+}
+
 impl RetireEvent {
     /// The instruction's address in interworking form: bit 0 carries the Thumb state.
     #[inline]

@@ -32,7 +32,7 @@ pub use cycle::{BufferConfig, CycleError, CycleOutput, CycleStats, CycleTraceMod
 pub use config::{Config, ConfigError, IsaMode, Replacement, Scheme};
 pub use detector::{StreamDescriptor, StreamDetector};
 pub use encoder::{encode_events, EncodeError, EncodedTrace, Encoder};
-pub use event::{BranchClass, RetireEvent};
+pub use event::{BranchClass, PlainRun, RetireEvent};
 pub use lsp::LastStreamPredictor;
 pub use lvsa::LastValueStartAddress;
 pub use sdc::StreamDescriptorCache;

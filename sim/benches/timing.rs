@@ -14,8 +14,8 @@ use std::process::Command;
 use std::time::Instant;
 
 use streamtrace_isa::ElfImage;
-use streamtrace_model::{BufferConfig, CycleTraceModule, RetireEvent};
-use streamtrace_sim::{Machine, MemAccess, NoHook, TimingConfig};
+use streamtrace_model::{BufferConfig, CycleTraceModule};
+use streamtrace_sim::{CycleModuleHook, Machine, NoHook, TimingConfig};
 
 /// Runs per measurement (median); `STREAMTRACE_BENCH_RUNS` overrides (e.g. 1 under a profiler).
 fn runs() -> usize {
@@ -64,10 +64,9 @@ fn run_sim(elf: &ElfImage, cmdline: &str, timing: bool, trace: bool) -> (u64, f6
     let t = Stopwatch::start();
     if trace {
         let cfg = "rsdc-32x4-128".parse().unwrap();
-        let mut module = CycleTraceModule::new(&cfg, &BufferConfig::default());
-        let mut hook = |ev: &RetireEvent, _: &[MemAccess]| module.push(ev).expect("retire cycles increase");
+        let mut hook = CycleModuleHook::new(CycleTraceModule::new(&cfg, &BufferConfig::default()));
         m.run(u64::MAX, &mut hook).expect("test programs exit cleanly");
-        std::hint::black_box(module.finish());
+        std::hint::black_box(hook.finish().expect("retire cycles increase"));
     } else {
         m.run(u64::MAX, &mut NoHook).expect("test programs exit cleanly");
     }

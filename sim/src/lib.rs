@@ -18,6 +18,7 @@ pub mod sweep;
 pub mod system;
 pub mod thumb;
 pub mod timing;
+pub mod trace_hook;
 
 pub use cpu::{Cpu, ExceptionKind, Mode, DUMP_REGISTERS};
 pub use machine::{Bus, CoprocOp, ExceptionPolicy, IoBus, Flow, Machine, MemAccess, NoHook, RetireHook, SimError, StepOutcome, Unpredictable};
@@ -26,3 +27,4 @@ pub use report::{ProfileHook, ProgramProfile};
 pub use linux::LinuxProcess;
 pub use semihost::{Semihost, SemihostOutcome};
 pub use timing::{StallHandle, TimingConfig, TimingModel, TimingReport};
+pub use trace_hook::CycleModuleHook;

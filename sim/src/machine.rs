@@ -8,7 +8,8 @@
 use thiserror::Error;
 
 use streamtrace_isa::ElfImage;
-use streamtrace_model::{BranchClass, RetireEvent};
+use streamtrace_model::pft::ARM_MOV_LR_PC;
+use streamtrace_model::{BranchClass, PlainRun, RetireEvent};
 
 use crate::arm::COND_ALWAYS;
 use crate::cpu::{Cpu, ExceptionKind};
@@ -319,6 +320,25 @@ pub enum SimError {
 pub trait RetireHook {
     /// `accesses` is empty unless the machine logs memory accesses.
     fn retire(&mut self, ev: &RetireEvent, accesses: &[MemAccess]);
+
+    /// How many plain instructions (class none, falling through in the same state, not
+    /// ARM's `MOV lr, pc`: see [`PlainRun`]) the hook takes from now on as one run through
+    /// [`RetireHook::retire_plain`] instead of one [`RetireHook::retire`] each. [`Machine::run`]
+    /// asks after every `retire` and reports at most that many in a run, always before the
+    /// next `retire` and before it returns; [`Machine::step`] never batches. The default,
+    /// 0, asks for every instruction (a hook that needs the instruction words, the memory
+    /// accesses or every retire cycle keeps it).
+    #[inline(always)]
+    fn plain_budget(&self) -> u32 {
+        0
+    }
+
+    /// A run of plain instructions, at most the budget last offered; called only by hooks
+    /// that offer one.
+    #[inline(always)]
+    fn retire_plain(&mut self, _run: &PlainRun) {
+        unreachable!("retire_plain called on a hook that offers no plain budget")
+    }
 }
 
 /// A hook that does nothing (functional runs).
@@ -756,6 +776,10 @@ impl Machine {
         // A handler records a fault only with the data abort it returns, which ends the loop:
         // the bus comes back to the top of the loop without one.
         bus.fault = None;
+        // Plain instructions the hook still takes in one run, and the run so far: its
+        // first address, length and first and last retire cycles.
+        let mut budget = hook.plain_budget();
+        let (mut run_pc, mut run_count, mut run_first, mut run_last) = (0u32, 0u32, 0u64, 0u64);
         let result = 'run: loop {
             if left == 0 {
                 break Ok(None);
@@ -857,21 +881,42 @@ impl Machine {
                 (Some(t), Some(c)) if TIMED => t.retire_parts(c, pc, taken, next_iw, false, bus.log),
                 _ => 0,
             };
+            let class = unsafe { (*slot).class };
+            // Class none and not taken: it fell through in the same state. (ARM's `MOV lr,
+            // pc` is a call's link to pft: see `PlainRun`.)
+            if budget != 0 && class == BranchClass::None && !taken && (THUMB || unsafe { (*slot).word } != ARM_MOV_LR_PC) {
+                if run_count == 0 {
+                    run_pc = pc;
+                    run_first = cycle;
+                }
+                run_count += 1;
+                run_last = cycle;
+                budget -= 1;
+                continue;
+            }
+            if run_count != 0 {
+                hook.retire_plain(&PlainRun { pc: run_pc, thumb, count: run_count, first_cycle: run_first, last_cycle: run_last });
+                run_count = 0;
+            }
             let ev = RetireEvent {
                 pc,
                 insn: unsafe { (*slot).word },
                 thumb,
-                class: unsafe { (*slot).class },
+                class,
                 taken,
                 next_pc: next_iw,
                 exception: false,
                 cycle,
             };
             hook.retire(&ev, bus.log);
+            budget = hook.plain_budget();
             if switched {
                 break Ok(None);
             }
         };
+        if run_count != 0 {
+            hook.retire_plain(&PlainRun { pc: run_pc, thumb: THUMB, count: run_count, first_cycle: run_first, last_cycle: run_last });
+        }
         self.retired = max_insns - left;
         result
     }

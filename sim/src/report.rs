@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 use streamtrace_model::stats::KeyCounts;
-use streamtrace_model::{RetireEvent, StreamDescriptor, StreamDetector};
+use streamtrace_model::{PlainRun, RetireEvent, StreamDescriptor, StreamDetector};
 
 use crate::machine::{MemAccess, RetireHook};
 
@@ -85,6 +85,40 @@ impl ProfileHook {
         }
     }
 
+    /// How many plain instructions [`ProfileHook::push_plain_run`] takes in one run now:
+    /// as many as the current stream takes without reaching the maximum length.
+    #[inline]
+    pub fn plain_budget(&self) -> u32 {
+        self.detector.plain_room()
+    }
+
+    /// A run of plain instructions: what [`ProfileHook::push`] of each does (in one step
+    /// within [`ProfileHook::plain_budget`]; a longer run one stream at a time).
+    #[inline]
+    pub fn push_plain_run(&mut self, run: &PlainRun) {
+        self.instructions += run.count as u64;
+        self.thumb_instructions += if run.thumb { run.count as u64 } else { 0 };
+        let (mut pc, mut left) = (run.pc, run.count);
+        let size = if run.thumb { 2 } else { 4 };
+        while left > 0 {
+            let n = left.min(self.detector.plain_room());
+            if n > 0 {
+                self.detector.extend_plain_run(pc | run.thumb as u32, n);
+                left -= n;
+                pc = pc.wrapping_add(n * size);
+            }
+            if left > 0 {
+                // The instruction that reaches the maximum length ends the stream.
+                let ev = PlainRun { pc, count: 1, ..*run }.first_event();
+                if let Some(d) = self.detector.push(&ev) {
+                    self.count(&d);
+                }
+                left -= 1;
+                pc = pc.wrapping_add(size);
+            }
+        }
+    }
+
     #[inline]
     fn count(&mut self, d: &StreamDescriptor) {
         self.counts.add((d.sa as u64) << 32 | d.sl as u64);
@@ -117,6 +151,16 @@ impl RetireHook for ProfileHook {
     #[inline]
     fn retire(&mut self, ev: &RetireEvent, _: &[MemAccess]) {
         self.push(ev);
+    }
+
+    #[inline]
+    fn plain_budget(&self) -> u32 {
+        ProfileHook::plain_budget(self)
+    }
+
+    #[inline]
+    fn retire_plain(&mut self, run: &PlainRun) {
+        self.push_plain_run(run);
     }
 }
 
@@ -161,6 +205,39 @@ mod tests {
         v.push(ev(0x10C, BranchClass::None, false, 0x110));
         v.push(ev(0x110, BranchClass::Return, true, 0x200));
         v
+    }
+
+    #[test]
+    fn plain_runs_of_any_length_count_as_their_instructions() {
+        // Straight-line code of 40 instructions then a taken branch, in both states, cut
+        // at a maximum length of 7: runs inside a stream, runs across its maximum length.
+        let mut evs = Vec::new();
+        for (base, thumb) in [(0x1000u32, false), (0x2000, true), (0x1000, false)] {
+            let size = if thumb { 2 } else { 4 };
+            for i in 0..40 {
+                evs.push(RetireEvent { pc: base + i * size, thumb, next_pc: (base + (i + 1) * size) | thumb as u32, ..Default::default() });
+            }
+            evs.push(RetireEvent { pc: base + 40 * size, thumb, class: BranchClass::DirectCond, taken: true, next_pc: 0x3000, ..Default::default() });
+        }
+        let mut single = ProfileHook::with_max_sl(7);
+        evs.iter().for_each(|e| single.push(e));
+        let expected = single.finish();
+        for run_len in [1, 3, 6, 7, 13, 40] {
+            let mut runs = ProfileHook::with_max_sl(7);
+            let mut i = 0;
+            while i < evs.len() {
+                let e = &evs[i];
+                let n = (evs[i..].iter().take_while(|x| x.class == BranchClass::None && x.thumb == e.thumb).count()).min(run_len);
+                if n == 0 {
+                    runs.push(e);
+                    i += 1;
+                } else {
+                    runs.push_plain_run(&PlainRun { pc: e.pc, thumb: e.thumb, count: n as u32, ..Default::default() });
+                    i += n;
+                }
+            }
+            assert_eq!(runs.finish(), expected, "runs of {run_len}");
+        }
     }
 
     #[test]

@@ -24,7 +24,7 @@ use serde_json::{json, Value};
 use streamtrace_isa::ElfImage;
 use streamtrace_model::{BufferConfig, Config, CycleTraceModule, RetireEvent};
 use streamtrace_sim::sweep::{programs_from_manifest, ProgramSpec};
-use streamtrace_sim::{MemAccess, SimError, TimingConfig};
+use streamtrace_sim::{CycleModuleHook, MemAccess, SimError, TimingConfig};
 
 /// Instructions of each Linux workload (their whole runs total 1.2 G instructions).
 const LINUX_LIMIT: u64 = 2_000_000;
@@ -162,6 +162,13 @@ fn timed(p: &ProgramSpec, elf: &ElfImage, limit: u64) -> Value {
         pft_module.push(ev).expect("retire cycles increase");
     };
     let end = outcome(m.run(limit, &mut hook), &p.name);
+    // The same rSDC module fed by the run loop itself, plain instructions in runs
+    // (`CycleModuleHook`): the same output as one event at a time.
+    let mut batched = p.machine_for(elf).unwrap();
+    batched.enable_timing(TimingConfig::default()).unwrap();
+    let mut batched_hook = CycleModuleHook::new(CycleTraceModule::new(&rsdc, &buffers));
+    assert_eq!(outcome(batched.run(limit, &mut batched_hook), &p.name), end, "{}", p.name);
+    let batched_out = batched_hook.finish().unwrap_or_else(|e| panic!("{}: {e}", p.name));
     let module = |out: streamtrace_model::CycleOutput| {
         json!({
             "cycle": serde_json::to_value(&out.cycle).unwrap(),
@@ -169,12 +176,15 @@ fn timed(p: &ProgramSpec, elf: &ElfImage, limit: u64) -> Value {
             "port_hash": bytes_hash(&out.trace.bytes),
         })
     };
+    let rsdc_out = rsdc_module.finish();
+    assert!(batched_out.trace == rsdc_out.trace && batched_out.stats == rsdc_out.stats, "{}: plain runs changed the bits", p.name);
+    assert_eq!(batched_out.cycle, rsdc_out.cycle, "{}: plain runs changed the cycle statistics", p.name);
     json!({
         "end": end,
         "instructions": m.retired,
         "hash": h.hex(),
         "timing": counts_only(serde_json::to_value(m.timing_report().unwrap()).unwrap()),
-        "rsdc-32x4-128": module(rsdc_module.finish()),
+        "rsdc-32x4-128": module(rsdc_out),
         "pft": module(pft_module.finish()),
     })
 }

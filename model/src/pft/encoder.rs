@@ -299,6 +299,31 @@ impl PftFrontEnd {
         plain
     }
 
+    /// How many plain instructions in a row (see [`crate::PlainRun`]: class none, no
+    /// exception, not ARM's `MOV lr, pc`) [`Self::push_plain`] would take, each only
+    /// counted: none while a start is pending; fewer than the gap field's maximum and
+    /// than the sync period allow.
+    #[inline]
+    pub(crate) fn plain_budget(&self) -> u32 {
+        if self.state.awaiting_start {
+            return 0;
+        }
+        let gap_room = MAX_GAP - 1 - self.state.gap.min(MAX_GAP - 1);
+        if self.sync_period == 0 {
+            return gap_room;
+        }
+        let sync_room = (self.sync_period - 1).saturating_sub(self.state.since_reset);
+        gap_room.min(sync_room.min(u32::MAX as u64) as u32)
+    }
+
+    /// [`Self::push_plain`] of `count` plain instructions, at most [`Self::plain_budget`].
+    #[inline(always)]
+    pub(crate) fn extend_plain(&mut self, count: u32) {
+        debug_assert!(count <= self.plain_budget());
+        self.state.since_reset += count as u64;
+        self.state.gap += count;
+    }
+
     /// [`Self::push`] for any instruction, the job left in place (functional mode codes it
     /// from there).
     #[inline(never)]

@@ -19,11 +19,11 @@ use streamtrace_isa::ElfImage;
 use streamtrace_model::capture::{Capture, CaptureInfo, CaptureWriter};
 use streamtrace_model::stats::count_unique_streams;
 use streamtrace_model::{
-    storage_bits, BufferConfig, Config, CycleOutput, CycleStats, CycleTraceModule, EncodedStreams, FullPolicy, IsaMode, Scheme, Stats,
-    StreamDescriptor, StreamDetector,
+    storage_bits, BufferConfig, Config, CycleOutput, CycleStats, CycleTraceModule, EncodedStreams, FullPolicy, IsaMode, PlainRun, Scheme,
+    Stats, StreamDescriptor, StreamDetector,
 };
 
-use crate::machine::{Machine, StepOutcome};
+use crate::machine::{Machine, MemAccess, RetireHook, SimError};
 use crate::semihost::Semihost;
 use crate::timing::TimingConfig;
 
@@ -257,6 +257,58 @@ pub fn ensure_captures(p: &ProgramSpec, max_sls: &[u32], opts: &CaptureOptions) 
     Ok(paths)
 }
 
+/// Instructions a capture runs between two reads of the cancel flag.
+const CANCEL_SLICE: u64 = 1 << 16;
+
+/// The capture's run hook: every sink's stream detector, with the instructions inside a
+/// stream in plain runs ([`RetireHook::plain_budget`]); the first and last retire cycles.
+struct CaptureHook<'a> {
+    sinks: &'a mut [CaptureSink],
+    /// Cycles are instruction indices (one instruction per cycle).
+    ipc1: bool,
+    index: u64,
+    first: Option<u64>,
+    last: u64,
+    io_error: Option<io::Error>,
+}
+
+impl RetireHook for CaptureHook<'_> {
+    #[inline]
+    fn retire(&mut self, ev: &streamtrace_model::RetireEvent, _: &[MemAccess]) {
+        let cycle = if self.ipc1 { self.index } else { ev.cycle };
+        self.index += 1;
+        let f = *self.first.get_or_insert(cycle);
+        self.last = cycle;
+        for s in self.sinks.iter_mut() {
+            if let Some(d) = s.detector.push(ev) {
+                if let Err(e) = s.writer.push(&d, cycle, f) {
+                    self.io_error.get_or_insert(e);
+                }
+            }
+        }
+    }
+
+    /// As many as every sink's current stream takes without ending (none before the
+    /// first instruction, which sets the first cycle).
+    #[inline]
+    fn plain_budget(&self) -> u32 {
+        if self.first.is_none() {
+            return 0;
+        }
+        self.sinks.iter().map(|s| s.detector.plain_room()).min().unwrap_or(u32::MAX)
+    }
+
+    #[inline(always)]
+    fn retire_plain(&mut self, run: &PlainRun) {
+        let n = run.count as u64;
+        self.last = if self.ipc1 { self.index + n - 1 } else { run.last_cycle };
+        self.index += n;
+        for s in self.sinks.iter_mut() {
+            s.detector.extend_plain_run(run.pc | run.thumb as u32, run.count);
+        }
+    }
+}
+
 struct CaptureSink {
     detector: StreamDetector,
     writer: CaptureWriter<BufWriter<File>>,
@@ -287,40 +339,25 @@ fn capture_run(
     if let CycleSource::Timing(cfg) = &opts.cycles {
         m.enable_timing((**cfg).clone()).map_err(|e| format!("timing configuration: {e}"))?;
     }
-    let ipc1 = opts.cycles == CycleSource::Ipc1;
-    let mut first: Option<u64> = None;
-    let mut last = 0u64;
-    let mut index = 0u64;
-    let mut io_error: Option<io::Error> = None;
-    let mut hook = |ev: &streamtrace_model::RetireEvent, _: &[crate::machine::MemAccess]| {
-        let cycle = if ipc1 { index } else { ev.cycle };
-        index += 1;
-        let f = *first.get_or_insert(cycle);
-        last = cycle;
-        for s in sinks.iter_mut() {
-            if let Some(d) = s.detector.push(ev) {
-                if let Err(e) = s.writer.push(&d, cycle, f) {
-                    io_error.get_or_insert(e);
-                }
-            }
-        }
-    };
+    let mut hook = CaptureHook { sinks: &mut sinks, ipc1: opts.cycles == CycleSource::Ipc1, index: 0, first: None, last: 0, io_error: None };
     let mut interrupted = false;
     let exit = loop {
         if m.retired >= opts.max_insns {
             break None;
         }
-        // Checking an atomic every 64 Ki instructions costs nothing measurable.
-        if m.retired & 0xffff == 0 && cancelled(&opts.cancel) {
+        if cancelled(&opts.cancel) {
             interrupted = true;
             break None;
         }
-        match m.step(&mut hook) {
-            Ok(StepOutcome::Running) => {}
-            Ok(StepOutcome::Exited(code)) => break Some(code),
+        // In slices of 64 Ki instructions, between which the cancel flag is read.
+        let slice_end = opts.max_insns.min(m.retired.saturating_add(CANCEL_SLICE));
+        match m.run(slice_end, &mut hook) {
+            Ok(code) => break Some(code),
+            Err(SimError::InstructionLimit { .. }) => {}
             Err(e) => return Err(format!("{}: {e} after {} instructions", p.name, m.retired)),
         }
     };
+    let CaptureHook { first, last, io_error, .. } = hook;
     if interrupted {
         for s in sinks {
             drop(s.writer);

@@ -5,12 +5,11 @@
 
 use serde::Serialize;
 use streamtrace_model::storage::{PAPER_OUTPUT_BUFFER_BITS, PAPER_SDB_ENTRIES};
-use streamtrace_model::{storage_bits, BufferConfig, CycleStats, CycleTraceModule, Config, Encoder, RetireEvent};
+use streamtrace_model::{storage_bits, BufferConfig, CycleStats, CycleTraceModule, Config, Encoder, PlainRun, RetireEvent};
 
 use super::report::SweepResults;
 use super::{buffered_storage_bits, sweep_row, ProgramSpec, SweepRow};
-use crate::machine::MemAccess;
-use crate::StepOutcome;
+use crate::machine::{MemAccess, RetireHook, SimError};
 
 /// One program under one configuration.
 #[derive(Clone, Debug, Serialize)]
@@ -52,6 +51,74 @@ enum Unit {
     Cycle(Box<CycleTraceModule>),
 }
 
+/// Feeds every unit; the first error stops the feeding. Plain instructions go in runs
+/// while every unit offers a budget.
+struct SchemesHook<'a> {
+    units: &'a mut [Unit],
+    configs: &'a [Config],
+    program: &'a str,
+    /// Retire cycles from the timing model (else instruction *i* retires in cycle *i*).
+    timed: bool,
+    index: u64,
+    error: Option<String>,
+}
+
+impl SchemesHook<'_> {
+    #[cold]
+    fn fail(&mut self, config: usize, err: String) {
+        self.error = Some(format!("{}: {}: {err}", self.program, self.configs[config]));
+    }
+}
+
+impl RetireHook for SchemesHook<'_> {
+    fn retire(&mut self, ev: &RetireEvent, _: &[MemAccess]) {
+        let cycle = if self.timed { ev.cycle } else { self.index };
+        self.index += 1;
+        if self.error.is_some() {
+            return;
+        }
+        for i in 0..self.units.len() {
+            let r = match &mut self.units[i] {
+                Unit::Functional(e) => e.push(ev).map_err(|e| e.to_string()),
+                Unit::Cycle(m) => m.push_at(ev, cycle).map_err(|e| e.to_string()),
+            };
+            if let Err(err) = r {
+                return self.fail(i, err);
+            }
+        }
+    }
+
+    fn plain_budget(&self) -> u32 {
+        if self.error.is_some() {
+            return 0;
+        }
+        self.units.iter().fold(u32::MAX, |b, u| {
+            b.min(match u {
+                Unit::Functional(e) => e.plain_budget(),
+                Unit::Cycle(m) => m.plain_budget(),
+            })
+        })
+    }
+
+    fn retire_plain(&mut self, run: &PlainRun) {
+        let n = run.count as u64;
+        let run = if self.timed { *run } else { PlainRun { first_cycle: self.index, last_cycle: self.index + n - 1, ..*run } };
+        self.index += n;
+        if self.error.is_some() {
+            return;
+        }
+        for i in 0..self.units.len() {
+            let r = match &mut self.units[i] {
+                Unit::Functional(e) => e.push_plain_run(&run).map_err(|e| e.to_string()),
+                Unit::Cycle(m) => m.push_plain_run(&run).map_err(|e| e.to_string()),
+            };
+            if let Err(err) = r {
+                return self.fail(i, err);
+            }
+        }
+    }
+}
+
 /// One program's run.
 #[derive(Clone, Debug, Serialize)]
 pub struct ProgramSchemes {
@@ -85,38 +152,13 @@ pub fn measure_schemes(p: &ProgramSpec, configs: &[Config], opts: &SchemeOptions
             None => Unit::Functional(Box::new(Encoder::new(c))),
         })
         .collect();
-    let mut error: Option<String> = None;
-    let mut index = 0u64;
-    let exit_code = {
-        let mut hook = |ev: &RetireEvent, _: &[MemAccess]| {
-            let cycle = if timed { ev.cycle } else { index };
-            index += 1;
-            if error.is_some() {
-                return;
-            }
-            for (u, c) in units.iter_mut().zip(configs) {
-                let r = match u {
-                    Unit::Functional(e) => e.push(ev).map_err(|e| e.to_string()),
-                    Unit::Cycle(m) => m.push_at(ev, cycle).map_err(|e| e.to_string()),
-                };
-                if let Err(err) = r {
-                    error = Some(format!("{}: {c}: {err}", p.name));
-                    return;
-                }
-            }
-        };
-        loop {
-            if m.retired >= opts.max_insns {
-                break None;
-            }
-            match m.step(&mut hook) {
-                Ok(StepOutcome::Running) => {}
-                Ok(StepOutcome::Exited(code)) => break Some(code),
-                Err(e) => return Err(format!("{}: {e} after {} instructions", p.name, m.retired)),
-            }
-        }
+    let mut hook = SchemesHook { units: &mut units, configs, program: &p.name, timed, index: 0, error: None };
+    let exit_code = match m.run(opts.max_insns, &mut hook) {
+        Ok(code) => Some(code),
+        Err(SimError::InstructionLimit { .. }) => None,
+        Err(e) => return Err(format!("{}: {e} after {} instructions", p.name, m.retired)),
     };
-    if let Some(e) = error {
+    if let Some(e) = hook.error {
         return Err(e);
     }
     let results = configs
