@@ -78,12 +78,11 @@ impl RetireHook for RunHook {
         }
     }
 
-    /// Plain instructions in runs when nothing needs them one by one (the PC trace, the
-    /// events file and the reference trace do): as many as the profile and every encoder
-    /// take in one step.
+    /// Plain instructions in runs when nothing needs them one by one (the events file and
+    /// the reference trace do): as many as the profile and every encoder take in one step.
     #[inline(always)]
     fn plain_budget(&self) -> u32 {
-        if self.pc_trace.is_some() || self.events.is_some() || self.refs.is_some() || self.encode_error.is_some() {
+        if self.events.is_some() || self.refs.is_some() || self.encode_error.is_some() {
             return 0;
         }
         self.encoders.iter().fold(self.profile.plain_budget(), |b, e| b.min(e.plain_budget()))
@@ -95,6 +94,20 @@ impl RetireHook for RunHook {
         for e in &mut self.encoders {
             if let Err(err) = e.push_plain_run(run) {
                 self.encode_error.get_or_insert_with(|| err.to_string());
+            }
+        }
+        if let Some(w) = &mut self.pc_trace {
+            // The run's addresses, a bufferful at a time.
+            let (size, first) = (if run.thumb { 2 } else { 4 }, run.pc | run.thumb as u32);
+            let mut buf = [0u32; 64];
+            let mut done = 0;
+            while done < run.count {
+                let n = (run.count - done).min(buf.len() as u32);
+                for (i, a) in buf[..n as usize].iter_mut().enumerate() {
+                    *a = first.wrapping_add((done + i as u32) * size);
+                }
+                w.addresses(&buf[..n as usize]);
+                done += n;
             }
         }
     }

@@ -83,10 +83,11 @@ impl StreamDetector {
 
     /// What [`StreamDetector::push`] does for `count` instructions of class none, not
     /// taken, from `iw` on (interworking form), all within [`StreamDetector::plain_room`]:
-    /// none of them ends the stream.
+    /// none of them ends the stream. Panics for an empty run or one past that room.
     #[inline(always)]
     pub fn extend_plain_run(&mut self, iw: u32, count: u32) {
-        debug_assert!(count >= 1 && count <= self.plain_room());
+        // (A longer run would take the stream past its maximum length unnoticed.)
+        assert!(count >= 1 && count <= self.plain_room(), "a plain run of {count} past the stream's room of {}", self.plain_room());
         if self.sl == 0 {
             self.sa = iw;
         }
