@@ -17,8 +17,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use streamtrace_fuzz::{config_from_bytes, pft_config_from_bytes, Cursor, CONFIG_BYTES};
-use streamtrace_model::pft::ARM_MOV_LR_PC;
-use streamtrace_model::{BranchClass, BufferConfig, CycleTraceModule, Encoder, FullPolicy, PlainRun, RetireEvent};
+use streamtrace_model::plain_runs::feed_in_plain_runs;
+use streamtrace_model::{BranchClass, BufferConfig, CycleTraceModule, Encoder, FullPolicy, RetireEvent};
 
 const BUFFERS: [&str; 6] = [
     "sdb=2,obuf=80",
@@ -91,7 +91,7 @@ fuzz_target!(|data: &[u8]| {
     assert!(trace.bit_len <= trace.bytes.len() as u64 * 8);
     // The same events with the plain ones in runs, as `Machine::run` reports them.
     let mut in_runs = Encoder::new(&cfg);
-    assert_eq!(feed_in_runs(&mut in_runs, &events), accepted as u64, "{cfg}");
+    assert_eq!(feed_in_plain_runs(&mut in_runs, &events).taken, accepted as u64, "{cfg}");
     assert_eq!(in_runs.finish(), (trace.clone(), stats.clone()), "{cfg}");
 
     // Cycle mode, with the buffers the scheme allows.
@@ -107,7 +107,7 @@ fuzz_target!(|data: &[u8]| {
     let out = m.finish();
     assert_eq!(out.stats.instructions, accepted as u64, "{cfg} {buf}");
     let mut in_runs = CycleTraceModule::new(&cfg, &buf);
-    assert_eq!(feed_in_runs(&mut in_runs, &events), accepted as u64, "{cfg} {buf}");
+    assert_eq!(feed_in_plain_runs(&mut in_runs, &events).taken, accepted as u64, "{cfg} {buf}");
     let runs_out = in_runs.finish();
     assert_eq!((&runs_out.trace, &runs_out.stats, &runs_out.cycle), (&out.trace, &out.stats, &out.cycle), "{cfg} {buf}");
     if buf.policy == FullPolicy::Stall {
@@ -115,82 +115,3 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(out.trace, trace, "{cfg} {buf}");
     }
 });
-
-/// A consumer of retire events that also takes plain runs.
-trait Sink {
-    fn budget(&self) -> u32;
-    fn single(&mut self, e: &RetireEvent, cycle: u64) -> bool;
-    fn run(&mut self, r: &PlainRun) -> bool;
-}
-
-impl Sink for Encoder {
-    fn budget(&self) -> u32 {
-        self.plain_budget()
-    }
-    fn single(&mut self, e: &RetireEvent, _: u64) -> bool {
-        self.push(e).is_ok()
-    }
-    fn run(&mut self, r: &PlainRun) -> bool {
-        self.push_plain_run(r).is_ok()
-    }
-}
-
-impl Sink for CycleTraceModule {
-    fn budget(&self) -> u32 {
-        self.plain_budget()
-    }
-    fn single(&mut self, e: &RetireEvent, cycle: u64) -> bool {
-        self.push_at(e, cycle).is_ok()
-    }
-    fn run(&mut self, r: &PlainRun) -> bool {
-        self.push_plain_run(r).is_ok()
-    }
-}
-
-/// Feed `events` as `Machine::run` feeds a hook with a plain budget: consecutive plain
-/// instructions (class none, falling through, not ARM's `MOV lr, pc`, each where the one
-/// before it said) in runs within the budget offered after the last single event, every
-/// other event alone. Returns the instructions taken before the first error.
-fn feed_in_runs<S: Sink>(sink: &mut S, events: &[(RetireEvent, u64)]) -> u64 {
-    let plain = |e: &RetireEvent| {
-        e.class == BranchClass::None
-            && !e.taken
-            && !e.exception
-            && e.next_pc == e.sequential_next()
-            && (e.thumb || e.insn != ARM_MOV_LR_PC)
-    };
-    let (mut taken, mut budget, mut run, mut prev_next) = (0u64, sink.budget(), None::<PlainRun>, None::<u32>);
-    for (e, t) in events {
-        let continues = run.is_none() || prev_next == Some(e.iw_addr());
-        if budget > 0 && plain(e) && continues {
-            match &mut run {
-                Some(r) => {
-                    r.count += 1;
-                    r.last_cycle = *t;
-                }
-                None => run = Some(PlainRun { pc: e.pc, thumb: e.thumb, count: 1, first_cycle: *t, last_cycle: *t }),
-            }
-            budget -= 1;
-            prev_next = Some(e.next_pc);
-            continue;
-        }
-        if let Some(r) = run.take() {
-            if !sink.run(&r) {
-                return taken;
-            }
-            taken += r.count as u64;
-        }
-        if !sink.single(e, *t) {
-            return taken;
-        }
-        taken += 1;
-        budget = sink.budget();
-        prev_next = Some(e.next_pc);
-    }
-    if let Some(r) = run.take() {
-        if sink.run(&r) {
-            taken += r.count as u64;
-        }
-    }
-    taken
-}

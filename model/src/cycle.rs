@@ -1658,42 +1658,12 @@ mod tests {
         }
     }
 
-    /// What `Machine::run` reports in plain runs (see [`PlainRun`]).
-    fn is_plain(e: &RetireEvent) -> bool {
-        e.class == BranchClass::None && !e.taken && !e.exception && (e.thumb || e.insn != crate::pft::ARM_MOV_LR_PC)
-    }
-
-    /// `evs` fed as `Machine::run` feeds a hook that offers a plain budget: each plain
-    /// instruction (class none, not taken, no exception) into a run while the budget
-    /// offered after the last single event lasts, every other instruction alone. Also
-    /// returns the number of runs.
-    fn run_in_plain_runs(cfg: &Config, buf: &BufferConfig, evs: &[(RetireEvent, u64)]) -> (CycleOutput, usize) {
+    /// `evs` fed with the plain instructions in runs; also the number of runs.
+    fn run_in_plain_runs(cfg: &Config, buf: &BufferConfig, evs: &[(RetireEvent, u64)]) -> (CycleOutput, u64) {
         let mut m = CycleTraceModule::new(cfg, buf);
-        let (mut budget, mut run, mut runs) = (m.plain_budget(), None::<PlainRun>, 0);
-        for (e, c) in evs {
-            if budget > 0 && is_plain(e) {
-                match &mut run {
-                    Some(r) => {
-                        r.count += 1;
-                        r.last_cycle = *c;
-                    }
-                    None => run = Some(PlainRun { pc: e.pc, thumb: e.thumb, count: 1, first_cycle: *c, last_cycle: *c }),
-                }
-                budget -= 1;
-                continue;
-            }
-            if let Some(r) = run.take() {
-                m.push_plain_run(&r).unwrap();
-                runs += 1;
-            }
-            m.push_at(e, *c).unwrap();
-            budget = m.plain_budget();
-        }
-        if let Some(r) = run.take() {
-            m.push_plain_run(&r).unwrap();
-            runs += 1;
-        }
-        (m.finish(), runs)
+        let fed = crate::plain_runs::feed_in_plain_runs(&mut m, evs);
+        assert!(fed.error.is_none() && fed.taken == evs.len() as u64);
+        (m.finish(), fed.runs)
     }
 
     #[test]
@@ -1728,27 +1698,9 @@ mod tests {
                     single.push(e).unwrap();
                 }
                 let mut batched = Encoder::new(&cfg);
-                let (mut budget, mut run) = (batched.plain_budget(), None::<PlainRun>);
-                for (e, _) in &evs {
-                    if budget > 0 && is_plain(e) {
-                        match &mut run {
-                            Some(r) => r.count += 1,
-                            None => run = Some(PlainRun { pc: e.pc, thumb: e.thumb, count: 1, ..Default::default() }),
-                        }
-                        budget -= 1;
-                        continue;
-                    }
-                    if let Some(r) = run.take() {
-                        batched.push_plain_run(&r).unwrap();
-                        runs += 1;
-                    }
-                    batched.push(e).unwrap();
-                    budget = batched.plain_budget();
-                }
-                if let Some(r) = run.take() {
-                    batched.push_plain_run(&r).unwrap();
-                    runs += 1;
-                }
+                let fed = crate::plain_runs::feed_in_plain_runs(&mut batched, &evs);
+                assert!(fed.error.is_none() && fed.taken == evs.len() as u64, "{c}, seed {seed}");
+                runs += fed.runs;
                 assert_eq!(batched.finish(), single.finish(), "{c}, seed {seed}");
             }
             // (pft with sync=1 starts again after every instruction: nothing to batch.)

@@ -20,6 +20,7 @@ pub mod format;
 pub mod lsp;
 pub mod lvsa;
 pub mod pft;
+pub mod plain_runs;
 pub mod sdc;
 pub mod stats;
 pub mod storage;
