@@ -693,7 +693,7 @@ impl CycleTraceModule {
             && run.count <= self.plain_budget()
             && self.last_input.is_some_and(|p| run.first_cycle > p)
             && run.last_cycle >= run.first_cycle.saturating_add(run.count as u64 - 1)
-            && self.enc.accepts_plain_run(run)
+            && self.enc.accepts_plain(&run.first_event())
         {
             self.enc.count_plain_run(run);
             self.last_input = Some(run.last_cycle);

@@ -209,7 +209,7 @@ impl Encoder {
     /// own errors are `push`'s; a longer run is refused after its first instruction.
     #[inline]
     pub fn push_plain_run(&mut self, run: &PlainRun) -> Result<(), EncodeError> {
-        if run.count >= 1 && run.count <= self.plain_budget() && self.accepts_plain_run(run) {
+        if run.count >= 1 && run.count <= self.plain_budget() && self.accepts_plain(&run.first_event()) {
             self.count_plain_run(run);
             self.extend_plain_run(run);
             return Ok(());
@@ -276,27 +276,21 @@ impl Encoder {
     /// after its checks; the cycle mode calls it after [`Encoder::accepts_plain`]).
     #[inline(always)]
     pub(crate) fn count_plain(&mut self, ev: &RetireEvent) {
-        self.expected_pc = Some(ev.next_pc);
-        self.events += 1;
-        self.stats.instructions += 1;
-    }
-
-    /// [`Encoder::accepts_plain`] of a run's first instruction (the others follow it).
-    #[inline(always)]
-    pub(crate) fn accepts_plain_run(&self, run: &PlainRun) -> bool {
-        let size = if run.thumb { 2 } else { 4 };
-        self.expected_pc == Some(run.pc | run.thumb as u32)
-            && run.pc & (size - 1) == 0
-            && !(run.thumb && self.cfg.isa == IsaMode::ArmOnly)
+        self.count_plain_n(ev.next_pc, 1);
     }
 
     /// [`Encoder::count_plain`] for a run of instructions that [`Encoder::accepts_plain`]
-    /// takes one after the other (the first of them accepted, the others following it).
+    /// takes one after the other (it took the first; the others follow it).
     #[inline(always)]
     pub(crate) fn count_plain_run(&mut self, run: &PlainRun) {
-        self.expected_pc = Some(run.next_iw());
-        self.events += run.count as u64;
-        self.stats.instructions += run.count as u64;
+        self.count_plain_n(run.next_iw(), run.count as u64);
+    }
+
+    #[inline(always)]
+    fn count_plain_n(&mut self, next_iw: u32, n: u64) {
+        self.expected_pc = Some(next_iw);
+        self.events += n;
+        self.stats.instructions += n;
     }
 
     /// What is wrong with `ev` (which [`Encoder::accept`] refused), in the order it checks.

@@ -127,6 +127,14 @@ pub struct PlainRun {
 }
 
 impl PlainRun {
+    /// Whether an instruction of `class` (with word `insn`, in Thumb state or not) may be
+    /// in a run, provided it falls through in the same state without an exception: class
+    /// none, and not ARM's `MOV lr, pc`.
+    #[inline(always)]
+    pub fn may_contain(class: BranchClass, thumb: bool, insn: u32) -> bool {
+        class == BranchClass::None && (thumb || insn != crate::pft::ARM_MOV_LR_PC)
+    }
+
     /// The first instruction's event (its word unknown: 0).
     #[inline]
     pub fn first_event(&self) -> RetireEvent {

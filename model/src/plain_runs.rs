@@ -45,11 +45,7 @@ impl PlainRunSink for CycleTraceModule {
 /// What the core model reports in runs: class none, not taken, no exception, falling
 /// through to the next instruction, not ARM's `MOV lr, pc`.
 pub fn is_plain(ev: &RetireEvent) -> bool {
-    ev.class == crate::BranchClass::None
-        && !ev.taken
-        && !ev.exception
-        && ev.next_pc == ev.sequential_next()
-        && (ev.thumb || ev.insn != crate::pft::ARM_MOV_LR_PC)
+    PlainRun::may_contain(ev.class, ev.thumb, ev.insn) && !ev.taken && !ev.exception && ev.next_pc == ev.sequential_next()
 }
 
 /// What [`feed_in_plain_runs`] did: instructions taken before the first error (or all),

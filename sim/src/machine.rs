@@ -8,7 +8,6 @@
 use thiserror::Error;
 
 use streamtrace_isa::ElfImage;
-use streamtrace_model::pft::ARM_MOV_LR_PC;
 use streamtrace_model::{BranchClass, PlainRun, RetireEvent};
 
 use crate::arm::COND_ALWAYS;
@@ -884,7 +883,7 @@ impl Machine {
             let class = unsafe { (*slot).class };
             // Class none and not taken: it fell through in the same state. (ARM's `MOV lr,
             // pc` is a call's link to pft: see `PlainRun`.)
-            if budget != 0 && class == BranchClass::None && !taken && (THUMB || unsafe { (*slot).word } != ARM_MOV_LR_PC) {
+            if budget != 0 && !taken && PlainRun::may_contain(class, THUMB, unsafe { (*slot).word }) {
                 if run_count == 0 {
                     run_pc = pc;
                     run_first = cycle;

@@ -7,9 +7,9 @@
 use super::coder::{Prob, RangeEncoder, ESCAPE_SHIFT, PROB_INIT, RAW_MAX_BITS};
 use super::{
     high_page_field, in_high_page, offset_code, EscapeType, InsnFlow, PftParams, PftState, PftStats, TargetCode,
-    TargetContexts, ARM_MOV_LR_PC, ESCAPE_TYPE_BITS, GAP_BITS, LOST_LEN_BITS, MAX_GAP, OFFSET_WIDTHS, lost_code,
+    TargetContexts, ESCAPE_TYPE_BITS, GAP_BITS, LOST_LEN_BITS, MAX_GAP, OFFSET_WIDTHS, lost_code,
 };
-use crate::event::{BranchClass, RetireEvent};
+use crate::event::{PlainRun, RetireEvent};
 use crate::format::SYNC_MARKER;
 
 /// Which statistic a decision's information counts toward.
@@ -282,9 +282,8 @@ impl PftFrontEnd {
     #[inline(always)]
     fn push_plain(&mut self, ev: &RetireEvent) -> bool {
         let since = self.state.since_reset + 1;
-        let plain = ev.class == BranchClass::None
+        let plain = PlainRun::may_contain(ev.class, ev.thumb, ev.insn)
             && !ev.exception
-            && (ev.thumb || ev.insn != ARM_MOV_LR_PC)
             && !self.state.awaiting_start
             && self.state.gap + 1 < MAX_GAP
             && (self.sync_period == 0 || since < self.sync_period);
