@@ -579,6 +579,25 @@ impl Pipeline {
         self.last_issue = issue;
         self.next = issue + 1;
 
+        // Plain ALU work: what the general path below does for kind `Alu` without a PC
+        // write (no memory, no control penalty, no exception: a retire event of the run
+        // loop never has one), without its bookkeeping of the cases that cannot arise.
+        if op.simple && !ev.exception {
+            if pre.executed {
+                let (at, shifted) = (issue + op.lat as u64, issue + op.lat as u64 + self.p.shift_extra);
+                for r in op.d {
+                    let r = r as usize;
+                    self.ready[r] = at;
+                    self.sready[r] = shifted;
+                    self.cause[r] = Cause::ResultLatency as u8;
+                }
+            }
+            if op.issue > 1 {
+                self.push_bound(issue + op.issue as u64, Cause::MultiCycle);
+            }
+            return self.retire_cycle(issue + self.p.retire_offset);
+        }
+
         // Effects: results, memory, control.
         let thumb = op.flags & F_THUMB != 0;
         let thumb_extra = if thumb { self.p.thumb_pc_extra } else { 0 };
@@ -746,7 +765,14 @@ impl Pipeline {
             self.push_bound(bound, ctrl_cause);
         }
 
-        let retire = (issue + offset).max(self.next_retire);
+        self.retire_cycle(issue + offset)
+    }
+
+    /// The retire cycle of an instruction that could retire at `earliest`: one per cycle,
+    /// in order.
+    #[inline(always)]
+    fn retire_cycle(&mut self, earliest: u64) -> u64 {
+        let retire = earliest.max(self.next_retire);
         self.next_retire = retire + 1;
         self.last_retire = retire + self.frozen;
         self.last_retire
