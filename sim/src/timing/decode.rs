@@ -879,6 +879,11 @@ impl DecodeCache {
         i
     }
 
+    /// The latencies ops are decoded with.
+    pub fn params(&self) -> &DecodeParams {
+        &self.params
+    }
+
     #[inline]
     pub fn op(&self, slot: usize) -> &Op {
         &self.entries[slot & (DECODE_CACHE - 1)].op
