@@ -16,7 +16,7 @@ use crate::decoded;
 use crate::linux::LinuxProcess;
 use crate::memory::{MemFault, Memory};
 use crate::semihost::{Semihost, SemihostOutcome};
-use crate::timing::{ConfigError, TimingConfig, TimingModel, TimingReport};
+use crate::timing::{Captured, ConfigError, TimingConfig, TimingModel, TimingReport};
 
 /// One data access of an instruction, for the host-side stages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -763,6 +763,8 @@ impl Machine {
         let mut bus = Bus::new(&mut self.mem, &mut self.accesses, LOG);
         bus.log.clear();
         let mut timing = if TIMED { self.timing.as_deref_mut() } else { None };
+        // A timed loop has a model (checked once here: the loop takes it without a test).
+        assert!(!TIMED || timing.is_some(), "a timed run without a timing model");
         if let Some(t) = timing.as_deref_mut() {
             // The slots' `timed` flags must refer to this model's ops before the loop trusts them.
             t.claim_slots(&mut bus.mem.decoded);
@@ -806,18 +808,20 @@ impl Machine {
             // Timing needs operand values from before execution (multiplier Rs, condition).
             // Its op is in the model's table parallel to the slots (same index), decoded
             // there when the slot's `timed` flag is clear: no lookup of its own.
-            let captured = match timing.as_deref_mut() {
-                Some(t) if TIMED => {
-                    let index = s / size_of::<decoded::Decoded>();
-                    let word = unsafe { (*slot).word };
-                    if !unsafe { (*slot).timed } {
-                        t.fill_slot(THUMB, index, word);
-                        // SAFETY: as for the reads; no reference into the slots is live.
-                        unsafe { (*slot).timed = true };
-                    }
-                    Some(t.before_slot::<THUMB>(cpu, index, word))
+            // (Not an `Option`: untimed loops compile the capture out.)
+            let captured = if TIMED {
+                // SAFETY: a timed loop has a model (asserted on entry) and nothing removes it.
+                let t = unsafe { timing.as_deref_mut().unwrap_unchecked() };
+                let index = s / size_of::<decoded::Decoded>();
+                let word = unsafe { (*slot).word };
+                if !unsafe { (*slot).timed } {
+                    t.fill_slot(THUMB, index, word);
+                    // SAFETY: as for the reads; no reference into the slots is live.
+                    unsafe { (*slot).timed = true };
                 }
-                _ => None,
+                t.before_slot::<THUMB>(cpu, index, word)
+            } else {
+                Captured::default()
             };
             // (The slot is read again after the handler for what only the rare paths need:
             // the values need no registers across the call. A store of the handler may have
@@ -882,8 +886,10 @@ impl Machine {
                     Flow::Jump => break 'run Err(pc_write_error(pc, unsafe { (*slot).word })),
                     _ => {
                         let (word, class) = unsafe { ((*slot).word, (*slot).class) };
-                        if let (Some(t), Some(c)) = (timing.as_deref_mut(), captured) {
-                            t.hold_slot(c, pc | THUMB as u32, word);
+                        if TIMED {
+                            // SAFETY: as for the capture.
+                            let t = unsafe { timing.as_deref_mut().unwrap_unchecked() };
+                            t.hold_slot(captured, pc | THUMB as u32, word);
                         }
                         break 'run Ok(Some(Special { flow, pc, word, thumb, class, fault: bus.fault }));
                     }
@@ -891,9 +897,12 @@ impl Machine {
             };
             left -= 1;
             let next_iw = next_pc | (THUMB != switched) as u32;
-            let cycle = match (timing.as_deref_mut(), captured) {
-                (Some(t), Some(c)) if TIMED => t.retire_slot_parts::<THUMB>(c, pc, taken, next_iw, bus.log),
-                _ => 0,
+            let cycle = if TIMED {
+                // SAFETY: as for the capture.
+                let t = unsafe { timing.as_deref_mut().unwrap_unchecked() };
+                t.retire_slot_parts::<THUMB>(captured, pc, taken, next_iw, bus.log)
+            } else {
+                0
             };
             let class = unsafe { (*slot).class };
             // Class none and not taken: it fell through in the same state. (ARM's `MOV lr,

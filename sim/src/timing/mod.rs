@@ -61,7 +61,7 @@ use report::{ratio, CAUSES};
 /// What the model needs from before an instruction executes: where its decoded facts are,
 /// whether its condition passes, and the multiplier's Rs value. Small on purpose: it lives
 /// in registers across the execution of the instruction.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Captured {
     slot: u32,
     executed: bool,
