@@ -677,6 +677,55 @@ impl Pipeline {
             }
             return self.retire_cycle(issue + self.p.retire_offset);
         }
+        // A branch the BTB predicts: the general path's work for kind `Branch` (a link
+        // register result, the prediction, a mispredict penalty), likewise.
+        if op.kind == Kind::Branch && !ev.exception {
+            if pre.executed {
+                self.write_alu(op, issue + op.lat as u64);
+            }
+            let bound = issue + op.issue as u64;
+            if op.issue > 1 {
+                self.push_bound(bound, Cause::MultiCycle);
+            }
+            if self.btb.predict_and_update(ev.pc, ev.taken, ev.next_pc).mispredicted {
+                let penalty = if op.flags & F_THUMB != 0 { self.p.mispredict_thumb } else { self.p.mispredict_arm };
+                if penalty > 0 {
+                    self.push_bound(bound + penalty, Cause::Mispredict);
+                }
+            }
+            return self.retire_cycle(issue + self.p.retire_offset);
+        }
+        // A single load that does not load the PC: the general path's work for kind `Load`
+        // without a PC write (base writeback, the data side, the loaded register, the
+        // memory pipe's wait), likewise.
+        if op.kind == Kind::Load && op.flags & F_PC == 0 && !ev.exception {
+            let mut mem_stall = 0u64;
+            if pre.executed {
+                self.write_alu(op, issue + op.lat as u64);
+                let mut ready = issue + self.p.load_result;
+                let mut missed = false;
+                // (A second word, never seen for a single load, is timed as there.)
+                for (k, a) in accesses.iter().take(2).enumerate() {
+                    let before = mem_stall;
+                    let r = self.data.access(a.addr, a.write, issue + 1 + k as u64 + before);
+                    mem_stall += r.stall;
+                    if k == 0 {
+                        ready += before + r.extra;
+                        missed = r.extra > 0;
+                    }
+                }
+                self.write_reg(op.rd, ready, if missed { Cause::DcacheMiss } else { Cause::LoadUse });
+            }
+            let mut bound = issue + op.issue as u64;
+            if op.issue > 1 {
+                self.push_bound(bound, Cause::MultiCycle);
+            }
+            if mem_stall > 0 {
+                bound += mem_stall;
+                self.push_bound(bound, Cause::BufferFull);
+            }
+            return self.retire_cycle(issue + self.p.retire_offset_mem);
+        }
 
         // Effects: results, memory, control.
         let thumb = op.flags & F_THUMB != 0;
