@@ -174,14 +174,16 @@ impl DecodedCache {
     /// refilled for another memory), every flag is cleared. Returns this cache's identity
     /// for the model to record.
     pub fn claim_timed(&mut self, model: u64, served: u64) -> u64 {
-        if self.timed_for != model || served != self.id {
+        // (No flag is set before the first claim: a cache never claimed needs no clearing,
+        // which short timed runs would notice.)
+        if (self.timed_for != model || served != self.id) && self.timed_for != 0 {
             for thumb in [false, true] {
                 for s in 0..SLOTS {
                     self.at_mut(thumb, s).timed = false;
                 }
             }
-            self.timed_for = model;
         }
+        self.timed_for = model;
         self.id
     }
 
