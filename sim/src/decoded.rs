@@ -44,6 +44,9 @@ pub(crate) struct Decoded {
     /// every fill writes false, so a refilled slot (new address or rewritten code) gets a
     /// new op. Meaningful only for the model [`DecodedCache::claim_timed`] names.
     pub timed: bool,
+    /// With `timed`: the register whose value before execution the timing model's op needs
+    /// (a multiplier's Rs), so that the run loop captures it without reading the op.
+    pub timed_rs: u8,
 }
 
 pub(crate) const SLOTS: usize = 1 << 14;
@@ -150,6 +153,7 @@ impl DecodedCache {
             cond: COND_ALWAYS,
             class: BranchClass::None,
             timed: false,
+            timed_rs: 0,
         };
         let array = || {
             let mut a: Box<[Decoded; SLOTS + 1]> = vec![empty; SLOTS + 1].into_boxed_slice().try_into().ok().expect("SLOTS + 1 slots");
@@ -275,6 +279,6 @@ pub(crate) fn fill(mem: &mut Memory, pc: u32, thumb: bool) -> Result<(), MemFaul
         mem.mark_code_page(pc.wrapping_sub(2));
     }
     let cond = slot_cond(word, thumb, cond);
-    *mem.decoded.at_mut(thumb, slot(pc, thumb)) = Decoded { key: pc, word, handler, cond, class, timed: false };
+    *mem.decoded.at_mut(thumb, slot(pc, thumb)) = Decoded { key: pc, word, handler, cond, class, timed: false, timed_rs: 0 };
     Ok(())
 }

@@ -815,11 +815,11 @@ impl Machine {
                 let index = s / size_of::<decoded::Decoded>();
                 let word = unsafe { (*slot).word };
                 if !unsafe { (*slot).timed } {
-                    t.fill_slot(THUMB, index, word);
+                    let rs = t.fill_slot(THUMB, index, word);
                     // SAFETY: as for the reads; no reference into the slots is live.
-                    unsafe { (*slot).timed = true };
+                    unsafe { ((*slot).timed, (*slot).timed_rs) = (true, rs) };
                 }
-                t.before_slot::<THUMB>(cpu, index, word)
+                TimingModel::before_slot::<THUMB>(cpu, index, word, unsafe { (*slot).timed_rs })
             } else {
                 Captured::default()
             };

@@ -339,26 +339,33 @@ impl TimingModel {
     }
 
     /// Decode `word` (an instruction of the state `thumb`) into the op of decoded slot
-    /// `index`; the caller then sets the slot's `timed` flag.
+    /// `index`, and return the op's `rs` for the slot's `timed_rs`; the caller then sets
+    /// the slot's `timed` flag.
     #[cold]
     #[inline(never)]
-    pub(crate) fn fill_slot(&mut self, thumb: bool, index: usize, word: u32) {
+    pub(crate) fn fill_slot(&mut self, thumb: bool, index: usize, word: u32) -> u8 {
         let p = self.decode.params();
         let op = if thumb { decode::decode_thumb(word as u16, p) } else { decode::decode_arm(word, p) };
+        // Thumb ops have no F_COND (their conditional branches are timed as taken or not):
+        // `before_slot` relies on it.
+        debug_assert!(!thumb || op.flags & F_COND == 0);
         self.slot_ops[thumb as usize][index & (SLOTS - 1)] = SlotOp(op);
+        op.rs
     }
 
-    /// [`TimingModel::before`] for the instruction in decoded slot `index` of the state
-    /// `THUMB`, whose `timed` flag is set (so its op is in `slot_ops`).
+    /// [`TimingModel::before`] for the instruction `word` in decoded slot `index` of the
+    /// state `THUMB`, whose `timed` flag is set and whose op's `rs` is `rs`: the op itself
+    /// is not read (the capture is taken before the handler runs, the op needed after).
     #[inline(always)]
-    pub(crate) fn before_slot<const THUMB: bool>(&self, cpu: &Cpu, index: usize, word: u32) -> Captured {
-        let op = &self.slot_ops[THUMB as usize][index & (SLOTS - 1)].0;
-        if THUMB {
-            // Thumb ops have no F_COND (their conditional branches are timed as taken or not).
-            debug_assert_eq!(op.flags & F_COND, 0);
-            return Captured { slot: index as u32, executed: true, rs_value: cpu.r[op.rs as usize & 15] };
-        }
-        Self::capture(op, cpu, index, word)
+    pub(crate) fn before_slot<const THUMB: bool>(cpu: &Cpu, index: usize, word: u32, rs: u8) -> Captured {
+        // ARM: what `capture` computes, from the word alone: an op has F_COND exactly when
+        // its condition is neither AL nor the unconditional space, which always pass.
+        let executed = THUMB || {
+            let nzcv = (cpu.n as usize) << 3 | (cpu.z as usize) << 2 | (cpu.c as usize) << 1 | cpu.v as usize;
+            (COND_PASS[nzcv] >> (word >> 28)) & 1 != 0
+        };
+        // NO_REG reads r15: harmless, the value is only used by multiplies.
+        Captured { slot: index as u32, executed, rs_value: cpu.r[rs as usize & 15] }
     }
 
     /// What `op` (the instruction `word`, whose op sits at `slot`) needs from before it executes.
