@@ -13,6 +13,8 @@
 //! on its own bytes, and a Thumb BL/BLX suffix also on the halfword before it (its branch
 //! class names the prefix). A new memory starts with an empty cache.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use streamtrace_isa::{classify_arm, classify_thumb, is_thumb_bl_suffix};
 use streamtrace_model::BranchClass;
 
@@ -38,6 +40,13 @@ pub(crate) struct Decoded {
     /// (Conditions are checked with `cond & 15`; the handler stays right for every caller.)
     pub cond: u8,
     pub class: BranchClass,
+    /// The timing model's op for this slot is in its table (`TimingModel::fill_slot`):
+    /// every fill writes false, so a refilled slot (new address or rewritten code) gets a
+    /// new op. Meaningful only for the model [`DecodedCache::claim_timed`] names.
+    pub timed: bool,
+    /// With `timed`: the register whose value before execution the timing model's op needs
+    /// (a multiplier's Rs), so that the run loop captures it without reading the op.
+    pub timed_rs: u8,
 }
 
 pub(crate) const SLOTS: usize = 1 << 14;
@@ -107,6 +116,19 @@ const _: () = assert!(size_of::<Decoded>() == 32, "slot_offset shifts for 32-byt
 /// step from the last slot has: the loop steps onto it without wrapping the offset.
 pub(crate) struct DecodedCache {
     slots: [*mut Decoded; 2],
+    /// This cache's identity, and the timing model whose op table the `timed` flags refer
+    /// to (0: none): see [`DecodedCache::claim_timed`].
+    id: u64,
+    timed_for: u64,
+}
+
+/// Identities of caches and timing models (0 is none), so that a slot's `timed` flag is
+/// trusted only by the model that set it, and only while it has timed no other memory.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A new identity, never 0 and never reused.
+pub(crate) fn new_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
 }
 
 // The cache owns its arrays (plain data) like a `Box` would.
@@ -130,6 +152,8 @@ impl DecodedCache {
             handler: crate::arm::decode_word(0).0,
             cond: COND_ALWAYS,
             class: BranchClass::None,
+            timed: false,
+            timed_rs: 0,
         };
         let array = || {
             let mut a: Box<[Decoded; SLOTS + 1]> = vec![empty; SLOTS + 1].into_boxed_slice().try_into().ok().expect("SLOTS + 1 slots");
@@ -137,14 +161,34 @@ impl DecodedCache {
             a[SLOTS].key = empty_key(0);
             Box::into_raw(a) as *mut Decoded
         };
-        DecodedCache { slots: [array(), array()] }
+        DecodedCache { slots: [array(), array()], id: new_id(), timed_for: 0 }
     }
 
     /// The slots of a state (`SLOTS` of them and the guard), for the run loop: read through the pointer
     /// field by field (`(*p.add(s)).key`), never holding a reference across a handler call.
+    /// (Mutable: the timed loop sets a slot's `timed` flag through it.)
     #[inline(always)]
-    pub fn slots(&self, thumb: bool) -> *const Decoded {
+    pub fn slots(&self, thumb: bool) -> *mut Decoded {
         self.slots[thumb as usize]
+    }
+
+    /// Make the `timed` flags refer to the op table of the timing model `model` (its
+    /// identity), which last served the cache `served` (the model's record): when either
+    /// side has changed since the flags were set (another model, or the model's table
+    /// refilled for another memory), every flag is cleared. Returns this cache's identity
+    /// for the model to record.
+    pub fn claim_timed(&mut self, model: u64, served: u64) -> u64 {
+        // (No flag is set before the first claim: a cache never claimed needs no clearing,
+        // which short timed runs would notice.)
+        if (self.timed_for != model || served != self.id) && self.timed_for != 0 {
+            for thumb in [false, true] {
+                for s in 0..SLOTS {
+                    self.at_mut(thumb, s).timed = false;
+                }
+            }
+        }
+        self.timed_for = model;
+        self.id
     }
 
     #[inline(always)]
@@ -235,6 +279,6 @@ pub(crate) fn fill(mem: &mut Memory, pc: u32, thumb: bool) -> Result<(), MemFaul
         mem.mark_code_page(pc.wrapping_sub(2));
     }
     let cond = slot_cond(word, thumb, cond);
-    *mem.decoded.at_mut(thumb, slot(pc, thumb)) = Decoded { key: pc, word, handler, cond, class };
+    *mem.decoded.at_mut(thumb, slot(pc, thumb)) = Decoded { key: pc, word, handler, cond, class, timed: false, timed_rs: 0 };
     Ok(())
 }

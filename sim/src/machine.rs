@@ -16,7 +16,7 @@ use crate::decoded;
 use crate::linux::LinuxProcess;
 use crate::memory::{MemFault, Memory};
 use crate::semihost::{Semihost, SemihostOutcome};
-use crate::timing::{ConfigError, TimingConfig, TimingModel, TimingReport};
+use crate::timing::{Captured, ConfigError, TimingConfig, TimingModel, TimingReport};
 
 /// One data access of an instruction, for the host-side stages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -763,6 +763,12 @@ impl Machine {
         let mut bus = Bus::new(&mut self.mem, &mut self.accesses, LOG);
         bus.log.clear();
         let mut timing = if TIMED { self.timing.as_deref_mut() } else { None };
+        // A timed loop has a model (checked once here: the loop takes it without a test).
+        assert!(!TIMED || timing.is_some(), "a timed run without a timing model");
+        if let Some(t) = timing.as_deref_mut() {
+            // The slots' `timed` flags must refer to this model's ops before the loop trusts them.
+            t.claim_slots(&mut bus.mem.decoded);
+        }
         // The decoded-cache slots of the state, read through a pointer field by field: a
         // handler's store to a code page drops slots through `bus.mem` (which owns the cache),
         // so no reference into them is held across a call. (With the drops done by the stores
@@ -800,9 +806,22 @@ impl Machine {
             }
             debug_assert!(bus.fault.is_none());
             // Timing needs operand values from before execution (multiplier Rs, condition).
-            let captured = match timing.as_deref_mut() {
-                Some(t) if TIMED => Some(t.before(cpu, pc | THUMB as u32, unsafe { (*slot).word })),
-                _ => None,
+            // Its op is in the model's table parallel to the slots (same index), decoded
+            // there when the slot's `timed` flag is clear: no lookup of its own.
+            // (Not an `Option`: untimed loops compile the capture out.)
+            let captured = if TIMED {
+                // SAFETY: a timed loop has a model (asserted on entry) and nothing removes it.
+                let t = unsafe { timing.as_deref_mut().unwrap_unchecked() };
+                let index = s / size_of::<decoded::Decoded>();
+                let word = unsafe { (*slot).word };
+                if !unsafe { (*slot).timed } {
+                    let rs = t.fill_slot(THUMB, index, word);
+                    // SAFETY: as for the reads; no reference into the slots is live.
+                    unsafe { ((*slot).timed, (*slot).timed_rs) = (true, rs) };
+                }
+                TimingModel::before_slot::<THUMB>(cpu, index, word, unsafe { (*slot).timed_rs })
+            } else {
+                Captured::default()
             };
             // (The slot is read again after the handler for what only the rare paths need:
             // the values need no registers across the call. A store of the handler may have
@@ -867,8 +886,10 @@ impl Machine {
                     Flow::Jump => break 'run Err(pc_write_error(pc, unsafe { (*slot).word })),
                     _ => {
                         let (word, class) = unsafe { ((*slot).word, (*slot).class) };
-                        if let (Some(t), Some(c)) = (timing.as_deref_mut(), captured) {
-                            t.hold(c);
+                        if TIMED {
+                            // SAFETY: as for the capture.
+                            let t = unsafe { timing.as_deref_mut().unwrap_unchecked() };
+                            t.hold_slot(captured, pc | THUMB as u32, word);
                         }
                         break 'run Ok(Some(Special { flow, pc, word, thumb, class, fault: bus.fault }));
                     }
@@ -876,9 +897,12 @@ impl Machine {
             };
             left -= 1;
             let next_iw = next_pc | (THUMB != switched) as u32;
-            let cycle = match (timing.as_deref_mut(), captured) {
-                (Some(t), Some(c)) if TIMED => t.retire_parts(c, pc, taken, next_iw, false, bus.log),
-                _ => 0,
+            let cycle = if TIMED {
+                // SAFETY: as for the capture.
+                let t = unsafe { timing.as_deref_mut().unwrap_unchecked() };
+                t.retire_slot_parts::<THUMB>(captured, pc, taken, next_iw, bus.log)
+            } else {
+                0
             };
             let class = unsafe { (*slot).class };
             // Class none and not taken: it fell through in the same state. (ARM's `MOV lr,
@@ -937,5 +961,106 @@ fn pc_write_error(pc: u32, word: u32) -> SimError {
         pc,
         insn: word,
         reason: "writes the PC but is not a control-flow instruction of the ARMv5TE classifier",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::semihost::SharedBuffer;
+
+    /// The self-modifying test program (sim/tests/data/self_modifying.s): it rewrites ARM
+    /// and Thumb instructions that ran and runs them again.
+    fn self_modifying() -> Machine {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/self_modifying.elf");
+        let elf = ElfImage::open(path).unwrap();
+        let sh = Semihost::new().with_cmdline("self_modifying.elf").with_stdout(SharedBuffer::new());
+        let mut m = Machine::load(&elf, sh).unwrap();
+        m.enable_timing(TimingConfig::default()).unwrap();
+        m
+    }
+
+    /// Every retire event (with its cycle) of a timed machine, by runs or by single steps;
+    /// after `restart` instructions the timing model is replaced by a new one.
+    fn timed_events(by_steps: bool, restart: u64) -> Vec<RetireEvent> {
+        let mut events = Vec::new();
+        let mut m = self_modifying();
+        let mut hook = |e: &RetireEvent, _: &[MemAccess]| events.push(*e);
+        if by_steps {
+            while m.exit_code().is_none() {
+                if m.retired == restart {
+                    m.enable_timing(TimingConfig::default()).unwrap();
+                }
+                m.step(&mut hook).unwrap();
+            }
+        } else {
+            let r = m.run(restart, &mut hook);
+            assert!(matches!(r, Err(SimError::InstructionLimit { .. })), "{r:?} after {}", m.retired);
+            m.enable_timing(TimingConfig::default()).unwrap();
+            m.run(u64::MAX, &mut hook).unwrap();
+        }
+        events
+    }
+
+    /// The run loop times from ops kept beside the decoded slots (flagged per slot), the step
+    /// from the model's own keyed cache: rewritten code and a new model must not leave the
+    /// run loop a stale op.
+    #[test]
+    fn timed_runs_and_steps_agree_on_rewritten_code_and_a_new_model() {
+        for restart in [20, 50] {
+            let run = timed_events(false, restart);
+            assert!(run.len() as u64 > restart);
+            assert_eq!(run, timed_events(true, restart), "restart at {restart}");
+        }
+    }
+
+    const LDR_R0_R3: u32 = 0xE593_0000; // ldr r0, [r3]: r0 ready late
+    const MOV_R0_1: u32 = 0xE3A0_0001; // mov r0, #1: r0 ready at once
+    const ADD_R4_R0_R0: u32 = 0xE080_4000; // add r4, r0, r0: waits for r0
+
+    fn memory_with(code: &[(u32, u32)]) -> Memory {
+        let mut mem = Memory::new();
+        mem.map_region(0, 0x2000);
+        for &(addr, word) in code {
+            mem.write32(addr, word).unwrap();
+        }
+        mem
+    }
+
+    /// The timed events of the same two instructions at 0x100, run (or stepped) from two
+    /// memories in turn whose first instruction differs, then from one of them before and
+    /// after that instruction is rewritten.
+    fn swapped_memory_events(by_steps: bool) -> Vec<RetireEvent> {
+        let mut events = Vec::new();
+        let mut m = Machine::new(memory_with(&[(0x100, LDR_R0_R3), (0x104, ADD_R4_R0_R0)]), Semihost::default());
+        m.enable_timing(TimingConfig::default()).unwrap();
+        let mut other = memory_with(&[(0x100, MOV_R0_1), (0x104, ADD_R4_R0_R0)]);
+        for round in 0..6 {
+            if round == 5 {
+                m.mem.write32(0x100, MOV_R0_1).unwrap();
+            }
+            (m.cpu.r[15], m.cpu.r[3]) = (0x100, 0x1000);
+            let mut hook = |e: &RetireEvent, _: &[MemAccess]| events.push(*e);
+            if by_steps {
+                for _ in 0..2 {
+                    m.step(&mut hook).unwrap();
+                }
+            } else {
+                assert!(matches!(m.run(m.retired + 2, &mut hook), Err(SimError::InstructionLimit { .. })));
+            }
+            if round < 4 {
+                std::mem::swap(&mut m.mem, &mut other);
+            }
+        }
+        events
+    }
+
+    /// A memory the model timed before it timed another keeps its slots' flags, which must
+    /// not vouch for the ops the other memory's instructions left in the model's table.
+    #[test]
+    fn timed_runs_and_steps_agree_across_memories_and_rewrites() {
+        let run = swapped_memory_events(false);
+        assert_eq!(run.len(), 12);
+        assert_eq!(run, swapped_memory_events(true));
     }
 }

@@ -104,6 +104,10 @@ pub struct Op {
     pub s: [u8; 3],
     pub ss: u8,
     pub d: [u8; 2],
+    /// Plain ALU work: kind `Alu`, no PC write, registers in the index forms. Its timing
+    /// is the operand wait, the ALU results and the issue latency alone, which the
+    /// pipeline times on a short path (most instructions are such).
+    pub simple: bool,
 }
 
 impl Op {
@@ -123,6 +127,7 @@ impl Op {
             s: [ZERO_REG; 3],
             ss: ZERO_REG,
             d: [NO_REG; 2],
+            simple: false,
         }
     }
 
@@ -154,6 +159,7 @@ impl Op {
             m &= m - 1;
             i += 1;
         }
+        self.simple = self.kind == Kind::Alu && self.flags & F_PC == 0;
         self
     }
 
@@ -871,6 +877,11 @@ impl DecodeCache {
             self.fill(i, iw, word);
         }
         i
+    }
+
+    /// The latencies ops are decoded with.
+    pub fn params(&self) -> &DecodeParams {
+        &self.params
     }
 
     #[inline]

@@ -43,6 +43,7 @@ use std::sync::Arc;
 use streamtrace_model::RetireEvent;
 
 use crate::cpu::Cpu;
+use crate::decoded::{new_id, DecodedCache, SLOTS};
 use crate::machine::MemAccess;
 
 pub use config::{
@@ -53,19 +54,25 @@ pub use decode::{Kind, Op};
 pub use report::{BtbReport, CacheReport, Cause, DataCacheReport, Stalls, TimingReport};
 
 use btb::Btb;
-use decode::{DecodeCache, F_COND, F_MAC, F_MANY, F_MEM, F_PC, F_THUMB, F_UNSIGNED_RS};
+use decode::{DecodeCache, DecodeParams, F_COND, F_MAC, F_MANY, F_MEM, F_PC, F_THUMB, F_UNSIGNED_RS};
 use memsys::{DataSide, FetchSide};
 use report::{ratio, CAUSES};
 
 /// What the model needs from before an instruction executes: where its decoded facts are,
 /// whether its condition passes, and the multiplier's Rs value. Small on purpose: it lives
 /// in registers across the execution of the instruction.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Captured {
     slot: u32,
     executed: bool,
     rs_value: u32,
 }
+
+/// An op in `TimingModel::slot_ops`, padded to a decoded slot's size (32 bytes): the run
+/// loop's byte offset of a slot is then the byte offset of its op too.
+#[derive(Clone, Copy)]
+#[repr(align(32))]
+struct SlotOp(Op);
 
 /// What the timing model needs of a retire event.
 #[derive(Clone, Copy, Debug)]
@@ -124,6 +131,14 @@ type MulTiming = (u64, u64, u64, u64);
 /// per-instruction path can read an op in place while it updates the pipeline.
 pub struct TimingModel {
     decode: DecodeCache,
+    /// The run loop's ops, per state, parallel to the functional decoded slots (indexed
+    /// like them): a slot whose `timed` flag is set has its op here, found without the
+    /// key compares of `decode` (which `Machine::step` and held captures use).
+    slot_ops: [Box<[SlotOp; SLOTS]>; 2],
+    /// This model's identity, and the decoded cache whose `timed` flags match `slot_ops`
+    /// (see `DecodedCache::claim_timed`).
+    id: u64,
+    served: u64,
     pipe: Pipeline,
     /// The capture of an instruction the machine's run loop hands on to be completed
     /// outside it (a system call, an exception): kept here rather than in what the loop
@@ -235,7 +250,18 @@ impl TimingModel {
     /// A model with `cfg` (checked first: every error names its key).
     pub fn new(cfg: TimingConfig) -> Result<TimingModel, ConfigError> {
         cfg.validate()?;
-        Ok(TimingModel { decode: DecodeCache::new(&cfg), pipe: Pipeline::new(cfg), held: None })
+        let empty = || -> Box<[SlotOp; SLOTS]> {
+            let ops = vec![SlotOp(decode::decode_arm(0, &DecodeParams::new(&cfg))); SLOTS].into_boxed_slice();
+            ops.try_into().ok().expect("SLOTS ops")
+        };
+        Ok(TimingModel {
+            decode: DecodeCache::new(&cfg),
+            slot_ops: [empty(), empty()],
+            id: new_id(),
+            served: 0,
+            pipe: Pipeline::new(cfg),
+            held: None,
+        })
     }
 
     pub fn config(&self) -> &TimingConfig {
@@ -302,7 +328,49 @@ impl TimingModel {
     #[inline]
     pub fn before(&mut self, cpu: &Cpu, iw: u32, word: u32) -> Captured {
         let slot = self.decode.lookup(iw, word);
-        let op = self.decode.op(slot);
+        Self::capture(self.decode.op(slot), cpu, slot, word)
+    }
+
+    /// Before a timed run over `cache`'s slots: make their `timed` flags refer to this
+    /// model's `slot_ops` (clearing them if they referred to anything else).
+    #[inline]
+    pub(crate) fn claim_slots(&mut self, cache: &mut DecodedCache) {
+        self.served = cache.claim_timed(self.id, self.served);
+    }
+
+    /// Decode `word` (an instruction of the state `thumb`) into the op of decoded slot
+    /// `index`, and return the op's `rs` for the slot's `timed_rs`; the caller then sets
+    /// the slot's `timed` flag.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn fill_slot(&mut self, thumb: bool, index: usize, word: u32) -> u8 {
+        let p = self.decode.params();
+        let op = if thumb { decode::decode_thumb(word as u16, p) } else { decode::decode_arm(word, p) };
+        // Thumb ops have no F_COND (their conditional branches are timed as taken or not):
+        // `before_slot` relies on it.
+        debug_assert!(!thumb || op.flags & F_COND == 0);
+        self.slot_ops[thumb as usize][index & (SLOTS - 1)] = SlotOp(op);
+        op.rs
+    }
+
+    /// [`TimingModel::before`] for the instruction `word` in decoded slot `index` of the
+    /// state `THUMB`, whose `timed` flag is set and whose op's `rs` is `rs`: the op itself
+    /// is not read (the capture is taken before the handler runs, the op needed after).
+    #[inline(always)]
+    pub(crate) fn before_slot<const THUMB: bool>(cpu: &Cpu, index: usize, word: u32, rs: u8) -> Captured {
+        // ARM: what `capture` computes, from the word alone: an op has F_COND exactly when
+        // its condition is neither AL nor the unconditional space, which always pass.
+        let executed = THUMB || {
+            let nzcv = (cpu.n as usize) << 3 | (cpu.z as usize) << 2 | (cpu.c as usize) << 1 | cpu.v as usize;
+            (COND_PASS[nzcv] >> (word >> 28)) & 1 != 0
+        };
+        // NO_REG reads r15: harmless, the value is only used by multiplies.
+        Captured { slot: index as u32, executed, rs_value: cpu.r[rs as usize & 15] }
+    }
+
+    /// What `op` (the instruction `word`, whose op sits at `slot`) needs from before it executes.
+    #[inline(always)]
+    fn capture(op: &Op, cpu: &Cpu, slot: usize, word: u32) -> Captured {
         // The condition outcome is data-dependent: a table, not a branch per condition.
         let executed = op.flags & F_COND == 0 || {
             let nzcv = (cpu.n as usize) << 3 | (cpu.z as usize) << 2 | (cpu.c as usize) << 1 | cpu.v as usize;
@@ -313,13 +381,32 @@ impl TimingModel {
         Captured { slot: slot as u32, executed, rs_value }
     }
 
-    /// Keep `pre` for [`TimingModel::take_held`] (an instruction completed elsewhere).
+    /// Keep `pre`, a capture of [`TimingModel::before_slot`] for the instruction `word` at
+    /// `iw`, for [`TimingModel::take_held`] (an instruction completed outside the run loop):
+    /// with the slot of `decode` that holds the same op, since `slot_ops` may be refilled
+    /// before the held capture is used.
     #[cold]
-    pub(crate) fn hold(&mut self, pre: Captured) {
-        self.held = Some(pre);
+    pub(crate) fn hold_slot(&mut self, pre: Captured, iw: u32, word: u32) {
+        let slot = self.decode.lookup(iw, word);
+        self.held = Some(Captured { slot: slot as u32, ..pre });
     }
 
-    /// The capture kept by [`TimingModel::hold`].
+    /// [`TimingModel::retire_parts`] for a capture of [`TimingModel::before_slot`].
+    #[inline(always)]
+    pub(crate) fn retire_slot_parts<const THUMB: bool>(
+        &mut self,
+        pre: Captured,
+        pc: u32,
+        taken: bool,
+        next_pc: u32,
+        accesses: &[MemAccess],
+    ) -> u64 {
+        // The op is still there: nothing fills `slot_ops` between before and retire.
+        let op = &self.slot_ops[THUMB as usize][pre.slot as usize & (SLOTS - 1)].0;
+        self.pipe.retire(op, pre, Outcome { pc, taken, next_pc, exception: false }, accesses)
+    }
+
+    /// The capture kept by [`TimingModel::hold_slot`].
     pub(crate) fn take_held(&mut self) -> Captured {
         self.held.take().expect("the run loop held the capture of the instruction it handed on")
     }
@@ -579,6 +666,74 @@ impl Pipeline {
         self.last_issue = issue;
         self.next = issue + 1;
 
+        // Plain ALU work: what the general path below does for kind `Alu` without a PC
+        // write (no memory, no control penalty, no exception: a retire event of the run
+        // loop never has one), without its bookkeeping of the cases that cannot arise.
+        if op.simple && !ev.exception {
+            if pre.executed {
+                let (at, shifted) = (issue + op.lat as u64, issue + op.lat as u64 + self.p.shift_extra);
+                for r in op.d {
+                    let r = r as usize;
+                    self.ready[r] = at;
+                    self.sready[r] = shifted;
+                    self.cause[r] = Cause::ResultLatency as u8;
+                }
+            }
+            if op.issue > 1 {
+                self.push_bound(issue + op.issue as u64, Cause::MultiCycle);
+            }
+            return self.retire_cycle(issue + self.p.retire_offset);
+        }
+        // A branch the BTB predicts: the general path's work for kind `Branch` (a link
+        // register result, the prediction, a mispredict penalty), likewise.
+        if op.kind == Kind::Branch && !ev.exception {
+            if pre.executed {
+                self.write_alu(op, issue + op.lat as u64);
+            }
+            let bound = issue + op.issue as u64;
+            if op.issue > 1 {
+                self.push_bound(bound, Cause::MultiCycle);
+            }
+            if self.btb.predict_and_update(ev.pc, ev.taken, ev.next_pc).mispredicted {
+                let penalty = if op.flags & F_THUMB != 0 { self.p.mispredict_thumb } else { self.p.mispredict_arm };
+                if penalty > 0 {
+                    self.push_bound(bound + penalty, Cause::Mispredict);
+                }
+            }
+            return self.retire_cycle(issue + self.p.retire_offset);
+        }
+        // A single load that does not load the PC: the general path's work for kind `Load`
+        // without a PC write (base writeback, the data side, the loaded register, the
+        // memory pipe's wait), likewise.
+        if op.kind == Kind::Load && op.flags & F_PC == 0 && !ev.exception {
+            let mut mem_stall = 0u64;
+            if pre.executed {
+                self.write_alu(op, issue + op.lat as u64);
+                let mut ready = issue + self.p.load_result;
+                let mut missed = false;
+                // (A second word, never seen for a single load, is timed as there.)
+                for (k, a) in accesses.iter().take(2).enumerate() {
+                    let before = mem_stall;
+                    let r = self.data.access(a.addr, a.write, issue + 1 + k as u64 + before);
+                    mem_stall += r.stall;
+                    if k == 0 {
+                        ready += before + r.extra;
+                        missed = r.extra > 0;
+                    }
+                }
+                self.write_reg(op.rd, ready, if missed { Cause::DcacheMiss } else { Cause::LoadUse });
+            }
+            let mut bound = issue + op.issue as u64;
+            if op.issue > 1 {
+                self.push_bound(bound, Cause::MultiCycle);
+            }
+            if mem_stall > 0 {
+                bound += mem_stall;
+                self.push_bound(bound, Cause::BufferFull);
+            }
+            return self.retire_cycle(issue + self.p.retire_offset_mem);
+        }
+
         // Effects: results, memory, control.
         let thumb = op.flags & F_THUMB != 0;
         let thumb_extra = if thumb { self.p.thumb_pc_extra } else { 0 };
@@ -746,7 +901,14 @@ impl Pipeline {
             self.push_bound(bound, ctrl_cause);
         }
 
-        let retire = (issue + offset).max(self.next_retire);
+        self.retire_cycle(issue + offset)
+    }
+
+    /// The retire cycle of an instruction that could retire at `earliest`: one per cycle,
+    /// in order.
+    #[inline(always)]
+    fn retire_cycle(&mut self, earliest: u64) -> u64 {
+        let retire = earliest.max(self.next_retire);
         self.next_retire = retire + 1;
         self.last_retire = retire + self.frozen;
         self.last_retire
