@@ -227,6 +227,11 @@ pub struct CycleTraceModule {
     delay: u64,
     /// Input cycle of the previous event, for the strictly-increasing check.
     last_input: Option<u64>,
+    /// [`CycleTraceModule::plain_budget`] when not pft (0 for pft, which asks its front
+    /// end): the stream detector's room once an event was seen, kept up to date where the
+    /// detector or `last_input` changes, so that the core's loop, which asks after every
+    /// instruction that is not in a run, reads one field.
+    plain_room: u32,
     events: u64,
     /// The first input cycle, which is the module's cycle 0.
     origin: Option<u64>,
@@ -598,6 +603,7 @@ impl CycleTraceModule {
             now: 0,
             delay: 0,
             last_input: None,
+            plain_room: 0,
             events: 0,
             origin: None,
             sdb: VecDeque::new(),
@@ -651,16 +657,40 @@ impl CycleTraceModule {
     /// others, and the buffers, which see the instruction that ends a stream, are out of line.
     #[inline]
     pub fn push_at(&mut self, ev: &RetireEvent, cycle: u64) -> Result<(), CycleError> {
-        // What the general path does with such an instruction: no error, no descriptor.
-        // (A stream's first instruction is one of them when it changes no flow.)
-        if !self.pft && self.last_input.is_some_and(|p| cycle > p) && self.enc.accepts_plain(ev) && self.detector.extends_plain() {
-            self.enc.count_plain(ev);
-            self.last_input = Some(cycle);
-            self.events += 1;
-            self.detector.extend(ev.iw_addr(), ev.class);
+        if self.take_plain(ev, cycle) {
             return Ok(());
         }
         self.push_general(ev, cycle)
+    }
+
+    /// [`CycleTraceModule::push`] with the general path inlined as well, for a caller that
+    /// is itself one out-of-line call per event (`streamtrace_sim::CycleModuleHook`, whose
+    /// plain instructions come in runs): one call instead of two.
+    #[inline(always)]
+    pub fn push_inline(&mut self, ev: &RetireEvent) -> Result<(), CycleError> {
+        if self.take_plain(ev, ev.cycle) {
+            return Ok(());
+        }
+        self.push_general_inline(ev, ev.cycle)
+    }
+
+    /// `push_at`'s shortcut: an instruction that changes no flow inside a stream is only
+    /// counted. Returns whether it took `ev`.
+    #[inline(always)]
+    fn take_plain(&mut self, ev: &RetireEvent, cycle: u64) -> bool {
+        // What the general path does with such an instruction: no error, no descriptor.
+        // (A stream's first instruction is one of them when it changes no flow.) A room
+        // means not pft, an event seen before, and a stream this instruction does not end.
+        if self.plain_room != 0 && self.enc.accepts_plain(ev) && self.last_input.is_some_and(|p| cycle > p) {
+            debug_assert!(self.detector.extends_plain());
+            self.enc.count_plain(ev);
+            self.last_input = Some(cycle);
+            self.events += 1;
+            self.plain_room -= 1;
+            self.detector.extend(ev.iw_addr(), ev.class);
+            return true;
+        }
+        false
     }
 
     /// How many plain instructions (see [`PlainRun`]) [`CycleTraceModule::push_plain_run`]
@@ -670,13 +700,14 @@ impl CycleTraceModule {
     /// for every instruction.
     #[inline]
     pub fn plain_budget(&self) -> u32 {
-        if self.last_input.is_none() {
+        if !self.pft {
+            debug_assert_eq!(self.plain_room, if self.last_input.is_some() { self.detector.plain_room() } else { 0 });
+            return self.plain_room;
+        }
+        if self.last_input.is_none() || self.buf.policy == FullPolicy::Drop {
             return 0;
         }
-        if self.pft {
-            return if self.buf.policy == FullPolicy::Drop { 0 } else { self.enc.plain_budget() };
-        }
-        self.detector.plain_room()
+        self.enc.plain_budget()
     }
 
     /// A run of plain instructions, exactly as [`CycleTraceModule::push_at`] of each at its
@@ -687,22 +718,54 @@ impl CycleTraceModule {
     /// cannot increase from the first to the last, is refused after its first instruction.
     #[inline]
     pub fn push_plain_run(&mut self, run: &PlainRun) -> Result<(), CycleError> {
-        // (The checks of `push_at`'s own shortcut, for the first instruction; the budget
-        // covers the stream's length, the cycle span the others' cycles.)
-        if run.count >= 1
-            && run.count <= self.plain_budget()
+        if self.try_plain_run(run) {
+            return Ok(());
+        }
+        self.push_plain_run_other(run)
+    }
+
+    /// [`CycleTraceModule::push_plain_run`]'s common case, not pft, in a few tests: true if
+    /// it took the run, false (and nothing changed) for anything else, which
+    /// `push_plain_run` then takes or refuses. For a caller that keeps errors elsewhere
+    /// and wants no `Result` on its hot path.
+    #[inline(always)]
+    pub fn try_plain_run(&mut self, run: &PlainRun) -> bool {
+        // (The checks of `push_at`'s own shortcut, for the first instruction; the room
+        // covers the stream's length (1 <= count <= room; 0 for pft and before the first
+        // event), the cycle span the others' cycles.)
+        let room = self.plain_room;
+        if run.count.wrapping_sub(1) < room
             && self.last_input.is_some_and(|p| run.first_cycle > p)
             && run.last_cycle >= run.first_cycle.saturating_add(run.count as u64 - 1)
-            && self.enc.accepts_plain(&run.first_event())
+            && self.enc.accepts_plain_run(run)
         {
             self.enc.count_plain_run(run);
             self.last_input = Some(run.last_cycle);
             self.events += run.count as u64;
-            if self.pft {
-                self.enc.extend_plain_run(run);
-            } else {
-                self.detector.extend_plain_run(run.pc | run.thumb as u32, run.count);
-            }
+            self.plain_room = room - run.count;
+            self.detector.extend_within_room(run.pc | run.thumb as u32, run.count);
+            return true;
+        }
+        false
+    }
+
+    /// [`CycleTraceModule::push_plain_run`] for what [`CycleTraceModule::try_plain_run`]
+    /// does not take: pft's runs, and refusals.
+    #[inline(never)]
+    fn push_plain_run_other(&mut self, run: &PlainRun) -> Result<(), CycleError> {
+        // (pft: the checks of `push_at` for the first instruction, as above, with the front
+        // end's budget.)
+        if self.pft
+            && run.count >= 1
+            && run.count <= self.plain_budget()
+            && self.last_input.is_some_and(|p| run.first_cycle > p)
+            && run.last_cycle >= run.first_cycle.saturating_add(run.count as u64 - 1)
+            && self.enc.accepts_plain_run(run)
+        {
+            self.enc.count_plain_run(run);
+            self.last_input = Some(run.last_cycle);
+            self.events += run.count as u64;
+            self.enc.extend_plain_run(run);
             return Ok(());
         }
         self.refuse_plain_run(run)
@@ -720,6 +783,11 @@ impl CycleTraceModule {
     /// [`CycleTraceModule::push_at`] for any instruction.
     #[inline(never)]
     fn push_general(&mut self, ev: &RetireEvent, cycle: u64) -> Result<(), CycleError> {
+        self.push_general_inline(ev, cycle)
+    }
+
+    #[inline(always)]
+    fn push_general_inline(&mut self, ev: &RetireEvent, cycle: u64) -> Result<(), CycleError> {
         if let Some(previous) = self.last_input {
             if cycle <= previous {
                 return Err(self.cycle_error(cycle, previous));
@@ -733,7 +801,9 @@ impl CycleTraceModule {
             self.push_pft(ev, cycle);
             return Ok(());
         }
-        if let Some(d) = self.detector.push(ev) {
+        let ended = self.detector.push(ev);
+        self.plain_room = self.detector.plain_room();
+        if let Some(d) = ended {
             self.produce_stream(&d, cycle);
         }
         Ok(())
@@ -823,6 +893,9 @@ impl CycleTraceModule {
         // Without `start_at`, assume IPC = 1 inside the first stream.
         self.origin.get_or_insert(end_cycle.saturating_sub(d.sl.saturating_sub(1) as u64));
         self.last_input = Some(end_cycle);
+        if !self.pft {
+            self.plain_room = self.detector.plain_room();
+        }
         self.events += d.sl as u64;
         self.enc.count_instructions(d.sl as u64);
         self.produce_stream(d, end_cycle);

@@ -209,7 +209,7 @@ impl Encoder {
     /// own errors are `push`'s; a longer run is refused after its first instruction.
     #[inline]
     pub fn push_plain_run(&mut self, run: &PlainRun) -> Result<(), EncodeError> {
-        if run.count >= 1 && run.count <= self.plain_budget() && self.accepts_plain(&run.first_event()) {
+        if run.count >= 1 && run.count <= self.plain_budget() && self.accepts_plain_run(run) {
             self.count_plain_run(run);
             self.extend_plain_run(run);
             return Ok(());
@@ -270,6 +270,17 @@ impl Encoder {
             && ev.pc & (ev.size() - 1) == 0
             && !(ev.thumb && self.cfg.isa == IsaMode::ArmOnly)
             && ev.next_pc == ev.sequential_next()
+    }
+
+    /// [`Encoder::accepts_plain`] of the run's first instruction ([`PlainRun::first_event`]),
+    /// without building it: class none, not taken, no exception and the next instruction
+    /// after it hold for every run.
+    #[inline(always)]
+    pub(crate) fn accepts_plain_run(&self, run: &PlainRun) -> bool {
+        let size = if run.thumb { 2 } else { 4 };
+        self.expected_pc == Some(run.pc | run.thumb as u32)
+            && run.pc & (size - 1) == 0
+            && !(run.thumb && self.cfg.isa == IsaMode::ArmOnly)
     }
 
     /// [`Encoder::accept`]'s effects on an event it takes (all [`Encoder::accept`] does
