@@ -193,6 +193,70 @@ struct Encoded {
     svc: u64,
 }
 
+/// The SDB's entries in order: a ring whose size is a power of two, doubled when full
+/// (the SDB is unbounded with `sdb=inf`), so that every push and pop wraps with a mask
+/// (`VecDeque` wraps with compares; this is on the path of every descriptor).
+#[derive(Debug)]
+struct SdbRing {
+    slots: Vec<Encoded>,
+    head: usize,
+    len: usize,
+}
+
+impl SdbRing {
+    fn new() -> Self {
+        SdbRing { slots: vec![Encoded { bits: 0, svc: 0 }; 4], head: 0, len: 0 }
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline(always)]
+    fn front(&self) -> Option<&Encoded> {
+        (self.len != 0).then(|| &self.slots[self.head])
+    }
+
+    #[inline(always)]
+    fn pop_front(&mut self) -> Option<Encoded> {
+        if self.len == 0 {
+            return None;
+        }
+        let e = self.slots[self.head];
+        self.head = (self.head + 1) & (self.slots.len() - 1);
+        self.len -= 1;
+        Some(e)
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, e: Encoded) {
+        if self.len == self.slots.len() {
+            self.grow();
+        }
+        let i = (self.head + self.len) & (self.slots.len() - 1);
+        self.slots[i] = e;
+        self.len += 1;
+    }
+
+    /// Twice the slots, the entries moved to the front in order.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let n = self.slots.len();
+        let mut slots = Vec::with_capacity(2 * n);
+        slots.extend((0..self.len).map(|i| self.slots[(self.head + i) & (n - 1)]));
+        slots.resize(2 * n, Encoded { bits: 0, svc: 0 });
+        self.slots = slots;
+        self.head = 0;
+    }
+}
+
 /// One bit count the port sent in one cycle (cosimulation observes these).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PortBeat {
@@ -215,6 +279,9 @@ pub struct CycleTraceModule {
     buf: BufferConfig,
     /// pft: coder jobs instead of stream descriptors (docs/trace-timing.md section 7).
     pft: bool,
+    /// [`CycleTraceModule::plain`], fixed once the port log is chosen: tested once per
+    /// descriptor.
+    plain: bool,
     sdb_cap: usize,
     /// pft: the job buffer's address words (`max(sdb, 2)`).
     word_cap: usize,
@@ -236,7 +303,7 @@ pub struct CycleTraceModule {
     /// The first input cycle, which is the module's cycle 0.
     origin: Option<u64>,
     /// The SDB (descriptors and overflow entries, already encoded).
-    sdb: VecDeque<Encoded>,
+    sdb: SdbRing,
     /// pft: the job buffer, which takes the SDB's place, and the address words its jobs
     /// hold (docs/trace-timing.md section 7, version 1.5).
     jobs: VecDeque<CoderJob>,
@@ -583,7 +650,8 @@ impl CycleTraceModule {
     /// `arrive_with::<true>` and `advance_to_with::<true>` drop those checks.
     #[inline]
     fn plain(&self) -> bool {
-        self.port_log.is_none() && !self.pft && self.buf.ratio == 1
+        debug_assert_eq!(self.plain, self.port_log.is_none() && !self.pft && self.buf.ratio == 1);
+        self.plain
     }
 
     /// `cfg` must be valid; `buf` must pass [`BufferConfig::validate`].
@@ -595,6 +663,7 @@ impl CycleTraceModule {
             detector: StreamDetector::new(cfg.max_sl),
             buf: *buf,
             pft: cfg.scheme == Scheme::Pft,
+            plain: cfg.scheme != Scheme::Pft && buf.ratio == 1,
             sdb_cap: buf.sdb.map_or(usize::MAX, |d| d as usize),
             word_cap: buf.sdb.map_or(usize::MAX, |d| crate::pft::job_buffer_words(d) as usize),
             obuf_cap: buf.obuf.unwrap_or(u64::MAX),
@@ -606,7 +675,7 @@ impl CycleTraceModule {
             plain_room: 0,
             events: 0,
             origin: None,
-            sdb: VecDeque::new(),
+            sdb: SdbRing::new(),
             jobs: VecDeque::new(),
             job_words: 0,
             in_service: None,
@@ -626,6 +695,7 @@ impl CycleTraceModule {
     /// the idle skip so every beat is seen).
     pub fn with_port_log(mut self) -> Self {
         self.port_log = Some(Vec::new());
+        self.plain = false;
         self
     }
 
@@ -804,7 +874,7 @@ impl CycleTraceModule {
         let ended = self.detector.push(ev);
         self.plain_room = self.detector.plain_room();
         if let Some(d) = ended {
-            self.produce_stream(&d, cycle);
+            self.produce_stream(d, cycle);
         }
         Ok(())
     }
@@ -898,7 +968,7 @@ impl CycleTraceModule {
         }
         self.events += d.sl as u64;
         self.enc.count_instructions(d.sl as u64);
-        self.produce_stream(d, end_cycle);
+        self.produce_stream(*d, end_cycle);
     }
 
     /// End of trace: the partial stream one cycle after the last retirement, any pending
@@ -907,7 +977,7 @@ impl CycleTraceModule {
         let after_last = self.last_input.map_or(0, |c| c + 1);
         if !self.pft {
             if let Some(d) = self.detector.cut() {
-                self.produce_stream(&d, after_last);
+                self.produce_stream(d, after_last);
             }
         } else {
             self.advance_to(after_last.saturating_sub(self.origin.unwrap_or(0)) + self.delay);
@@ -987,9 +1057,13 @@ impl CycleTraceModule {
 
     /// A stream descriptor produced in input cycle `input`: into the SDB (encoded), or
     /// replaced by an overflow entry, or dropped (docs/trace-timing.md sections 3 and 4).
+    /// (`d` by value: it fits in registers, and the caller's stack copy cost more.)
     #[inline(never)]
-    fn produce_stream(&mut self, d: &StreamDescriptor, input: u64) {
-        if self.arrive(input, 0) {
+    fn produce_stream(&mut self, d: StreamDescriptor, input: u64) {
+        // (The plain case inlined: one call less per descriptor.)
+        let entered = if self.plain() { self.arrive_with::<true>(input, 0) } else { self.arrive(input, 0) };
+        let d = &d;
+        if entered {
             let e = match self.dropping.take() {
                 Some(lost) => {
                     let bits = self.enc.service_overflow(lost + d.sl as u64);
@@ -1837,6 +1911,27 @@ mod tests {
             stalled += (fast.cycle.stall_cycles > 0) as u32;
         });
         assert!(stalled > 20, "only {stalled} runs stall");
+    }
+
+    #[test]
+    fn the_sdb_ring_keeps_order_across_wraps_and_growth() {
+        // Against a VecDeque: pushes and pops in uneven bursts, so that the ring wraps and
+        // grows while wrapped.
+        let (mut ring, mut deque) = (SdbRing::new(), VecDeque::new());
+        let mut x = 1u64;
+        for round in 0..200u64 {
+            for _ in 0..(round * 7 % 11) {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let e = Encoded { bits: x >> 40, svc: x >> 60 };
+                ring.push_back(e);
+                deque.push_back(e);
+            }
+            for _ in 0..(round * 5 % 9) {
+                assert_eq!(ring.front().map(|e| (e.bits, e.svc)), deque.front().map(|e: &Encoded| (e.bits, e.svc)));
+                assert_eq!(ring.pop_front().map(|e| (e.bits, e.svc)), deque.pop_front().map(|e| (e.bits, e.svc)));
+                assert_eq!((ring.len(), ring.is_empty()), (deque.len(), deque.is_empty()));
+            }
+        }
     }
 
     #[test]
