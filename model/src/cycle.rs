@@ -733,14 +733,12 @@ impl CycleTraceModule {
         self.push_general(ev, cycle)
     }
 
-    /// [`CycleTraceModule::push`] with the general path inlined as well, for a caller that
-    /// is itself one out-of-line call per event (`streamtrace_sim::CycleModuleHook`, whose
-    /// plain instructions come in runs): one call instead of two.
+    /// [`CycleTraceModule::push`] inlined whole, for a caller that is itself one
+    /// out-of-line call per event and whose plain instructions come in runs
+    /// (`streamtrace_sim::CycleModuleHook`): one call instead of two, and no shortcut,
+    /// which hardly any of its events could take (the general path takes those the same).
     #[inline(always)]
     pub fn push_inline(&mut self, ev: &RetireEvent) -> Result<(), CycleError> {
-        if self.take_plain(ev, ev.cycle) {
-            return Ok(());
-        }
         self.push_general_inline(ev, ev.cycle)
     }
 

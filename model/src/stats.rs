@@ -83,22 +83,57 @@ pub fn count_unique_streams<'a>(descriptors: impl IntoIterator<Item = &'a Stream
 }
 
 /// Allocation-light set of stream descriptors for the unique-stream count (keys from
-/// [`unique_key`]): a [`KeyCounts`] whose counts are not read.
+/// [`unique_key`]): [`KeyCounts`]'s table without the counts, which the encoder would
+/// update for every stream and never read.
 #[derive(Clone, Debug)]
-pub(crate) struct DescriptorSet(KeyCounts);
+pub(crate) struct DescriptorSet {
+    keys: Vec<u64>,
+    len: usize,
+}
 
 impl DescriptorSet {
     pub fn new() -> Self {
-        DescriptorSet(KeyCounts::new())
+        DescriptorSet { keys: vec![0; 1024], len: 0 }
     }
 
+    /// Add `key`, which must not be 0 (the empty slot).
     #[inline]
     pub fn insert(&mut self, key: u64) {
-        self.0.add(key);
+        assert!(key != 0, "key 0 marks an empty slot");
+        let mask = self.keys.len() - 1;
+        let mut i = home_slot(key, mask);
+        loop {
+            let k = self.keys[i];
+            if k == key {
+                return;
+            }
+            if k == 0 {
+                self.keys[i] = key;
+                self.len += 1;
+                if self.len * 2 > self.keys.len() {
+                    self.grow();
+                }
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let n = self.keys.len() * 2;
+        let keys = std::mem::replace(&mut self.keys, vec![0; n]);
+        let mask = n - 1;
+        for k in keys.into_iter().filter(|&k| k != 0) {
+            let mut i = home_slot(k, mask);
+            while self.keys[i] != 0 {
+                i = (i + 1) & mask;
+            }
+            self.keys[i] = k;
+        }
     }
 
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.len
     }
 }
 
