@@ -772,6 +772,13 @@ impl CycleTraceModule {
             debug_assert_eq!(self.plain_room, if self.last_input.is_some() { self.detector.plain_room() } else { 0 });
             return self.plain_room;
         }
+        self.pft_plain_budget()
+    }
+
+    /// pft's [`CycleTraceModule::plain_budget`], out of line: the run loops that inline
+    /// `plain_budget` keep fewer registers for it.
+    #[inline(never)]
+    fn pft_plain_budget(&self) -> u32 {
         if self.last_input.is_none() || self.buf.policy == FullPolicy::Drop {
             return 0;
         }
