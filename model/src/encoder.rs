@@ -266,9 +266,7 @@ impl Encoder {
         ev.class == BranchClass::None
             && !ev.taken
             && !ev.exception
-            && self.expected_pc == Some(ev.iw_addr())
-            && ev.pc & (ev.size() - 1) == 0
-            && !(ev.thumb && self.cfg.isa == IsaMode::ArmOnly)
+            && self.accepts_plain_at(ev.pc, ev.thumb)
             && ev.next_pc == ev.sequential_next()
     }
 
@@ -277,10 +275,15 @@ impl Encoder {
     /// after it hold for every run.
     #[inline(always)]
     pub(crate) fn accepts_plain_run(&self, run: &PlainRun) -> bool {
-        let size = if run.thumb { 2 } else { 4 };
-        self.expected_pc == Some(run.pc | run.thumb as u32)
-            && run.pc & (size - 1) == 0
-            && !(run.thumb && self.cfg.isa == IsaMode::ArmOnly)
+        self.accepts_plain_at(run.pc, run.thumb)
+    }
+
+    /// The checks of [`Encoder::accepts_plain`] that depend on the address and the state:
+    /// the expected address, aligned, allowed in the ISA mode.
+    #[inline(always)]
+    fn accepts_plain_at(&self, pc: u32, thumb: bool) -> bool {
+        let size = if thumb { 2 } else { 4 };
+        self.expected_pc == Some(pc | thumb as u32) && pc & (size - 1) == 0 && !(thumb && self.cfg.isa == IsaMode::ArmOnly)
     }
 
     /// [`Encoder::accept`]'s effects on an event it takes (all [`Encoder::accept`] does
