@@ -193,6 +193,70 @@ struct Encoded {
     svc: u64,
 }
 
+/// The SDB's entries in order: a ring whose size is a power of two, doubled when full
+/// (the SDB is unbounded with `sdb=inf`), so that every push and pop wraps with a mask
+/// (`VecDeque` wraps with compares; this is on the path of every descriptor).
+#[derive(Debug)]
+struct SdbRing {
+    slots: Vec<Encoded>,
+    head: usize,
+    len: usize,
+}
+
+impl SdbRing {
+    fn new() -> Self {
+        SdbRing { slots: vec![Encoded { bits: 0, svc: 0 }; 4], head: 0, len: 0 }
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline(always)]
+    fn front(&self) -> Option<&Encoded> {
+        (self.len != 0).then(|| &self.slots[self.head])
+    }
+
+    #[inline(always)]
+    fn pop_front(&mut self) -> Option<Encoded> {
+        if self.len == 0 {
+            return None;
+        }
+        let e = self.slots[self.head];
+        self.head = (self.head + 1) & (self.slots.len() - 1);
+        self.len -= 1;
+        Some(e)
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, e: Encoded) {
+        if self.len == self.slots.len() {
+            self.grow();
+        }
+        let i = (self.head + self.len) & (self.slots.len() - 1);
+        self.slots[i] = e;
+        self.len += 1;
+    }
+
+    /// Twice the slots, the entries moved to the front in order.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let n = self.slots.len();
+        let mut slots = Vec::with_capacity(2 * n);
+        slots.extend((0..self.len).map(|i| self.slots[(self.head + i) & (n - 1)]));
+        slots.resize(2 * n, Encoded { bits: 0, svc: 0 });
+        self.slots = slots;
+        self.head = 0;
+    }
+}
+
 /// One bit count the port sent in one cycle (cosimulation observes these).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PortBeat {
@@ -215,6 +279,9 @@ pub struct CycleTraceModule {
     buf: BufferConfig,
     /// pft: coder jobs instead of stream descriptors (docs/trace-timing.md section 7).
     pft: bool,
+    /// [`CycleTraceModule::plain`], fixed once the port log is chosen: tested once per
+    /// descriptor.
+    plain: bool,
     sdb_cap: usize,
     /// pft: the job buffer's address words (`max(sdb, 2)`).
     word_cap: usize,
@@ -227,11 +294,16 @@ pub struct CycleTraceModule {
     delay: u64,
     /// Input cycle of the previous event, for the strictly-increasing check.
     last_input: Option<u64>,
+    /// [`CycleTraceModule::plain_budget`] when not pft (0 for pft, which asks its front
+    /// end): the stream detector's room once an event was seen, kept up to date where the
+    /// detector or `last_input` changes, so that the core's loop, which asks after every
+    /// instruction that is not in a run, reads one field.
+    plain_room: u32,
     events: u64,
     /// The first input cycle, which is the module's cycle 0.
     origin: Option<u64>,
     /// The SDB (descriptors and overflow entries, already encoded).
-    sdb: VecDeque<Encoded>,
+    sdb: SdbRing,
     /// pft: the job buffer, which takes the SDB's place, and the address words its jobs
     /// hold (docs/trace-timing.md section 7, version 1.5).
     jobs: VecDeque<CoderJob>,
@@ -578,7 +650,8 @@ impl CycleTraceModule {
     /// `arrive_with::<true>` and `advance_to_with::<true>` drop those checks.
     #[inline]
     fn plain(&self) -> bool {
-        self.port_log.is_none() && !self.pft && self.buf.ratio == 1
+        debug_assert_eq!(self.plain, self.port_log.is_none() && !self.pft && self.buf.ratio == 1);
+        self.plain
     }
 
     /// `cfg` must be valid; `buf` must pass [`BufferConfig::validate`].
@@ -590,6 +663,7 @@ impl CycleTraceModule {
             detector: StreamDetector::new(cfg.max_sl),
             buf: *buf,
             pft: cfg.scheme == Scheme::Pft,
+            plain: cfg.scheme != Scheme::Pft && buf.ratio == 1,
             sdb_cap: buf.sdb.map_or(usize::MAX, |d| d as usize),
             word_cap: buf.sdb.map_or(usize::MAX, |d| crate::pft::job_buffer_words(d) as usize),
             obuf_cap: buf.obuf.unwrap_or(u64::MAX),
@@ -598,9 +672,10 @@ impl CycleTraceModule {
             now: 0,
             delay: 0,
             last_input: None,
+            plain_room: 0,
             events: 0,
             origin: None,
-            sdb: VecDeque::new(),
+            sdb: SdbRing::new(),
             jobs: VecDeque::new(),
             job_words: 0,
             in_service: None,
@@ -620,6 +695,7 @@ impl CycleTraceModule {
     /// the idle skip so every beat is seen).
     pub fn with_port_log(mut self) -> Self {
         self.port_log = Some(Vec::new());
+        self.plain = false;
         self
     }
 
@@ -651,16 +727,38 @@ impl CycleTraceModule {
     /// others, and the buffers, which see the instruction that ends a stream, are out of line.
     #[inline]
     pub fn push_at(&mut self, ev: &RetireEvent, cycle: u64) -> Result<(), CycleError> {
-        // What the general path does with such an instruction: no error, no descriptor.
-        // (A stream's first instruction is one of them when it changes no flow.)
-        if !self.pft && self.last_input.is_some_and(|p| cycle > p) && self.enc.accepts_plain(ev) && self.detector.extends_plain() {
-            self.enc.count_plain(ev);
-            self.last_input = Some(cycle);
-            self.events += 1;
-            self.detector.extend(ev.iw_addr(), ev.class);
+        if self.take_plain(ev, cycle) {
             return Ok(());
         }
         self.push_general(ev, cycle)
+    }
+
+    /// [`CycleTraceModule::push`] inlined whole, for a caller that is itself one
+    /// out-of-line call per event and whose plain instructions come in runs
+    /// (`streamtrace_sim::CycleModuleHook`): one call instead of two, and no shortcut,
+    /// which hardly any of its events could take (the general path takes those the same).
+    #[inline(always)]
+    pub fn push_inline(&mut self, ev: &RetireEvent) -> Result<(), CycleError> {
+        self.push_general_inline(ev, ev.cycle)
+    }
+
+    /// `push_at`'s shortcut: an instruction that changes no flow inside a stream is only
+    /// counted. Returns whether it took `ev`.
+    #[inline(always)]
+    fn take_plain(&mut self, ev: &RetireEvent, cycle: u64) -> bool {
+        // What the general path does with such an instruction: no error, no descriptor.
+        // (A stream's first instruction is one of them when it changes no flow.) A room
+        // means not pft, an event seen before, and a stream this instruction does not end.
+        if self.plain_room != 0 && self.enc.accepts_plain(ev) && self.last_input.is_some_and(|p| cycle > p) {
+            debug_assert!(self.detector.extends_plain());
+            self.enc.count_plain(ev);
+            self.last_input = Some(cycle);
+            self.events += 1;
+            self.plain_room -= 1;
+            self.detector.extend(ev.iw_addr(), ev.class);
+            return true;
+        }
+        false
     }
 
     /// How many plain instructions (see [`PlainRun`]) [`CycleTraceModule::push_plain_run`]
@@ -670,13 +768,21 @@ impl CycleTraceModule {
     /// for every instruction.
     #[inline]
     pub fn plain_budget(&self) -> u32 {
-        if self.last_input.is_none() {
+        if !self.pft {
+            debug_assert_eq!(self.plain_room, if self.last_input.is_some() { self.detector.plain_room() } else { 0 });
+            return self.plain_room;
+        }
+        self.pft_plain_budget()
+    }
+
+    /// pft's [`CycleTraceModule::plain_budget`], out of line: the run loops that inline
+    /// `plain_budget` keep fewer registers for it.
+    #[inline(never)]
+    fn pft_plain_budget(&self) -> u32 {
+        if self.last_input.is_none() || self.buf.policy == FullPolicy::Drop {
             return 0;
         }
-        if self.pft {
-            return if self.buf.policy == FullPolicy::Drop { 0 } else { self.enc.plain_budget() };
-        }
-        self.detector.plain_room()
+        self.enc.plain_budget()
     }
 
     /// A run of plain instructions, exactly as [`CycleTraceModule::push_at`] of each at its
@@ -687,22 +793,54 @@ impl CycleTraceModule {
     /// cannot increase from the first to the last, is refused after its first instruction.
     #[inline]
     pub fn push_plain_run(&mut self, run: &PlainRun) -> Result<(), CycleError> {
-        // (The checks of `push_at`'s own shortcut, for the first instruction; the budget
-        // covers the stream's length, the cycle span the others' cycles.)
-        if run.count >= 1
-            && run.count <= self.plain_budget()
+        if self.try_plain_run(run) {
+            return Ok(());
+        }
+        self.push_plain_run_other(run)
+    }
+
+    /// [`CycleTraceModule::push_plain_run`]'s common case, not pft, in a few tests: true if
+    /// it took the run, false (and nothing changed) for anything else, which
+    /// `push_plain_run` then takes or refuses. For a caller that keeps errors elsewhere
+    /// and wants no `Result` on its hot path.
+    #[inline(always)]
+    pub fn try_plain_run(&mut self, run: &PlainRun) -> bool {
+        // (The checks of `push_at`'s own shortcut, for the first instruction; the room
+        // covers the stream's length (1 <= count <= room; 0 for pft and before the first
+        // event), the cycle span the others' cycles.)
+        let room = self.plain_room;
+        if run.count.wrapping_sub(1) < room
             && self.last_input.is_some_and(|p| run.first_cycle > p)
             && run.last_cycle >= run.first_cycle.saturating_add(run.count as u64 - 1)
-            && self.enc.accepts_plain(&run.first_event())
+            && self.enc.accepts_plain_run(run)
         {
             self.enc.count_plain_run(run);
             self.last_input = Some(run.last_cycle);
             self.events += run.count as u64;
-            if self.pft {
-                self.enc.extend_plain_run(run);
-            } else {
-                self.detector.extend_plain_run(run.pc | run.thumb as u32, run.count);
-            }
+            self.plain_room = room - run.count;
+            self.detector.extend_within_room(run.pc | run.thumb as u32, run.count);
+            return true;
+        }
+        false
+    }
+
+    /// [`CycleTraceModule::push_plain_run`] for what [`CycleTraceModule::try_plain_run`]
+    /// does not take: pft's runs, and refusals.
+    #[inline(never)]
+    fn push_plain_run_other(&mut self, run: &PlainRun) -> Result<(), CycleError> {
+        // (pft: the checks of `push_at` for the first instruction, as above, with the front
+        // end's budget.)
+        if self.pft
+            && run.count >= 1
+            && run.count <= self.plain_budget()
+            && self.last_input.is_some_and(|p| run.first_cycle > p)
+            && run.last_cycle >= run.first_cycle.saturating_add(run.count as u64 - 1)
+            && self.enc.accepts_plain_run(run)
+        {
+            self.enc.count_plain_run(run);
+            self.last_input = Some(run.last_cycle);
+            self.events += run.count as u64;
+            self.enc.extend_plain_run(run);
             return Ok(());
         }
         self.refuse_plain_run(run)
@@ -720,6 +858,11 @@ impl CycleTraceModule {
     /// [`CycleTraceModule::push_at`] for any instruction.
     #[inline(never)]
     fn push_general(&mut self, ev: &RetireEvent, cycle: u64) -> Result<(), CycleError> {
+        self.push_general_inline(ev, cycle)
+    }
+
+    #[inline(always)]
+    fn push_general_inline(&mut self, ev: &RetireEvent, cycle: u64) -> Result<(), CycleError> {
         if let Some(previous) = self.last_input {
             if cycle <= previous {
                 return Err(self.cycle_error(cycle, previous));
@@ -733,8 +876,10 @@ impl CycleTraceModule {
             self.push_pft(ev, cycle);
             return Ok(());
         }
-        if let Some(d) = self.detector.push(ev) {
-            self.produce_stream(&d, cycle);
+        let ended = self.detector.push(ev);
+        self.plain_room = self.detector.plain_room();
+        if let Some(d) = ended {
+            self.produce_stream(d, cycle);
         }
         Ok(())
     }
@@ -823,9 +968,12 @@ impl CycleTraceModule {
         // Without `start_at`, assume IPC = 1 inside the first stream.
         self.origin.get_or_insert(end_cycle.saturating_sub(d.sl.saturating_sub(1) as u64));
         self.last_input = Some(end_cycle);
+        if !self.pft {
+            self.plain_room = self.detector.plain_room();
+        }
         self.events += d.sl as u64;
         self.enc.count_instructions(d.sl as u64);
-        self.produce_stream(d, end_cycle);
+        self.produce_stream(*d, end_cycle);
     }
 
     /// End of trace: the partial stream one cycle after the last retirement, any pending
@@ -834,7 +982,7 @@ impl CycleTraceModule {
         let after_last = self.last_input.map_or(0, |c| c + 1);
         if !self.pft {
             if let Some(d) = self.detector.cut() {
-                self.produce_stream(&d, after_last);
+                self.produce_stream(d, after_last);
             }
         } else {
             self.advance_to(after_last.saturating_sub(self.origin.unwrap_or(0)) + self.delay);
@@ -914,9 +1062,13 @@ impl CycleTraceModule {
 
     /// A stream descriptor produced in input cycle `input`: into the SDB (encoded), or
     /// replaced by an overflow entry, or dropped (docs/trace-timing.md sections 3 and 4).
+    /// (`d` by value: it fits in registers, and the caller's stack copy cost more.)
     #[inline(never)]
-    fn produce_stream(&mut self, d: &StreamDescriptor, input: u64) {
-        if self.arrive(input, 0) {
+    fn produce_stream(&mut self, d: StreamDescriptor, input: u64) {
+        // (The plain case inlined: one call less per descriptor.)
+        let entered = if self.plain() { self.arrive_with::<true>(input, 0) } else { self.arrive(input, 0) };
+        let d = &d;
+        if entered {
             let e = match self.dropping.take() {
                 Some(lost) => {
                     let bits = self.enc.service_overflow(lost + d.sl as u64);
@@ -1764,6 +1916,27 @@ mod tests {
             stalled += (fast.cycle.stall_cycles > 0) as u32;
         });
         assert!(stalled > 20, "only {stalled} runs stall");
+    }
+
+    #[test]
+    fn the_sdb_ring_keeps_order_across_wraps_and_growth() {
+        // Against a VecDeque: pushes and pops in uneven bursts, so that the ring wraps and
+        // grows while wrapped.
+        let (mut ring, mut deque) = (SdbRing::new(), VecDeque::new());
+        let mut x = 1u64;
+        for round in 0..200u64 {
+            for _ in 0..(round * 7 % 11) {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let e = Encoded { bits: x >> 40, svc: x >> 60 };
+                ring.push_back(e);
+                deque.push_back(e);
+            }
+            for _ in 0..(round * 5 % 9) {
+                assert_eq!(ring.front().map(|e| (e.bits, e.svc)), deque.front().map(|e: &Encoded| (e.bits, e.svc)));
+                assert_eq!(ring.pop_front().map(|e| (e.bits, e.svc)), deque.pop_front().map(|e| (e.bits, e.svc)));
+                assert_eq!((ring.len(), ring.is_empty()), (deque.len(), deque.is_empty()));
+            }
+        }
     }
 
     #[test]

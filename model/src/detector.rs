@@ -88,6 +88,14 @@ impl StreamDetector {
     pub fn extend_plain_run(&mut self, iw: u32, count: u32) {
         // (A longer run would take the stream past its maximum length unnoticed.)
         assert!(count >= 1 && count <= self.plain_room(), "a plain run of {count} past the stream's room of {}", self.plain_room());
+        self.extend_within_room(iw, count);
+    }
+
+    /// [`StreamDetector::extend_plain_run`] for a caller that checked the run against
+    /// [`StreamDetector::plain_room`] itself (checked again in debug builds only).
+    #[inline(always)]
+    pub(crate) fn extend_within_room(&mut self, iw: u32, count: u32) {
+        debug_assert!(count >= 1 && count <= self.plain_room());
         if self.sl == 0 {
             self.sa = iw;
         }

@@ -209,7 +209,7 @@ impl Encoder {
     /// own errors are `push`'s; a longer run is refused after its first instruction.
     #[inline]
     pub fn push_plain_run(&mut self, run: &PlainRun) -> Result<(), EncodeError> {
-        if run.count >= 1 && run.count <= self.plain_budget() && self.accepts_plain(&run.first_event()) {
+        if run.count >= 1 && run.count <= self.plain_budget() && self.accepts_plain_run(run) {
             self.count_plain_run(run);
             self.extend_plain_run(run);
             return Ok(());
@@ -266,10 +266,24 @@ impl Encoder {
         ev.class == BranchClass::None
             && !ev.taken
             && !ev.exception
-            && self.expected_pc == Some(ev.iw_addr())
-            && ev.pc & (ev.size() - 1) == 0
-            && !(ev.thumb && self.cfg.isa == IsaMode::ArmOnly)
+            && self.accepts_plain_at(ev.pc, ev.thumb)
             && ev.next_pc == ev.sequential_next()
+    }
+
+    /// [`Encoder::accepts_plain`] of the run's first instruction ([`PlainRun::first_event`]),
+    /// without building it: class none, not taken, no exception and the next instruction
+    /// after it hold for every run.
+    #[inline(always)]
+    pub(crate) fn accepts_plain_run(&self, run: &PlainRun) -> bool {
+        self.accepts_plain_at(run.pc, run.thumb)
+    }
+
+    /// The checks of [`Encoder::accepts_plain`] that depend on the address and the state:
+    /// the expected address, aligned, allowed in the ISA mode.
+    #[inline(always)]
+    fn accepts_plain_at(&self, pc: u32, thumb: bool) -> bool {
+        let size = if thumb { 2 } else { 4 };
+        self.expected_pc == Some(pc | thumb as u32) && pc & (size - 1) == 0 && !(thumb && self.cfg.isa == IsaMode::ArmOnly)
     }
 
     /// [`Encoder::accept`]'s effects on an event it takes (all [`Encoder::accept`] does
@@ -321,9 +335,13 @@ impl Encoder {
     /// produced (records and escapes) and whether it missed in the SDC, which decides its
     /// service time in cycle mode (docs/trace-timing.md section 3).
     pub(crate) fn service_descriptor(&mut self, d: &StreamDescriptor) -> (u64, bool) {
-        let before = self.bit_len();
+        // (`bit_len` without its tests: pft has no descriptors, and gzip's bits all wait
+        // for END.)
+        debug_assert!(self.pft.is_none());
+        let before = self.out.bit_len();
         let miss = self.encode_stream(d);
-        (self.bit_len() - before, miss)
+        let bits = if self.cfg.scheme == Scheme::Gzip { 0 } else { self.out.bit_len() - before };
+        (bits, miss)
     }
 
     /// Emit an OVERFLOW escape for `lost` instructions and reset (cycle mode's overflow
@@ -537,6 +555,9 @@ impl Encoder {
         miss
     }
 
+    /// (Inlined into its one caller, [`Encoder::encode_stream`]: a call and its register
+    /// saves less per stream.)
+    #[inline(always)]
     fn encode_sdc_stream(&mut self, d: &StreamDescriptor) -> bool {
         self.stats.sdc_lookups += 1;
         match self.state.access(d.sa, d.sl) {

@@ -83,34 +83,32 @@ pub fn count_unique_streams<'a>(descriptors: impl IntoIterator<Item = &'a Stream
 }
 
 /// Allocation-light set of stream descriptors for the unique-stream count (keys from
-/// [`unique_key`]): a [`KeyCounts`] whose counts are not read.
+/// [`unique_key`]): the table of [`KeyCounts`] without counts, which the encoder would
+/// update for every stream and never read.
 #[derive(Clone, Debug)]
-pub(crate) struct DescriptorSet(KeyCounts);
+pub(crate) struct DescriptorSet(KeyTable<()>);
 
 impl DescriptorSet {
     pub fn new() -> Self {
-        DescriptorSet(KeyCounts::new())
+        DescriptorSet(KeyTable::new())
     }
 
+    /// Add `key`, which must not be 0 (the empty slot).
     #[inline]
     pub fn insert(&mut self, key: u64) {
-        self.0.add(key);
+        self.0.upsert(key, (), |_| ());
     }
 
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.0.len
     }
 }
 
 /// How often each nonzero `u64` key occurred: open addressing with a multiplicative hash,
 /// no allocation per key (the stream profiles count every executed stream; a `HashMap`
 /// with the standard hasher cost about 370 host instructions per stream).
-#[derive(Clone, Debug)]
-pub struct KeyCounts {
-    keys: Vec<u64>,
-    counts: Vec<u64>,
-    len: usize,
-}
+#[derive(Clone, Debug, Default)]
+pub struct KeyCounts(KeyTable<u64>);
 
 /// Where the probe for `key` starts in a table of `mask + 1` slots.
 #[inline]
@@ -118,32 +116,41 @@ fn home_slot(key: u64, mask: usize) -> usize {
     (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & mask
 }
 
-impl Default for KeyCounts {
+/// Open-addressing table of nonzero `u64` keys (0 marks an empty slot), each with a value
+/// `V` (`()` for a set), at most half full.
+#[derive(Clone, Debug)]
+struct KeyTable<V> {
+    keys: Vec<u64>,
+    values: Vec<V>,
+    len: usize,
+}
+
+impl<V: Copy + Default> Default for KeyTable<V> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl KeyCounts {
-    pub fn new() -> Self {
-        KeyCounts { keys: vec![0; 1024], counts: vec![0; 1024], len: 0 }
+impl<V: Copy + Default> KeyTable<V> {
+    fn new() -> Self {
+        KeyTable { keys: vec![0; 1024], values: vec![V::default(); 1024], len: 0 }
     }
 
-    /// One more occurrence of `key`, which must not be 0 (the empty slot).
+    /// `hit` on the value of `key` if it is in the table, else add it with value `new`.
     #[inline]
-    pub fn add(&mut self, key: u64) {
+    fn upsert(&mut self, key: u64, new: V, hit: impl FnOnce(&mut V)) {
         assert!(key != 0, "key 0 marks an empty slot");
         let mask = self.keys.len() - 1;
         let mut i = home_slot(key, mask);
         loop {
             let k = self.keys[i];
             if k == key {
-                self.counts[i] += 1;
+                hit(&mut self.values[i]);
                 return;
             }
             if k == 0 {
                 self.keys[i] = key;
-                self.counts[i] = 1;
+                self.values[i] = new;
                 self.len += 1;
                 if self.len * 2 > self.keys.len() {
                     self.grow();
@@ -157,30 +164,42 @@ impl KeyCounts {
     fn grow(&mut self) {
         let n = self.keys.len() * 2;
         let keys = std::mem::replace(&mut self.keys, vec![0; n]);
-        let counts = std::mem::replace(&mut self.counts, vec![0; n]);
+        let values = std::mem::replace(&mut self.values, vec![V::default(); n]);
         let mask = n - 1;
-        for (k, c) in keys.into_iter().zip(counts).filter(|&(k, _)| k != 0) {
+        for (k, v) in keys.into_iter().zip(values).filter(|&(k, _)| k != 0) {
             let mut i = home_slot(k, mask);
             while self.keys[i] != 0 {
                 i = (i + 1) & mask;
             }
             self.keys[i] = k;
-            self.counts[i] = c;
+            self.values[i] = v;
         }
+    }
+}
+
+impl KeyCounts {
+    pub fn new() -> Self {
+        KeyCounts(KeyTable::new())
+    }
+
+    /// One more occurrence of `key`, which must not be 0 (the empty slot).
+    #[inline]
+    pub fn add(&mut self, key: u64) {
+        self.0.upsert(key, 1, |c| *c += 1);
     }
 
     /// Distinct keys.
     pub fn len(&self) -> usize {
-        self.len
+        self.0.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.0.len == 0
     }
 
     /// (key, count) of every distinct key, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.keys.iter().zip(&self.counts).filter(|&(&k, _)| k != 0).map(|(&k, &c)| (k, c))
+        self.0.keys.iter().zip(&self.0.values).filter(|&(&k, _)| k != 0).map(|(&k, &c)| (k, c))
     }
 }
 

@@ -13,7 +13,9 @@ use crate::machine::{MemAccess, RetireHook};
 /// returns it.
 pub struct CycleModuleHook {
     module: CycleTraceModule,
-    error: Option<CycleError>,
+    /// Boxed: the run loop tests it for every report, and a pointer is tested in one
+    /// instruction where the error's own niche takes a wide constant.
+    error: Option<Box<CycleError>>,
 }
 
 impl CycleModuleHook {
@@ -23,24 +25,37 @@ impl CycleModuleHook {
 
     /// The first error the module reported, if any.
     pub fn error(&self) -> Option<&CycleError> {
-        self.error.as_ref()
+        self.error.as_deref()
     }
 
     /// The module's output, or the first error it reported.
     pub fn finish(self) -> Result<CycleOutput, CycleError> {
         match self.error {
-            Some(e) => Err(e),
+            Some(e) => Err(*e),
             None => Ok(self.module.finish()),
+        }
+    }
+
+    /// A run [`CycleTraceModule::try_plain_run`] did not take (pft's runs, refusals):
+    /// the general path, out of line. (`try_plain_run` itself is inlined into the run
+    /// loop: called out of line, the call clobbers registers the loop then spills around
+    /// every instruction, which costs more than the inlined tests.)
+    #[inline(never)]
+    fn retire_plain_other(&mut self, run: &PlainRun) {
+        if let Err(e) = self.module.push_plain_run(run) {
+            self.error = Some(Box::new(e));
         }
     }
 }
 
 impl RetireHook for CycleModuleHook {
-    #[inline]
+    /// Out of line, with the module's event path inlined into it: one call per
+    /// instruction that is not in a run (the run loop would otherwise grow by all of it).
+    #[inline(never)]
     fn retire(&mut self, ev: &RetireEvent, _: &[MemAccess]) {
         if self.error.is_none() {
-            if let Err(e) = self.module.push(ev) {
-                self.error = Some(e);
+            if let Err(e) = self.module.push_inline(ev) {
+                self.error = Some(Box::new(e));
             }
         }
     }
@@ -55,10 +70,8 @@ impl RetireHook for CycleModuleHook {
 
     #[inline(always)]
     fn retire_plain(&mut self, run: &PlainRun) {
-        if self.error.is_none() {
-            if let Err(e) = self.module.push_plain_run(run) {
-                self.error = Some(e);
-            }
+        if self.error.is_none() && !self.module.try_plain_run(run) {
+            self.retire_plain_other(run);
         }
     }
 }
