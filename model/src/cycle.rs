@@ -809,14 +809,8 @@ impl CycleTraceModule {
         // covers the stream's length (1 <= count <= room; 0 for pft and before the first
         // event), the cycle span the others' cycles.)
         let room = self.plain_room;
-        if run.count.wrapping_sub(1) < room
-            && self.last_input.is_some_and(|p| run.first_cycle > p)
-            && run.last_cycle >= run.first_cycle.saturating_add(run.count as u64 - 1)
-            && self.enc.accepts_plain_run(run)
-        {
-            self.enc.count_plain_run(run);
-            self.last_input = Some(run.last_cycle);
-            self.events += run.count as u64;
+        if self.takes_run(run, room) {
+            self.count_run(run);
             self.plain_room = room - run.count;
             self.detector.extend_within_room(run.pc | run.thumb as u32, run.count);
             return true;
@@ -830,20 +824,31 @@ impl CycleTraceModule {
     fn push_plain_run_other(&mut self, run: &PlainRun) -> Result<(), CycleError> {
         // (pft: the checks of `push_at` for the first instruction, as above, with the front
         // end's budget.)
-        if self.pft
-            && run.count >= 1
-            && run.count <= self.plain_budget()
-            && self.last_input.is_some_and(|p| run.first_cycle > p)
-            && run.last_cycle >= run.first_cycle.saturating_add(run.count as u64 - 1)
-            && self.enc.accepts_plain_run(run)
-        {
-            self.enc.count_plain_run(run);
-            self.last_input = Some(run.last_cycle);
-            self.events += run.count as u64;
+        if self.pft && self.takes_run(run, self.plain_budget()) {
+            self.count_run(run);
             self.enc.extend_plain_run(run);
             return Ok(());
         }
         self.refuse_plain_run(run)
+    }
+
+    /// Whether `run` is taken whole with a budget of `room`: 1 <= count <= room, the first
+    /// instruction accepted as `push_at`'s shortcut would take it, and cycles that can
+    /// increase from the first instruction to the last.
+    #[inline(always)]
+    fn takes_run(&self, run: &PlainRun, room: u32) -> bool {
+        run.count.wrapping_sub(1) < room
+            && self.last_input.is_some_and(|p| run.first_cycle > p)
+            && run.last_cycle >= run.first_cycle.saturating_add(run.count as u64 - 1)
+            && self.enc.accepts_plain_run(run)
+    }
+
+    /// The counts of a run [`CycleTraceModule::takes_run`] took.
+    #[inline(always)]
+    fn count_run(&mut self, run: &PlainRun) {
+        self.enc.count_plain_run(run);
+        self.last_input = Some(run.last_cycle);
+        self.events += run.count as u64;
     }
 
     /// (See [`refuse_plain_run`].)
