@@ -170,12 +170,21 @@ impl<'a> Bus<'a> {
     #[inline(always)]
     fn record(&mut self, addr: u32, size: u8, write: bool, value: u32) {
         if self.logging {
-            self.push_record(MemAccess { addr, size, write, value });
+            let access = MemAccess { addr, size, write, value };
+            // The log is cleared every instruction and made with room for the longest one,
+            // so the push inline is the one that cannot grow (the capacity test lets the
+            // compiler drop the growth path); a full log takes the call.
+            if self.log.len() < self.log.capacity() {
+                self.log.push(access);
+            } else {
+                self.push_record(access);
+            }
         }
     }
 
     /// (Out of line: with the push and its growth path inlined, every load and store
     /// handler saved and restored all callee-saved registers, logging or not.)
+    #[cold]
     #[inline(never)]
     fn push_record(&mut self, access: MemAccess) {
         self.log.push(access);
