@@ -32,6 +32,9 @@ pub struct CompressorState {
     pub prev_sa: u32,
     /// Instructions since the last reset (periodic sync).
     pub since_reset: u64,
+    /// `since_reset` at which a periodic sync is due: the period, or never without one
+    /// (one compare per stream instead of two).
+    sync_at: u64,
 }
 
 impl CompressorState {
@@ -46,6 +49,7 @@ impl CompressorState {
             infer: false,
             prev_sa: 0,
             since_reset: 0,
+            sync_at: if config.sync_period == 0 { u64::MAX } else { config.sync_period },
         }
     }
 
@@ -138,6 +142,7 @@ impl CompressorState {
     /// Periodic sync due after the last stream?
     #[inline]
     pub fn sync_due(&self) -> bool {
-        self.config.sync_period != 0 && self.since_reset >= self.config.sync_period
+        debug_assert_eq!(self.since_reset >= self.sync_at, self.config.sync_period != 0 && self.since_reset >= self.config.sync_period);
+        self.since_reset >= self.sync_at
     }
 }

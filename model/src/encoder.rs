@@ -92,6 +92,10 @@ pub struct Encoder {
     /// The unique-stream count given by the caller ([`Encoder::with_unique_streams`]):
     /// the set is then not kept.
     unique_known: Option<u64>,
+    /// Per SDC entry, the unique-stream key last added for a stream found there: a stream
+    /// found where it was found before (most SDC hits) is already in `unique`, so it
+    /// costs a compare instead of a probe of the set. (Empty without an SDC.)
+    unique_at_entry: Vec<u64>,
     sum_sl: u64,
     events: u64,
     /// next_pc of the previous event (interworking form), for the continuity check.
@@ -115,6 +119,7 @@ impl Encoder {
             stats: Stats { config: cfg.to_string(), ..Default::default() },
             unique: DescriptorSet::new(),
             unique_known: None,
+            unique_at_entry: if cfg.scheme.uses_sdc() { vec![0; (cfg.sets * cfg.ways) as usize] } else { Vec::new() },
             sum_sl: 0,
             events: 0,
             expected_pc: None,
@@ -511,11 +516,13 @@ impl Encoder {
         self.stats.streams += 1;
         self.sum_sl += d.sl as u64;
         self.stats.max_sl = self.stats.max_sl.max(d.sl);
-        if self.unique_known.is_none() {
-            self.unique.insert(unique_key(d));
+        // (The SDC path adds the stream to the unique set itself, see `unique_at_entry`.)
+        let sdc = matches!(self.competitor, Competitor::None) && self.cfg.scheme.uses_sdc();
+        if !sdc {
+            self.note_unique(d);
         }
         let miss = match &mut self.competitor {
-            Competitor::None if self.cfg.scheme.uses_sdc() => self.encode_sdc_stream(d),
+            Competitor::None if sdc => self.encode_sdc_stream(d),
             Competitor::None => {
                 self.encode_baseline_stream(d);
                 false
@@ -555,13 +562,34 @@ impl Encoder {
         miss
     }
 
+    /// Count `d` among the unique streams (unless the count was given).
+    #[inline]
+    fn note_unique(&mut self, d: &StreamDescriptor) {
+        if self.unique_known.is_none() {
+            self.unique.insert(unique_key(d));
+        }
+    }
+
+    /// [`Encoder::note_unique`] for a stream found at SDC entry `si`: only when it is not
+    /// the stream last counted there.
+    #[inline(always)]
+    fn note_unique_at(&mut self, si: u32, d: &StreamDescriptor) {
+        let key = unique_key(d);
+        let seen = &mut self.unique_at_entry[si as usize];
+        if *seen != key {
+            *seen = key;
+            self.note_unique(d);
+        }
+    }
+
     /// (Inlined into its one caller, [`Encoder::encode_stream`]: a call and its register
     /// saves less per stream.)
     #[inline(always)]
     fn encode_sdc_stream(&mut self, d: &StreamDescriptor) -> bool {
         self.stats.sdc_lookups += 1;
         match self.state.access(d.sa, d.sl) {
-            StreamOutcome::LspHit { .. } => {
+            StreamOutcome::LspHit { si } => {
+                self.note_unique_at(si, d);
                 self.stats.sdc_hits += 1;
                 self.stats.lsp_hits += 1;
                 match &mut self.state.aolc {
@@ -576,12 +604,14 @@ impl Encoder {
                 false
             }
             StreamOutcome::SdcHit { si } => {
+                self.note_unique_at(si, d);
                 self.stats.sdc_hits += 1;
                 self.flush_run();
                 self.put(Component::SdcHit, si as u64, 1 + self.k);
                 false
             }
             StreamOutcome::SdcMiss { forced } => {
+                self.note_unique(d);
                 self.stats.forced_misses += forced as u64;
                 self.flush_run();
                 // '0' + SI=0 is 1 + k zero bits, then SL.

@@ -4,13 +4,15 @@
 pub struct LastValueStartAddress {
     value: u32,
     u: u32,
+    /// `32 - u`, which every prediction and update shifts by (kept, not subtracted each time).
+    shift: u32,
 }
 
 impl LastValueStartAddress {
     /// A `u`-bit register predicting A[31:32-u]; 1 <= u <= 31.
     pub fn new(u: u32) -> Self {
         assert!((1..=31).contains(&u));
-        LastValueStartAddress { value: 0, u }
+        LastValueStartAddress { value: 0, u, shift: 32 - u }
     }
 
     pub fn reset(&mut self) {
@@ -19,7 +21,7 @@ impl LastValueStartAddress {
 
     #[inline]
     pub fn upper(&self, a: u32) -> u32 {
-        a >> (32 - self.u)
+        a >> self.shift
     }
 
     #[inline]
@@ -35,7 +37,7 @@ impl LastValueStartAddress {
     /// Rebuild an address from the register and the lower 32-u bits.
     #[inline]
     pub fn combine(&self, lower: u32) -> u32 {
-        (self.value << (32 - self.u)) | (lower & (u32::MAX >> self.u))
+        (self.value << self.shift) | (lower & (u32::MAX >> self.u))
     }
 
     pub fn width(&self) -> u32 {

@@ -12,6 +12,12 @@ pub struct StreamDescriptorCache {
     sets: u32,
     ways: u32,
     way_bits: u32,
+    /// `ways - 1` (ways is a power of two): the way of an SI.
+    way_mask: u32,
+    /// Every way of a set as MRU bits, when one word holds them.
+    all_ways: u64,
+    /// MRU with at most 64 ways, `touch`'s inlined case (decided here, not per access).
+    mru_one_word: bool,
     shift: u32,
     tag_mask: u32,
     repl: Replacement,
@@ -25,6 +31,12 @@ pub struct StreamDescriptorCache {
     /// FIFO pointer per set.
     fifo: Vec<u32>,
     lfsr: u16,
+}
+
+/// The last way of `ways` whose key is `key`, or `usize::MAX`.
+#[inline(always)]
+fn last_match(ways: &[u64], key: u64) -> usize {
+    ways.iter().enumerate().fold(usize::MAX, |acc, (w, &k)| if k == key { w } else { acc })
 }
 
 #[inline]
@@ -43,6 +55,9 @@ impl StreamDescriptorCache {
             sets: cfg.sets,
             ways: cfg.ways,
             way_bits: cfg.way_bits(),
+            way_mask: cfg.ways - 1,
+            all_ways: u64::MAX >> (64 - cfg.ways.min(64)),
+            mru_one_word: cfg.repl == Replacement::Mru && cfg.ways <= 64,
             shift: cfg.shift,
             tag_mask,
             repl: cfg.repl,
@@ -115,8 +130,14 @@ impl StreamDescriptorCache {
         let base = (set * self.ways) as usize;
         let ways = &self.keys[base..base + self.ways as usize];
         // At most one way matches; a branch-free scan beats an early exit whose way is
-        // unpredictable.
-        let w = ways.iter().enumerate().fold(usize::MAX, |acc, (w, &k)| if k == key { w } else { acc });
+        // unpredictable. The usual way counts as slices of constant length, which the
+        // compiler unrolls (no loop control per lookup).
+        let w = match ways.len() {
+            2 => last_match(&ways[..2], key),
+            4 => last_match(&ways[..4], key),
+            8 => last_match(&ways[..8], key),
+            _ => last_match(ways, key),
+        };
         (w != usize::MAX).then(|| (set << self.way_bits) | w as u32)
     }
 
@@ -134,13 +155,12 @@ impl StreamDescriptorCache {
     /// Replacement update for an access (hit, or fill) of entry `si`.
     #[inline]
     pub fn touch(&mut self, si: u32) {
-        if self.repl == Replacement::Mru && self.mru_words == 1 {
+        if self.mru_one_word {
             // At most 64 ways (every paper configuration): one word per set; entry 0
             // (way 0 of set 0) does not exist.
             let set = si >> self.way_bits;
-            let way = si & (self.ways - 1);
-            let all = u64::MAX >> (64 - self.ways);
-            let full = all & !((set == 0) as u64);
+            let way = si & self.way_mask;
+            let full = self.all_ways & !((set == 0) as u64);
             let m = self.mru[set as usize] | 1 << way;
             self.mru[set as usize] = if m == full { 1 << way } else { m };
         } else {
