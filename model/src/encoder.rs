@@ -158,12 +158,20 @@ impl Encoder {
 
     /// Bits emitted so far.
     pub fn bit_len(&self) -> u64 {
+        match &self.pft {
+            Some(p) => p.bit_len(),
+            None => self.record_bit_len(),
+        }
+    }
+
+    /// [`Encoder::bit_len`] of every scheme but pft (whose bits its coder holds).
+    #[inline]
+    fn record_bit_len(&self) -> u64 {
+        debug_assert!(self.pft.is_none());
         // SW-GZIP keeps its BASE records in a buffer and sends all of its bits at END
         // (trace-format.md section 10): nothing has reached the port before.
         if self.cfg.scheme == Scheme::Gzip {
             0
-        } else if let Some(p) = &self.pft {
-            p.bit_len()
         } else {
             self.out.bit_len()
         }
@@ -340,13 +348,10 @@ impl Encoder {
     /// produced (records and escapes) and whether it missed in the SDC, which decides its
     /// service time in cycle mode (docs/trace-timing.md section 3).
     pub(crate) fn service_descriptor(&mut self, d: &StreamDescriptor) -> (u64, bool) {
-        // (`bit_len` without its tests: pft has no descriptors, and gzip's bits all wait
-        // for END.)
-        debug_assert!(self.pft.is_none());
-        let before = self.out.bit_len();
+        // (pft has no descriptors: its bits need no test per stream.)
+        let before = self.record_bit_len();
         let miss = self.encode_stream(d);
-        let bits = if self.cfg.scheme == Scheme::Gzip { 0 } else { self.out.bit_len() - before };
-        (bits, miss)
+        (self.record_bit_len() - before, miss)
     }
 
     /// Emit an OVERFLOW escape for `lost` instructions and reset (cycle mode's overflow

@@ -68,6 +68,14 @@ pub struct Captured {
     rs_value: u32,
 }
 
+/// Whether the ARM condition of `word` passes with the flags of `cpu`. The outcome is
+/// data-dependent: a table, not a branch per condition.
+#[inline(always)]
+fn condition_passes(cpu: &Cpu, word: u32) -> bool {
+    let nzcv = (cpu.n as usize) << 3 | (cpu.z as usize) << 2 | (cpu.c as usize) << 1 | cpu.v as usize;
+    (COND_PASS[nzcv] >> (word >> 28)) & 1 != 0
+}
+
 /// An op in `TimingModel::slot_ops`, padded to a decoded slot's size (32 bytes): the run
 /// loop's byte offset of a slot is then the byte offset of its op too.
 #[derive(Clone, Copy)]
@@ -360,10 +368,7 @@ impl TimingModel {
     pub(crate) fn before_slot<const THUMB: bool>(cpu: &Cpu, index: usize, word: u32, rs: u8) -> Captured {
         // ARM: what `capture` computes, from the word alone: an op has F_COND exactly when
         // its condition is neither AL nor the unconditional space, which always pass.
-        let executed = THUMB || {
-            let nzcv = (cpu.n as usize) << 3 | (cpu.z as usize) << 2 | (cpu.c as usize) << 1 | cpu.v as usize;
-            (COND_PASS[nzcv] >> (word >> 28)) & 1 != 0
-        };
+        let executed = THUMB || condition_passes(cpu, word);
         // NO_REG reads r15: harmless, the value is only used by multiplies.
         Captured { slot: index as u32, executed, rs_value: cpu.r[rs as usize & 15] }
     }
@@ -371,11 +376,7 @@ impl TimingModel {
     /// What `op` (the instruction `word`, whose op sits at `slot`) needs from before it executes.
     #[inline(always)]
     fn capture(op: &Op, cpu: &Cpu, slot: usize, word: u32) -> Captured {
-        // The condition outcome is data-dependent: a table, not a branch per condition.
-        let executed = op.flags & F_COND == 0 || {
-            let nzcv = (cpu.n as usize) << 3 | (cpu.z as usize) << 2 | (cpu.c as usize) << 1 | cpu.v as usize;
-            (COND_PASS[nzcv] >> (word >> 28)) & 1 != 0
-        };
+        let executed = op.flags & F_COND == 0 || condition_passes(cpu, word);
         // NO_REG reads r15: harmless, the value is only used by multiplies.
         let rs_value = cpu.r[op.rs as usize & 15];
         Captured { slot: slot as u32, executed, rs_value }
