@@ -704,10 +704,8 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         offset: u64,
         sink: &mut S,
     ) -> Result<(), DecodeError> {
-        let image = self.image;
-        let bytes = self.bytes;
         let pc = self.pc;
-        let block = self.cache.get(image, &self.state.dir, pc);
+        let block = self.cache.get(self.image, &self.state.dir, pc);
         if block.simple {
             // The common block in a path of its own (7 % fewer instructions than sharing
             // the general one's tests).
@@ -723,6 +721,7 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
             unsafe { self.state.dir.push_history_tw::<T, W, BMI2>(bit) };
         }
         deliver(&mut self.instructions, self.instruction_limit, &block.addrs, sink, offset)?;
+        let bytes = self.bytes;
         if let BlockEnd::Conditional { taken: to, seq } = block.end {
             let key = block.key;
             return Ok(self.conditional::<T, W, BMI2>(c, &key, to, seq)?);
