@@ -47,6 +47,11 @@ struct Block {
     end: BlockEnd,
     /// The direction predictor's key of the slot instruction (when it is a direction point).
     key: BranchKey,
+    /// The common block, which `slot` tests first with one load: a `Conditional` end
+    /// (its targets in `taken` and `seq`) and no pushes or calls.
+    simple: bool,
+    taken: u32,
+    seq: u32,
 }
 
 /// Walk the block at `start` into `b` (a block-cache miss: out of line).
@@ -56,6 +61,7 @@ fn walk_block<I: ProgramImage + ?Sized>(image: &I, dir: &DirectionPredictor, sta
     b.addrs.clear();
     b.pushes.clear();
     b.calls.clear();
+    b.simple = false;
     let mut pc = start;
     loop {
         if pc & 3 == 2 {
@@ -79,6 +85,9 @@ fn walk_block<I: ProgramImage + ?Sized>(image: &I, dir: &DirectionPredictor, sta
                 _ => BlockEnd::Slot { flow, direct },
             };
             b.key = dir.key(pc);
+            if let BlockEnd::Conditional { taken, seq } = b.end {
+                (b.simple, b.taken, b.seq) = (b.pushes.is_empty() && b.calls.is_empty(), taken, seq);
+            }
             return;
         }
         let i = b.addrs.len() as u32 - 1;
@@ -125,6 +134,9 @@ impl BlockCache {
             calls: Vec::new(),
             end: BlockEnd::Error { at: UNUSED_START, misaligned: true },
             key: BranchKey::default(),
+            simple: false,
+            taken: 0,
+            seq: 0,
         };
         BlockCache { slots: vec![unused; n], mask: n - 1 }
     }
@@ -183,6 +195,24 @@ fn start_coder(bytes: &[u8], pos: usize) -> Result<RangeDecoder, CoderError> {
 #[inline(always)]
 fn bit(c: &mut RangeDecoder, probs: &mut [Prob], ctx: usize, rate: u32, bytes: &[u8]) -> Result<bool, CoderError> {
     c.bit(&mut probs[ctx], rate, bytes)
+}
+
+/// Count the addresses of a walk against the limit (an error before any reaches the
+/// sink), then send them.
+#[inline(always)]
+fn deliver<S: AddressSink + ?Sized>(
+    instructions: &mut u64,
+    limit: u64,
+    addrs: &[u32],
+    sink: &mut S,
+    offset: u64,
+) -> Result<(), DecodeError> {
+    *instructions += addrs.len() as u64;
+    if *instructions > limit {
+        return Err(DecodeError::InstructionLimit { limit, offset });
+    }
+    sink.addresses(addrs);
+    Ok(())
 }
 
 /// The pft decoder. Addresses go to a sink; [`PftDecoder::next_element`] returns the typed
@@ -461,11 +491,7 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
                 self.state.dir.push_history(bit);
             }
         }
-        self.instructions += n as u64;
-        if self.instructions > self.instruction_limit {
-            return Err(DecodeError::InstructionLimit { limit: self.instruction_limit, offset });
-        }
-        sink.addresses(&block.addrs[..n as usize]);
+        deliver(&mut self.instructions, self.instruction_limit, &block.addrs[..n as usize], sink, offset)?;
         self.state.gap = 0;
         Ok(())
     }
@@ -643,6 +669,33 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         unsafe { self.state.dir.update_tw::<T, W, BMI2>(lookup, taken) }
     }
 
+    /// A direct conditional branch that neither links nor pushes (`BlockEnd::Conditional`):
+    /// its outcome, then the next address `to` (taken) or `seq`.
+    #[inline(always)]
+    fn conditional<const T: usize, const W: u32, const BMI2: bool>(
+        &mut self,
+        c: &mut RangeDecoder,
+        key: &BranchKey,
+        to: u32,
+        seq: u32,
+    ) -> Result<(), CoderError> {
+        let (pred, ctx, lookup) = self.lookup::<T, W>(key);
+        let hit = bit(c, &mut self.probs, ctx, self.state.params.rate, self.bytes)?;
+        // A branch on the outcome with an update specialised to each side, not selects:
+        // the host predicts the traced program's branches about as well as the predictor
+        // does, and goes on to the next slot before the lookup and the coder have decided
+        // (3 % on the test programs). Same state as the branch (B<cond> does not
+        // interwork): no start check.
+        if pred == hit {
+            self.update::<T, W, BMI2>(&lookup, true);
+            self.pc = to;
+        } else {
+            self.update::<T, W, BMI2>(&lookup, false);
+            self.pc = seq;
+        }
+        Ok(())
+    }
+
     /// No escape: walk to the next slot and decode its points.
     #[inline(always)]
     fn slot<const T: usize, const W: u32, S: AddressSink + ?Sized, const BMI2: bool>(
@@ -651,10 +704,15 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
         offset: u64,
         sink: &mut S,
     ) -> Result<(), DecodeError> {
-        let image = self.image;
-        let bytes = self.bytes;
         let pc = self.pc;
-        let block = self.cache.get(image, &self.state.dir, pc);
+        let block = self.cache.get(self.image, &self.state.dir, pc);
+        if block.simple {
+            // The common block in a path of its own (7 % fewer instructions than sharing
+            // the general one's tests).
+            deliver(&mut self.instructions, self.instruction_limit, &block.addrs, sink, offset)?;
+            let (key, to, seq) = (block.key, block.taken, block.seq);
+            return Ok(self.conditional::<T, W, BMI2>(c, &key, to, seq)?);
+        }
         for &(_, ra) in &block.pushes {
             self.state.ras.push(ra);
         }
@@ -662,28 +720,11 @@ impl<'a, I: ProgramImage + ?Sized> PftDecoder<'a, I> {
             // SAFETY: as in `update`.
             unsafe { self.state.dir.push_history_tw::<T, W, BMI2>(bit) };
         }
-        self.instructions += block.addrs.len() as u64;
-        if self.instructions > self.instruction_limit {
-            return Err(DecodeError::InstructionLimit { limit: self.instruction_limit, offset });
-        }
-        sink.addresses(&block.addrs);
+        deliver(&mut self.instructions, self.instruction_limit, &block.addrs, sink, offset)?;
+        let bytes = self.bytes;
         if let BlockEnd::Conditional { taken: to, seq } = block.end {
             let key = block.key;
-            let (pred, ctx, lookup) = self.lookup::<T, W>(&key);
-            let hit = bit(c, &mut self.probs, ctx, self.state.params.rate, bytes)?;
-            // A branch on the outcome with an update specialised to each side, not selects:
-            // the host predicts the traced program's branches about as well as the
-            // predictor does, and goes on to the next slot before the lookup and the coder
-            // have decided (3 % on the test programs). Same state as the branch (B<cond>
-            // does not interwork): no start check.
-            if pred == hit {
-                self.update::<T, W, BMI2>(&lookup, true);
-                self.pc = to;
-            } else {
-                self.update::<T, W, BMI2>(&lookup, false);
-                self.pc = seq;
-            }
-            return Ok(());
+            return Ok(self.conditional::<T, W, BMI2>(c, &key, to, seq)?);
         }
         let end = block.end;
         let key = block.key;

@@ -573,7 +573,9 @@ impl DirectionPredictor {
             *c = if taken { (*c + 1).min(3) } else { c.saturating_sub(1) };
         }
         if l.pred != taken {
-            self.allocate::<T, W>(l, taken);
+            // The fields by value, not the lookup by reference: a reference would make the
+            // caller keep the whole lookup in memory at every branch for this rare call.
+            self.allocate::<T, W>(l.index, l.tag, l.provider, taken);
         }
         self.shift_history_w::<T, W, PEXT>(taken);
     }
@@ -639,11 +641,11 @@ impl DirectionPredictor {
     /// as the allocation register says; if there is none, the ageing counter steps and
     /// every fourth time the sweep clears one useful bit.
     #[inline(never)]
-    fn allocate<const T: usize, const W: u32>(&mut self, l: &Lookup, taken: bool) {
-        let at = |j: usize| Self::entry_at_of::<W>(self.stride_bits, self.tsize, j, lane_w::<W>(&l.index, j));
-        let start = if l.provider < T { l.provider + 1 } else { 0 };
+    fn allocate<const T: usize, const W: u32>(&mut self, index: Lanes, tag: Lanes, provider: usize, taken: bool) {
+        let at = |j: usize| Self::entry_at_of::<W>(self.stride_bits, self.tsize, j, lane_w::<W>(&index, j));
+        let start = if provider < T { provider + 1 } else { 0 };
         let Some(first) = (start..T).find(|&j| self.entries[at(j)] & USEFUL == 0) else {
-            self.age_step::<T>(l.provider);
+            self.age_step::<T>(provider);
             return;
         };
         let mut j = first;
@@ -655,7 +657,7 @@ impl DirectionPredictor {
             }
         }
         let ctr = if taken { 4 } else { 3 };
-        self.entries[at(j)] = lane_w::<W>(&l.tag, j) | (ctr << CTR_SHIFT);
+        self.entries[at(j)] = lane_w::<W>(&tag, j) | (ctr << CTR_SHIFT);
     }
 
     /// A failed allocation (no free table above the provider): step the ageing counter; when
