@@ -171,12 +171,12 @@ struct Pipeline {
     acc_ready: u64,
     mac_free: u64,
     mem_free: u64,
-    /// Earliest issue of the next instruction with no stall (previous issue + 1).
+    /// Earliest issue of the next instruction with no stall (previous issue + 1; 0 before
+    /// the first instruction). The previous issue cycle is kept only in this form.
     next: u64,
     /// Later earliest-issue bounds left by the previous instruction, increasing, with causes.
     pend: [(u64, u8); 4],
     npend: usize,
-    last_issue: u64,
     next_retire: u64,
     last_retire: u64,
     /// Cycles the core was frozen from outside; added to every reported cycle.
@@ -313,7 +313,7 @@ impl TimingModel {
 
     /// Issue cycle of the last instruction (0 before the first).
     pub fn last_issue_cycle(&self) -> u64 {
-        self.pipe.last_issue + self.pipe.frozen
+        self.pipe.next.saturating_sub(1) + self.pipe.frozen
     }
 
     /// Retire cycle of the last instruction (0 before the first).
@@ -404,7 +404,31 @@ impl TimingModel {
     ) -> u64 {
         // The op is still there: nothing fills `slot_ops` between before and retire.
         let op = &self.slot_ops[THUMB as usize][pre.slot as usize & (SLOTS - 1)].0;
+        // No poll of the stall handle: the run loop polls after each hook call instead; nor
+        // a count: it adds its instructions on exit (`count_slot_retires`).
         self.pipe.retire(op, pre, Outcome { pc, taken, next_pc, exception: false }, accesses)
+    }
+
+    /// Count `n` instructions timed by [`TimingModel::retire_slot_parts`] (which does not
+    /// count them: the run loop knows how many it timed when it returns).
+    #[inline]
+    pub(crate) fn count_slot_retires(&mut self, n: u64) {
+        self.pipe.instructions += n;
+    }
+
+    /// Whether a [`StallHandle`] exists (the run loop then polls it after each hook call).
+    #[inline]
+    pub(crate) fn has_stall_handle(&self) -> bool {
+        self.pipe.handle.is_some()
+    }
+
+    /// Apply the stall cycles requested through the handle so far. Requests come from
+    /// retire hooks and apply before the next instruction issues: a caller that times
+    /// instructions without [`TimingModel::retire_parts`] (which polls) calls this after
+    /// every hook call and before its first instruction.
+    #[inline]
+    pub(crate) fn poll_stall_handle(&mut self) {
+        self.pipe.poll_handle();
     }
 
     /// The capture kept by [`TimingModel::hold_slot`].
@@ -434,6 +458,8 @@ impl TimingModel {
     ) -> u64 {
         // The slot still holds this instruction: nothing decodes between before and retire.
         let op = self.decode.op(pre.slot as usize);
+        self.pipe.poll_handle();
+        self.pipe.instructions += 1;
         self.pipe.retire(op, pre, Outcome { pc, taken, next_pc, exception }, accesses)
     }
 
@@ -505,7 +531,6 @@ impl Pipeline {
             next: 0,
             pend: [(0, 0); 4],
             npend: 0,
-            last_issue: 0,
             next_retire: 0,
             last_retire: 0,
             frozen: 0,
@@ -536,7 +561,7 @@ impl Pipeline {
         if self.instructions == 0 {
             self.frozen
         } else {
-            self.last_issue + 1 + self.frozen
+            self.next + self.frozen
         }
     }
 
@@ -548,9 +573,12 @@ impl Pipeline {
         }
     }
 
-    /// Charge the stall cycles of operands that are not ready at `t`, in register order.
+    /// Charge the stall cycles of operands that are not ready at `t`, in register order,
+    /// and return the cycle they are all ready. (`t` by value: a reference would keep the
+    /// caller's issue cycle in memory on the common path too.)
     #[cold]
-    fn operand_stalls(&mut self, op: &Op, t: &mut u64) {
+    fn operand_stalls(&mut self, op: &Op, mut t: u64) -> u64 {
+        let t = &mut t;
         let mut m = op.src;
         while m != 0 {
             let r = m.trailing_zeros() as usize;
@@ -567,6 +595,7 @@ impl Pipeline {
             let at = self.sready[r];
             self.wait(t, at, Cause::Shifter as u8);
         }
+        *t
     }
 
     #[inline(always)]
@@ -612,8 +641,6 @@ impl Pipeline {
     // instruction's whole timing.
     #[inline(always)]
     fn retire(&mut self, op: &Op, pre: Captured, ev: Outcome, accesses: &[MemAccess]) -> u64 {
-        self.poll_handle();
-        self.instructions += 1;
         let mut t = self.next;
         // 1. Whatever the previous instruction left: multi-cycle issue, penalties.
         if self.npend > 0 {
@@ -647,7 +674,7 @@ impl Pipeline {
             latest
         };
         if latest > t {
-            self.operand_stalls(op, &mut t);
+            t = self.operand_stalls(op, t);
         }
         // 4. Resources.
         if op.flags & (F_MAC | F_MEM) != 0 && pre.executed {
@@ -664,7 +691,6 @@ impl Pipeline {
             }
         }
         let issue = t;
-        self.last_issue = issue;
         self.next = issue + 1;
 
         // Plain ALU work: what the general path below does for kind `Alu` without a PC
