@@ -829,14 +829,13 @@ impl Machine {
             let captured = if TIMED {
                 // SAFETY: a timed loop has a model (asserted on entry) and nothing removes it.
                 let t = unsafe { timing.as_deref_mut().unwrap_unchecked() };
-                let index = s / size_of::<decoded::Decoded>();
                 let word = unsafe { (*slot).word };
                 if !unsafe { (*slot).timed } {
-                    let rs = t.fill_slot(THUMB, index, word);
+                    let rs = t.fill_slot(THUMB, s / size_of::<decoded::Decoded>(), word);
                     // SAFETY: as for the reads; no reference into the slots is live.
                     unsafe { ((*slot).timed, (*slot).timed_rs) = (true, rs) };
                 }
-                TimingModel::before_slot::<THUMB>(cpu, index, word, unsafe { (*slot).timed_rs })
+                TimingModel::before_slot::<THUMB>(cpu, s, word, unsafe { (*slot).timed_rs })
             } else {
                 Captured::default()
             };

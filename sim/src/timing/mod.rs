@@ -82,6 +82,8 @@ fn condition_passes(cpu: &Cpu, word: u32) -> bool {
 #[repr(align(32))]
 struct SlotOp(Op);
 
+const _: () = assert!(size_of::<SlotOp>() == size_of::<crate::decoded::Decoded>(), "a slot's offset is its op's");
+
 /// What the timing model needs of a retire event.
 #[derive(Clone, Copy, Debug)]
 struct Outcome {
@@ -361,16 +363,18 @@ impl TimingModel {
         op.rs
     }
 
-    /// [`TimingModel::before`] for the instruction `word` in decoded slot `index` of the
-    /// state `THUMB`, whose `timed` flag is set and whose op's `rs` is `rs`: the op itself
-    /// is not read (the capture is taken before the handler runs, the op needed after).
+    /// [`TimingModel::before`] for the instruction `word` in the decoded slot at byte
+    /// offset `offset` of the state `THUMB`, whose `timed` flag is set and whose op's `rs`
+    /// is `rs`: the op itself is not read (the capture is taken before the handler runs,
+    /// the op needed after). The capture's `slot` is the byte offset (the op's offset in
+    /// `slot_ops` too).
     #[inline(always)]
-    pub(crate) fn before_slot<const THUMB: bool>(cpu: &Cpu, index: usize, word: u32, rs: u8) -> Captured {
+    pub(crate) fn before_slot<const THUMB: bool>(cpu: &Cpu, offset: usize, word: u32, rs: u8) -> Captured {
         // ARM: what `capture` computes, from the word alone: an op has F_COND exactly when
         // its condition is neither AL nor the unconditional space, which always pass.
         let executed = THUMB || condition_passes(cpu, word);
         // NO_REG reads r15: harmless, the value is only used by multiplies.
-        Captured { slot: index as u32, executed, rs_value: cpu.r[rs as usize & 15] }
+        Captured { slot: offset as u32, executed, rs_value: cpu.r[rs as usize & 15] }
     }
 
     /// What `op` (the instruction `word`, whose op sits at `slot`) needs from before it executes.
@@ -403,7 +407,7 @@ impl TimingModel {
         accesses: &[MemAccess],
     ) -> u64 {
         // The op is still there: nothing fills `slot_ops` between before and retire.
-        let op = &self.slot_ops[THUMB as usize][pre.slot as usize & (SLOTS - 1)].0;
+        let op = &self.slot_ops[THUMB as usize][(pre.slot as usize / size_of::<SlotOp>()) & (SLOTS - 1)].0;
         // No poll of the stall handle: the run loop polls after each hook call instead; nor
         // a count: it adds its instructions on exit (`count_slot_retires`).
         self.pipe.retire(op, pre, Outcome { pc, taken, next_pc, exception: false }, accesses)
