@@ -698,8 +698,9 @@ impl Pipeline {
         self.next = issue + 1;
 
         // Plain ALU work: what the general path below does for kind `Alu` without a PC
-        // write (no memory, no control penalty, no exception: a retire event of the run
-        // loop never has one), without its bookkeeping of the cases that cannot arise.
+        // write, issued in one cycle (no memory, no control penalty, no exception: a retire
+        // event of the run loop never has one), without its bookkeeping of the cases that
+        // cannot arise.
         if op.simple && !ev.exception {
             if pre.executed {
                 let (at, shifted) = (issue + op.lat as u64, issue + op.lat as u64 + self.p.shift_extra);
@@ -709,9 +710,6 @@ impl Pipeline {
                     self.sready[r] = shifted;
                     self.cause[r] = Cause::ResultLatency as u8;
                 }
-            }
-            if op.issue > 1 {
-                self.push_bound(issue + op.issue as u64, Cause::MultiCycle);
             }
             return self.retire_cycle(issue + self.p.retire_offset);
         }
