@@ -916,7 +916,7 @@ impl Machine {
             let cycle = if TIMED {
                 // SAFETY: as for the capture.
                 let t = unsafe { timing.as_deref_mut().unwrap_unchecked() };
-                t.retire_slot_parts::<THUMB>(captured, pc, taken, next_iw, bus.log)
+                t.retire_slot_parts::<THUMB>(captured, pc, taken, next_iw, || bus.log.as_slice())
             } else {
                 0
             };

@@ -397,14 +397,16 @@ impl TimingModel {
     }
 
     /// [`TimingModel::retire_parts`] for a capture of [`TimingModel::before_slot`].
+    /// `accesses` gives the instruction's data accesses: called only on the paths that
+    /// time memory, so the others do not load (and keep) the log's slice.
     #[inline(always)]
-    pub(crate) fn retire_slot_parts<const THUMB: bool>(
+    pub(crate) fn retire_slot_parts<'a, const THUMB: bool>(
         &mut self,
         pre: Captured,
         pc: u32,
         taken: bool,
         next_pc: u32,
-        accesses: &[MemAccess],
+        accesses: impl Fn() -> &'a [MemAccess],
     ) -> u64 {
         // The op is still there: nothing fills `slot_ops` between before and retire.
         let op = &self.slot_ops[THUMB as usize][(pre.slot as usize / size_of::<SlotOp>()) & (SLOTS - 1)].0;
@@ -464,7 +466,7 @@ impl TimingModel {
         let op = self.decode.op(pre.slot as usize);
         self.pipe.poll_handle();
         self.pipe.instructions += 1;
-        self.pipe.retire(op, pre, Outcome { pc, taken, next_pc, exception }, accesses)
+        self.pipe.retire(op, pre, Outcome { pc, taken, next_pc, exception }, || accesses)
     }
 
     /// The summary so far.
@@ -644,7 +646,7 @@ impl Pipeline {
     // Inlined into the machine's timed step: a call here costs as much as a simple
     // instruction's whole timing.
     #[inline(always)]
-    fn retire(&mut self, op: &Op, pre: Captured, ev: Outcome, accesses: &[MemAccess]) -> u64 {
+    fn retire<'a>(&mut self, op: &Op, pre: Captured, ev: Outcome, accesses: impl Fn() -> &'a [MemAccess]) -> u64 {
         let mut t = self.next;
         // 1. Whatever the previous instruction left: multi-cycle issue, penalties.
         if self.npend > 0 {
@@ -741,7 +743,7 @@ impl Pipeline {
                 let mut ready = issue + self.p.load_result;
                 let mut missed = false;
                 // (A second word, never seen for a single load, is timed as there.)
-                for (k, a) in accesses.iter().take(2).enumerate() {
+                for (k, a) in accesses().iter().take(2).enumerate() {
                     let before = mem_stall;
                     let r = self.data.access(a.addr, a.write, issue + 1 + k as u64 + before);
                     mem_stall += r.stall;
@@ -796,7 +798,7 @@ impl Pipeline {
                     let mut missed = [false; 2];
                     let mut late = 0;
                     // One word per cycle (LDRD's second word, SWP's write).
-                    for (k, a) in accesses.iter().take(2).enumerate() {
+                    for (k, a) in accesses().iter().take(2).enumerate() {
                         let before = mem_stall;
                         let r = self.data.access(a.addr, a.write, issue + 1 + k as u64 + before);
                         mem_stall += r.stall;
@@ -824,7 +826,7 @@ impl Pipeline {
             Kind::Store | Kind::StoreDouble | Kind::Stm => {
                 offset = self.p.retire_offset_mem;
                 if executed {
-                    for (k, a) in accesses.iter().enumerate() {
+                    for (k, a) in accesses().iter().enumerate() {
                         let r = self.data.access(a.addr, a.write, issue + 1 + k as u64 + mem_stall);
                         mem_stall += r.stall;
                     }
@@ -836,7 +838,7 @@ impl Pipeline {
                 if executed {
                     // Words in ascending register order, one per cycle.
                     let mut list = op.list;
-                    for (k, a) in accesses.iter().enumerate() {
+                    for (k, a) in accesses().iter().enumerate() {
                         let before = mem_stall;
                         let r = self.data.access(a.addr, a.write, issue + 1 + k as u64 + before);
                         mem_stall += r.stall;
