@@ -768,15 +768,23 @@ impl Machine {
         }
         // Instructions left before the limit, counted down (`self.retired` is updated on exit).
         let mut left = max_insns - self.retired;
+        let start_left = left;
         let cpu = &mut self.cpu;
         let mut bus = Bus::new(&mut self.mem, &mut self.accesses, LOG);
         bus.log.clear();
         let mut timing = if TIMED { self.timing.as_deref_mut() } else { None };
         // A timed loop has a model (checked once here: the loop takes it without a test).
         assert!(!TIMED || timing.is_some(), "a timed run without a timing model");
+        // Whether the model has a stall handle to poll: requests come from retire hooks, so
+        // the loop polls it here and after each hook call, not per instruction.
+        let mut polls = false;
         if let Some(t) = timing.as_deref_mut() {
             // The slots' `timed` flags must refer to this model's ops before the loop trusts them.
             t.claim_slots(&mut bus.mem.decoded);
+            polls = t.has_stall_handle();
+            if polls {
+                t.poll_stall_handle();
+            }
         }
         // The decoded-cache slots of the state, read through a pointer field by field: a
         // handler's store to a code page drops slots through `bus.mem` (which owns the cache),
@@ -821,14 +829,13 @@ impl Machine {
             let captured = if TIMED {
                 // SAFETY: a timed loop has a model (asserted on entry) and nothing removes it.
                 let t = unsafe { timing.as_deref_mut().unwrap_unchecked() };
-                let index = s / size_of::<decoded::Decoded>();
                 let word = unsafe { (*slot).word };
                 if !unsafe { (*slot).timed } {
-                    let rs = t.fill_slot(THUMB, index, word);
+                    let rs = t.fill_slot(THUMB, s / size_of::<decoded::Decoded>(), word);
                     // SAFETY: as for the reads; no reference into the slots is live.
                     unsafe { ((*slot).timed, (*slot).timed_rs) = (true, rs) };
                 }
-                TimingModel::before_slot::<THUMB>(cpu, index, word, unsafe { (*slot).timed_rs })
+                TimingModel::before_slot::<THUMB>(cpu, s, word, unsafe { (*slot).timed_rs })
             } else {
                 Captured::default()
             };
@@ -909,7 +916,7 @@ impl Machine {
             let cycle = if TIMED {
                 // SAFETY: as for the capture.
                 let t = unsafe { timing.as_deref_mut().unwrap_unchecked() };
-                t.retire_slot_parts::<THUMB>(captured, pc, taken, next_iw, bus.log)
+                t.retire_slot_parts::<THUMB>(captured, pc, taken, next_iw, || bus.log.as_slice())
             } else {
                 0
             };
@@ -942,12 +949,20 @@ impl Machine {
             };
             hook.retire(&ev, bus.log);
             budget = hook.plain_budget();
+            if TIMED && polls {
+                // SAFETY: as for the capture.
+                unsafe { timing.as_deref_mut().unwrap_unchecked() }.poll_stall_handle();
+            }
             if switched {
                 break Ok(None);
             }
         };
         if run_count != 0 {
             hook.retire_plain(&PlainRun { pc: run_pc, thumb: THUMB, count: run_count, first_cycle: run_first, last_cycle: run_last });
+        }
+        if let Some(t) = timing {
+            // Every instruction counted down here was timed (a handed-on one is not counted).
+            t.count_slot_retires(start_left - left);
         }
         self.retired = max_insns - left;
         result
@@ -1062,6 +1077,43 @@ mod tests {
             }
         }
         events
+    }
+
+    /// Retire cycles and external stall cycles of three timed instructions at 0x100 whose
+    /// hook asks a stall handle for 10 cycles after the second (and 3 are asked before the
+    /// first), run or stepped.
+    fn handle_stall_events(by_steps: bool) -> (Vec<u64>, u64) {
+        const ADD_R1_1: u32 = 0xE281_1001; // add r1, r1, #1
+        let code = [(0x100, ADD_R1_1), (0x104, ADD_R1_1), (0x108, ADD_R1_1)];
+        let mut m = Machine::new(memory_with(&code), Semihost::default());
+        m.enable_timing(TimingConfig::default()).unwrap();
+        m.cpu.r[15] = 0x100;
+        let handle = m.timing_mut().unwrap().stall_handle();
+        handle.stall(3);
+        let mut cycles = Vec::new();
+        let mut hook = |e: &RetireEvent, _: &[MemAccess]| {
+            cycles.push(e.cycle);
+            if e.pc == 0x104 {
+                handle.stall(10);
+            }
+        };
+        if by_steps {
+            for _ in 0..3 {
+                m.step(&mut hook).unwrap();
+            }
+        } else {
+            assert!(matches!(m.run(3, &mut hook), Err(SimError::InstructionLimit { .. })));
+        }
+        (cycles, m.timing_report().unwrap().stalls.external)
+    }
+
+    /// The run loop polls the stall handle after hook calls, the step before every
+    /// instruction: requests must apply at the same instruction either way.
+    #[test]
+    fn handle_stalls_apply_alike_in_runs_and_steps() {
+        let (cycles, external) = handle_stall_events(false);
+        assert_eq!(external, 13);
+        assert_eq!((cycles, external), handle_stall_events(true));
     }
 
     /// A memory the model timed before it timed another keeps its slots' flags, which must

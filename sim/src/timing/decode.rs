@@ -104,9 +104,9 @@ pub struct Op {
     pub s: [u8; 3],
     pub ss: u8,
     pub d: [u8; 2],
-    /// Plain ALU work: kind `Alu`, no PC write, registers in the index forms. Its timing
-    /// is the operand wait, the ALU results and the issue latency alone, which the
-    /// pipeline times on a short path (most instructions are such).
+    /// Plain ALU work: kind `Alu`, no PC write, registers in the index forms, issue in a
+    /// cycle. Its timing is the operand wait and the ALU results alone, which the pipeline
+    /// times on a short path (most instructions are such).
     pub simple: bool,
 }
 
@@ -159,7 +159,7 @@ impl Op {
             m &= m - 1;
             i += 1;
         }
-        self.simple = self.kind == Kind::Alu && self.flags & F_PC == 0;
+        self.simple = self.kind == Kind::Alu && self.flags & F_PC == 0 && self.issue <= 1;
         self
     }
 

@@ -196,15 +196,23 @@ pub struct FetchSide {
     /// The line the last instruction came from, and its fill while it is still arriving.
     cur_line: u32,
     cur_fill: Fill,
+    /// The first address of `cur_line` once its fill is over (`NOT_DONE` before): an
+    /// address in it then fetches at once, which one mask and compare tell.
+    done_base: u32,
+    /// Clears the offset in a line from an address.
+    line_mask: u32,
 }
 
 const NO_FILL: Fill = Fill { line: u32::MAX, start: 0, crit: 0, done: 0 };
+/// A `done_base` no masked address equals (lines are at least 4 bytes).
+const NOT_DONE: u32 = u32::MAX;
 
 impl FetchSide {
     pub fn new(cfg: &TimingConfig) -> Self {
         let m = &cfg.memory;
         let cache = Cache::new(&cfg.icache);
         let words = cache.words();
+        let line_mask = !((1u32 << cache.line_shift) - 1);
         FetchSide {
             buffers: FillBuffer::new(m.fetch_buffers),
             latency: m.latency as u64,
@@ -214,6 +222,8 @@ impl FetchSide {
             cache,
             cur_line: u32::MAX,
             cur_fill: NO_FILL,
+            done_base: NOT_DONE,
+            line_mask,
         }
     }
 
@@ -222,16 +232,22 @@ impl FetchSide {
         self.cache.invalidate();
         self.cur_line = u32::MAX;
         self.cur_fill = NO_FILL;
+        self.done_base = NOT_DONE;
     }
 
     /// The earliest cycle (at least `t`) the instruction at `pc` can issue, given when its
     /// word is in the fetch unit. Staying in one line needs no cache lookup: nothing else
-    /// touches the I-cache, so the line cannot have left.
+    /// touches the I-cache, so the line cannot have left. (Calls come with increasing `t`:
+    /// a fill over for one is over for the next.)
     #[inline]
     pub fn fetch(&mut self, pc: u32, t: u64) -> u64 {
+        if pc & self.line_mask == self.done_base {
+            return t;
+        }
         let line = self.cache.line_of(pc);
         if line == self.cur_line {
             if t >= self.cur_fill.done {
+                self.done_base = pc & self.line_mask;
                 return t;
             }
             return t.max(self.arrival(pc));
@@ -241,8 +257,10 @@ impl FetchSide {
         if t >= self.buffers.busy_until && self.cache.find_hinted(line).is_some() {
             self.cur_line = line;
             self.cur_fill = NO_FILL;
+            self.done_base = pc & self.line_mask;
             return t;
         }
+        self.done_base = NOT_DONE;
         self.new_line(line, pc, t)
     }
 

@@ -82,6 +82,8 @@ fn condition_passes(cpu: &Cpu, word: u32) -> bool {
 #[repr(align(32))]
 struct SlotOp(Op);
 
+const _: () = assert!(size_of::<SlotOp>() == size_of::<crate::decoded::Decoded>(), "a slot's offset is its op's");
+
 /// What the timing model needs of a retire event.
 #[derive(Clone, Copy, Debug)]
 struct Outcome {
@@ -171,12 +173,12 @@ struct Pipeline {
     acc_ready: u64,
     mac_free: u64,
     mem_free: u64,
-    /// Earliest issue of the next instruction with no stall (previous issue + 1).
+    /// Earliest issue of the next instruction with no stall (previous issue + 1; 0 before
+    /// the first instruction). The previous issue cycle is kept only in this form.
     next: u64,
     /// Later earliest-issue bounds left by the previous instruction, increasing, with causes.
     pend: [(u64, u8); 4],
     npend: usize,
-    last_issue: u64,
     next_retire: u64,
     last_retire: u64,
     /// Cycles the core was frozen from outside; added to every reported cycle.
@@ -313,7 +315,7 @@ impl TimingModel {
 
     /// Issue cycle of the last instruction (0 before the first).
     pub fn last_issue_cycle(&self) -> u64 {
-        self.pipe.last_issue + self.pipe.frozen
+        self.pipe.next.saturating_sub(1) + self.pipe.frozen
     }
 
     /// Retire cycle of the last instruction (0 before the first).
@@ -361,16 +363,18 @@ impl TimingModel {
         op.rs
     }
 
-    /// [`TimingModel::before`] for the instruction `word` in decoded slot `index` of the
-    /// state `THUMB`, whose `timed` flag is set and whose op's `rs` is `rs`: the op itself
-    /// is not read (the capture is taken before the handler runs, the op needed after).
+    /// [`TimingModel::before`] for the instruction `word` in the decoded slot at byte
+    /// offset `offset` of the state `THUMB`, whose `timed` flag is set and whose op's `rs`
+    /// is `rs`: the op itself is not read (the capture is taken before the handler runs,
+    /// the op needed after). The capture's `slot` is the byte offset (the op's offset in
+    /// `slot_ops` too).
     #[inline(always)]
-    pub(crate) fn before_slot<const THUMB: bool>(cpu: &Cpu, index: usize, word: u32, rs: u8) -> Captured {
+    pub(crate) fn before_slot<const THUMB: bool>(cpu: &Cpu, offset: usize, word: u32, rs: u8) -> Captured {
         // ARM: what `capture` computes, from the word alone: an op has F_COND exactly when
         // its condition is neither AL nor the unconditional space, which always pass.
         let executed = THUMB || condition_passes(cpu, word);
         // NO_REG reads r15: harmless, the value is only used by multiplies.
-        Captured { slot: index as u32, executed, rs_value: cpu.r[rs as usize & 15] }
+        Captured { slot: offset as u32, executed, rs_value: cpu.r[rs as usize & 15] }
     }
 
     /// What `op` (the instruction `word`, whose op sits at `slot`) needs from before it executes.
@@ -393,18 +397,44 @@ impl TimingModel {
     }
 
     /// [`TimingModel::retire_parts`] for a capture of [`TimingModel::before_slot`].
+    /// `accesses` gives the instruction's data accesses: called only on the paths that
+    /// time memory, so the others do not load (and keep) the log's slice.
     #[inline(always)]
-    pub(crate) fn retire_slot_parts<const THUMB: bool>(
+    pub(crate) fn retire_slot_parts<'a, const THUMB: bool>(
         &mut self,
         pre: Captured,
         pc: u32,
         taken: bool,
         next_pc: u32,
-        accesses: &[MemAccess],
+        accesses: impl Fn() -> &'a [MemAccess],
     ) -> u64 {
         // The op is still there: nothing fills `slot_ops` between before and retire.
-        let op = &self.slot_ops[THUMB as usize][pre.slot as usize & (SLOTS - 1)].0;
+        let op = &self.slot_ops[THUMB as usize][(pre.slot as usize / size_of::<SlotOp>()) & (SLOTS - 1)].0;
+        // No poll of the stall handle: the run loop polls after each hook call instead; nor
+        // a count: it adds its instructions on exit (`count_slot_retires`).
         self.pipe.retire(op, pre, Outcome { pc, taken, next_pc, exception: false }, accesses)
+    }
+
+    /// Count `n` instructions timed by [`TimingModel::retire_slot_parts`] (which does not
+    /// count them: the run loop knows how many it timed when it returns).
+    #[inline]
+    pub(crate) fn count_slot_retires(&mut self, n: u64) {
+        self.pipe.instructions += n;
+    }
+
+    /// Whether a [`StallHandle`] exists (the run loop then polls it after each hook call).
+    #[inline]
+    pub(crate) fn has_stall_handle(&self) -> bool {
+        self.pipe.handle.is_some()
+    }
+
+    /// Apply the stall cycles requested through the handle so far. Requests come from
+    /// retire hooks and apply before the next instruction issues: a caller that times
+    /// instructions without [`TimingModel::retire_parts`] (which polls) calls this after
+    /// every hook call and before its first instruction.
+    #[inline]
+    pub(crate) fn poll_stall_handle(&mut self) {
+        self.pipe.poll_handle();
     }
 
     /// The capture kept by [`TimingModel::hold_slot`].
@@ -434,7 +464,9 @@ impl TimingModel {
     ) -> u64 {
         // The slot still holds this instruction: nothing decodes between before and retire.
         let op = self.decode.op(pre.slot as usize);
-        self.pipe.retire(op, pre, Outcome { pc, taken, next_pc, exception }, accesses)
+        self.pipe.poll_handle();
+        self.pipe.instructions += 1;
+        self.pipe.retire(op, pre, Outcome { pc, taken, next_pc, exception }, || accesses)
     }
 
     /// The summary so far.
@@ -505,7 +537,6 @@ impl Pipeline {
             next: 0,
             pend: [(0, 0); 4],
             npend: 0,
-            last_issue: 0,
             next_retire: 0,
             last_retire: 0,
             frozen: 0,
@@ -536,7 +567,7 @@ impl Pipeline {
         if self.instructions == 0 {
             self.frozen
         } else {
-            self.last_issue + 1 + self.frozen
+            self.next + self.frozen
         }
     }
 
@@ -548,9 +579,12 @@ impl Pipeline {
         }
     }
 
-    /// Charge the stall cycles of operands that are not ready at `t`, in register order.
+    /// Charge the stall cycles of operands that are not ready at `t`, in register order,
+    /// and return the cycle they are all ready. (`t` by value: a reference would keep the
+    /// caller's issue cycle in memory on the common path too.)
     #[cold]
-    fn operand_stalls(&mut self, op: &Op, t: &mut u64) {
+    fn operand_stalls(&mut self, op: &Op, mut t: u64) -> u64 {
+        let t = &mut t;
         let mut m = op.src;
         while m != 0 {
             let r = m.trailing_zeros() as usize;
@@ -567,6 +601,7 @@ impl Pipeline {
             let at = self.sready[r];
             self.wait(t, at, Cause::Shifter as u8);
         }
+        *t
     }
 
     #[inline(always)]
@@ -611,9 +646,7 @@ impl Pipeline {
     // Inlined into the machine's timed step: a call here costs as much as a simple
     // instruction's whole timing.
     #[inline(always)]
-    fn retire(&mut self, op: &Op, pre: Captured, ev: Outcome, accesses: &[MemAccess]) -> u64 {
-        self.poll_handle();
-        self.instructions += 1;
+    fn retire<'a>(&mut self, op: &Op, pre: Captured, ev: Outcome, accesses: impl Fn() -> &'a [MemAccess]) -> u64 {
         let mut t = self.next;
         // 1. Whatever the previous instruction left: multi-cycle issue, penalties.
         if self.npend > 0 {
@@ -647,7 +680,7 @@ impl Pipeline {
             latest
         };
         if latest > t {
-            self.operand_stalls(op, &mut t);
+            t = self.operand_stalls(op, t);
         }
         // 4. Resources.
         if op.flags & (F_MAC | F_MEM) != 0 && pre.executed {
@@ -664,12 +697,12 @@ impl Pipeline {
             }
         }
         let issue = t;
-        self.last_issue = issue;
         self.next = issue + 1;
 
         // Plain ALU work: what the general path below does for kind `Alu` without a PC
-        // write (no memory, no control penalty, no exception: a retire event of the run
-        // loop never has one), without its bookkeeping of the cases that cannot arise.
+        // write, issued in one cycle (no memory, no control penalty, no exception: a retire
+        // event of the run loop never has one), without its bookkeeping of the cases that
+        // cannot arise.
         if op.simple && !ev.exception {
             if pre.executed {
                 let (at, shifted) = (issue + op.lat as u64, issue + op.lat as u64 + self.p.shift_extra);
@@ -679,9 +712,6 @@ impl Pipeline {
                     self.sready[r] = shifted;
                     self.cause[r] = Cause::ResultLatency as u8;
                 }
-            }
-            if op.issue > 1 {
-                self.push_bound(issue + op.issue as u64, Cause::MultiCycle);
             }
             return self.retire_cycle(issue + self.p.retire_offset);
         }
@@ -713,7 +743,7 @@ impl Pipeline {
                 let mut ready = issue + self.p.load_result;
                 let mut missed = false;
                 // (A second word, never seen for a single load, is timed as there.)
-                for (k, a) in accesses.iter().take(2).enumerate() {
+                for (k, a) in accesses().iter().take(2).enumerate() {
                     let before = mem_stall;
                     let r = self.data.access(a.addr, a.write, issue + 1 + k as u64 + before);
                     mem_stall += r.stall;
@@ -768,7 +798,7 @@ impl Pipeline {
                     let mut missed = [false; 2];
                     let mut late = 0;
                     // One word per cycle (LDRD's second word, SWP's write).
-                    for (k, a) in accesses.iter().take(2).enumerate() {
+                    for (k, a) in accesses().iter().take(2).enumerate() {
                         let before = mem_stall;
                         let r = self.data.access(a.addr, a.write, issue + 1 + k as u64 + before);
                         mem_stall += r.stall;
@@ -796,7 +826,7 @@ impl Pipeline {
             Kind::Store | Kind::StoreDouble | Kind::Stm => {
                 offset = self.p.retire_offset_mem;
                 if executed {
-                    for (k, a) in accesses.iter().enumerate() {
+                    for (k, a) in accesses().iter().enumerate() {
                         let r = self.data.access(a.addr, a.write, issue + 1 + k as u64 + mem_stall);
                         mem_stall += r.stall;
                     }
@@ -808,7 +838,7 @@ impl Pipeline {
                 if executed {
                     // Words in ascending register order, one per cycle.
                     let mut list = op.list;
-                    for (k, a) in accesses.iter().enumerate() {
+                    for (k, a) in accesses().iter().enumerate() {
                         let before = mem_stall;
                         let r = self.data.access(a.addr, a.write, issue + 1 + k as u64 + before);
                         mem_stall += r.stall;
