@@ -347,10 +347,13 @@ impl Encoder {
     /// Encode one descriptor whose instructions were already counted; returns the bits it
     /// produced (records and escapes) and whether it missed in the SDC, which decides its
     /// service time in cycle mode (docs/trace-timing.md section 3).
+    /// (Inlined with the stream's encoding into its callers, the cycle module's one path
+    /// per descriptor and the sweeps' loop: a call and its register saves less per stream.)
+    #[inline(always)]
     pub(crate) fn service_descriptor(&mut self, d: &StreamDescriptor) -> (u64, bool) {
         // (pft has no descriptors: its bits need no test per stream.)
         let before = self.record_bit_len();
-        let miss = self.encode_stream(d);
+        let miss = self.encode_stream_inline(d);
         (self.record_bit_len() - before, miss)
     }
 
@@ -518,6 +521,11 @@ impl Encoder {
     /// Returns whether the descriptor missed in the SDC (always false for the baselines).
     #[inline]
     fn encode_stream(&mut self, d: &StreamDescriptor) -> bool {
+        self.encode_stream_inline(d)
+    }
+
+    #[inline(always)]
+    fn encode_stream_inline(&mut self, d: &StreamDescriptor) -> bool {
         self.stats.streams += 1;
         self.sum_sl += d.sl as u64;
         self.stats.max_sl = self.stats.max_sl.max(d.sl);
