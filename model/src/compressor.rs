@@ -73,7 +73,9 @@ impl CompressorState {
     }
 
     /// Encoder: classify a stream and apply the SDC/LSP updates (SDC schemes only).
-    #[inline]
+    /// (Inlined into the encoder's one path per stream: a call, its register saves and
+    /// the outcome's packing less.)
+    #[inline(always)]
     pub fn access(&mut self, a: u32, sl: u32) -> StreamOutcome {
         let found = self.sdc.as_ref().expect("SDC scheme").lookup(a, sl);
         let lvsa_ok = self.config.scheme != Scheme::RSdc || self.lvsa.as_ref().is_some_and(|v| v.matches(a));
@@ -93,7 +95,8 @@ impl CompressorState {
     }
 
     /// Encoder and decoder: a stream found at SDC entry `si`. Returns the LSP outcome.
-    #[inline]
+    /// (Inlined: the encoder's path per stream takes it for most streams.)
+    #[inline(always)]
     pub fn replay_indexed(&mut self, si: u32) -> bool {
         self.sdc.as_mut().expect("SDC scheme").touch(si);
         self.lsp.as_mut().expect("SDC scheme").access(si as u16)

@@ -105,6 +105,8 @@ pub struct Encoder {
     competitor: Competitor,
     /// pft (section 11) consumes events itself: it has no stream detector.
     pft: Option<Box<PftEncoder>>,
+    /// An SDC scheme (none of them a competitor), decided here instead of per stream.
+    sdc_records: bool,
 }
 
 impl Encoder {
@@ -132,6 +134,7 @@ impl Encoder {
             },
             pft: (cfg.scheme == Scheme::Pft)
                 .then(|| Box::new(PftEncoder::new(&cfg.pft, cfg.low_bits(), cfg.sync_period))),
+            sdc_records: cfg.scheme.uses_sdc(),
         }
     }
 
@@ -530,7 +533,8 @@ impl Encoder {
         self.sum_sl += d.sl as u64;
         self.stats.max_sl = self.stats.max_sl.max(d.sl);
         // (The SDC path adds the stream to the unique set itself, see `unique_at_entry`.)
-        let sdc = matches!(self.competitor, Competitor::None) && self.cfg.scheme.uses_sdc();
+        let sdc = self.sdc_records;
+        debug_assert_eq!(sdc, matches!(self.competitor, Competitor::None) && self.cfg.scheme.uses_sdc());
         if !sdc {
             self.note_unique(d);
         }

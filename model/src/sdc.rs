@@ -122,8 +122,9 @@ impl StreamDescriptorCache {
         a & self.tag_mask
     }
 
-    /// Stream index of a matching valid entry.
-    #[inline]
+    /// Stream index of a matching valid entry. (Inlined: the encoder's path per stream
+    /// calls it for every stream.)
+    #[inline(always)]
     pub fn lookup(&self, a: u32, sl: u32) -> Option<u32> {
         let set = self.set_index(a, sl);
         let key = pack(self.tag_of(a), sl);
