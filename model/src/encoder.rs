@@ -509,7 +509,8 @@ impl Encoder {
         (EncodedTrace { bytes: self.out.into_bytes(), bit_len }, self.stats)
     }
 
-    #[inline]
+    /// (Inlined: a few instructions, where a call costs as many again.)
+    #[inline(always)]
     fn put(&mut self, c: Component, value: u64, n: u32) {
         self.out.put_wide(value, n);
         let b = &mut self.stats.bits;
@@ -683,7 +684,7 @@ impl Encoder {
         }
     }
 
-    #[inline]
+    #[inline(never)]
     fn put_run(&mut self, n: u32, width: u32) {
         self.stats.run_records += 1;
         self.put(Component::LspHit, (1u64 << width) | (n - 1) as u64, 1 + width);
@@ -692,6 +693,9 @@ impl Encoder {
         }
     }
 
+    /// (Inlined: the SDC hits of the path per stream take it; the run record, only
+    /// after LSP hits, stays out of line.)
+    #[inline(always)]
     fn flush_run(&mut self) {
         if let Some(aolc) = &mut self.state.aolc {
             let width = aolc.width();
