@@ -73,10 +73,22 @@ impl CompressorState {
     }
 
     /// Encoder: classify a stream and apply the SDC/LSP updates (SDC schemes only).
-    #[inline]
+    /// (Inlined into the encoder's one path per stream: a call, its register saves and
+    /// the outcome's packing less.)
+    #[inline(always)]
     pub fn access(&mut self, a: u32, sl: u32) -> StreamOutcome {
-        let found = self.sdc.as_ref().expect("SDC scheme").lookup(a, sl);
+        let sdc = self.sdc.as_ref().expect("SDC scheme");
         let lvsa_ok = self.config.scheme != Scheme::RSdc || self.lvsa.as_ref().is_some_and(|v| v.matches(a));
+        // Most streams are LSP hits: the entry the LSP predicts holds the stream, which
+        // the lookup would find there (no way scan).
+        let predicted = self.lsp.as_ref().expect("SDC scheme").predict() as u32;
+        if predicted != 0 && lvsa_ok && sdc.holds(predicted, a, sl) {
+            debug_assert_eq!(sdc.lookup(a, sl), Some(predicted));
+            let hit = self.replay_indexed(predicted);
+            debug_assert!(hit);
+            return StreamOutcome::LspHit { si: predicted };
+        }
+        let found = sdc.lookup(a, sl);
         match found {
             Some(si) if lvsa_ok => {
                 if self.replay_indexed(si) {
@@ -93,7 +105,8 @@ impl CompressorState {
     }
 
     /// Encoder and decoder: a stream found at SDC entry `si`. Returns the LSP outcome.
-    #[inline]
+    /// (Inlined: the encoder's path per stream takes it for most streams.)
+    #[inline(always)]
     pub fn replay_indexed(&mut self, si: u32) -> bool {
         self.sdc.as_mut().expect("SDC scheme").touch(si);
         self.lsp.as_mut().expect("SDC scheme").access(si as u16)

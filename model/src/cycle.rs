@@ -775,6 +775,18 @@ impl CycleTraceModule {
         self.pft_plain_budget()
     }
 
+    /// Whether [`CycleTraceModule::push_plain_run`] takes runs that hold conditional
+    /// branches not taken ([`PlainRun::may_contain_branch`]): all schemes but pft, whose
+    /// front end sees every direction point. For the others such a branch only extends the
+    /// stream, as an instruction of class none does; the one difference, the class the
+    /// stream detector keeps for the stream in progress, is read only when
+    /// [`CycleTraceModule::finish`] cuts the last stream, and then only for whether the
+    /// start of a next stream could be inferred, which never comes.
+    #[inline]
+    pub fn plain_branches(&self) -> bool {
+        !self.pft
+    }
+
     /// pft's [`CycleTraceModule::plain_budget`], out of line: the run loops that inline
     /// `plain_budget` keep fewer registers for it.
     #[inline(never)]
@@ -785,8 +797,9 @@ impl CycleTraceModule {
         self.enc.plain_budget()
     }
 
-    /// A run of plain instructions, exactly as [`CycleTraceModule::push_at`] of each at its
-    /// retire cycle would take them, for a run of at most [`CycleTraceModule::plain_budget`]
+    /// A run of plain instructions (with conditional branches not taken where
+    /// [`CycleTraceModule::plain_branches`]), exactly as [`CycleTraceModule::push_at`] of
+    /// each at its retire cycle would take them, for a run of at most [`CycleTraceModule::plain_budget`]
     /// instructions whose retire cycles increase (which a timed core's do). The first
     /// instruction's own errors (a discontinuity, a misaligned or non-increasing cycle) are
     /// the same as `push_at`'s; a run that is longer than the budget, or whose cycles

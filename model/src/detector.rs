@@ -92,7 +92,9 @@ impl StreamDetector {
     }
 
     /// [`StreamDetector::extend_plain_run`] for a caller that checked the run against
-    /// [`StreamDetector::plain_room`] itself (checked again in debug builds only).
+    /// [`StreamDetector::plain_room`] itself (checked again in debug builds only). The
+    /// stream's last class becomes none, also after a run that ended with a conditional
+    /// branch not taken (see [`crate::CycleTraceModule::plain_branches`]).
     #[inline(always)]
     pub(crate) fn extend_within_room(&mut self, iw: u32, count: u32) {
         debug_assert!(count >= 1 && count <= self.plain_room());

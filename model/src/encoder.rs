@@ -105,6 +105,8 @@ pub struct Encoder {
     competitor: Competitor,
     /// pft (section 11) consumes events itself: it has no stream detector.
     pft: Option<Box<PftEncoder>>,
+    /// An SDC scheme (none of them a competitor), decided here instead of per stream.
+    sdc_records: bool,
 }
 
 impl Encoder {
@@ -132,6 +134,7 @@ impl Encoder {
             },
             pft: (cfg.scheme == Scheme::Pft)
                 .then(|| Box::new(PftEncoder::new(&cfg.pft, cfg.low_bits(), cfg.sync_period))),
+            sdc_records: cfg.scheme.uses_sdc(),
         }
     }
 
@@ -347,10 +350,13 @@ impl Encoder {
     /// Encode one descriptor whose instructions were already counted; returns the bits it
     /// produced (records and escapes) and whether it missed in the SDC, which decides its
     /// service time in cycle mode (docs/trace-timing.md section 3).
+    /// (Inlined with the stream's encoding into its callers, the cycle module's one path
+    /// per descriptor and the sweeps' loop: a call and its register saves less per stream.)
+    #[inline(always)]
     pub(crate) fn service_descriptor(&mut self, d: &StreamDescriptor) -> (u64, bool) {
         // (pft has no descriptors: its bits need no test per stream.)
         let before = self.record_bit_len();
-        let miss = self.encode_stream(d);
+        let miss = self.encode_stream_inline(d);
         (self.record_bit_len() - before, miss)
     }
 
@@ -503,7 +509,8 @@ impl Encoder {
         (EncodedTrace { bytes: self.out.into_bytes(), bit_len }, self.stats)
     }
 
-    #[inline]
+    /// (Inlined: a few instructions, where a call costs as many again.)
+    #[inline(always)]
     fn put(&mut self, c: Component, value: u64, n: u32) {
         self.out.put_wide(value, n);
         let b = &mut self.stats.bits;
@@ -518,11 +525,17 @@ impl Encoder {
     /// Returns whether the descriptor missed in the SDC (always false for the baselines).
     #[inline]
     fn encode_stream(&mut self, d: &StreamDescriptor) -> bool {
+        self.encode_stream_inline(d)
+    }
+
+    #[inline(always)]
+    fn encode_stream_inline(&mut self, d: &StreamDescriptor) -> bool {
         self.stats.streams += 1;
         self.sum_sl += d.sl as u64;
         self.stats.max_sl = self.stats.max_sl.max(d.sl);
         // (The SDC path adds the stream to the unique set itself, see `unique_at_entry`.)
-        let sdc = matches!(self.competitor, Competitor::None) && self.cfg.scheme.uses_sdc();
+        let sdc = self.sdc_records;
+        debug_assert_eq!(sdc, matches!(self.competitor, Competitor::None) && self.cfg.scheme.uses_sdc());
         if !sdc {
             self.note_unique(d);
         }
@@ -671,7 +684,7 @@ impl Encoder {
         }
     }
 
-    #[inline]
+    #[inline(never)]
     fn put_run(&mut self, n: u32, width: u32) {
         self.stats.run_records += 1;
         self.put(Component::LspHit, (1u64 << width) | (n - 1) as u64, 1 + width);
@@ -680,6 +693,9 @@ impl Encoder {
         }
     }
 
+    /// (Inlined: the SDC hits of the path per stream take it; the run record, only
+    /// after LSP hits, stays out of line.)
+    #[inline(always)]
     fn flush_run(&mut self) {
         if let Some(aolc) = &mut self.state.aolc {
             let width = aolc.width();

@@ -106,13 +106,15 @@ pub struct RetireEvent {
     pub cycle: u64,
 }
 
-/// Consecutive ordinary instructions reported at once: each of class none, executed or
-/// not, falling through to the next in the same state (none taken, none an exception), and
-/// none of them ARM's `MOV lr, pc` (class none, but pft takes it as the link of a call
-/// through a register: [`crate::pft::ARM_MOV_LR_PC`]).
+/// Consecutive ordinary instructions reported at once: each falling through to the next in
+/// the same state (none taken, none an exception), and each either of class none, executed
+/// or not, but not ARM's `MOV lr, pc` (class none, but pft takes it as the link of a call
+/// through a register: [`crate::pft::ARM_MOV_LR_PC`]), or, for a consumer that asks for
+/// them, a conditional branch not taken ([`PlainRun::may_contain_branch`]).
 /// A run hook that offers a budget receives them this way instead of one event each
-/// (`streamtrace_sim::RetireHook::plain_budget`); the instruction words and the memory
-/// accesses are not reported, nor the retire cycles between the first and the last.
+/// (`streamtrace_sim::RetireHook::plain_budget`, `streamtrace_sim::RetireHook::plain_branches`);
+/// the instruction words, the classes and the memory accesses are not reported, nor the
+/// retire cycles between the first and the last.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct PlainRun {
     /// Address of the first instruction.
@@ -135,7 +137,17 @@ impl PlainRun {
         class == BranchClass::None && (thumb || insn != crate::pft::ARM_MOV_LR_PC)
     }
 
-    /// The first instruction's event (its word unknown: 0).
+    /// Whether a conditional branch of `class` that was not taken may be in a run for a
+    /// consumer that asks for such branches: dcond and icond, which fall through whenever
+    /// they are not taken. (Not `ret`: in some states and encodings it is always taken,
+    /// which a run could not check. pft sees every direction point and does not ask; the
+    /// other schemes' streams go on past a branch not taken, and their runs hold it.)
+    #[inline(always)]
+    pub fn may_contain_branch(class: BranchClass) -> bool {
+        matches!(class, BranchClass::DirectCond | BranchClass::IndirectCond)
+    }
+
+    /// The first instruction's event (its word unknown: 0; its class taken as none).
     #[inline]
     pub fn first_event(&self) -> RetireEvent {
         let size = if self.thumb { 2 } else { 4 };

@@ -57,6 +57,13 @@ impl LastStreamPredictor {
         if !hit {
             self.table[p] = si;
         }
+        if self.depth == 1 {
+            // One index of history (the default): the hash is that index, and no other
+            // index is ever read.
+            self.hash = si as u32;
+            self.history[0] = si;
+            return hit;
+        }
         // The oldest index leaves the hash, the others move up one bit, `si` comes in.
         let oldest = (self.history[self.depth - 1] as u32) << (self.depth - 1);
         self.hash = (si as u32) ^ ((self.hash ^ oldest) << 1);

@@ -11,6 +11,11 @@ use crate::event::{PlainRun, RetireEvent};
 pub trait PlainRunSink {
     type Error;
     fn plain_budget(&self) -> u32;
+    /// Whether its runs may hold conditional branches not taken (as
+    /// `streamtrace_sim::RetireHook::plain_branches`).
+    fn plain_branches(&self) -> bool {
+        false
+    }
     /// One event, retired in `cycle`.
     fn take_event(&mut self, ev: &RetireEvent, cycle: u64) -> Result<(), Self::Error>;
     fn take_run(&mut self, run: &PlainRun) -> Result<(), Self::Error>;
@@ -34,6 +39,9 @@ impl PlainRunSink for CycleTraceModule {
     fn plain_budget(&self) -> u32 {
         CycleTraceModule::plain_budget(self)
     }
+    fn plain_branches(&self) -> bool {
+        CycleTraceModule::plain_branches(self)
+    }
     fn take_event(&mut self, ev: &RetireEvent, cycle: u64) -> Result<(), CycleError> {
         self.push_at(ev, cycle)
     }
@@ -43,9 +51,13 @@ impl PlainRunSink for CycleTraceModule {
 }
 
 /// What the core model reports in runs: class none, not taken, no exception, falling
-/// through to the next instruction, not ARM's `MOV lr, pc`.
-pub fn is_plain(ev: &RetireEvent) -> bool {
-    PlainRun::may_contain(ev.class, ev.thumb, ev.insn) && !ev.taken && !ev.exception && ev.next_pc == ev.sequential_next()
+/// through to the next instruction, not ARM's `MOV lr, pc`; with `branches`, conditional
+/// branches not taken too ([`PlainRun::may_contain_branch`]).
+pub fn is_plain(ev: &RetireEvent, branches: bool) -> bool {
+    (PlainRun::may_contain(ev.class, ev.thumb, ev.insn) || branches && PlainRun::may_contain_branch(ev.class))
+        && !ev.taken
+        && !ev.exception
+        && ev.next_pc == ev.sequential_next()
 }
 
 /// What [`feed_in_plain_runs`] did: instructions taken before the first error (or all),
@@ -63,7 +75,7 @@ pub fn feed_in_plain_runs<S: PlainRunSink>(sink: &mut S, events: &[(RetireEvent,
     let mut fed = Fed { taken: 0, runs: 0, error: None };
     let (mut budget, mut run, mut next) = (sink.plain_budget(), None::<PlainRun>, None::<u32>);
     for (e, cycle) in events {
-        if budget > 0 && is_plain(e) && (run.is_none() || next == Some(e.iw_addr())) {
+        if budget > 0 && is_plain(e, sink.plain_branches()) && (run.is_none() || next == Some(e.iw_addr())) {
             match &mut run {
                 Some(r) => {
                     r.count += 1;

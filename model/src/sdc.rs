@@ -122,8 +122,9 @@ impl StreamDescriptorCache {
         a & self.tag_mask
     }
 
-    /// Stream index of a matching valid entry.
-    #[inline]
+    /// Stream index of a matching valid entry. (Inlined: the encoder's path per stream
+    /// calls it for every stream.)
+    #[inline(always)]
     pub fn lookup(&self, a: u32, sl: u32) -> Option<u32> {
         let set = self.set_index(a, sl);
         let key = pack(self.tag_of(a), sl);
@@ -139,6 +140,14 @@ impl StreamDescriptorCache {
             _ => last_match(ways, key),
         };
         (w != usize::MAX).then(|| (set << self.way_bits) | w as u32)
+    }
+
+    /// Whether entry `si` holds `(a, sl)`: then [`StreamDescriptorCache::lookup`] finds
+    /// it there, since the set of an entry follows from its key (the set index takes
+    /// address bits the tag keeps: for rSDC, `shift + log2(sets) <= 32 - u`).
+    #[inline(always)]
+    pub fn holds(&self, si: u32, a: u32, sl: u32) -> bool {
+        self.keys.get(si as usize) == Some(&pack(self.tag_of(a), sl))
     }
 
     /// Contents of entry `si` as `(tag, SL)`, if it exists and is valid.

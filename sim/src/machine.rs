@@ -330,7 +330,8 @@ pub trait RetireHook {
     fn retire(&mut self, ev: &RetireEvent, accesses: &[MemAccess]);
 
     /// How many plain instructions (class none, falling through in the same state, not
-    /// ARM's `MOV lr, pc`: see [`PlainRun`]) the hook takes from now on as one run through
+    /// ARM's `MOV lr, pc`, and conditional branches not taken if
+    /// [`RetireHook::plain_branches`]: see [`PlainRun`]) the hook takes from now on as one run through
     /// [`RetireHook::retire_plain`] instead of one [`RetireHook::retire`] each. [`Machine::run`]
     /// asks after every `retire` and reports at most that many in a run, always before the
     /// next `retire` and before it returns; [`Machine::step`] never batches. The default,
@@ -339,6 +340,16 @@ pub trait RetireHook {
     #[inline(always)]
     fn plain_budget(&self) -> u32 {
         0
+    }
+
+    /// Whether the hook's runs may also hold conditional branches that were not taken
+    /// ([`PlainRun::may_contain_branch`]; they count against the budget like the others).
+    /// The default, false, reports each of them through [`RetireHook::retire`] (a hook
+    /// that needs every direction point, or the class of the instruction before a run's
+    /// end, keeps it). Asked only for such a branch.
+    #[inline(always)]
+    fn plain_branches(&self) -> bool {
+        false
     }
 
     /// A run of plain instructions, at most the budget last offered; called only by hooks
@@ -922,8 +933,13 @@ impl Machine {
             };
             let class = unsafe { (*slot).class };
             // Class none and not taken: it fell through in the same state. (ARM's `MOV lr,
-            // pc` is a call's link to pft: see `PlainRun`.)
-            if budget != 0 && !taken && PlainRun::may_contain(class, THUMB, unsafe { (*slot).word }) {
+            // pc` is a call's link to pft: see `PlainRun`.) So does a conditional branch not
+            // taken, which the hook may take in its runs.
+            if budget != 0
+                && !taken
+                && (PlainRun::may_contain(class, THUMB, unsafe { (*slot).word })
+                    || PlainRun::may_contain_branch(class) && hook.plain_branches())
+            {
                 if run_count == 0 {
                     run_pc = pc;
                     run_first = cycle;

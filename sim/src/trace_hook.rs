@@ -68,6 +68,13 @@ impl RetireHook for CycleModuleHook {
         self.module.plain_budget()
     }
 
+    /// Not-taken conditional branches in the runs too (not pft): most events that end no
+    /// stream are such branches.
+    #[inline(always)]
+    fn plain_branches(&self) -> bool {
+        self.module.plain_branches()
+    }
+
     #[inline(always)]
     fn retire_plain(&mut self, run: &PlainRun) {
         if self.error.is_none() && !self.module.try_plain_run(run) {
