@@ -144,7 +144,8 @@ impl StreamDescriptorCache {
 
     /// Whether entry `si` holds `(a, sl)`: then [`StreamDescriptorCache::lookup`] finds
     /// it there, since the set of an entry follows from its key (the set index takes
-    /// address bits the tag keeps: for rSDC, `shift + log2(sets) <= 32 - u`).
+    /// address bits the tag keeps: for rSDC, `shift + log2(sets) <= 32 - u`, which
+    /// `Config::validate` requires).
     #[inline(always)]
     pub fn holds(&self, si: u32, a: u32, sl: u32) -> bool {
         self.keys.get(si as usize) == Some(&pack(self.tag_of(a), sl))
