@@ -20,6 +20,8 @@ pub struct StreamDescriptorCache {
     mru_one_word: bool,
     shift: u32,
     tag_mask: u32,
+    /// The set index uses only address bits the tag keeps (see [`StreamDescriptorCache::holds`]).
+    key_decides_set: bool,
     repl: Replacement,
     /// `tag << 16 | SL`, 0 = invalid. Index = set * ways + way.
     keys: Vec<u64>,
@@ -60,6 +62,7 @@ impl StreamDescriptorCache {
             mru_one_word: cfg.repl == Replacement::Mru && cfg.ways <= 64,
             shift: cfg.shift,
             tag_mask,
+            key_decides_set: cfg.scheme != Scheme::RSdc || cfg.shift + cfg.set_bits() <= 32 - cfg.u,
             repl: cfg.repl,
             keys: vec![0; n],
             state: vec![0; n],
@@ -145,10 +148,11 @@ impl StreamDescriptorCache {
     /// Whether entry `si` holds `(a, sl)`: then [`StreamDescriptorCache::lookup`] finds
     /// it there, since the set of an entry follows from its key (the set index takes
     /// address bits the tag keeps: for rSDC, `shift + log2(sets) <= 32 - u`, which
-    /// `Config::validate` requires).
+    /// `Config::validate` requires). False, whatever the entry, for a configuration
+    /// built without that check where the key does not decide the set.
     #[inline(always)]
     pub fn holds(&self, si: u32, a: u32, sl: u32) -> bool {
-        self.keys.get(si as usize) == Some(&pack(self.tag_of(a), sl))
+        self.key_decides_set && self.keys.get(si as usize) == Some(&pack(self.tag_of(a), sl))
     }
 
     /// Contents of entry `si` as `(tag, SL)`, if it exists and is valid.
@@ -291,6 +295,27 @@ mod tests {
         assert_eq!(sdc.lookup(0x0200_01F4, 9), Some(0b011000));
         assert_eq!(sdc.entry(0b011000), Some((0x0200_01F4, 9)));
         assert_eq!(sdc.lookup(0x0200_01F4, 10), None, "SL is part of the descriptor");
+    }
+
+    /// `holds` agrees with `lookup` where the key decides the set, and answers false for a
+    /// geometry built around `Config::validate` where it does not (the encoder then scans).
+    #[test]
+    fn holds_only_where_the_key_decides_the_set() {
+        let c = cfg("rsdc-32x4-128");
+        let mut sdc = StreamDescriptorCache::new(&c);
+        let si = sdc.fill(0x0000_81F4, 9);
+        assert!(sdc.holds(si, 0x0000_81F4, 9));
+        assert!(sdc.holds(si, 0xFF00_81F4, 9), "rSDC's tag drops the LVSA bits");
+        assert!(!sdc.holds(si, 0x0000_81F8, 9));
+        assert!(!sdc.holds(si, 0x0000_81F4, 10));
+        assert!(!sdc.holds(si ^ 1, 0x0000_81F4, 9));
+        let mut bad = c;
+        bad.u = 30;
+        assert!(bad.validate().is_err());
+        let mut sdc = StreamDescriptorCache::new(&bad);
+        let si = sdc.fill(0x0000_81F4, 9);
+        assert_eq!(sdc.lookup(0x0000_81F4, 9), Some(si));
+        assert!(!sdc.holds(si, 0x0000_81F4, 9));
     }
 
     /// Fill `n` distinct streams that all map to set `set` (same SL, SA differing above the index).
