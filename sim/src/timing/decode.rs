@@ -227,6 +227,15 @@ impl DecodeParams {
     }
 }
 
+/// Decode the instruction `word` of the state `thumb` (a Thumb halfword in the low bits).
+pub fn decode(thumb: bool, word: u32, p: &DecodeParams) -> Op {
+    if thumb {
+        decode_thumb(word as u16, p)
+    } else {
+        decode_arm(word, p)
+    }
+}
+
 /// Decode an ARM instruction.
 pub fn decode_arm(w: u32, p: &DecodeParams) -> Op {
     let cond = w >> 28;
@@ -898,7 +907,7 @@ impl DecodeCache {
 
     #[cold]
     fn fill(&mut self, i: usize, iw: u32, word: u32) {
-        let op = if iw & 1 != 0 { decode_thumb(word as u16, &self.params) } else { decode_arm(word, &self.params) };
+        let op = decode(iw & 1 != 0, word, &self.params);
         self.entries[i] = Entry { key: iw, word, op };
     }
 }

@@ -84,6 +84,19 @@ struct SlotOp(Op);
 
 const _: () = assert!(size_of::<SlotOp>() == size_of::<crate::decoded::Decoded>(), "a slot's offset is its op's");
 
+/// What the data side did with a load's words ([`Pipeline::load_words`]).
+struct LoadWords {
+    /// Cycles each word's result comes later than the load's own latency: the memory
+    /// pipe's wait before it plus the data's lateness.
+    delay: [u64; 2],
+    /// Each word missed in the D-cache.
+    missed: [bool; 2],
+    /// The first word's lateness beyond the pipe's wait (a loaded PC's).
+    late: u64,
+    /// Cycles the memory pipe waited for a buffer.
+    mem_stall: u64,
+}
+
 /// What the timing model needs of a retire event.
 #[derive(Clone, Copy, Debug)]
 struct Outcome {
@@ -354,8 +367,7 @@ impl TimingModel {
     #[cold]
     #[inline(never)]
     pub(crate) fn fill_slot(&mut self, thumb: bool, index: usize, word: u32) -> u8 {
-        let p = self.decode.params();
-        let op = if thumb { decode::decode_thumb(word as u16, p) } else { decode::decode_arm(word, p) };
+        let op = decode::decode(thumb, word, self.decode.params());
         // Thumb ops have no F_COND (their conditional branches are timed as taken or not):
         // `before_slot` relies on it.
         debug_assert!(!thumb || op.flags & F_COND == 0);
@@ -626,6 +638,25 @@ impl Pipeline {
         }
     }
 
+    /// The data side of a load's words (at most two: LDRD's second word, SWP's write),
+    /// one per cycle after `issue`, each waiting for the memory pipe as the ones before.
+    #[inline(always)]
+    fn load_words(&mut self, issue: u64, accesses: &[MemAccess]) -> LoadWords {
+        let mut w = LoadWords { delay: [0; 2], missed: [false; 2], late: 0, mem_stall: 0 };
+        for (k, a) in accesses.iter().take(2).enumerate() {
+            let before = w.mem_stall;
+            let r = self.data.access(a.addr, a.write, issue + 1 + k as u64 + before);
+            w.mem_stall += r.stall;
+            w.delay[k] = before + r.extra;
+            w.missed[k] = r.extra > 0;
+            if k == 0 {
+                // Data lateness beyond the pipe's own wait (which `mem_stall` holds).
+                w.late = r.extra - r.stall;
+            }
+        }
+        w
+    }
+
     /// A scoreboarded result (load, multiply); `r` may be `NO_REG`.
     #[inline(always)]
     fn write_reg(&mut self, r: u8, at: u64, cause: Cause) {
@@ -740,19 +771,11 @@ impl Pipeline {
             let mut mem_stall = 0u64;
             if pre.executed {
                 self.write_alu(op, issue + op.lat as u64);
-                let mut ready = issue + self.p.load_result;
-                let mut missed = false;
                 // (A second word, never seen for a single load, is timed as there.)
-                for (k, a) in accesses().iter().take(2).enumerate() {
-                    let before = mem_stall;
-                    let r = self.data.access(a.addr, a.write, issue + 1 + k as u64 + before);
-                    mem_stall += r.stall;
-                    if k == 0 {
-                        ready += before + r.extra;
-                        missed = r.extra > 0;
-                    }
-                }
-                self.write_reg(op.rd, ready, if missed { Cause::DcacheMiss } else { Cause::LoadUse });
+                let words = self.load_words(issue, accesses());
+                mem_stall = words.mem_stall;
+                let cause = if words.missed[0] { Cause::DcacheMiss } else { Cause::LoadUse };
+                self.write_reg(op.rd, issue + self.p.load_result + words.delay[0], cause);
             }
             let mut bound = issue + op.issue as u64;
             if op.issue > 1 {
@@ -794,21 +817,11 @@ impl Pipeline {
                         Kind::LoadDouble => (self.p.ldrd_result, self.p.ldrd_result_second),
                         _ => (self.p.swp_result, 0),
                     };
-                    let mut ready = [issue + lat0, issue + lat1];
-                    let mut missed = [false; 2];
-                    let mut late = 0;
-                    // One word per cycle (LDRD's second word, SWP's write).
-                    for (k, a) in accesses().iter().take(2).enumerate() {
-                        let before = mem_stall;
-                        let r = self.data.access(a.addr, a.write, issue + 1 + k as u64 + before);
-                        mem_stall += r.stall;
-                        ready[k] += before + r.extra;
-                        missed[k] = r.extra > 0;
-                        if k == 0 {
-                            // Data lateness beyond the pipe's own wait (which `mem_stall` holds).
-                            late = r.extra - r.stall;
-                        }
-                    }
+                    let words = self.load_words(issue, accesses());
+                    mem_stall = words.mem_stall;
+                    let ready = [issue + lat0 + words.delay[0], issue + lat1 + words.delay[1]];
+                    let missed = words.missed;
+                    let late = words.late;
                     let cause = |m: bool| if m { Cause::DcacheMiss } else { Cause::LoadUse };
                     self.write_reg(op.rd, ready[0], cause(missed[0]));
                     if op.kind == Kind::LoadDouble {
