@@ -522,12 +522,16 @@ impl Encoder {
         }
     }
 
-    /// Returns whether the descriptor missed in the SDC (always false for the baselines).
+    /// Encode one descriptor; returns whether it missed in the SDC (always false for the
+    /// baselines). The functional mode's callers take it as a plain `#[inline]` call.
     #[inline]
     fn encode_stream(&mut self, d: &StreamDescriptor) -> bool {
         self.encode_stream_inline(d)
     }
 
+    /// [`Encoder::encode_stream`], always inlined: into [`Encoder::service_descriptor`],
+    /// the cycle module's and the sweeps' path per descriptor (forcing it into the
+    /// functional callers too would only grow them).
     #[inline(always)]
     fn encode_stream_inline(&mut self, d: &StreamDescriptor) -> bool {
         self.stats.streams += 1;
@@ -600,8 +604,8 @@ impl Encoder {
         }
     }
 
-    /// (Inlined into its one caller, [`Encoder::encode_stream`]: a call and its register
-    /// saves less per stream.)
+    /// (Inlined into its one caller, [`Encoder::encode_stream_inline`]: a call and its
+    /// register saves less per stream.)
     #[inline(always)]
     fn encode_sdc_stream(&mut self, d: &StreamDescriptor) -> bool {
         self.stats.sdc_lookups += 1;
