@@ -911,7 +911,7 @@ impl CycleTraceModule {
         let ended = self.detector.push(ev);
         self.plain_room = self.detector.plain_room();
         if let Some(d) = ended {
-            self.produce_stream(d, cycle);
+            self.produce_stream_inline(d, cycle);
         }
         Ok(())
     }
@@ -1097,6 +1097,13 @@ impl CycleTraceModule {
     /// (`d` by value: it fits in registers, and the caller's stack copy cost more.)
     #[inline(never)]
     fn produce_stream(&mut self, d: StreamDescriptor, input: u64) {
+        self.produce_stream_inline(d, input)
+    }
+
+    /// [`Self::produce_stream`], always inlined: into the event path, which ends a stream
+    /// at most of the events it sees (the others come in plain runs).
+    #[inline(always)]
+    fn produce_stream_inline(&mut self, d: StreamDescriptor, input: u64) {
         let d = &d;
         let lone = self.plain() && self.lone_entry_done_before(input);
         // (The plain case inlined: one call less per descriptor.)
@@ -1331,7 +1338,7 @@ impl CycleTraceModule {
     /// then the record moves into the output buffer as far as it fits. (In the cycles
     /// before the completion the output buffer only shrinks and the SDB only loses `e`:
     /// no maximum changes.)
-    #[inline]
+    #[inline(always)]
     fn serve(&mut self, e: Encoded) {
         let port = self.buf.port as u64;
         let o = self.obuf_bits;
@@ -1397,7 +1404,7 @@ impl CycleTraceModule {
     }
 
     /// Nothing but the port is active from `now` to `target`: drain in one step.
-    #[inline]
+    #[inline(always)]
     fn drain_idle(&mut self, target: u64) {
         let ratio = self.buf.ratio as u64;
         let port = self.buf.port as u64;
