@@ -1083,6 +1083,11 @@ impl CycleTraceModule {
         }
         debug_assert_eq!(self.obuf_bits, 0);
         self.stats.cycles = self.now;
+        // Wherever the record register moves into the output buffer, the buffer ends up
+        // holding min(cap, buffer + register) (bits stay in the register only when the
+        // buffer is full), and `obuf_needed_bits` is the largest buffer + register there:
+        // so the largest buffer is derived rather than followed per move.
+        self.stats.max_obuf_bits = self.stats.obuf_needed_bits.min(self.obuf_cap);
         CycleOutput { trace, stats, cycle: self.stats, port_log: self.port_log }
     }
 
@@ -1353,7 +1358,6 @@ impl CycleTraceModule {
             self.stats.obuf_full_cycles += 1;
         }
         self.stats.obuf_needed_bits = self.stats.obuf_needed_bits.max(o + e.bits);
-        self.stats.max_obuf_bits = self.stats.max_obuf_bits.max(self.obuf_bits);
         self.now += e.svc;
     }
 
@@ -1493,7 +1497,6 @@ impl CycleTraceModule {
             self.stats.obuf_full_cycles += 1;
         }
         self.stats.obuf_needed_bits = self.stats.obuf_needed_bits.max(self.obuf_bits + self.record_bits);
-        self.stats.max_obuf_bits = self.stats.max_obuf_bits.max(self.obuf_bits);
         seen
     }
 
