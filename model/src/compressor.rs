@@ -84,8 +84,9 @@ impl CompressorState {
         let predicted = self.lsp.as_ref().expect("SDC scheme").predict() as u32;
         if predicted != 0 && lvsa_ok && sdc.holds(predicted, a, sl) {
             debug_assert_eq!(sdc.lookup(a, sl), Some(predicted));
-            let hit = self.replay_indexed(predicted);
-            debug_assert!(hit);
+            // `replay_indexed`, whose LSP access is known to hit.
+            self.sdc.as_mut().expect("SDC scheme").touch(predicted);
+            self.lsp.as_mut().expect("SDC scheme").access_predicted(predicted as u16);
             return StreamOutcome::LspHit { si: predicted };
         }
         let found = sdc.lookup(a, sl);

@@ -244,6 +244,20 @@ impl SdbRing {
         self.len += 1;
     }
 
+    /// The only entry (`len() == 1`).
+    #[inline(always)]
+    fn lone(&self) -> Encoded {
+        debug_assert_eq!(self.len, 1);
+        self.slots[self.head]
+    }
+
+    /// Replace the only entry (`len() == 1`) by `e`: a pop and a push.
+    #[inline(always)]
+    fn replace_lone(&mut self, e: Encoded) {
+        debug_assert_eq!(self.len, 1);
+        self.slots[self.head] = e;
+    }
+
     /// Twice the slots, the entries moved to the front in order.
     #[cold]
     #[inline(never)]
@@ -897,7 +911,7 @@ impl CycleTraceModule {
         let ended = self.detector.push(ev);
         self.plain_room = self.detector.plain_room();
         if let Some(d) = ended {
-            self.produce_stream(d, cycle);
+            self.produce_stream_inline(d, cycle);
         }
         Ok(())
     }
@@ -1069,6 +1083,11 @@ impl CycleTraceModule {
         }
         debug_assert_eq!(self.obuf_bits, 0);
         self.stats.cycles = self.now;
+        // Wherever the record register moves into the output buffer, the buffer ends up
+        // holding min(cap, buffer + register) (bits stay in the register only when the
+        // buffer is full), and `obuf_needed_bits` is the largest buffer + register there:
+        // so the largest buffer is derived rather than followed per move.
+        self.stats.max_obuf_bits = self.stats.obuf_needed_bits.min(self.obuf_cap);
         CycleOutput { trace, stats, cycle: self.stats, port_log: self.port_log }
     }
 
@@ -1083,28 +1102,87 @@ impl CycleTraceModule {
     /// (`d` by value: it fits in registers, and the caller's stack copy cost more.)
     #[inline(never)]
     fn produce_stream(&mut self, d: StreamDescriptor, input: u64) {
-        // (The plain case inlined: one call less per descriptor.)
-        let entered = if self.plain() { self.arrive_with::<true>(input, 0) } else { self.arrive(input, 0) };
+        self.produce_stream_inline(d, input)
+    }
+
+    /// [`Self::produce_stream`], always inlined: into the event path, which ends a stream
+    /// at most of the events it sees (the others come in plain runs).
+    #[inline(always)]
+    fn produce_stream_inline(&mut self, d: StreamDescriptor, input: u64) {
         let d = &d;
+        let lone = self.plain() && self.lone_entry_done_before(input);
+        // (The plain case inlined: one call less per descriptor.)
+        let entered = lone || if self.plain() { self.arrive_with::<true>(input, 0) } else { self.arrive(input, 0) };
         if entered {
-            let e = match self.dropping.take() {
-                Some(lost) => {
-                    let bits = self.enc.service_overflow(lost + d.sl as u64);
-                    self.lose(d.sl as u64);
-                    self.stats.overflows += 1;
-                    Encoded { bits, svc: self.svc_hit }
-                }
-                None => {
-                    let (bits, miss) = self.enc.service_descriptor(d);
-                    Encoded { bits, svc: if miss { self.svc_miss } else { self.svc_hit } }
-                }
-            };
+            let e = self.enter_stream(d);
+            if lone {
+                // The cycle ends with this descriptor alone in the SDB, in the slot of the
+                // one just served (max_sdb counted one when that one entered).
+                self.sdb.replace_lone(e);
+                return;
+            }
             self.sdb.push_back(e);
         } else {
             *self.dropping.get_or_insert(0) += d.sl as u64;
             self.lose(d.sl as u64);
         }
         self.end_of_cycle();
+    }
+
+    /// The SDB entry of a stream descriptor that found room (docs/trace-timing.md section
+    /// 4): the overflow entry in its place while dropping, else the descriptor encoded.
+    #[inline(always)]
+    fn enter_stream(&mut self, d: &StreamDescriptor) -> Encoded {
+        match self.dropping.take() {
+            Some(lost) => {
+                let bits = self.enc.service_overflow(lost + d.sl as u64);
+                self.lose(d.sl as u64);
+                self.stats.overflows += 1;
+                Encoded { bits, svc: self.svc_hit }
+            }
+            None => {
+                let (bits, miss) = self.enc.service_descriptor(d);
+                Encoded { bits, svc: if miss { self.svc_miss } else { self.svc_hit } }
+            }
+        }
+    }
+
+    /// `arrive_with::<true>`'s usual outcome in one step, for [`Self::plain`]: the SDB holds
+    /// one entry, which the idle compressor starts now and completes before the module
+    /// cycle of `input`, and whose record fits in the output buffer. Then the module is
+    /// idle in that cycle, which only the port works (the idle fast path); this does that
+    /// cycle and the ones before it and returns true, the served entry's slot left for the
+    /// caller to refill (it ends the cycle with the new entry alone in the SDB). False, and
+    /// everything as it was or as far as `arrive_with` goes the same way, otherwise.
+    #[inline(always)]
+    fn lone_entry_done_before(&mut self, input: u64) -> bool {
+        debug_assert!(self.plain());
+        if self.record_bits != 0 || self.in_service.is_some() || self.sdb.len() != 1 {
+            return false;
+        }
+        let c = self.module_cycle(input);
+        let e = self.sdb.lone();
+        if self.now + e.svc > c {
+            return false;
+        }
+        self.serve(e);
+        if self.record_bits != 0 {
+            // Held back: `arrive_with` goes on from here.
+            self.sdb.pop_front();
+            return false;
+        }
+        // The cycles up to `c` and its port step (ratio 1).
+        self.drain_idle(c + 1);
+        debug_assert!(self.stats.max_sdb >= 1);
+        true
+    }
+
+    /// The module cycle in which something produced in input cycle `input` meets the SDB
+    /// (the first input cycle is cycle 0; the core's stalls shift the rest).
+    #[inline(always)]
+    fn module_cycle(&mut self, input: u64) -> u64 {
+        let origin = *self.origin.get_or_insert(input);
+        input.saturating_sub(origin) + self.delay
     }
 
     /// pft: a job produced in input cycle `input`; returns whether it entered the buffer
@@ -1156,8 +1234,7 @@ impl CycleTraceModule {
     #[inline(always)]
     fn arrive_with<const PLAIN: bool>(&mut self, input: u64, words: usize) -> bool {
         debug_assert!(!PLAIN || self.plain());
-        let origin = *self.origin.get_or_insert(input);
-        let c = input.saturating_sub(origin) + self.delay;
+        let c = self.module_cycle(input);
         self.advance_to_with::<PLAIN>(c);
         if (PLAIN || self.port_log.is_none())
             && self.record_bits == 0
@@ -1266,7 +1343,7 @@ impl CycleTraceModule {
     /// then the record moves into the output buffer as far as it fits. (In the cycles
     /// before the completion the output buffer only shrinks and the SDB only loses `e`:
     /// no maximum changes.)
-    #[inline]
+    #[inline(always)]
     fn serve(&mut self, e: Encoded) {
         let port = self.buf.port as u64;
         let o = self.obuf_bits;
@@ -1281,7 +1358,6 @@ impl CycleTraceModule {
             self.stats.obuf_full_cycles += 1;
         }
         self.stats.obuf_needed_bits = self.stats.obuf_needed_bits.max(o + e.bits);
-        self.stats.max_obuf_bits = self.stats.max_obuf_bits.max(self.obuf_bits);
         self.now += e.svc;
     }
 
@@ -1332,7 +1408,7 @@ impl CycleTraceModule {
     }
 
     /// Nothing but the port is active from `now` to `target`: drain in one step.
-    #[inline]
+    #[inline(always)]
     fn drain_idle(&mut self, target: u64) {
         let ratio = self.buf.ratio as u64;
         let port = self.buf.port as u64;
@@ -1421,7 +1497,6 @@ impl CycleTraceModule {
             self.stats.obuf_full_cycles += 1;
         }
         self.stats.obuf_needed_bits = self.stats.obuf_needed_bits.max(self.obuf_bits + self.record_bits);
-        self.stats.max_obuf_bits = self.stats.max_obuf_bits.max(self.obuf_bits);
         seen
     }
 

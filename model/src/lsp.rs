@@ -50,26 +50,40 @@ impl LastStreamPredictor {
 
     /// Present the incoming stream index; returns true on a hit. Updates the entry on a miss
     /// and shifts `si` into the history either way.
-    #[inline]
+    #[inline(always)]
     pub fn access(&mut self, si: u16) -> bool {
         let p = self.index();
         let hit = si != 0 && self.table[p] == si;
         if !hit {
             self.table[p] = si;
         }
+        self.shift_in(si);
+        hit
+    }
+
+    /// `access` of the index [`LastStreamPredictor::predict`] gave (not 0): a hit, which
+    /// writes nothing and only shifts `si` into the history.
+    #[inline(always)]
+    pub fn access_predicted(&mut self, si: u16) {
+        debug_assert!(si != 0 && self.predict() == si);
+        self.shift_in(si);
+    }
+
+    /// Shift `si` into the history.
+    #[inline(always)]
+    fn shift_in(&mut self, si: u16) {
         if self.depth == 1 {
             // One index of history (the default): the hash is that index, and no other
             // index is ever read.
             self.hash = si as u32;
             self.history[0] = si;
-            return hit;
+            return;
         }
         // The oldest index leaves the hash, the others move up one bit, `si` comes in.
         let oldest = (self.history[self.depth - 1] as u32) << (self.depth - 1);
         self.hash = (si as u32) ^ ((self.hash ^ oldest) << 1);
         self.history.copy_within(0..7, 1);
         self.history[0] = si;
-        hit
     }
 }
 

@@ -167,7 +167,7 @@ impl StreamDescriptorCache {
     }
 
     /// Replacement update for an access (hit, or fill) of entry `si`.
-    #[inline]
+    #[inline(always)]
     pub fn touch(&mut self, si: u32) {
         if self.mru_one_word {
             // At most 64 ways (every paper configuration): one word per set; entry 0
