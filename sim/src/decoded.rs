@@ -47,7 +47,16 @@ pub(crate) struct Decoded {
     /// With `timed`: the register whose value before execution the timing model's op needs
     /// (a multiplier's Rs), so that the run loop captures it without reading the op.
     pub timed_rs: u8,
+    /// With `timed`: whether the timing model has a static block starting here
+    /// ([`STATIC_BLOCK`]), has none ([`NO_STATIC_BLOCK`]) or has not looked
+    /// ([`STATIC_BLOCK_UNTRIED`], what every fill writes).
+    pub block: u8,
 }
+
+/// [`Decoded::block`] values.
+pub(crate) const NO_STATIC_BLOCK: u8 = 0;
+pub(crate) const STATIC_BLOCK_UNTRIED: u8 = 1;
+pub(crate) const STATIC_BLOCK: u8 = 2;
 
 pub(crate) const SLOTS: usize = 1 << 14;
 
@@ -120,6 +129,11 @@ pub(crate) struct DecodedCache {
     /// to (0: none): see [`DecodedCache::claim_timed`].
     id: u64,
     timed_for: u64,
+    /// Counts the changes to code (slots dropped by [`DecodedCache::drop_range`],
+    /// [`DecodedCache::clear`]):
+    /// what was built from several slots (the timing model's static blocks) holds while it
+    /// stays the same.
+    epoch: u64,
 }
 
 /// Identities of caches and timing models (0 is none), so that a slot's `timed` flag is
@@ -154,6 +168,7 @@ impl DecodedCache {
             class: BranchClass::None,
             timed: false,
             timed_rs: 0,
+            block: STATIC_BLOCK_UNTRIED,
         };
         let array = || {
             let mut a: Box<[Decoded; SLOTS + 1]> = vec![empty; SLOTS + 1].into_boxed_slice().try_into().ok().expect("SLOTS + 1 slots");
@@ -161,7 +176,7 @@ impl DecodedCache {
             a[SLOTS].key = empty_key(0);
             Box::into_raw(a) as *mut Decoded
         };
-        DecodedCache { slots: [array(), array()], id: new_id(), timed_for: 0 }
+        DecodedCache { slots: [array(), array()], id: new_id(), timed_for: 0, epoch: 0 }
     }
 
     /// The slots of a state (`SLOTS` of them and the guard), for the run loop: read through the pointer
@@ -183,12 +198,19 @@ impl DecodedCache {
         if (self.timed_for != model || served != self.id) && self.timed_for != 0 {
             for thumb in [false, true] {
                 for s in 0..SLOTS {
-                    self.at_mut(thumb, s).timed = false;
+                    let d = self.at_mut(thumb, s);
+                    (d.timed, d.block) = (false, STATIC_BLOCK_UNTRIED);
                 }
             }
         }
         self.timed_for = model;
         self.id
+    }
+
+    /// The code epoch (see the field).
+    #[inline(always)]
+    pub fn epoch(&self) -> u64 {
+        self.epoch
     }
 
     #[inline(always)]
@@ -221,6 +243,9 @@ impl DecodedCache {
                 let d = self.at_mut(thumb, s);
                 if d.key == pc {
                     d.key = empty_key(s);
+                    // (Only a dropped instruction changes code: stores to data that shares
+                    // a page with code are frequent.)
+                    self.epoch += 1;
                 }
             }
         }
@@ -228,6 +253,7 @@ impl DecodedCache {
 
     /// Drop every slot.
     pub fn clear(&mut self) {
+        self.epoch += 1;
         for thumb in [false, true] {
             for s in 0..SLOTS {
                 self.at_mut(thumb, s).key = empty_key(s);
@@ -279,6 +305,6 @@ pub(crate) fn fill(mem: &mut Memory, pc: u32, thumb: bool) -> Result<(), MemFaul
         mem.mark_code_page(pc.wrapping_sub(2));
     }
     let cond = slot_cond(word, thumb, cond);
-    *mem.decoded.at_mut(thumb, slot(pc, thumb)) = Decoded { key: pc, word, handler, cond, class, timed: false, timed_rs: 0 };
+    *mem.decoded.at_mut(thumb, slot(pc, thumb)) = Decoded { key: pc, word, handler, cond, class, timed: false, timed_rs: 0, block: STATIC_BLOCK_UNTRIED };
     Ok(())
 }

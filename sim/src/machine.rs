@@ -358,6 +358,13 @@ pub trait RetireHook {
     fn retire_plain(&mut self, _run: &PlainRun) {
         unreachable!("retire_plain called on a hook that offers no plain budget")
     }
+
+    /// Whether the hook does nothing with what it is given (a timed run then times static
+    /// blocks whole without reporting them, although the hook offers no plain budget).
+    #[inline(always)]
+    fn ignores_events(&self) -> bool {
+        false
+    }
 }
 
 /// A hook that does nothing (functional runs).
@@ -366,6 +373,11 @@ pub struct NoHook;
 impl RetireHook for NoHook {
     #[inline]
     fn retire(&mut self, _: &RetireEvent, _: &[MemAccess]) {}
+
+    #[inline(always)]
+    fn ignores_events(&self) -> bool {
+        true
+    }
 }
 
 impl<F: FnMut(&RetireEvent, &[MemAccess])> RetireHook for F {
@@ -833,6 +845,38 @@ impl Machine {
                 bus.log.clear();
             }
             debug_assert!(bus.fault.is_none());
+            // A static block starting here runs in a loop of its own, as a plain run
+            // (`TimingModel::block_start`).
+            if TIMED && unsafe { (*slot).block } != decoded::NO_STATIC_BLOCK && (budget != 0 || hook.ignores_events()) {
+                // SAFETY: as for the capture below.
+                let t = unsafe { timing.as_deref_mut().unwrap_unchecked() };
+                let limit = if hook.ignores_events() { left } else { (budget as u64).min(left) } as usize;
+                let (n, first, last, stop) = match run_static_block::<THUMB>(cpu, &mut bus, t, slots, s, pc, limit) {
+                    StaticRun::No => (0, 0, 0, None),
+                    StaticRun::Ran { n, first, last } => (n, first, last, None),
+                    StaticRun::Stop { n, first, last, stop } => (n, first, last, Some(stop)),
+                };
+                if n != 0 {
+                    if !hook.ignores_events() {
+                        if run_count == 0 {
+                            run_pc = pc;
+                            run_first = first;
+                        }
+                        run_count += n;
+                        run_last = last;
+                        budget -= n;
+                    }
+                    left -= n as u64;
+                }
+                if let Some(stop) = stop {
+                    break stop;
+                }
+                if n != 0 {
+                    next_pc = pc.wrapping_add(n << (2 - THUMB as u32));
+                    s += n as usize * size_of::<decoded::Decoded>();
+                    continue;
+                }
+            }
             // Timing needs operand values from before execution (multiplier Rs, condition).
             // Its op is in the model's table parallel to the slots (same index), decoded
             // there when the slot's `timed` flag is clear: no lookup of its own.
@@ -892,33 +936,23 @@ impl Machine {
                     }
                 };
                 // (One match on the result's byte: `Ok(Flow::Next)` is 0.)
-                let flow = match result {
-                    Ok(Flow::Next) => Flow::Next,
-                    Ok(flow) => flow,
-                    Err(e) => break 'run Err(e.at(pc, unsafe { (*slot).word })),
-                };
-                match flow {
-                    Flow::Next => {
+                match result {
+                    Ok(Flow::Next) => {
                         debug_assert_eq!(cpu.thumb, THUMB, "Flow::Next changed the state");
                         next_pc = pc.wrapping_add(if thumb { 2 } else { 4 });
                         cpu.r[15] = next_pc;
                         s = decoded::next_slot_offset(s);
                         (false, false)
                     }
-                    Flow::Jump if unsafe { (*slot).class } != BranchClass::None => {
+                    Ok(Flow::Jump) if unsafe { (*slot).class } != BranchClass::None => {
                         next_pc = cpu.r[15];
                         s = decoded::slot_offset(next_pc, THUMB);
                         (true, cpu.thumb != THUMB)
                     }
-                    Flow::Jump => break 'run Err(pc_write_error(pc, unsafe { (*slot).word })),
                     _ => {
-                        let (word, class) = unsafe { ((*slot).word, (*slot).class) };
-                        if TIMED {
-                            // SAFETY: as for the capture.
-                            let t = unsafe { timing.as_deref_mut().unwrap_unchecked() };
-                            t.hold_slot(captured, pc | THUMB as u32, word);
-                        }
-                        break 'run Ok(Some(Special { flow, pc, word, thumb, class, fault: bus.fault }));
+                        // SAFETY: as for the capture.
+                        let held = if TIMED { Some((unsafe { timing.as_deref_mut().unwrap_unchecked() }, captured)) } else { None };
+                        break 'run stop_at::<THUMB>(result, pc, slot, bus.fault, held);
                     }
                 }
             };
@@ -982,6 +1016,128 @@ impl Machine {
         }
         self.retired = max_insns - left;
         result
+    }
+}
+
+/// What [`run_static_block`] did.
+enum StaticRun {
+    /// Nothing: the instruction is to be run and timed on its own.
+    No,
+    /// Ran and timed `n` instructions (n > 0), all plain, retiring at `first` ..= `last`.
+    Ran { n: u32, first: u64, last: u64 },
+    /// Ran and timed `n` instructions as for `Ran` (n may be 0), then ran one that ends the
+    /// run loop with `stop` (an error or a special flow).
+    Stop { n: u32, first: u64, last: u64, stop: Result<Option<Special>, SimError> },
+}
+
+/// Run the static block of the timing model `t` that starts at `pc` (the slot at byte
+/// offset `s` of `slots`), at most `limit` instructions: each instruction executes, and the
+/// block's static timing times them, until the block ends, an instruction does not return
+/// `Flow::Next`, or a slot no longer holds the block's instruction (code rewritten or
+/// evicted). An instruction whose accesses do not hit at once ends the block and is timed
+/// on its own.
+#[inline(never)]
+fn run_static_block<const THUMB: bool>(
+    cpu: &mut Cpu,
+    bus: &mut Bus<'_>,
+    t: &mut TimingModel,
+    slots: *mut decoded::Decoded,
+    s: usize,
+    pc: u32,
+    limit: usize,
+) -> StaticRun {
+    // SAFETY (all slot reads): `s` and the offsets after it below the block's length are
+    // slots (a block ends before the guard slot), and no reference into them is kept
+    // across a handler call.
+    let slot = unsafe { slots.byte_add(s) };
+    if !unsafe { (*slot).timed } {
+        return StaticRun::No;
+    }
+    let epoch = bus.mem.decoded.epoch();
+    if unsafe { (*slot).block } == decoded::STATIC_BLOCK_UNTRIED {
+        t.block_build::<THUMB>(slots, s, pc, epoch);
+        if unsafe { (*slot).block } != decoded::STATIC_BLOCK {
+            return StaticRun::No;
+        }
+    }
+    let Some(mut run) = t.block_start::<THUMB>(slots, s, pc, epoch) else {
+        return StaticRun::No;
+    };
+    let n = run.len().min(limit);
+    let size = if THUMB { 2 } else { 4 };
+    let mut first = 0;
+    let mut k = 0;
+    while k < n {
+        let at = pc.wrapping_add(k as u32 * size);
+        let slot = unsafe { slots.byte_add(s + k * size_of::<decoded::Decoded>()) };
+        if k > 0 && unsafe { (*slot).key != at || !(*slot).timed } {
+            break;
+        }
+        // A block's instructions are unconditional: what the run loop does for `COND_ALWAYS`.
+        debug_assert_eq!(unsafe { (*slot).cond }, COND_ALWAYS);
+        bus.log.clear();
+        let result = unsafe { ((*slot).handler)(cpu, bus, (*slot).word) };
+        if !matches!(result, Ok(Flow::Next)) {
+            // (Class none: a jump is an error, like any other result but the next
+            // instruction it ends the run.)
+            let last = if k > 0 { t.block_finish(&run, k) } else { 0 };
+            let pre = t.block_capture::<THUMB>(s + k * size_of::<decoded::Decoded>());
+            let stop = stop_at::<THUMB>(result, at, slot, bus.fault, Some((t, pre)));
+            return StaticRun::Stop { n: k as u32, first, last, stop };
+        }
+        let next = at.wrapping_add(size);
+        cpu.r[15] = next;
+        let timed = if k == 0 {
+            t.block_first(&mut run, at, bus.log).map(|c| first = c).is_some()
+        } else {
+            t.block_next(&run, k, at, bus.log)
+        };
+        if !timed {
+            // An access that does not hit at once: the block ends before it, and it is
+            // timed on its own.
+            if k > 0 {
+                t.block_finish(&run, k);
+            }
+            let pre = t.block_capture::<THUMB>(s + k * size_of::<decoded::Decoded>());
+            let cycle = t.retire_slot_parts::<THUMB>(pre, at, false, next | THUMB as u32, || bus.log.as_slice());
+            if k == 0 {
+                first = cycle;
+            }
+            return StaticRun::Ran { n: k as u32 + 1, first, last: cycle };
+        }
+        k += 1;
+    }
+    if k == 0 {
+        return StaticRun::No;
+    }
+    let last = t.block_finish(&run, k);
+    StaticRun::Ran { n: k as u32, first, last }
+}
+
+/// Where a run loop ends at the instruction at `pc` (in `slot`, of the state `THUMB`) whose
+/// handler returned `result`, neither `Ok(Flow::Next)` nor a jump of a control-flow
+/// instruction: its error, or the special flow handed on (its capture held by the timing
+/// model of `timed`, if any).
+#[cold]
+fn stop_at<const THUMB: bool>(
+    result: Result<Flow, Unpredictable>,
+    pc: u32,
+    slot: *const decoded::Decoded,
+    fault: Option<MemFault>,
+    timed: Option<(&mut TimingModel, Captured)>,
+) -> Result<Option<Special>, SimError> {
+    // SAFETY: the run loop's slot; a store of the handler may have dropped it, which
+    // changes its key only.
+    let (word, class) = unsafe { ((*slot).word, (*slot).class) };
+    match result {
+        Err(e) => Err(e.at(pc, word)),
+        Ok(Flow::Jump) => Err(pc_write_error(pc, word)),
+        Ok(flow) => {
+            if let Some((t, captured)) = timed {
+                t.hold_slot(captured, pc | THUMB as u32, word);
+            }
+            Ok(Some(Special { flow, pc, word, thumb: THUMB, class, fault }))
+        }
     }
 }
 

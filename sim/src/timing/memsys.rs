@@ -77,20 +77,46 @@ impl DataSide {
         self.cache.invalidate();
     }
 
+    /// The cache slot of `addr` when an access to it at cycle `now` takes the common case:
+    /// a cached address whose line is where the cache's hint says, no fill in flight, and
+    /// no write buffer involved (no wait, no extra latency).
+    #[inline(always)]
+    fn at_once(&self, addr: u32, write: bool, now: u64) -> Option<usize> {
+        if self.uncached.is_none() && now >= self.fills.busy_until && (!write || self.write_back) {
+            self.cache.find_hinted(self.cache.line_of(addr))
+        } else {
+            None
+        }
+    }
+
+    /// [`DataSide::access`] of `addr` at `now` when it takes the common case (no wait, no
+    /// extra latency): true; else false, with nothing changed.
+    #[inline(always)]
+    pub fn access_at_once(&mut self, addr: u32, write: bool, now: u64) -> bool {
+        let Some(slot) = self.at_once(addr, write, now) else {
+            return false;
+        };
+        self.cache.accesses += 1;
+        if write {
+            self.cache.mark_dirty(slot, addr);
+        }
+        true
+    }
+
+    /// Take back the counts of the last `n` accesses that [`DataSide::access_at_once`]
+    /// made, to be made again: hits change nothing else but dirty bits, which the same
+    /// accesses set again.
+    #[inline]
+    pub fn uncount_accesses(&mut self, n: u64) {
+        self.cache.accesses -= n;
+    }
+
     /// One load or store of `addr` issued to the cache at cycle `now`.
     #[inline(always)]
     pub fn access(&mut self, addr: u32, write: bool, now: u64) -> DataAccess {
-        // The common case inline: a cached address whose line is where the cache's hint says,
-        // no fill in flight, and no write buffer involved. What `access_general` does then.
-        if self.uncached.is_none() && now >= self.fills.busy_until && (!write || self.write_back) {
-            let line = self.cache.line_of(addr);
-            if let Some(slot) = self.cache.find_hinted(line) {
-                self.cache.accesses += 1;
-                if write {
-                    self.cache.mark_dirty(slot, addr);
-                }
-                return DataAccess::default();
-            }
+        // The common case inline; what `access_general` does then.
+        if self.access_at_once(addr, write, now) {
+            return DataAccess::default();
         }
         self.access_general(addr, write, now)
     }
@@ -262,6 +288,27 @@ impl FetchSide {
         }
         self.done_base = NOT_DONE;
         self.new_line(line, pc, t)
+    }
+
+    /// Whether [`FetchSide::fetch`]`(pc, t)` would return `t` by one of its quick cases;
+    /// changes nothing. (False may still fetch at once.)
+    #[inline]
+    pub fn at_once(&self, pc: u32, t: u64) -> bool {
+        if pc & self.line_mask == self.done_base {
+            return true;
+        }
+        let line = self.cache.line_of(pc);
+        if line == self.cur_line {
+            return t >= self.cur_fill.done;
+        }
+        self.new_line_at_once(pc, t)
+    }
+
+    /// Whether a fetch at `pc` in a line other than the current one, at `t`, finds it
+    /// where the cache's hint says with no fetch buffer busy (and returns `t`).
+    #[inline]
+    pub fn new_line_at_once(&self, pc: u32, t: u64) -> bool {
+        t >= self.buffers.busy_until && self.cache.find_hinted(self.cache.line_of(pc)).is_some()
     }
 
     #[inline]

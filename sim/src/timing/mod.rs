@@ -29,6 +29,7 @@
 //! freeze the core calls [`TimingModel::stall`] (or [`StallHandle::stall`] from inside a
 //! retire hook): every later instruction moves that many cycles later.
 
+mod blocks;
 mod btb;
 mod buffers;
 pub mod cache;
@@ -53,6 +54,7 @@ pub use config::{
 pub use decode::{Kind, Op};
 pub use report::{BtbReport, CacheReport, Cause, DataCacheReport, Stalls, TimingReport};
 
+use blocks::{StaticBlock, UNTRIED};
 use btb::Btb;
 use decode::{DecodeCache, DecodeParams, F_COND, F_MAC, F_MANY, F_MEM, F_PC, F_THUMB, F_UNSIGNED_RS};
 use memsys::{DataSide, FetchSide};
@@ -77,10 +79,15 @@ fn condition_passes(cpu: &Cpu, word: u32) -> bool {
 }
 
 /// An op in `TimingModel::slot_ops`, padded to a decoded slot's size (32 bytes): the run
-/// loop's byte offset of a slot is then the byte offset of its op too.
+/// loop's byte offset of a slot is then the byte offset of its op too. With it, the index
+/// in `TimingModel::blocks` of the static block starting at the slot (built for the address
+/// it names; [`UNTRIED`] before the first).
 #[derive(Clone, Copy)]
 #[repr(align(32))]
-struct SlotOp(Op);
+struct SlotOp {
+    op: Op,
+    block: u32,
+}
 
 const _: () = assert!(size_of::<SlotOp>() == size_of::<crate::decoded::Decoded>(), "a slot's offset is its op's");
 
@@ -167,6 +174,12 @@ pub struct TimingModel {
     /// outside it (a system call, an exception): kept here rather than in what the loop
     /// returns, which the functional loop shares.
     held: Option<Captured>,
+    /// Static blocks (see `blocks`), at most one per slot and state; whether the run loop
+    /// uses them; and the one being timed.
+    blocks: Vec<StaticBlock>,
+    static_blocks: bool,
+    /// Instructions timed from static blocks so far.
+    static_instructions: u64,
 }
 
 struct Pipeline {
@@ -274,7 +287,7 @@ impl TimingModel {
     pub fn new(cfg: TimingConfig) -> Result<TimingModel, ConfigError> {
         cfg.validate()?;
         let empty = || -> Box<[SlotOp; SLOTS]> {
-            let ops = vec![SlotOp(decode::decode_arm(0, &DecodeParams::new(&cfg))); SLOTS].into_boxed_slice();
+            let ops = vec![SlotOp { op: decode::decode_arm(0, &DecodeParams::new(&cfg)), block: UNTRIED }; SLOTS].into_boxed_slice();
             ops.try_into().ok().expect("SLOTS ops")
         };
         Ok(TimingModel {
@@ -284,6 +297,9 @@ impl TimingModel {
             served: 0,
             pipe: Pipeline::new(cfg),
             held: None,
+            blocks: Vec::new(),
+            static_blocks: true,
+            static_instructions: 0,
         })
     }
 
@@ -358,7 +374,27 @@ impl TimingModel {
     /// model's `slot_ops` (clearing them if they referred to anything else).
     #[inline]
     pub(crate) fn claim_slots(&mut self, cache: &mut DecodedCache) {
-        self.served = cache.claim_timed(self.id, self.served);
+        let served = cache.claim_timed(self.id, self.served);
+        if served != self.served {
+            // Another memory's code: the blocks were built from the old one's.
+            self.blocks.clear();
+            for ops in &mut self.slot_ops {
+                ops.iter_mut().for_each(|o| o.block = UNTRIED);
+            }
+        }
+        self.served = served;
+    }
+
+    /// Time straight-line blocks from their static schedule where it applies (the
+    /// default), or every instruction on its own. The cycles, stall causes and statistics
+    /// are the same either way (tests compare them); only the speed differs.
+    pub fn set_static_blocks(&mut self, on: bool) {
+        self.static_blocks = on;
+    }
+
+    /// Instructions timed from static blocks so far (of [`TimingModel::instructions`]).
+    pub fn static_block_instructions(&self) -> u64 {
+        self.static_instructions
     }
 
     /// Decode `word` (an instruction of the state `thumb`) into the op of decoded slot
@@ -371,7 +407,8 @@ impl TimingModel {
         // Thumb ops have no F_COND (their conditional branches are timed as taken or not):
         // `before_slot` relies on it.
         debug_assert!(!thumb || op.flags & F_COND == 0);
-        self.slot_ops[thumb as usize][index & (SLOTS - 1)] = SlotOp(op);
+        // (The slot's block stays: it is checked against the address when used.)
+        self.slot_ops[thumb as usize][index & (SLOTS - 1)].op = op;
         op.rs
     }
 
@@ -421,7 +458,7 @@ impl TimingModel {
         accesses: impl Fn() -> &'a [MemAccess],
     ) -> u64 {
         // The op is still there: nothing fills `slot_ops` between before and retire.
-        let op = &self.slot_ops[THUMB as usize][(pre.slot as usize / size_of::<SlotOp>()) & (SLOTS - 1)].0;
+        let op = &self.slot_ops[THUMB as usize][(pre.slot as usize / size_of::<SlotOp>()) & (SLOTS - 1)].op;
         // No poll of the stall handle: the run loop polls after each hook call instead; nor
         // a count: it adds its instructions on exit (`count_slot_retires`).
         self.pipe.retire(op, pre, Outcome { pc, taken, next_pc, exception: false }, accesses)
@@ -674,26 +711,10 @@ impl Pipeline {
         }
     }
 
-    // Inlined into the machine's timed step: a call here costs as much as a simple
-    // instruction's whole timing.
+    /// The latest cycle `op`'s operands are ready (shifter operands: shifter-ready).
     #[inline(always)]
-    fn retire<'a>(&mut self, op: &Op, pre: Captured, ev: Outcome, accesses: impl Fn() -> &'a [MemAccess]) -> u64 {
-        let mut t = self.next;
-        // 1. Whatever the previous instruction left: multi-cycle issue, penalties.
-        if self.npend > 0 {
-            for i in 0..self.npend {
-                let (at, cause) = self.pend[i];
-                self.wait(&mut t, at, cause);
-            }
-            self.npend = 0;
-        }
-        // 2. The instruction word.
-        let fetched = self.fetch.fetch(ev.pc, t);
-        self.wait(&mut t, fetched, Cause::IcacheMiss as u8);
-        // 3. Operands: scoreboard, then the shifter's extra cycle on ALU results. Most
-        // instructions do not wait: find the latest ready cycle without branching, and
-        // charge the causes only when it is late (sready >= ready always).
-        let latest = if op.flags & F_MANY == 0 {
+    fn operands_ready(&self, op: &Op) -> u64 {
+        if op.flags & F_MANY == 0 {
             let r = &self.ready;
             r[op.s[0] as usize].max(r[op.s[1] as usize]).max(r[op.s[2] as usize]).max(self.sready[op.ss as usize])
         } else {
@@ -709,12 +730,39 @@ impl Pipeline {
                 m &= m - 1;
             }
             latest
-        };
+        }
+    }
+
+    /// The issue cycle of `op` (the instruction at `pc`), with its stall cycles charged.
+    #[inline(always)]
+    fn issue_cycle(&mut self, op: &Op, executed: bool, pc: u32) -> u64 {
+        let latest = self.operands_ready(op);
+        self.issue_cycle_after(op, executed, pc, latest)
+    }
+
+    /// [`Pipeline::issue_cycle`] with `latest`, the cycle `op`'s operands are ready.
+    #[inline(always)]
+    fn issue_cycle_after(&mut self, op: &Op, executed: bool, pc: u32, latest: u64) -> u64 {
+        let mut t = self.next;
+        // 1. Whatever the previous instruction left: multi-cycle issue, penalties.
+        if self.npend > 0 {
+            for i in 0..self.npend {
+                let (at, cause) = self.pend[i];
+                self.wait(&mut t, at, cause);
+            }
+            self.npend = 0;
+        }
+        // 2. The instruction word.
+        let fetched = self.fetch.fetch(pc, t);
+        self.wait(&mut t, fetched, Cause::IcacheMiss as u8);
+        // 3. Operands: scoreboard, then the shifter's extra cycle on ALU results. Most
+        // instructions do not wait: find the latest ready cycle without branching, and
+        // charge the causes only when it is late (sready >= ready always).
         if latest > t {
             t = self.operand_stalls(op, t);
         }
         // 4. Resources.
-        if op.flags & (F_MAC | F_MEM) != 0 && pre.executed {
+        if op.flags & (F_MAC | F_MEM) != 0 && executed {
             if op.flags & F_MAC != 0 {
                 if op.kind == Kind::Mra {
                     let at = self.acc_ready;
@@ -727,7 +775,14 @@ impl Pipeline {
                 self.wait(&mut t, at, Cause::MultiCycle as u8);
             }
         }
-        let issue = t;
+        t
+    }
+
+    // Inlined into the machine's timed step: a call here costs as much as a simple
+    // instruction's whole timing.
+    #[inline(always)]
+    fn retire<'a>(&mut self, op: &Op, pre: Captured, ev: Outcome, accesses: impl Fn() -> &'a [MemAccess]) -> u64 {
+        let issue = self.issue_cycle(op, pre.executed, ev.pc);
         self.next = issue + 1;
 
         // Plain ALU work: what the general path below does for kind `Alu` without a PC
@@ -737,7 +792,7 @@ impl Pipeline {
         if op.simple && !ev.exception {
             if pre.executed {
                 let (at, shifted) = (issue + op.lat as u64, issue + op.lat as u64 + self.p.shift_extra);
-                for r in op.d {
+                        for r in op.d {
                     let r = r as usize;
                     self.ready[r] = at;
                     self.sready[r] = shifted;
@@ -749,19 +804,7 @@ impl Pipeline {
         // A branch the BTB predicts: the general path's work for kind `Branch` (a link
         // register result, the prediction, a mispredict penalty), likewise.
         if op.kind == Kind::Branch && !ev.exception {
-            if pre.executed {
-                self.write_alu(op, issue + op.lat as u64);
-            }
-            let bound = issue + op.issue as u64;
-            if op.issue > 1 {
-                self.push_bound(bound, Cause::MultiCycle);
-            }
-            if self.btb.predict_and_update(ev.pc, ev.taken, ev.next_pc).mispredicted {
-                let penalty = if op.flags & F_THUMB != 0 { self.p.mispredict_thumb } else { self.p.mispredict_arm };
-                if penalty > 0 {
-                    self.push_bound(bound + penalty, Cause::Mispredict);
-                }
-            }
+            self.time_branch(op, pre.executed, issue, ev.pc, ev.taken, ev.next_pc);
             return self.retire_cycle(issue + self.p.retire_offset);
         }
         // A single load that does not load the PC: the general path's work for kind `Load`
@@ -946,6 +989,25 @@ impl Pipeline {
         }
 
         self.retire_cycle(issue + offset)
+    }
+
+    /// A BTB branch issued at `issue`: its link register, its multi-cycle issue and the
+    /// prediction (a mispredict penalty for the next instruction).
+    #[inline(always)]
+    fn time_branch(&mut self, op: &Op, executed: bool, issue: u64, pc: u32, taken: bool, next_pc: u32) {
+        if executed {
+            self.write_alu(op, issue + op.lat as u64);
+        }
+        let bound = issue + op.issue as u64;
+        if op.issue > 1 {
+            self.push_bound(bound, Cause::MultiCycle);
+        }
+        if self.btb.predict_and_update(pc, taken, next_pc).mispredicted {
+            let penalty = if op.flags & F_THUMB != 0 { self.p.mispredict_thumb } else { self.p.mispredict_arm };
+            if penalty > 0 {
+                self.push_bound(bound + penalty, Cause::Mispredict);
+            }
+        }
     }
 
     /// The retire cycle of an instruction that could retire at `earliest`: one per cycle,
