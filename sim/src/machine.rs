@@ -1060,28 +1060,30 @@ fn run_static_block<const THUMB: bool>(
             return StaticRun::No;
         }
     }
-    let Some(mut run) = t.block_start::<THUMB>(slots, s, pc, epoch) else {
+    let Some(mut run) = t.block_at::<THUMB>(slots, s, pc, epoch) else {
         return StaticRun::No;
     };
     let n = run.len().min(limit);
     let size = if THUMB { 2 } else { 4 };
+    let offset = |k: usize| s + k * size_of::<decoded::Decoded>();
+    // The log holds the accesses of the instruction run last (the run loop cleared it).
+    debug_assert!(bus.log.is_empty());
     let mut first = 0;
     let mut k = 0;
     while k < n {
         let at = pc.wrapping_add(k as u32 * size);
-        let slot = unsafe { slots.byte_add(s + k * size_of::<decoded::Decoded>()) };
+        let slot = unsafe { slots.byte_add(offset(k)) };
         if k > 0 && unsafe { (*slot).key != at || !(*slot).timed } {
             break;
         }
         // A block's instructions are unconditional: what the run loop does for `COND_ALWAYS`.
         debug_assert_eq!(unsafe { (*slot).cond }, COND_ALWAYS);
-        bus.log.clear();
         let result = unsafe { ((*slot).handler)(cpu, bus, (*slot).word) };
         if !matches!(result, Ok(Flow::Next)) {
             // (Class none: a jump is an error, like any other result but the next
             // instruction it ends the run.)
             let last = if k > 0 { t.block_finish(&run, k) } else { 0 };
-            let pre = t.block_capture::<THUMB>(s + k * size_of::<decoded::Decoded>());
+            let pre = t.block_capture::<THUMB>(offset(k));
             let stop = stop_at::<THUMB>(result, at, slot, bus.fault, Some((t, pre)));
             return StaticRun::Stop { n: k as u32, first, last, stop };
         }
@@ -1093,18 +1095,19 @@ fn run_static_block<const THUMB: bool>(
             t.block_next(&run, k, at, bus.log)
         };
         if !timed {
-            // An access that does not hit at once: the block ends before it, and it is
-            // timed on its own.
+            // The block does not start (k = 0) or ends before this instruction (an access
+            // that does not hit at once), which is timed on its own.
             if k > 0 {
                 t.block_finish(&run, k);
             }
-            let pre = t.block_capture::<THUMB>(s + k * size_of::<decoded::Decoded>());
+            let pre = t.block_capture::<THUMB>(offset(k));
             let cycle = t.retire_slot_parts::<THUMB>(pre, at, false, next | THUMB as u32, || bus.log.as_slice());
             if k == 0 {
                 first = cycle;
             }
             return StaticRun::Ran { n: k as u32 + 1, first, last: cycle };
         }
+        bus.log.clear();
         k += 1;
     }
     if k == 0 {

@@ -99,6 +99,10 @@ pub(super) struct StaticBlock {
     lines: Box<[(u32, u32)]>,
     writes: Box<[Write]>,
     stalls: Box<[(u8, u32)]>,
+    /// The earliest cycle a register of `live` must be ready by (`u32::MAX`: none), and the
+    /// latest cycle a load of the block makes its result ready (see `Pipeline::horizon`).
+    min_need: u32,
+    load_horizon: u32,
     /// The whole block's results (the last write of each register) and stalls by cause.
     out: Box<[Write]>,
     stall_total: Box<[(u8, u32)]>,
@@ -111,6 +115,8 @@ impl StaticBlock {
             epoch,
             insns: Box::new([]),
             mem_need: u32::MAX,
+            min_need: u32::MAX,
+            load_horizon: 0,
             live: Box::new([]),
             lines: Box::new([]),
             writes: Box::new([]),
@@ -240,11 +246,13 @@ fn analyze(pc: u32, size: u32, ops: &[Op], p: &Params, line_shift: u32, epoch: u
         });
     }
     let mut live = Vec::new();
+    let mut min_need = u32::MAX;
     for (r, &(nr, ns)) in need.iter().enumerate() {
         if nr != u64::MAX || ns != u64::MAX {
             // A shifter read needs the shifter-ready cycle, never before the ready one.
             let nr = nr.min(ns);
             live.push(LiveIn { reg: r as u8, ready: nr as u32, sready: ns.min(u32::MAX as u64) as u32 });
+            min_need = min_need.min(nr as u32);
         }
     }
     let mut out: Vec<Write> = Vec::new();
@@ -266,6 +274,8 @@ fn analyze(pc: u32, size: u32, ops: &[Op], p: &Params, line_shift: u32, epoch: u
         epoch,
         insns: insns.into(),
         mem_need: mem_need.min(u32::MAX as u64) as u32,
+        min_need,
+        load_horizon: writes.iter().filter(|w| w.cause == Cause::LoadUse as u8).map(|w| w.sready as u32).max().unwrap_or(0),
         live: live.into(),
         lines: lines.into(),
         writes: writes.into(),
@@ -275,17 +285,16 @@ fn analyze(pc: u32, size: u32, ops: &[Op], p: &Params, line_shift: u32, epoch: u
     }
 }
 
-/// A static block being run (see [`TimingModel::block_start`]).
+/// A static block being run (see [`TimingModel::block_at`]).
 pub(crate) struct BlockRun {
     /// The block, in `TimingModel::blocks`, and its first instruction's op, in
     /// `TimingModel::slot_ops`: neither moves while it runs (blocks are built only between
     /// runs, and the op table is a fixed allocation).
     block: *const StaticBlock,
     op: *const Op,
-    /// The issue cycle of the first instruction, and when its operands are ready.
+    /// The issue cycle of the first instruction (once timed).
     entry: u64,
-    latest: u64,
-    /// The retire-order bound before the first instruction.
+    /// The retire-order bound before the first instruction (once timed).
     next_retire: u64,
 }
 
@@ -300,19 +309,12 @@ impl BlockRun {
 }
 
 impl TimingModel {
-    /// Before the instruction at `pc` (the decoded slot at byte offset `offset` of the state
-    /// `THUMB`, in `slots`, whose `block` says [`STATIC_BLOCK`]) executes: its static block,
-    /// if its entry holds (nothing outside the block delays it after its first instruction
-    /// issues, see the module); else `None` (built again first if the code changed since:
-    /// `epoch` is the decoded cache's). Changes nothing in the pipeline.
+    /// The static block starting at the instruction at `pc` (the decoded slot at byte
+    /// offset `offset` of the state `THUMB`, in `slots`, whose `block` says
+    /// [`STATIC_BLOCK`]), built again first if the code changed since it was built (`epoch`
+    /// is the decoded cache's); `None` if there is none (or blocks are off).
     #[inline(always)]
-    pub(crate) fn block_start<const THUMB: bool>(
-        &mut self,
-        slots: *mut Decoded,
-        offset: usize,
-        pc: u32,
-        epoch: u64,
-    ) -> Option<BlockRun> {
+    pub(crate) fn block_at<const THUMB: bool>(&mut self, slots: *mut Decoded, offset: usize, pc: u32, epoch: u64) -> Option<BlockRun> {
         if !self.static_blocks {
             return None;
         }
@@ -324,12 +326,11 @@ impl TimingModel {
         // SAFETY: `index` is the slot's block (checked above, or just built).
         let b = unsafe { self.blocks.get_unchecked(index) };
         let op = &self.slot_ops[THUMB as usize][slot].op;
-        let (entry, latest) = self.pipe.block_entry(b, op, pc)?;
-        Some(BlockRun { block: b, op, entry, latest, next_retire: 0 })
+        Some(BlockRun { block: b, op, entry: 0, next_retire: 0 })
     }
 
-    /// Before the instruction at `pc` (as for [`TimingModel::block_start`]) executes, for
-    /// the first time since its slot was filled: build its static block.
+    /// Before the instruction at `pc` (as for [`TimingModel::block_at`]) executes, for the
+    /// first time since its slot was filled: build its static block.
     #[cold]
     #[inline(never)]
     pub(crate) fn block_build<const THUMB: bool>(&mut self, slots: *mut Decoded, offset: usize, pc: u32, epoch: u64) {
@@ -380,21 +381,29 @@ impl TimingModel {
     }
 
     /// After the first instruction of `run` (at `pc`) executed with the data accesses
-    /// `log`: time it and return its retire cycle, or `None` (nothing changed: it is to be
-    /// timed on its own, and the block is not run).
+    /// `log`: if nothing outside the block delays it after that instruction issues (see the
+    /// module), time the instruction and return its retire cycle; else `None`, with nothing
+    /// changed (the instruction is to be timed on its own, and the block is not run).
     #[inline(always)]
     pub(crate) fn block_first(&mut self, run: &mut BlockRun, pc: u32, log: &[MemAccess]) -> Option<u64> {
         // SAFETY: see the fields.
         let (b, op) = unsafe { (&*run.block, &*run.op) };
-        let first = &b.insns[0];
         let p = &mut self.pipe;
-        if !p.block_data(first, run.entry, log) {
+        let (t, latest, entry) = p.block_entry(b, op, pc)?;
+        // SAFETY: a block has instructions.
+        let first = unsafe { b.insns.get_unchecked(0) };
+        if !p.block_data(first, entry, log) {
             return None;
         }
-        let issue = p.issue_cycle_after(op, true, pc, run.latest);
-        debug_assert_eq!(issue, run.entry);
-        run.next_retire = p.next_retire;
-        Some((run.entry + first.retire as u64).max(p.next_retire) + p.frozen)
+        if p.npend == 0 && entry == t {
+            // No wait: the issue is the fetch (at once) alone.
+            p.fetch.fetch(pc, t);
+        } else {
+            let issue = p.issue_cycle_after(op, true, pc, latest);
+            debug_assert_eq!(issue, entry);
+        }
+        (run.entry, run.next_retire) = (entry, p.next_retire);
+        Some((entry + first.retire as u64).max(p.next_retire) + p.frozen)
     }
 
     /// After the `k`-th instruction (k > 0) of `run` (at `pc`) executed with the data
@@ -405,6 +414,9 @@ impl TimingModel {
         // SAFETY: see the field; k < the block's length (the caller's loop bound).
         let b = unsafe { &*run.block };
         let ins = unsafe { b.insns.get_unchecked(k) };
+        if !ins.new_line && ins.accesses == 0 {
+            return true;
+        }
         if ins.new_line {
             let at = run.entry + ins.fetch_at as u64;
             let fetched = self.pipe.fetch.fetch(pc, at);
@@ -420,6 +432,8 @@ impl TimingModel {
         // SAFETY: see the field.
         let b = unsafe { &*run.block };
         self.static_instructions += n as u64;
+        let p = &mut self.pipe;
+        p.horizon = p.horizon.max(run.entry + b.load_horizon as u64);
         if n == b.insns.len() {
             self.pipe.block_results(&b.out, &b.stall_total, run.entry);
         } else {
@@ -457,11 +471,12 @@ impl TimingModel {
 }
 
 impl Pipeline {
-    /// The entry of static block `b`, whose first instruction `op` is at `pc`: its issue
-    /// cycle and when its operands are ready, if nothing outside the block delays the
-    /// block after it (see the module); else `None`. Changes nothing.
+    /// The entry of static block `b`, whose first instruction `op` is at `pc`: the cycle
+    /// after the bounds the previous instruction left, when the operands are ready, and the
+    /// issue cycle, if nothing outside the block delays the block after it (see the
+    /// module); else `None`. Changes nothing.
     #[inline(always)]
-    fn block_entry(&self, b: &StaticBlock, op: &Op, pc: u32) -> Option<(u64, u64)> {
+    fn block_entry(&self, b: &StaticBlock, op: &Op, pc: u32) -> Option<(u64, u64, u64)> {
         // The first instruction's issue, as `issue_cycle` finds it when its word is there
         // at once (else the block is not run).
         let mut t = self.next;
@@ -473,23 +488,24 @@ impl Pipeline {
         if op.flags & F_MEM != 0 {
             entry = entry.max(self.mem_free);
         }
-        for l in &b.live[..] {
-            let r = l.reg as usize;
-            if self.ready[r] > entry + l.ready as u64 || self.sready[r] > entry + l.sready as u64 {
+        // Registers read before written: all ready in time if every result is.
+        if self.horizon.max(self.next + self.alu_reach - 1) > entry + b.min_need as u64 {
+            for l in &b.live[..] {
+                let r = l.reg as usize;
+                if self.ready[r] > entry + l.ready as u64 || self.sready[r] > entry + l.sready as u64 {
+                    return None;
+                }
+            }
+        }
+        if self.mem_free > entry + b.mem_need as u64 {
+            return None;
+        }
+        for &(offset, at) in &b.lines[..] {
+            if !self.fetch.new_line_at_once(pc.wrapping_add(offset), entry + at as u64) {
                 return None;
             }
         }
-        if self.mem_free > entry + b.mem_need as u64 || (!b.lines.is_empty() && !self.block_lines(b, pc, entry)) {
-            return None;
-        }
-        self.fetch.at_once(pc, t).then_some((entry, latest))
-    }
-
-    /// Whether the fetch lines of `b` after its first (at `pc`, entered at `entry`) fetch at
-    /// once.
-    #[inline(never)]
-    fn block_lines(&self, b: &StaticBlock, pc: u32, entry: u64) -> bool {
-        b.lines.iter().all(|&(offset, at)| self.fetch.new_line_at_once(pc.wrapping_add(offset), entry + at as u64))
+        self.fetch.at_once(pc, t).then_some((t, latest, entry))
     }
 
     /// Write results `writes` and stalls of a block whose first instruction issued at

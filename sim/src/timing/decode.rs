@@ -202,6 +202,11 @@ pub struct DecodeParams {
 }
 
 impl DecodeParams {
+    /// The longest result latency an op's ALU-like results (`lat`) have.
+    pub fn alu_reach(&self) -> u8 {
+        [1, self.alu_result, self.reg_shift_result, self.saturate_result, self.mrs_result].into_iter().max().unwrap_or(1)
+    }
+
     pub fn new(cfg: &TimingConfig) -> Self {
         let c = &cfg.core;
         DecodeParams {

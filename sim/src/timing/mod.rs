@@ -196,6 +196,12 @@ struct Pipeline {
     ready: [u64; REGS],
     sready: [u64; REGS],
     cause: [u8; REGS],
+    /// At least every `sready` of a scoreboarded result (`write_reg`: loads, multiplies):
+    /// with `alu_reach` (ALU-like results are shifter-ready at most that many cycles after
+    /// their issue, so before `next - 1 + alu_reach`), a bound on every register's, which
+    /// spares a static block's entry its checks one register at a time.
+    horizon: u64,
+    alu_reach: u64,
     acc_ready: u64,
     mac_free: u64,
     mem_free: u64,
@@ -580,6 +586,8 @@ impl Pipeline {
             ready: [0; REGS],
             sready: [0; REGS],
             cause: [Cause::ResultLatency as u8; REGS],
+            horizon: 0,
+            alu_reach: DecodeParams::new(&cfg).alu_reach() as u64 + c.shift_operand_extra as u64,
             acc_ready: 0,
             mac_free: 0,
             mem_free: 0,
@@ -697,6 +705,7 @@ impl Pipeline {
     /// A scoreboarded result (load, multiply); `r` may be `NO_REG`.
     #[inline(always)]
     fn write_reg(&mut self, r: u8, at: u64, cause: Cause) {
+        self.horizon = self.horizon.max(at);
         let r = r as usize;
         self.ready[r] = at;
         self.sready[r] = at;
