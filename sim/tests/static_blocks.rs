@@ -3,7 +3,9 @@
 //! hook takes plain runs (so that the run loop times static blocks whole) must report every
 //! instruction with the retire cycle, and end with the timing report, of the same run timed
 //! one instruction at a time. Budgets of several sizes cut blocks short; a hook that
-//! ignores everything (`NoHook`) runs blocks without any budget.
+//! ignores everything (`NoHook`) runs blocks without any budget; configurations with small
+//! caches, slow memory, write-through, other latencies and the caches off make blocks
+//! leave early.
 
 use std::path::{Path, PathBuf};
 
@@ -23,9 +25,9 @@ fn programs() -> Vec<ProgramSpec> {
     p
 }
 
-fn machine(p: &ProgramSpec, elf: &ElfImage, blocks: bool) -> Machine {
+fn machine(p: &ProgramSpec, elf: &ElfImage, cfg: &TimingConfig, blocks: bool) -> Machine {
     let mut m = p.machine_for(elf).unwrap();
-    m.enable_timing(TimingConfig::default()).unwrap();
+    m.enable_timing(cfg.clone()).unwrap();
     m.timing_mut().unwrap().set_static_blocks(blocks);
     m
 }
@@ -73,8 +75,8 @@ impl RetireHook for RunHook {
 }
 
 /// Every instruction with its cycle, timed one at a time (a hook without runs), and the report.
-fn reference(p: &ProgramSpec, elf: &ElfImage) -> (Vec<RetireEvent>, TimingReport) {
-    let mut m = machine(p, elf, true);
+fn reference(p: &ProgramSpec, elf: &ElfImage, cfg: &TimingConfig) -> (Vec<RetireEvent>, TimingReport) {
+    let mut m = machine(p, elf, cfg, true);
     let mut events = Vec::new();
     let mut hook = |ev: &RetireEvent, _: &[MemAccess]| events.push(*ev);
     m.run(u64::MAX, &mut hook).unwrap_or_else(|e| panic!("{}: {e}", p.name));
@@ -82,38 +84,70 @@ fn reference(p: &ProgramSpec, elf: &ElfImage) -> (Vec<RetireEvent>, TimingReport
     (events, m.timing_report().unwrap())
 }
 
-#[test]
-fn static_blocks_time_every_program_as_one_instruction_at_a_time() {
-    let (mut timed_statically, mut total) = (0u64, 0u64);
-    for p in programs() {
-        let elf = ElfImage::open(&p.elf).unwrap_or_else(|e| panic!("{}: {e}", p.elf.display()));
-        let (events, report) = reference(&p, &elf);
-        for (pattern, blocks) in [(&[u32::MAX][..], true), (&[u32::MAX][..], false), (&[3, 1, 7, 40, 2][..], true)] {
-            let mut m = machine(&p, &elf, blocks);
-            let mut hook = RunHook { pattern, turn: 0, seen: Vec::new() };
-            m.run(u64::MAX, &mut hook).unwrap_or_else(|e| panic!("{}: {e}", p.name));
-            assert_eq!(hook.seen.len(), events.len(), "{} {pattern:?}: instructions", p.name);
-            for (i, (s, e)) in hook.seen.iter().zip(&events).enumerate() {
-                assert_eq!(s.iw, e.iw_addr(), "{} {pattern:?}: instruction {i}", p.name);
-                if let Some(c) = s.cycle {
-                    assert_eq!(c, e.cycle, "{} {pattern:?}: the retire cycle of instruction {i} at {:#x}", p.name, e.pc);
-                }
-            }
-            assert_eq!(m.timing_report().unwrap(), report, "{} {pattern:?}: the report", p.name);
-            let statically = m.timing().unwrap().static_block_instructions();
-            if blocks && pattern.len() == 1 {
-                timed_statically += statically;
-                total += events.len() as u64;
-            } else if !blocks {
-                assert_eq!(statically, 0, "{}: blocks switched off", p.name);
+/// Checks `p` under `cfg`; returns (instructions timed from static blocks, instructions)
+/// of the run with an unlimited budget.
+fn check(p: &ProgramSpec, elf: &ElfImage, cfg: &TimingConfig, what: &str) -> (u64, u64) {
+    let (events, report) = reference(p, elf, cfg);
+    let mut counts = (0, events.len() as u64);
+    for (pattern, blocks) in [(&[u32::MAX][..], true), (&[u32::MAX][..], false), (&[3, 1, 7, 40, 2][..], true)] {
+        let mut m = machine(p, elf, cfg, blocks);
+        let mut hook = RunHook { pattern, turn: 0, seen: Vec::new() };
+        m.run(u64::MAX, &mut hook).unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        let name = format!("{} ({what}, budgets {pattern:?}, blocks {blocks})", p.name);
+        assert_eq!(hook.seen.len(), events.len(), "{name}: instructions");
+        for (i, (s, e)) in hook.seen.iter().zip(&events).enumerate() {
+            assert_eq!(s.iw, e.iw_addr(), "{name}: instruction {i}");
+            if let Some(c) = s.cycle {
+                assert_eq!(c, e.cycle, "{name}: the retire cycle of instruction {i} at {:#x}", e.pc);
             }
         }
-        let mut m = machine(&p, &elf, true);
-        m.run(u64::MAX, &mut NoHook).unwrap_or_else(|e| panic!("{}: {e}", p.name));
-        assert_eq!(m.timing_report().unwrap(), report, "{}: the report with NoHook", p.name);
-        assert_eq!(m.timing().unwrap().last_retire_cycle(), events.last().unwrap().cycle, "{}: the last retire cycle", p.name);
+        assert_eq!(m.timing_report().unwrap(), report, "{name}: the report");
+        let statically = m.timing().unwrap().static_block_instructions();
+        if !blocks {
+            assert_eq!(statically, 0, "{name}: blocks switched off");
+        } else if pattern.len() == 1 {
+            counts.0 = statically;
+        }
+    }
+    let mut m = machine(p, elf, cfg, true);
+    m.run(u64::MAX, &mut NoHook).unwrap_or_else(|e| panic!("{}: {e}", p.name));
+    assert_eq!(m.timing_report().unwrap(), report, "{} ({what}): the report with NoHook", p.name);
+    assert_eq!(m.timing().unwrap().last_retire_cycle(), events.last().unwrap().cycle, "{} ({what}): the last retire cycle", p.name);
+    counts
+}
+
+fn elf(p: &ProgramSpec) -> ElfImage {
+    ElfImage::open(&p.elf).unwrap_or_else(|e| panic!("{}: {e}", p.elf.display()))
+}
+
+#[test]
+fn static_blocks_time_every_program_as_one_instruction_at_a_time() {
+    let (mut timed_statically, mut total) = (0, 0);
+    for p in programs() {
+        let (s, n) = check(&p, &elf(&p), &TimingConfig::default(), "default timing");
+        (timed_statically, total) = (timed_statically + s, total + n);
     }
     // Most instructions of the test programs are in blocks (a test that times none checks
     // nothing).
     assert!(timed_statically * 2 > total, "{timed_statically} of {total} instructions timed from static blocks");
+}
+
+#[test]
+fn static_blocks_time_other_configurations_as_one_instruction_at_a_time() {
+    // Small caches, slow memory, write-through with allocation on stores, other latencies.
+    let mut slow = TimingConfig::default();
+    (slow.icache.size_bytes, slow.icache.ways) = (1024, 2);
+    (slow.dcache.size_bytes, slow.dcache.ways, slow.dcache.write_back, slow.dcache.write_allocate) = (1024, 2, false, true);
+    (slow.memory.latency, slow.memory.write_buffer_entries) = (40, 2);
+    (slow.core.shift_operand_extra, slow.core.alu_result, slow.core.load_result, slow.core.ldm_result_base) = (0, 2, 4, 3);
+    slow.core.retire_offset_mem = 5;
+    let mut off = TimingConfig::default();
+    (off.icache.enabled, off.dcache.enabled) = (false, false);
+    let mut timed_statically = 0;
+    for p in programs().iter().filter(|p| ["bitcount", "sha256_thumb", "qsort_structs", "fft", "self_modifying"].contains(&p.name.as_str())) {
+        let elf = elf(p);
+        timed_statically += check(p, &elf, &slow, "small caches, slow memory").0;
+        check(p, &elf, &off, "caches off");
+    }
+    assert!(timed_statically > 0, "no static blocks with small caches");
 }
