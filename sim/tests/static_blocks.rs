@@ -127,6 +127,7 @@ fn static_blocks_time_every_program_as_one_instruction_at_a_time() {
         let (s, n) = check(&p, &elf(&p), &TimingConfig::default(), "default timing");
         (timed_statically, total) = (timed_statically + s, total + n);
     }
+    eprintln!("{timed_statically} of {total} instructions timed from static blocks");
     // Most instructions of the test programs are in blocks (a test that times none checks
     // nothing).
     assert!(timed_statically * 2 > total, "{timed_statically} of {total} instructions timed from static blocks");
