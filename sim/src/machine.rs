@@ -846,7 +846,7 @@ impl Machine {
             }
             debug_assert!(bus.fault.is_none());
             // A static block starting here runs in a loop of its own, as a plain run
-            // (`TimingModel::block_start`).
+            // (`run_static_block`).
             if TIMED && unsafe { (*slot).block } != decoded::NO_STATIC_BLOCK && (budget != 0 || hook.ignores_events()) {
                 // SAFETY: as for the capture below.
                 let t = unsafe { timing.as_deref_mut().unwrap_unchecked() };
@@ -1080,8 +1080,8 @@ fn run_static_block<const THUMB: bool>(
         debug_assert_eq!(unsafe { (*slot).cond }, COND_ALWAYS);
         let result = unsafe { ((*slot).handler)(cpu, bus, (*slot).word) };
         if !matches!(result, Ok(Flow::Next)) {
-            // (Class none: a jump is an error, like any other result but the next
-            // instruction it ends the run.)
+            // (A block's instructions are of class none: a jump is an error, and every
+            // result but `Flow::Next` ends the run loop.)
             let last = if k > 0 { t.block_finish(&run, k) } else { 0 };
             let pre = t.block_capture::<THUMB>(offset(k));
             let stop = stop_at::<THUMB>(result, at, slot, bus.fault, Some((t, pre)));

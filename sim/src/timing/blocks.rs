@@ -6,18 +6,18 @@
 //! `Pipeline::retire`, assuming that nothing outside the block delays it after its first
 //! instruction issues: every register the block reads before writing it is ready when first
 //! needed, the fetch lines after the first are resident with no fetch buffer busy, and every
-//! data access hits with no fill in flight. The run loop checks those assumptions when a
-//! block starts (`Pipeline::block_entry`) and at each data access; where one fails, the
-//! instructions timed so far are written back as the per-instruction model would have left
-//! them, and the rest are timed one by one. Either way the cycles, stall causes and
+//! data access hits with no fill in flight. The run loop checks those assumptions once the
+//! block's first instruction has run (`TimingModel::block_first`) and at each data access;
+//! where one fails, the instructions timed so far are written back as the per-instruction
+//! model would have left them, and the rest are timed one by one. Either way the cycles, stall causes and
 //! statistics are the per-instruction model's, exactly (tests compare the two).
 //!
 //! A block starts at any instruction and takes the instructions after it while they are
 //! unconditional (ARM condition AL, or Thumb), write no PC, use no multiplier, are ALU work,
 //! single loads and stores, LDM/STM or STRD, and are plain for a retire hook (branch class
 //! none, no ARM `MOV lr, pc`: [`PlainRun::may_contain`]). The run loop runs such a block
-//! in a loop of its own (`Machine::run_plain`'s block runner), reporting it to the hook as a
-//! plain run: no per-instruction timing, no per-instruction bookkeeping.
+//! in a loop of its own (`machine::run_static_block`), reporting it to the hook as a plain
+//! run: no per-instruction timing, no per-instruction bookkeeping.
 
 use streamtrace_model::PlainRun;
 
@@ -33,7 +33,8 @@ pub(super) const UNTRIED: u32 = u32::MAX;
 const MAX_LEN: usize = 32;
 
 /// Shortest block: shorter ones cost more to enter and leave than their static timing
-/// saves (callgrind, traced runs of dijkstra, sha256 and qsort_structs: 3 and 6 cost more).
+/// saves (callgrind, traced runs of dijkstra, qsort_structs and jpeg_dct: 2, 3 and 5 cost
+/// more over the three).
 const MIN_LEN: usize = 4;
 
 /// Whether `op` can be in a block (see the module).
