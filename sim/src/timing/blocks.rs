@@ -361,7 +361,8 @@ impl TimingModel {
             }
             ops.push(op);
         }
-        let found = self.static_blocks && ops.len() >= MIN_LEN;
+        // (Built whether blocks are on or not: `block_at` decides whether they are used.)
+        let found = ops.len() >= MIN_LEN;
         if found || complete {
             // SAFETY: as above (`slot < SLOTS`).
             unsafe { (*slots.add(slot)).block = if found { STATIC_BLOCK } else { NO_STATIC_BLOCK } };

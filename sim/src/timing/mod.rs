@@ -174,8 +174,8 @@ pub struct TimingModel {
     /// outside it (a system call, an exception): kept here rather than in what the loop
     /// returns, which the functional loop shares.
     held: Option<Captured>,
-    /// Static blocks (see `blocks`), at most one per slot and state; whether the run loop
-    /// uses them; and the one being timed.
+    /// Static blocks (see `blocks`), at most one per slot and state, and whether the run
+    /// loop uses them.
     blocks: Vec<StaticBlock>,
     static_blocks: bool,
     /// Instructions timed from static blocks so far.
@@ -801,7 +801,7 @@ impl Pipeline {
         if op.simple && !ev.exception {
             if pre.executed {
                 let (at, shifted) = (issue + op.lat as u64, issue + op.lat as u64 + self.p.shift_extra);
-                        for r in op.d {
+                for r in op.d {
                     let r = r as usize;
                     self.ready[r] = at;
                     self.sready[r] = shifted;
@@ -813,7 +813,19 @@ impl Pipeline {
         // A branch the BTB predicts: the general path's work for kind `Branch` (a link
         // register result, the prediction, a mispredict penalty), likewise.
         if op.kind == Kind::Branch && !ev.exception {
-            self.time_branch(op, pre.executed, issue, ev.pc, ev.taken, ev.next_pc);
+            if pre.executed {
+                self.write_alu(op, issue + op.lat as u64);
+            }
+            let bound = issue + op.issue as u64;
+            if op.issue > 1 {
+                self.push_bound(bound, Cause::MultiCycle);
+            }
+            if self.btb.predict_and_update(ev.pc, ev.taken, ev.next_pc).mispredicted {
+                let penalty = if op.flags & F_THUMB != 0 { self.p.mispredict_thumb } else { self.p.mispredict_arm };
+                if penalty > 0 {
+                    self.push_bound(bound + penalty, Cause::Mispredict);
+                }
+            }
             return self.retire_cycle(issue + self.p.retire_offset);
         }
         // A single load that does not load the PC: the general path's work for kind `Load`
@@ -998,25 +1010,6 @@ impl Pipeline {
         }
 
         self.retire_cycle(issue + offset)
-    }
-
-    /// A BTB branch issued at `issue`: its link register, its multi-cycle issue and the
-    /// prediction (a mispredict penalty for the next instruction).
-    #[inline(always)]
-    fn time_branch(&mut self, op: &Op, executed: bool, issue: u64, pc: u32, taken: bool, next_pc: u32) {
-        if executed {
-            self.write_alu(op, issue + op.lat as u64);
-        }
-        let bound = issue + op.issue as u64;
-        if op.issue > 1 {
-            self.push_bound(bound, Cause::MultiCycle);
-        }
-        if self.btb.predict_and_update(pc, taken, next_pc).mispredicted {
-            let penalty = if op.flags & F_THUMB != 0 { self.p.mispredict_thumb } else { self.p.mispredict_arm };
-            if penalty > 0 {
-                self.push_bound(bound + penalty, Cause::Mispredict);
-            }
-        }
     }
 
     /// The retire cycle of an instruction that could retire at `earliest`: one per cycle,
