@@ -12,7 +12,15 @@ pub fn criterion_dir() -> Option<PathBuf> {
     if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
         return Some(PathBuf::from(t).join("criterion"));
     }
-    // target/release/deps/<bench>-xxxx -> target/criterion
+    if std::env::var_os("CARGO").is_none() {
+        // Not run by cargo (the bench binary started by hand): criterion then writes to
+        // target/criterion under the working directory, so read there, not beside the
+        // binary, where an earlier `cargo bench` left results that would be printed as
+        // this run's.
+        return Some(PathBuf::from("target/criterion"));
+    }
+    // Run by cargo, criterion asks `cargo metadata` for the target directory: the binary's,
+    // target/release/deps/<bench>-xxxx -> target/criterion.
     let exe = std::env::current_exe().ok()?;
     Some(exe.parent()?.parent()?.parent()?.join("criterion"))
 }
