@@ -84,9 +84,7 @@ impl CompressorState {
         let predicted = self.lsp.as_ref().expect("SDC scheme").predict() as u32;
         if predicted != 0 && lvsa_ok && sdc.holds(predicted, a, sl) {
             debug_assert_eq!(sdc.lookup(a, sl), Some(predicted));
-            // `replay_indexed`, whose LSP access is known to hit.
-            self.sdc.as_mut().expect("SDC scheme").touch(predicted);
-            self.lsp.as_mut().expect("SDC scheme").access_predicted(predicted as u16);
+            self.replay_predicted(predicted);
             return StreamOutcome::LspHit { si: predicted };
         }
         let found = sdc.lookup(a, sl);
@@ -111,6 +109,14 @@ impl CompressorState {
     pub fn replay_indexed(&mut self, si: u32) -> bool {
         self.sdc.as_mut().expect("SDC scheme").touch(si);
         self.lsp.as_mut().expect("SDC scheme").access(si as u16)
+    }
+
+    /// [`Self::replay_indexed`] of the entry the LSP predicted (not 0), known to be a hit:
+    /// the LSP only shifts its history.
+    #[inline(always)]
+    pub fn replay_predicted(&mut self, si: u32) {
+        self.sdc.as_mut().expect("SDC scheme").touch(si);
+        self.lsp.as_mut().expect("SDC scheme").access_predicted(si as u16);
     }
 
     /// Encoder and decoder: an SDC miss for `(a, sl)`. `found` is the entry that matched

@@ -665,7 +665,8 @@ impl<'a, I: ProgramImage + ?Sized> Decoder<'a, I> {
     fn lsp_hit_stream<S: AddressSink + ?Sized>(&mut self, offset: u64, sink: &mut S) -> Result<TraceElement, DecodeError> {
         let si = self.state.lsp.as_ref().expect("SDC scheme").predict() as u32;
         let (a, sl) = self.state.entry_address(si).ok_or(DecodeError::ImpossibleIndex { si, offset })?;
-        self.state.replay_indexed(si);
+        // An entry was found, so `si` is not 0: the predicted entry's replay.
+        self.state.replay_predicted(si);
         self.replay(a, sl, StreamRecord::LspHit, offset, sink)
     }
 

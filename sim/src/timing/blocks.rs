@@ -22,7 +22,7 @@
 use streamtrace_model::PlainRun;
 
 use super::decode::{Kind, Op, F_COND, F_MAC, F_MANY, F_MEM, F_PC, NO_REG};
-use super::{Captured, Cause, Params, Pipeline, SlotOp, TimingModel, REGS};
+use super::{op_index, Captured, Cause, Params, Pipeline, TimingModel, REGS};
 use crate::decoded::{Decoded, NO_STATIC_BLOCK, SLOTS, STATIC_BLOCK};
 use crate::machine::MemAccess;
 
@@ -319,7 +319,7 @@ impl TimingModel {
         if !self.static_blocks {
             return None;
         }
-        let slot = (offset / size_of::<SlotOp>()) & (SLOTS - 1);
+        let slot = op_index(offset);
         let mut index = self.slot_ops[THUMB as usize][slot].block as usize;
         if !matches!(self.blocks.get(index), Some(b) if b.pc == pc && b.epoch == epoch) {
             index = self.build_block::<THUMB>(slots, slot, pc, epoch)?;
@@ -335,7 +335,7 @@ impl TimingModel {
     #[cold]
     #[inline(never)]
     pub(crate) fn block_build<const THUMB: bool>(&mut self, slots: *mut Decoded, offset: usize, pc: u32, epoch: u64) {
-        let slot = (offset / size_of::<SlotOp>()) & (SLOTS - 1);
+        let slot = op_index(offset);
         self.build_block::<THUMB>(slots, slot, pc, epoch);
     }
 
@@ -466,7 +466,7 @@ impl TimingModel {
     /// unconditional and no multiply (no Rs value).
     #[inline]
     pub(crate) fn block_capture<const THUMB: bool>(&self, offset: usize) -> Captured {
-        let op = &self.slot_ops[THUMB as usize][(offset / size_of::<SlotOp>()) & (SLOTS - 1)].op;
+        let op = &self.slot_ops[THUMB as usize][op_index(offset)].op;
         debug_assert!(in_block(op));
         Captured { slot: offset as u32, executed: true, rs_value: 0 }
     }

@@ -280,7 +280,7 @@ impl FetchSide {
         }
         // A new line that the cache's hint finds, with no fetch buffer busy: what `new_line`
         // does then, inline (a quarter of the instructions start a line).
-        if t >= self.buffers.busy_until && self.cache.find_hinted(line).is_some() {
+        if self.line_at_once(line, t) {
             self.cur_line = line;
             self.cur_fill = NO_FILL;
             self.done_base = pc & self.line_mask;
@@ -308,7 +308,13 @@ impl FetchSide {
     /// where the cache's hint says with no fetch buffer busy (and returns `t`).
     #[inline]
     pub fn new_line_at_once(&self, pc: u32, t: u64) -> bool {
-        t >= self.buffers.busy_until && self.cache.find_hinted(self.cache.line_of(pc)).is_some()
+        self.line_at_once(self.cache.line_of(pc), t)
+    }
+
+    /// [`FetchSide::new_line_at_once`] of the line `line`.
+    #[inline(always)]
+    fn line_at_once(&self, line: u32, t: u64) -> bool {
+        t >= self.buffers.busy_until && self.cache.find_hinted(line).is_some()
     }
 
     #[inline]

@@ -91,6 +91,13 @@ struct SlotOp {
 
 const _: () = assert!(size_of::<SlotOp>() == size_of::<crate::decoded::Decoded>(), "a slot's offset is its op's");
 
+/// The index in `TimingModel::slot_ops` of the op of the decoded slot at byte offset
+/// `offset` of the run loop's slots.
+#[inline(always)]
+fn op_index(offset: usize) -> usize {
+    (offset / size_of::<SlotOp>()) & (SLOTS - 1)
+}
+
 /// What the data side did with a load's words ([`Pipeline::load_words`]).
 struct LoadWords {
     /// Cycles each word's result comes later than the load's own latency: the memory
@@ -464,7 +471,7 @@ impl TimingModel {
         accesses: impl Fn() -> &'a [MemAccess],
     ) -> u64 {
         // The op is still there: nothing fills `slot_ops` between before and retire.
-        let op = &self.slot_ops[THUMB as usize][(pre.slot as usize / size_of::<SlotOp>()) & (SLOTS - 1)].op;
+        let op = &self.slot_ops[THUMB as usize][op_index(pre.slot as usize)].op;
         // No poll of the stall handle: the run loop polls after each hook call instead; nor
         // a count: it adds its instructions on exit (`count_slot_retires`).
         self.pipe.retire(op, pre, Outcome { pc, taken, next_pc, exception: false }, accesses)
